@@ -1,0 +1,31 @@
+//! Command-line interface: argument parsing and dispatch to `cmd::*`.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "shellgate",
+    version,
+    about = "A gate between shell command lines and the kernel"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Print the exit-code table (Markdown).
+    ExitCodes,
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::ExitCodes => {
+            print!("{}", crate::error::exit_code_table());
+            ExitCode::SUCCESS
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! shellgate: stands between a shell command line and the kernel.
+//!
+//! The pure decision core (no I/O) is [`intake`] → [`parse`] → [`policy`], configured by [`config`] and
+//! [`mode`]. Around it sit the adapters: the sandbox (kernel), the audit log (files), the reviewer
+//! (HTTP), the person's prompt (tty) and the shell hooks. [`error`] is the one error type.
+
+pub mod cli;
+pub mod cmd;
+pub mod error;
+pub mod mode;
