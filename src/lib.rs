@@ -8,3 +8,5 @@ pub mod cli;
 pub mod cmd;
 pub mod error;
 pub mod mode;
+pub mod intake;
+pub mod parse;

@@ -1,0 +1,594 @@
+//! The bash/zsh/sh walker over the tree-sitter-bash syntax tree.
+//!
+//! The walker visits every node that can run a command and hands each simple command (with its
+//! words after quote removal, its prefix assignments, its redirections and where its standard input
+//! comes from) to the unwrapper in `unwrap.rs`.
+
+use super::words::{self, Word};
+use super::{FunctionDef, MAX_SCRIPT_DEPTH, Parsed};
+use std::cell::RefCell;
+use tree_sitter::{Node, Parser, Tree};
+
+/// Deeper syntax trees than this are not walked further; the line is opaque instead. Real lines
+/// nest a handful of levels; the bound keeps the walker's stack use small (see the stack test).
+const MAX_NESTING: usize = 64;
+
+thread_local! {
+    /// One parser per thread: creating a tree-sitter parser costs more than parsing a short line.
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+/// Parse `src` with tree-sitter-bash. `None` only if the grammar cannot be loaded or parsing is
+/// cancelled, both of which the caller treats as "opaque".
+pub(super) fn syntax_tree(src: &str) -> Option<Tree> {
+    PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut parser = Parser::new();
+            parser
+                .set_language(&tree_sitter_bash::LANGUAGE.into())
+                .ok()?;
+            *slot = Some(parser);
+        }
+        slot.as_mut()?.parse(src, None)
+    })
+}
+
+/// Parse one script (the whole line, or the body of `bash -c` / `eval`) into `out`.
+pub(super) fn parse_script(src: &str, depth: usize, via: &[String], out: &mut Parsed) {
+    if depth > MAX_SCRIPT_DEPTH {
+        out.add_opaque(format!(
+            "shell scripts are nested more than {MAX_SCRIPT_DEPTH} levels deep"
+        ));
+        return;
+    }
+    let Some(tree) = syntax_tree(src) else {
+        out.add_opaque("the line could not be parsed");
+        return;
+    };
+    let root = tree.root_node();
+    if root.has_error() {
+        out.add_opaque(
+            "the line has a syntax error (or syntax the bash grammar does not know); \
+             what would run cannot be determined from its text",
+        );
+    }
+    let mut walker = Walker {
+        src,
+        depth,
+        via: via.to_vec(),
+        out,
+        line_functions: Vec::new(),
+    };
+    walker.walk(root, &Ctx::default());
+}
+
+/// Where a command's standard input comes from.
+#[derive(Debug, Clone, Default)]
+pub(super) enum Input {
+    #[default]
+    Inherited,
+    /// The output of another command.
+    Pipe,
+    /// A here-document or here-string; its text.
+    Here(Word),
+}
+
+/// What the enclosing syntax says about the next command.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Ctx {
+    pub stdin: Input,
+    /// Files written by redirections attached to the enclosing statement.
+    pub writes: Vec<String>,
+    nest: usize,
+}
+
+impl Ctx {
+    fn nested(&self) -> Ctx {
+        Ctx {
+            stdin: self.stdin.clone(),
+            writes: Vec::new(),
+            nest: self.nest + 1,
+        }
+    }
+}
+
+/// A simple command as written, before unwrapping.
+#[derive(Debug, Clone, Default)]
+pub(super) struct RawCommand {
+    pub name: Option<Word>,
+    pub args: Vec<Word>,
+    pub assignments: Vec<(String, Word)>,
+    pub writes: Vec<String>,
+    pub stdin: Input,
+}
+
+pub(super) struct Walker<'a> {
+    pub src: &'a str,
+    pub depth: usize,
+    pub via: Vec<String>,
+    pub out: &'a mut Parsed,
+    /// Names of functions defined in this script, so calls to them are not mistaken for programs.
+    pub line_functions: Vec<String>,
+}
+
+impl Walker<'_> {
+    fn text(&self, node: Node) -> &str {
+        self.src.get(node.byte_range()).unwrap_or("")
+    }
+
+    pub(super) fn walk(&mut self, node: Node, ctx: &Ctx) {
+        if ctx.nest > MAX_NESTING {
+            self.out
+                .add_opaque("the line is nested too deeply to be analysed");
+            return;
+        }
+        match node.kind() {
+            "comment" | "heredoc_body" | "heredoc_start" | "heredoc_end" => {}
+            "command" => self.command(node, ctx),
+            "declaration_command" => self.declaration(node, ctx),
+            "unset_command" => self.unset(node, ctx),
+            "variable_assignment" => {
+                let (name, _) = self.assignment(node, ctx);
+                self.check_shell_variable(&name);
+            }
+            "function_definition" => self.function(node, ctx),
+            "pipeline" => self.pipeline(node, ctx),
+            "list" => self.list(node, ctx),
+            "redirected_statement" => self.redirected(node, ctx),
+            "command_substitution" | "process_substitution" => self.substitution(node, ctx),
+            "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
+                let mut inner = ctx.nested();
+                self.redirect(node, &mut inner);
+            }
+            _ => self.walk_children(node, ctx),
+        }
+    }
+
+    fn walk_children(&mut self, node: Node, ctx: &Ctx) {
+        let inner = ctx.nested();
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            self.walk(child, &inner);
+        }
+    }
+
+    /// `a && b || c …`: tree-sitter nests lists to the left, one level per operator. Walk the
+    /// spine iteratively so a long chain of commands does not count as deep nesting.
+    fn list(&mut self, node: Node, ctx: &Ctx) {
+        let mut spine = Vec::new();
+        let mut leftmost = node;
+        while leftmost.kind() == "list" {
+            spine.push(leftmost);
+            match leftmost.named_child(0) {
+                Some(first) => leftmost = first,
+                None => break,
+            }
+        }
+        if leftmost.kind() != "list" {
+            self.walk(leftmost, &ctx.nested());
+        }
+        for list in spine.into_iter().rev() {
+            let mut cursor = list.walk();
+            for child in list.named_children(&mut cursor).skip(1) {
+                self.walk(child, &ctx.nested());
+            }
+        }
+    }
+
+    fn pipeline(&mut self, node: Node, ctx: &Ctx) {
+        let mut cursor = node.walk();
+        for (i, child) in node.named_children(&mut cursor).enumerate() {
+            let mut inner = ctx.nested();
+            if i > 0 {
+                inner.stdin = Input::Pipe;
+            }
+            self.walk(child, &inner);
+        }
+    }
+
+    fn redirected(&mut self, node: Node, ctx: &Ctx) {
+        let mut inner = ctx.nested();
+        let mut body = None;
+        let mut cursor = node.walk();
+        for (i, child) in node.children(&mut cursor).enumerate() {
+            if node.field_name_for_child(i as u32) == Some("body") {
+                body = Some(child);
+            } else if child.is_named() {
+                self.redirect(child, &mut inner);
+            }
+        }
+        if let Some(body) = body {
+            self.walk(body, &inner);
+        }
+    }
+
+    /// Record what a redirection does: files written, here-text fed to standard input, and the
+    /// statements tree-sitter attaches to a here-document (`cat <<EOF | bash`, `<<EOF && x`).
+    fn redirect(&mut self, node: Node, ctx: &mut Ctx) {
+        match node.kind() {
+            "file_redirect" => self.file_redirect(node, ctx),
+            "herestring_redirect" => {
+                let mut word = Word::default();
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    word.push(self.word(child, ctx));
+                }
+                word.text.push('\n');
+                ctx.stdin = Input::Here(word);
+            }
+            "heredoc_redirect" => self.heredoc(node, ctx),
+            _ => self.walk(node, ctx),
+        }
+    }
+
+    fn file_redirect(&mut self, node: Node, ctx: &mut Ctx) {
+        let mut operator = "";
+        let mut destination = None;
+        let mut cursor = node.walk();
+        for (i, child) in node.children(&mut cursor).enumerate() {
+            match node.field_name_for_child(i as u32) {
+                Some("destination") => destination = Some(child),
+                Some("descriptor") => {}
+                _ if !child.is_named() => operator = child.kind(),
+                _ => {}
+            }
+        }
+        let Some(destination) = destination else {
+            return;
+        };
+        let target = self.word(destination, ctx);
+        if !redirect_writes(operator, &target.text) {
+            return;
+        }
+        ctx.writes.push(target.text.clone());
+        if !self.out.writes.contains(&target.text) {
+            self.out.writes.push(target.text);
+        }
+    }
+
+    fn heredoc(&mut self, node: Node, ctx: &mut Ctx) {
+        let mut quoted = false;
+        let mut body = Word::default();
+        let mut cursor = node.walk();
+        let mut follow_ups = Vec::new();
+        for child in node.children(&mut cursor) {
+            match child.kind() {
+                "heredoc_start" => quoted = self.text(child).contains(['\'', '"', '\\']),
+                "heredoc_body" => body = self.heredoc_body(child, quoted, ctx),
+                "pipeline" => follow_ups.push((child, true)),
+                _ if child.is_named() && child.kind() != "heredoc_end" => {
+                    follow_ups.push((child, false))
+                }
+                _ => {}
+            }
+        }
+        ctx.stdin = Input::Here(body);
+        for (child, piped) in follow_ups {
+            let mut inner = ctx.nested();
+            inner.stdin = Input::Inherited;
+            if piped {
+                let mut cursor = child.walk();
+                for member in child.named_children(&mut cursor) {
+                    let mut member_ctx = inner.nested();
+                    member_ctx.stdin = Input::Pipe;
+                    self.walk(member, &member_ctx);
+                }
+            } else {
+                self.walk(child, &inner);
+            }
+        }
+    }
+
+    /// The text of a here-document. Unless its delimiter is quoted, expansions and command
+    /// substitutions in it run when the shell reads it, so they are walked like any other.
+    fn heredoc_body(&mut self, node: Node, quoted: bool, ctx: &Ctx) -> Word {
+        let text = self.text(node).to_owned();
+        if quoted {
+            return Word::literal(text);
+        }
+        let mut dynamic = false;
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            if child.kind() != "heredoc_content" {
+                dynamic = true;
+                self.word(child, ctx);
+            }
+        }
+        Word {
+            text,
+            dynamic,
+            glob: false,
+        }
+    }
+
+    fn substitution(&mut self, node: Node, ctx: &Ctx) {
+        let mut inner = ctx.nested();
+        inner.stdin = Input::Inherited;
+        let mut cursor = node.walk();
+        for (i, child) in node.children(&mut cursor).enumerate() {
+            if !child.is_named() {
+                continue;
+            }
+            if node.field_name_for_child(i as u32) == Some("redirect") {
+                self.redirect(child, &mut inner);
+            } else {
+                self.walk(child, &inner);
+            }
+        }
+    }
+
+    fn command(&mut self, node: Node, ctx: &Ctx) {
+        let mut raw = RawCommand {
+            writes: ctx.writes.clone(),
+            stdin: ctx.stdin.clone(),
+            ..RawCommand::default()
+        };
+        let mut redirects = ctx.nested();
+        redirects.stdin = ctx.stdin.clone();
+        let mut cursor = node.walk();
+        for (i, child) in node.children(&mut cursor).enumerate() {
+            if !child.is_named() {
+                continue;
+            }
+            match node.field_name_for_child(i as u32) {
+                Some("name") => raw.name = Some(self.word(child, ctx)),
+                Some("argument") => raw.args.push(self.word(child, ctx)),
+                Some("redirect") => self.redirect(child, &mut redirects),
+                _ if child.kind() == "variable_assignment" => {
+                    let assignment = self.assignment(child, ctx);
+                    raw.assignments.push(assignment);
+                }
+                _ => self.walk(child, &ctx.nested()),
+            }
+        }
+        raw.writes.extend(redirects.writes);
+        if !matches!(redirects.stdin, Input::Inherited) {
+            raw.stdin = redirects.stdin;
+        }
+        self.resolve(raw, ctx);
+    }
+
+    /// `export`, `declare`, `typeset`, `local`, `readonly`.
+    fn declaration(&mut self, node: Node, ctx: &Ctx) {
+        let mut program = String::new();
+        let mut argv = Vec::new();
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            if !child.is_named() {
+                if program.is_empty() {
+                    program = child.kind().to_owned();
+                }
+                continue;
+            }
+            match child.kind() {
+                "variable_assignment" => {
+                    let (name, value) = self.assignment(child, ctx);
+                    self.check_shell_variable(&name);
+                    argv.push(format!("{name}={}", value.text));
+                }
+                "variable_name" => {
+                    let name = self.text(child).to_owned();
+                    self.check_shell_variable(&name);
+                    argv.push(name);
+                }
+                _ => {
+                    let word = self.word(child, ctx);
+                    self.check_shell_variable(word.text.split('=').next().unwrap_or(""));
+                    argv.push(word.text);
+                }
+            }
+        }
+        self.emit_builtin(program, argv, ctx);
+    }
+
+    fn unset(&mut self, node: Node, ctx: &Ctx) {
+        let mut argv = Vec::new();
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            let word = self.word(child, ctx);
+            argv.push(word.text);
+        }
+        let functions = argv.iter().any(|a| a == "-f");
+        for name in argv.iter().filter(|a| !a.starts_with('-')) {
+            if functions {
+                self.check_function_name(name);
+            } else {
+                self.check_shell_variable(name);
+                self.check_function_name(name);
+            }
+        }
+        self.emit_builtin("unset".to_owned(), argv, ctx);
+    }
+
+    fn emit_builtin(&mut self, program: String, argv: Vec<String>, ctx: &Ctx) {
+        let raw = RawCommand {
+            name: Some(Word::literal(program)),
+            args: argv.into_iter().map(Word::literal).collect(),
+            writes: ctx.writes.clone(),
+            stdin: ctx.stdin.clone(),
+            ..RawCommand::default()
+        };
+        self.resolve(raw, ctx);
+    }
+
+    fn assignment(&mut self, node: Node, ctx: &Ctx) -> (String, Word) {
+        let mut name = String::new();
+        let mut value = Word::default();
+        let mut cursor = node.walk();
+        for (i, child) in node.children(&mut cursor).enumerate() {
+            match node.field_name_for_child(i as u32) {
+                Some("name") => name = self.text(child).to_owned(),
+                Some("value") => value = self.word(child, ctx),
+                _ => {}
+            }
+        }
+        (name, value)
+    }
+
+    fn function(&mut self, node: Node, ctx: &Ctx) {
+        let mut name = String::new();
+        let mut body = None;
+        let mut cursor = node.walk();
+        for (i, child) in node.children(&mut cursor).enumerate() {
+            match node.field_name_for_child(i as u32) {
+                Some("name") => name = self.word(child, ctx).text,
+                Some("body") => body = Some(child),
+                _ => {}
+            }
+        }
+        self.check_function_name(&name);
+        self.line_functions.push(name.clone());
+        let Some(body) = body else {
+            return;
+        };
+        let before = self.out.commands.len();
+        self.walk(body, &ctx.nested());
+        let recursive = self.out.commands[before..]
+            .iter()
+            .any(|c| c.program == name);
+        let forks = subtree_forks(body);
+        self.out.functions.push(FunctionDef {
+            name,
+            recursive,
+            forks,
+        });
+    }
+
+    /// The value of a word after quote removal; command substitutions inside it are walked.
+    pub(super) fn word(&mut self, node: Node, ctx: &Ctx) -> Word {
+        let text = self.text(node).to_owned();
+        match node.kind() {
+            "word" => words::unquoted(&text),
+            "raw_string" => Word::literal(strip_quotes(&text, 1, 1)),
+            "ansi_c_string" => Word::literal(words::ansi_c(strip_quotes(&text, 2, 1))),
+            "string" => self.double_quoted(node, ctx),
+            "simple_expansion" | "expansion" | "arithmetic_expansion" => {
+                self.walk_children(node, ctx);
+                Word {
+                    text,
+                    dynamic: true,
+                    glob: false,
+                }
+            }
+            "command_substitution" | "process_substitution" => {
+                self.substitution(node, ctx);
+                Word {
+                    text,
+                    dynamic: true,
+                    glob: false,
+                }
+            }
+            "brace_expression" | "extglob_pattern" | "regex" => Word {
+                text,
+                dynamic: false,
+                glob: true,
+            },
+            "number" if node.named_child_count() == 0 => Word::literal(text),
+            "concatenation" | "command_name" | "translated_string" => {
+                let mut word = Word::default();
+                let mut cursor = node.walk();
+                for child in node.children(&mut cursor) {
+                    if child.is_named() {
+                        word.push(self.word(child, ctx));
+                    } else {
+                        word.push(words::unquoted(self.text(child)));
+                    }
+                }
+                word
+            }
+            _ => {
+                self.walk_children(node, ctx);
+                Word {
+                    text,
+                    dynamic: true,
+                    glob: false,
+                }
+            }
+        }
+    }
+
+    /// A `"…"` string: literal stretches get double-quote escape rules, expansions stay dynamic.
+    fn double_quoted(&mut self, node: Node, ctx: &Ctx) -> Word {
+        let mut word = Word::default();
+        let start = node.start_byte() + 1;
+        let end = node.end_byte().saturating_sub(1).max(start);
+        let mut pos = start;
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            if !child.is_named() {
+                continue;
+            }
+            if child.start_byte() > pos {
+                let gap = self.src.get(pos..child.start_byte()).unwrap_or("");
+                word.text.push_str(&words::double_quoted_literal(gap));
+            }
+            if child.kind() == "string_content" {
+                word.text
+                    .push_str(&words::double_quoted_literal(self.text(child)));
+            } else {
+                let inner = self.word(child, ctx);
+                word.text.push_str(&inner.text);
+                word.dynamic |= inner.dynamic;
+            }
+            pos = child.end_byte();
+        }
+        if end > pos {
+            let gap = self.src.get(pos..end).unwrap_or("");
+            word.text.push_str(&words::double_quoted_literal(gap));
+        }
+        word
+    }
+
+    /// Parse a script found inside the line (`bash -c`, `eval`, a here-document fed to a shell).
+    pub(super) fn nested_script(&mut self, script: &str, via: Vec<String>) {
+        parse_script(script, self.depth + 1, &via, self.out);
+    }
+}
+
+/// Does this redirection write a file? Duplicating a descriptor, closing one, and writing to the
+/// standard streams or `/dev/null` do not.
+fn redirect_writes(operator: &str, target: &str) -> bool {
+    const HARMLESS_TARGETS: [&str; 7] = [
+        "/dev/null",
+        "/dev/stdout",
+        "/dev/stderr",
+        "/dev/tty",
+        "/dev/fd/1",
+        "/dev/fd/2",
+        "-",
+    ];
+    match operator {
+        ">" | ">>" | ">|" | "&>" | "&>>" | "<>" => !HARMLESS_TARGETS.contains(&target),
+        ">&" | "&>|" => {
+            !(target.chars().all(|c| c.is_ascii_digit()) || HARMLESS_TARGETS.contains(&target))
+        }
+        _ => false,
+    }
+}
+
+fn strip_quotes(text: &str, open: usize, close: usize) -> &str {
+    if text.len() >= open + close {
+        text.get(open..text.len() - close).unwrap_or("")
+    } else {
+        ""
+    }
+}
+
+/// Does a function body background or pipe anything? (Part of recognising a fork bomb.)
+fn subtree_forks(node: Node) -> bool {
+    let mut stack = vec![node];
+    let mut visited = 0;
+    while let Some(n) = stack.pop() {
+        visited += 1;
+        if visited > 10_000 {
+            return true;
+        }
+        if n.kind() == "pipeline" || n.kind() == "&" {
+            return true;
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.children(&mut cursor));
+    }
+    false
+}

@@ -1,0 +1,204 @@
+//! Agent harnesses: the fixed wrapper a coding agent puts around every line it runs.
+//!
+//! Claude Code runs each line as
+//! `source <snapshot> 2>/dev/null || true && shopt -u extglob 2>/dev/null || true && eval '<line>' < /dev/null && pwd -P >| <cwd file>`.
+//! Judged as written, every line would be opaque (it sources a file), so the one line the model
+//! asked for is what must be judged. This module recognises exactly that shape, from the syntax
+//! tree and word by word; anything that differs in any part is not a harness and is parsed as is.
+
+use super::Parsed;
+use super::bash::{Ctx, Walker, syntax_tree};
+use super::words::Word;
+use tree_sitter::Node;
+
+/// One simple command of the harness: its words and its redirections (operator, target).
+struct Leaf {
+    words: Vec<Word>,
+    redirects: Vec<(String, String)>,
+}
+
+impl Leaf {
+    fn is(&self, expected: &[&str]) -> bool {
+        self.words.len() == expected.len()
+            && self
+                .words
+                .iter()
+                .zip(expected)
+                .all(|(w, e)| w.is_literal() && w.text == *e)
+    }
+
+    fn redirects_only(&self, allowed: &[(&str, &str)]) -> bool {
+        self.redirects
+            .iter()
+            .all(|(op, target)| allowed.iter().any(|(o, t)| o == op && t == target))
+    }
+}
+
+/// If `line` is a recognised agent harness, its name and the inner line it runs.
+pub(super) fn unwrap_agent_harness(line: &str) -> Option<(&'static str, String)> {
+    // Cheap pre-filter; the decision below is made on the syntax tree.
+    if !line.contains("shell-snapshots") {
+        return None;
+    }
+    let tree = syntax_tree(line)?;
+    let root = tree.root_node();
+    if root.has_error() || root.named_child_count() != 1 {
+        return None;
+    }
+    let mut nodes = Vec::new();
+    flatten_and_or(root.named_child(0)?, &mut nodes)?;
+    let mut scratch = Parsed::default();
+    let mut walker = Walker {
+        src: line,
+        depth: 0,
+        via: Vec::new(),
+        out: &mut scratch,
+        line_functions: Vec::new(),
+    };
+    let leaves: Vec<Leaf> = nodes
+        .into_iter()
+        .map(|n| leaf(&mut walker, n))
+        .collect::<Option<_>>()?;
+    // A command substitution anywhere in the harness words would run: not a harness.
+    if !scratch.commands.is_empty() || scratch.is_opaque() {
+        return None;
+    }
+    claude_code(&leaves).map(|inner| ("claude-code", inner))
+}
+
+/// `source SNAP 2>/dev/null || true && [shopt -u extglob 2>/dev/null || true &&] eval 'L' < /dev/null && pwd -P >| F`
+fn claude_code(leaves: &[Leaf]) -> Option<String> {
+    let mut rest = leaves;
+    let (source, tail) = rest.split_first()?;
+    let [kw, snapshot] = source.words.as_slice() else {
+        return None;
+    };
+    let sources = kw.is_literal() && (kw.text == "source" || kw.text == ".");
+    if !sources || !is_snapshot_path(snapshot) || !source.redirects_only(&[("2>", "/dev/null")]) {
+        return None;
+    }
+    rest = tail;
+    rest = expect_true(rest)?;
+    if let Some((first, tail)) = rest.split_first() {
+        let glob_off = first.is(&["shopt", "-u", "extglob"]) || first.is(&["setopt", "NO_EXTENDED_GLOB"]);
+        if glob_off && first.redirects_only(&[("2>", "/dev/null")]) {
+            rest = expect_true(tail)?;
+        }
+    }
+    let [eval, pwd] = rest else {
+        return None;
+    };
+    let [kw, inner] = eval.words.as_slice() else {
+        return None;
+    };
+    if !(kw.is_literal() && kw.text == "eval" && inner.is_literal()) {
+        return None;
+    }
+    if !eval.redirects_only(&[("<", "/dev/null")]) || !pwd.is(&["pwd", "-P"]) {
+        return None;
+    }
+    let [(op, target)] = pwd.redirects.as_slice() else {
+        return None;
+    };
+    let file = target.rsplit('/').next().unwrap_or("");
+    let cwd_file = (op == ">|" || op == ">") && file.starts_with("claude-") && file.ends_with("-cwd");
+    cwd_file.then(|| inner.text.clone())
+}
+
+fn expect_true(leaves: &[Leaf]) -> Option<&[Leaf]> {
+    let (first, tail) = leaves.split_first()?;
+    (first.is(&["true"]) && first.redirects.is_empty()).then_some(tail)
+}
+
+fn is_snapshot_path(word: &Word) -> bool {
+    if !word.is_literal() {
+        return false;
+    }
+    let mut parts = word.text.rsplit('/');
+    let file = parts.next().unwrap_or("");
+    let dir = parts.next().unwrap_or("");
+    let parent = parts.next().unwrap_or("");
+    parent == ".claude" && dir == "shell-snapshots" && file.starts_with("snapshot-") && file.ends_with(".sh")
+}
+
+/// A command of the harness list and the redirections that apply to it.
+type LeafNodes<'t> = (Node<'t>, Vec<Node<'t>>);
+
+/// The commands of an `&&`/`||` list, left to right; `None` for any other construct.
+///
+/// tree-sitter-bash attaches a redirection that follows the last command of a list to the whole
+/// list (`a && b < f` parses as `(a && b) < f`); bash applies it to `b` alone, and so do we here.
+fn flatten_and_or<'t>(node: Node<'t>, out: &mut Vec<LeafNodes<'t>>) -> Option<()> {
+    match node.kind() {
+        "list" => {
+            let mut cursor = node.walk();
+            for child in node.children(&mut cursor) {
+                if child.is_named() {
+                    flatten_and_or(child, out)?;
+                } else if child.kind() != "&&" && child.kind() != "||" {
+                    return None;
+                }
+            }
+            Some(())
+        }
+        "redirected_statement" => {
+            let body = node.child_by_field_name("body")?;
+            let mut cursor = node.walk();
+            let redirects: Vec<Node> = node.children_by_field_name("redirect", &mut cursor).collect();
+            if node.named_child_count() != redirects.len() + 1 {
+                return None;
+            }
+            if body.kind() == "command" {
+                out.push((body, redirects));
+                return Some(());
+            }
+            flatten_and_or(body, out)?;
+            out.last_mut()?.1.extend(redirects);
+            Some(())
+        }
+        "command" => {
+            out.push((node, Vec::new()));
+            Some(())
+        }
+        _ => None,
+    }
+}
+
+/// A harness leaf: a plain command, optionally with plain file redirections.
+fn leaf(walker: &mut Walker, (command, redirect_nodes): LeafNodes) -> Option<Leaf> {
+    let ctx = Ctx::default();
+    let mut words = Vec::new();
+    let mut cursor = command.walk();
+    for (i, child) in command.children(&mut cursor).enumerate() {
+        match command.field_name_for_child(i as u32) {
+            Some("name") | Some("argument") => words.push(walker.word(child, &ctx)),
+            _ if child.is_named() => return None,
+            _ => {}
+        }
+    }
+    let mut redirects = Vec::new();
+    for r in redirect_nodes {
+        redirects.push(file_redirect(walker, r, &ctx)?);
+    }
+    Some(Leaf { words, redirects })
+}
+
+/// `2>/dev/null` → ("2>", "/dev/null").
+fn file_redirect(walker: &mut Walker, node: Node, ctx: &Ctx) -> Option<(String, String)> {
+    if node.kind() != "file_redirect" {
+        return None;
+    }
+    let mut op = String::new();
+    let mut target = None;
+    let mut cursor = node.walk();
+    for (i, child) in node.children(&mut cursor).enumerate() {
+        match node.field_name_for_child(i as u32) {
+            Some("descriptor") => op.insert_str(0, walker.src.get(child.byte_range())?),
+            Some("destination") => target = Some(walker.word(child, ctx)),
+            _ if !child.is_named() => op.push_str(child.kind()),
+            _ => return None,
+        }
+    }
+    let target = target?;
+    target.is_literal().then_some((op, target.text))
+}

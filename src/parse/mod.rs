@@ -1,0 +1,150 @@
+//! Parsing: from a validated line to every command that would run.
+//!
+//! bash, zsh and sh lines are parsed with tree-sitter-bash (the grammar Codex uses for its own
+//! command-safety checks); PowerShell lines with tree-sitter-powershell. No regular expression ever
+//! decides where a command starts. From the tree we extract every simple command that would run —
+//! in pipelines, lists, subshells, groups, loops, `$(…)`, backticks, process substitutions,
+//! functions defined on the line, here-documents fed to a shell — and unwrap the wrappers that hide
+//! the real program (`sudo`, `env`, `bash -c`, `eval '…'`, `xargs`, `find -exec` …).
+//!
+//! What cannot be known from the text is reported, not guessed: a line is **opaque** when its effect
+//! depends on run-time values or on code the parser cannot see (a variable in command position,
+//! `eval "$x"`, `curl … | sh`, `python -c …`), and **touches hook state** when it could change the
+//! interactive shell's own hooks. Neither kind of line is ever allowed by rules alone.
+
+mod bash;
+mod harness;
+mod pwsh;
+pub use pwsh::is_valid_powershell;
+mod unwrap;
+pub mod words;
+
+use serde::{Deserialize, Serialize};
+
+/// The shell whose syntax a line is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ShellKind {
+    Bash,
+    Zsh,
+    Sh,
+    Pwsh,
+}
+
+impl ShellKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ShellKind::Bash => "bash",
+            ShellKind::Zsh => "zsh",
+            ShellKind::Sh => "sh",
+            ShellKind::Pwsh => "pwsh",
+        }
+    }
+}
+
+/// One command that would run, after unwrapping.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Command {
+    /// The program name: quotes removed, directory stripped (`/usr/bin/rm` → `rm`).
+    pub program: String,
+    /// The arguments after quote removal; run-time expansions are kept as written (`$HOME`).
+    pub argv: Vec<String>,
+    /// The program as written when it was a path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The wrappers that were unwrapped to reach this command, outermost first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub via: Vec<String>,
+    /// Files this command's redirections write to.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<String>,
+    /// Some arguments are only known at run time (expansions, `xargs` input).
+    #[serde(skip)]
+    pub args_dynamic: bool,
+    /// Some arguments are unquoted patterns (`*`, `{a,b}`).
+    #[serde(skip)]
+    pub args_glob: bool,
+    /// The program is a function defined earlier on the same line (its body is judged instead).
+    #[serde(skip)]
+    pub calls_line_function: bool,
+}
+
+impl Command {
+    /// `program argv…` joined by single spaces, the text `field = "argv"` rules match against.
+    pub fn argv_text(&self) -> String {
+        let mut out = self.program.clone();
+        for a in &self.argv {
+            out.push(' ');
+            out.push_str(a);
+        }
+        out
+    }
+}
+
+/// A function defined on the line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionDef {
+    pub name: String,
+    /// The body calls the function itself.
+    pub recursive: bool,
+    /// The body backgrounds or pipes a command (with `recursive`: a fork bomb).
+    pub forks: bool,
+}
+
+/// Everything the policy needs to know about a line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Parsed {
+    pub commands: Vec<Command>,
+    /// Why the effect of the line cannot be known from its text (empty: it can).
+    pub opaque: Vec<String>,
+    /// Why the line could change the interactive shell's hooks (empty: it cannot).
+    pub hook_state: Vec<String>,
+    /// Every file a redirection on the line writes to.
+    pub writes: Vec<String>,
+    pub functions: Vec<FunctionDef>,
+    /// A recognised agent harness whose inner line is what was parsed (e.g. `claude-code`).
+    pub harness: Option<&'static str>,
+}
+
+impl Parsed {
+    pub fn is_opaque(&self) -> bool {
+        !self.opaque.is_empty()
+    }
+
+    fn add_opaque(&mut self, reason: impl Into<String>) {
+        let reason = reason.into();
+        if !self.opaque.contains(&reason) {
+            self.opaque.push(reason);
+        }
+    }
+
+    fn add_hook_state(&mut self, reason: impl Into<String>) {
+        let reason = reason.into();
+        if !self.hook_state.contains(&reason) {
+            self.hook_state.push(reason);
+        }
+    }
+}
+
+/// How deeply `bash -c '…'`, `eval '…'` and friends are unwrapped before the line is opaque.
+pub const MAX_SCRIPT_DEPTH: usize = 8;
+
+/// Parse a line written in `shell`'s syntax.
+pub fn parse(line: &str, shell: ShellKind) -> Parsed {
+    let mut parsed = Parsed::default();
+    match shell {
+        ShellKind::Pwsh => pwsh::parse_into(line, &mut parsed),
+        ShellKind::Bash | ShellKind::Zsh | ShellKind::Sh => {
+            if let Some((name, inner)) = harness::unwrap_agent_harness(line) {
+                parsed.harness = Some(name);
+                bash::parse_script(&inner, 0, &[], &mut parsed);
+            } else {
+                bash::parse_script(line, 0, &[], &mut parsed);
+            }
+        }
+    }
+    parsed
+}
+
+#[cfg(test)]
+mod tests;

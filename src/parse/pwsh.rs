@@ -1,0 +1,309 @@
+//! PowerShell lines, parsed with tree-sitter-powershell.
+//!
+//! Commands are extracted from pipelines, statement lists, script blocks passed as arguments
+//! (`ForEach-Object { … }`), sub-expressions (`$(…)`) and `&`/`.` invocations, then unwrapped by the
+//! same unwrapper as bash lines (so `bash -c '…'` or `sudo rm` inside a PowerShell line is judged
+//! the same way). Limits, documented in `docs/parsing.md`: .NET method calls
+//! (`[IO.File]::Delete()`), `Invoke-Expression` of anything but one literal, dot-sourcing, variables
+//! in command position and `--%` are opaque; aliases defined in the user's profile are not known.
+
+use super::bash::{Ctx, Input, RawCommand, Walker};
+use super::words::Word;
+use super::{MAX_SCRIPT_DEPTH, Parsed};
+use std::cell::RefCell;
+use tree_sitter::{Node, Parser, Tree};
+
+/// PowerShell's grammar nests about a dozen expression levels around every argument, so its bound
+/// is higher than bash's; see the stack test.
+const MAX_NESTING: usize = 192;
+
+/// Names whose change would alter shellgate's PowerShell hook or PSReadLine.
+const HOOK_MARKERS: [&str; 7] = [
+    "function:",
+    "executioncontext",
+    "psconsolehostreadline",
+    "psreadline",
+    "shellgate",
+    "env:bash_env",
+    "env:zdotdir",
+];
+
+thread_local! {
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+fn syntax_tree(src: &str) -> Option<Tree> {
+    PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut parser = Parser::new();
+            parser
+                .set_language(&tree_sitter_powershell::LANGUAGE.into())
+                .ok()?;
+            *slot = Some(parser);
+        }
+        slot.as_mut()?.parse(src, None)
+    })
+}
+
+/// Does `src` parse as PowerShell without errors? (Used to check the PowerShell hook template.)
+pub fn is_valid_powershell(src: &str) -> bool {
+    syntax_tree(src).is_some_and(|t| !t.root_node().has_error())
+}
+
+pub(super) fn parse_into(line: &str, out: &mut Parsed) {
+    parse_script(line, 0, out);
+}
+
+fn parse_script(src: &str, depth: usize, out: &mut Parsed) {
+    if depth > MAX_SCRIPT_DEPTH {
+        out.add_opaque(format!(
+            "scripts are nested more than {MAX_SCRIPT_DEPTH} levels deep"
+        ));
+        return;
+    }
+    let Some(tree) = syntax_tree(src) else {
+        out.add_opaque("the line could not be parsed");
+        return;
+    };
+    let root = tree.root_node();
+    if root.has_error() {
+        out.add_opaque(
+            "the line has a PowerShell syntax error; what would run cannot be determined",
+        );
+    }
+    let mut ps = PwshWalker {
+        src,
+        depth,
+        inner: Walker {
+            src: "",
+            depth,
+            via: Vec::new(),
+            out,
+            line_functions: Vec::new(),
+        },
+    };
+    ps.walk(root, Input::Inherited, 0);
+}
+
+struct PwshWalker<'a> {
+    src: &'a str,
+    depth: usize,
+    /// The shared unwrapper (and its output) used for every extracted command.
+    inner: Walker<'a>,
+}
+
+impl PwshWalker<'_> {
+    fn text(&self, node: Node) -> &str {
+        self.src.get(node.byte_range()).unwrap_or("")
+    }
+
+    fn walk(&mut self, node: Node, stdin: Input, nest: usize) {
+        if nest > MAX_NESTING {
+            self.inner
+                .out
+                .add_opaque("the line is nested too deeply to be analysed");
+            return;
+        }
+        match node.kind() {
+            "comment" => {}
+            "command" => self.command(node, stdin, nest),
+            "pipeline_chain" => {
+                let mut cursor = node.walk();
+                let mut index = 0;
+                for child in node.named_children(&mut cursor) {
+                    let input = if index == 0 { stdin.clone() } else { Input::Pipe };
+                    self.walk(child, input, nest + 1);
+                    index += 1;
+                }
+            }
+            "invokation_expression" => {
+                self.inner.out.add_opaque(
+                    "the line calls a .NET or object method, whose effect the parser cannot see",
+                );
+                self.walk_children(node, nest);
+            }
+            "assignment_expression" | "function_statement" => {
+                let lowered = self.text(node).to_ascii_lowercase();
+                let target = lowered.split(['=', '{']).next().unwrap_or("");
+                if HOOK_MARKERS.iter().any(|m| target.contains(m)) {
+                    self.inner
+                        .out
+                        .add_hook_state("the line changes PowerShell hook state");
+                }
+                self.walk_children(node, nest);
+            }
+            "redirection" => self.redirection(node, &mut Vec::new()),
+            _ => self.walk_children(node, nest),
+        }
+    }
+
+    fn walk_children(&mut self, node: Node, nest: usize) {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            self.walk(child, Input::Inherited, nest + 1);
+        }
+    }
+
+    fn command(&mut self, node: Node, stdin: Input, nest: usize) {
+        let mut raw = RawCommand {
+            stdin,
+            ..RawCommand::default()
+        };
+        let mut dot_source = false;
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "command_invokation_operator" => dot_source = self.text(child).trim() == ".",
+                "command_name" | "command_name_expr" => {
+                    raw.name = Some(self.name_word(child, nest));
+                }
+                "command_elements" => self.elements(child, &mut raw, nest),
+                _ => self.walk(child, Input::Inherited, nest + 1),
+            }
+        }
+        if dot_source {
+            self.inner
+                .out
+                .add_opaque("dot-sourcing runs a script in the current session");
+        }
+        if let Some(name) = &raw.name {
+            if is_invoke_expression(&name.text) {
+                self.invoke_expression(&raw.args);
+                return;
+            }
+        }
+        let ctx = Ctx::default();
+        self.inner.resolve(raw, &ctx);
+    }
+
+    /// `iex 'literal'` is parsed like `eval 'literal'`; anything else is opaque.
+    fn invoke_expression(&mut self, args: &[Word]) {
+        match args {
+            [script] if script.is_literal() => {
+                let text = script.text.clone();
+                parse_script(&text, self.depth + 1, self.inner.out);
+            }
+            _ => self.inner.out.add_opaque(
+                "`Invoke-Expression` of anything but one literal string runs code only known at run time",
+            ),
+        }
+    }
+
+    fn name_word(&mut self, node: Node, nest: usize) -> Word {
+        let text = self.text(node).trim().to_owned();
+        if has_descendant(node, &["variable", "sub_expression", "braced_variable"]) {
+            self.walk_children(node, nest);
+            return Word {
+                text,
+                dynamic: true,
+                glob: false,
+            };
+        }
+        Word::literal(unquote(&text))
+    }
+
+    fn elements(&mut self, node: Node, raw: &mut RawCommand, nest: usize) {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "command_argument_sep" => {}
+                "command_parameter" | "generic_token" => {
+                    raw.args.push(Word::literal(self.text(child).to_owned()));
+                }
+                "redirection" => self.redirection(child, &mut raw.writes),
+                "stop_parsing" => self
+                    .inner
+                    .out
+                    .add_opaque("`--%` passes the rest of the line unparsed"),
+                _ => raw.args.push(self.argument(child, nest)),
+            }
+        }
+    }
+
+    /// An argument that is an expression: a literal string or number is its value; anything else
+    /// is dynamic, and the commands inside it (script blocks, sub-expressions) are walked.
+    fn argument(&mut self, node: Node, nest: usize) -> Word {
+        let text = self.text(node).to_owned();
+        let literal = literal_value(node).map(|n| self.text(n).to_owned());
+        self.walk(node, Input::Inherited, nest + 1);
+        match literal {
+            Some(value) if !(value.starts_with('"') && value.contains(['$', '`'])) => {
+                Word::literal(unquote(&value))
+            }
+            _ => Word {
+                text,
+                dynamic: true,
+                glob: false,
+            },
+        }
+    }
+
+    fn redirection(&mut self, node: Node, writes: &mut Vec<String>) {
+        let mut operator = String::new();
+        let mut target = None;
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "file_redirection_operator" => operator = self.text(child).to_owned(),
+                "redirected_file_name" => target = Some(self.text(child).trim().to_owned()),
+                _ => {}
+            }
+        }
+        let Some(target) = target else {
+            return;
+        };
+        let target = unquote(&target);
+        let writes_file = operator.contains('>') && !target.eq_ignore_ascii_case("$null");
+        if writes_file {
+            writes.push(target.clone());
+            if !self.inner.out.writes.contains(&target) {
+                self.inner.out.writes.push(target);
+            }
+        }
+    }
+}
+
+fn is_invoke_expression(name: &str) -> bool {
+    name.eq_ignore_ascii_case("iex") || name.eq_ignore_ascii_case("invoke-expression")
+}
+
+/// `'it''s'` → `it's`; `"x"` → `x` (callers only do this for strings without expansions).
+fn unquote(text: &str) -> String {
+    let t = text.trim();
+    if t.len() >= 2 && t.starts_with('\'') && t.ends_with('\'') {
+        return t[1..t.len() - 1].replace("''", "'");
+    }
+    if t.len() >= 2 && t.starts_with('"') && t.ends_with('"') {
+        return t[1..t.len() - 1].replace("`\"", "\"").replace("\"\"", "\"");
+    }
+    t.to_owned()
+}
+
+/// The string or number literal an argument expression consists of, if that is all it is.
+fn literal_value(node: Node) -> Option<Node> {
+    let mut n = node;
+    loop {
+        match n.kind() {
+            "string_literal" | "decimal_integer_literal" | "integer_literal" | "real_literal" => {
+                return Some(n);
+            }
+            "array_literal_expression" | "unary_expression" if n.named_child_count() == 1 => {
+                n = n.named_child(0)?;
+            }
+            _ => return None,
+        }
+    }
+}
+
+fn has_descendant(node: Node, kinds: &[&str]) -> bool {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if kinds.contains(&n.kind()) {
+            return true;
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.named_children(&mut cursor));
+    }
+    false
+}

@@ -1,0 +1,186 @@
+//! Quote removal for the lexical pieces of a shell word.
+//!
+//! The parser (tree-sitter-bash) tells us which piece of a word is unquoted, single-quoted,
+//! double-quoted or ANSI-C quoted; these functions apply bash's quote-removal rules to one piece.
+//! They are total: any input yields a string, never a panic.
+
+/// A word after quote removal.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Word {
+    /// The value after quote removal. Expansions that cannot be known from the text
+    /// (`$VAR`, `$(…)`, `$((…))`) are kept as written.
+    pub text: String,
+    /// The word contains an expansion whose value is only known at run time.
+    pub dynamic: bool,
+    /// The word contains unquoted glob or brace characters, so it may expand to several words.
+    pub glob: bool,
+}
+
+impl Word {
+    pub fn literal(text: impl Into<String>) -> Self {
+        Word {
+            text: text.into(),
+            dynamic: false,
+            glob: false,
+        }
+    }
+
+    /// A word whose value is fully known from the text.
+    pub fn is_literal(&self) -> bool {
+        !self.dynamic && !self.glob
+    }
+
+    pub fn push(&mut self, other: Word) {
+        self.text.push_str(&other.text);
+        self.dynamic |= other.dynamic;
+        self.glob |= other.glob;
+    }
+}
+
+/// An unquoted word piece: a backslash quotes the next character, backslash-newline disappears,
+/// and unquoted `* ? [ {` make the word a pattern.
+pub fn unquoted(raw: &str) -> Word {
+    let mut word = Word::default();
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('\n') | None => {}
+                Some(next) => word.text.push(next),
+            },
+            '*' | '?' | '[' | '{' => {
+                word.glob = true;
+                word.text.push(c);
+            }
+            _ => word.text.push(c),
+        }
+    }
+    word
+}
+
+/// Literal text inside double quotes: a backslash only quotes `$ \` " \` and newline.
+pub fn double_quoted_literal(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek().copied() {
+            Some('$') | Some('`') | Some('"') | Some('\\') => {
+                out.push(chars.next().unwrap_or('\\'));
+            }
+            Some('\n') => {
+                chars.next();
+            }
+            _ => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// The body of a `$'…'` string (without `$'` and `'`), with its escapes decoded.
+pub fn ansi_c(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let chars: Vec<char> = body.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
+        if c != '\\' || i >= chars.len() {
+            out.push(c);
+            continue;
+        }
+        let e = chars[i];
+        i += 1;
+        match e {
+            'a' => out.push('\x07'),
+            'b' => out.push('\x08'),
+            'e' | 'E' => out.push('\x1b'),
+            'f' => out.push('\x0c'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            't' => out.push('\t'),
+            'v' => out.push('\x0b'),
+            '\\' | '\'' | '"' | '?' => out.push(e),
+            'c' => {
+                if i < chars.len() {
+                    out.push(char::from((chars[i] as u32 & 0x1f) as u8));
+                    i += 1;
+                }
+            }
+            '0'..='7' => {
+                let (value, used) = digits(&chars[i - 1..], 8, 3);
+                i += used - 1;
+                out.push(char::from_u32(value & 0xff).unwrap_or('\u{fffd}'));
+            }
+            'x' | 'u' | 'U' => {
+                let max = match e {
+                    'x' => 2,
+                    'u' => 4,
+                    _ => 8,
+                };
+                let (value, used) = digits(&chars[i..], 16, max);
+                if used == 0 {
+                    out.push('\\');
+                    out.push(e);
+                } else {
+                    i += used;
+                    out.push(char::from_u32(value).unwrap_or('\u{fffd}'));
+                }
+            }
+            _ => {
+                out.push('\\');
+                out.push(e);
+            }
+        }
+    }
+    out
+}
+
+/// Parse up to `max` digits of `radix` from the start of `chars`; returns (value, digits used).
+fn digits(chars: &[char], radix: u32, max: usize) -> (u32, usize) {
+    let mut value: u32 = 0;
+    let mut used = 0;
+    for c in chars.iter().take(max) {
+        match c.to_digit(radix) {
+            Some(d) => {
+                value = value.saturating_mul(radix).saturating_add(d);
+                used += 1;
+            }
+            None => break,
+        }
+    }
+    (value, used)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unquoted_removes_backslashes_and_flags_globs() {
+        assert_eq!(unquoted(r"\rm").text, "rm");
+        assert_eq!(unquoted("a\\\nb").text, "ab");
+        assert!(unquoted("*.txt").glob);
+        assert!(!unquoted(r"\*").glob);
+        assert_eq!(unquoted(r"\*").text, "*");
+    }
+
+    #[test]
+    fn double_quotes_keep_other_backslashes() {
+        assert_eq!(double_quoted_literal(r#"a\"b\$c\d"#), r#"a"b$c\d"#);
+    }
+
+    #[test]
+    fn ansi_c_decodes_escapes() {
+        assert_eq!(ansi_c(r"\x72\x6d"), "rm");
+        assert_eq!(ansi_c(r"\162\155"), "rm");
+        assert_eq!(ansi_c(r"\u0072m"), "rm");
+        assert_eq!(ansi_c(r"a\nb\tc\'"), "a\nb\tc'");
+        assert_eq!(ansi_c(r"\e[0m"), "\x1b[0m");
+        assert_eq!(ansi_c(r"\xZZ"), r"\xZZ");
+        assert_eq!(ansi_c("\\"), "\\");
+    }
+}
