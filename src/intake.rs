@@ -141,9 +141,12 @@ pub fn forbidden_name(ch: char) -> Option<&'static str> {
         '\u{200b}' | '\u{200c}' | '\u{200d}' | '\u{2060}' | '\u{feff}' | '\u{180e}' => {
             "a zero-width character"
         }
-        '\u{00ad}' | '\u{2061}'..='\u{2064}' | '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}' => {
-            "an invisible character"
-        }
+        '\u{00ad}'
+        | '\u{2061}'..='\u{2064}'
+        | '\u{115f}'
+        | '\u{1160}'
+        | '\u{3164}'
+        | '\u{ffa0}' => "an invisible character",
         '\u{2028}' | '\u{2029}' => "a line/paragraph separator",
         '\u{e0000}'..='\u{e007f}' => "a Unicode tag character (invisible text)",
         _ => return None,
@@ -180,7 +183,10 @@ mod tests {
     #[test]
     fn length_is_counted_in_scalar_values() {
         let at_limit = "é".repeat(MAX_LINE_CHARS);
-        assert!(intake_str(&at_limit).is_ok(), "4000 two-byte chars are 4000 characters");
+        assert!(
+            intake_str(&at_limit).is_ok(),
+            "4000 two-byte chars are 4000 characters"
+        );
         let over = "a".repeat(MAX_LINE_CHARS + 1);
         let err = intake_str(&over).unwrap_err();
         assert_eq!(err, Rejection::TooLong { chars: 4001 });

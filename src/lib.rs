@@ -7,6 +7,6 @@
 pub mod cli;
 pub mod cmd;
 pub mod error;
-pub mod mode;
 pub mod intake;
+pub mod mode;
 pub mod parse;

@@ -30,8 +30,32 @@ pub(super) fn syntax_tree(src: &str) -> Option<Tree> {
                 .ok()?;
             *slot = Some(parser);
         }
-        slot.as_mut()?.parse(src, None)
+        slot.as_mut()?.parse(scanner_safe(src).as_ref(), None)
     })
+}
+
+/// tree-sitter-bash 0.25.1's external scanner passes the code point after `{`, after `{1..` and
+/// after the digits of a brace range to C's `isdigit()`, which reads out of bounds for code points
+/// above 255: `x {\u{10FFFF}` crashes the process (upstream issue tree-sitter-bash#337, fix
+/// proposed in PR #348, unreleased). Every non-ASCII character right after `{`, `.` or an ASCII
+/// digit is therefore replaced, for the parser only, by as many `x` bytes as it has: byte offsets
+/// stay the same, so node text is still read from the original line, and to the grammar both are
+/// ordinary word characters.
+fn scanner_safe(src: &str) -> std::borrow::Cow<'_, str> {
+    if src.is_ascii() {
+        return std::borrow::Cow::Borrowed(src);
+    }
+    let mut out = String::with_capacity(src.len());
+    let mut prev = ' ';
+    for ch in src.chars() {
+        if !ch.is_ascii() && (prev == '{' || prev == '.' || prev.is_ascii_digit()) {
+            out.extend(std::iter::repeat_n('x', ch.len_utf8()));
+        } else {
+            out.push(ch);
+        }
+        prev = ch;
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Parse one script (the whole line, or the body of `bash -c` / `eval`) into `out`.

@@ -80,7 +80,8 @@ fn claude_code(leaves: &[Leaf]) -> Option<String> {
     rest = tail;
     rest = expect_true(rest)?;
     if let Some((first, tail)) = rest.split_first() {
-        let glob_off = first.is(&["shopt", "-u", "extglob"]) || first.is(&["setopt", "NO_EXTENDED_GLOB"]);
+        let glob_off =
+            first.is(&["shopt", "-u", "extglob"]) || first.is(&["setopt", "NO_EXTENDED_GLOB"]);
         if glob_off && first.redirects_only(&[("2>", "/dev/null")]) {
             rest = expect_true(tail)?;
         }
@@ -101,7 +102,8 @@ fn claude_code(leaves: &[Leaf]) -> Option<String> {
         return None;
     };
     let file = target.rsplit('/').next().unwrap_or("");
-    let cwd_file = (op == ">|" || op == ">") && file.starts_with("claude-") && file.ends_with("-cwd");
+    let cwd_file =
+        (op == ">|" || op == ">") && file.starts_with("claude-") && file.ends_with("-cwd");
     cwd_file.then(|| inner.text.clone())
 }
 
@@ -118,7 +120,10 @@ fn is_snapshot_path(word: &Word) -> bool {
     let file = parts.next().unwrap_or("");
     let dir = parts.next().unwrap_or("");
     let parent = parts.next().unwrap_or("");
-    parent == ".claude" && dir == "shell-snapshots" && file.starts_with("snapshot-") && file.ends_with(".sh")
+    parent == ".claude"
+        && dir == "shell-snapshots"
+        && file.starts_with("snapshot-")
+        && file.ends_with(".sh")
 }
 
 /// A command of the harness list and the redirections that apply to it.
@@ -144,7 +149,9 @@ fn flatten_and_or<'t>(node: Node<'t>, out: &mut Vec<LeafNodes<'t>>) -> Option<()
         "redirected_statement" => {
             let body = node.child_by_field_name("body")?;
             let mut cursor = node.walk();
-            let redirects: Vec<Node> = node.children_by_field_name("redirect", &mut cursor).collect();
+            let redirects: Vec<Node> = node
+                .children_by_field_name("redirect", &mut cursor)
+                .collect();
             if node.named_child_count() != redirects.len() + 1 {
                 return None;
             }

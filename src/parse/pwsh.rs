@@ -112,7 +112,11 @@ impl PwshWalker<'_> {
                 let mut cursor = node.walk();
                 let mut index = 0;
                 for child in node.named_children(&mut cursor) {
-                    let input = if index == 0 { stdin.clone() } else { Input::Pipe };
+                    let input = if index == 0 {
+                        stdin.clone()
+                    } else {
+                        Input::Pipe
+                    };
                     self.walk(child, input, nest + 1);
                     index += 1;
                 }

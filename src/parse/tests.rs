@@ -24,24 +24,45 @@ fn assert_opaque(line: &str) {
 #[track_caller]
 fn assert_clear(line: &str) {
     let p = bash(line);
-    assert!(!p.is_opaque(), "{line:?} should not be opaque: {:?}", p.opaque);
-    assert!(p.hook_state.is_empty(), "{line:?} touches hook state: {:?}", p.hook_state);
+    assert!(
+        !p.is_opaque(),
+        "{line:?} should not be opaque: {:?}",
+        p.opaque
+    );
+    assert!(
+        p.hook_state.is_empty(),
+        "{line:?} touches hook state: {:?}",
+        p.hook_state
+    );
 }
 
 #[test]
 fn lists_pipelines_subshells_groups() {
     assert_eq!(
         commands("git status && ls -la | grep foo; (cd /tmp; pwd) || { echo a; }"),
-        ["git status", "ls -la", "grep foo", "cd /tmp", "pwd", "echo a"]
+        [
+            "git status",
+            "ls -la",
+            "grep foo",
+            "cd /tmp",
+            "pwd",
+            "echo a"
+        ]
     );
     assert_clear("git status && ls -la | grep foo");
 }
 
 #[test]
 fn substitutions_and_process_substitution_are_extracted() {
-    assert_eq!(commands("echo $(rm -rf /home) `whoami`"), ["rm -rf /home", "whoami", "echo $(rm -rf /home) `whoami`"]);
+    assert_eq!(
+        commands("echo $(rm -rf /home) `whoami`"),
+        ["rm -rf /home", "whoami", "echo $(rm -rf /home) `whoami`"]
+    );
     assert_eq!(programs("diff <(ls a) >(wc -l)"), ["ls", "wc", "diff"]);
-    assert_eq!(programs("echo \"$(id)\" ${x:-$(uname)}"), ["id", "uname", "echo"]);
+    assert_eq!(
+        programs("echo \"$(id)\" ${x:-$(uname)}"),
+        ["id", "uname", "echo"]
+    );
     assert_eq!(programs("x=$(rm -rf /) y"), ["rm", "y"]);
 }
 
@@ -51,13 +72,22 @@ fn loops_conditionals_and_case_are_walked() {
         programs("for i in $(seq 3); do rm $i; done; while true; do sleep 1; done"),
         ["seq", "rm", "true", "sleep"]
     );
-    assert_eq!(programs("if [[ -f x ]]; then cat x; else touch x; fi"), ["cat", "touch"]);
+    assert_eq!(
+        programs("if [[ -f x ]]; then cat x; else touch x; fi"),
+        ["cat", "touch"]
+    );
     assert_eq!(programs("case $x in a) rm -rf /;; esac"), ["rm"]);
 }
 
 #[test]
 fn quoting_tricks_are_removed() {
-    for line in ["r''m -rf /", "\"rm\" -rf /", "\\rm -rf /", "$'\\x72\\x6d' -rf /", "'r'\"m\" -rf /"] {
+    for line in [
+        "r''m -rf /",
+        "\"rm\" -rf /",
+        "\\rm -rf /",
+        "$'\\x72\\x6d' -rf /",
+        "'r'\"m\" -rf /",
+    ] {
         assert_eq!(commands(line), ["rm -rf /"], "{line}");
         assert_clear(line);
     }
@@ -73,7 +103,10 @@ fn absolute_paths_become_program_names() {
 #[test]
 fn leading_assignments_and_env_are_unwrapped() {
     assert_eq!(commands("FOO=bar BAZ=1 /usr/bin/rm -rf /"), ["rm -rf /"]);
-    assert_eq!(commands("env GIT_AUTHOR_NAME=test git reset --hard"), ["git reset --hard"]);
+    assert_eq!(
+        commands("env GIT_AUTHOR_NAME=test git reset --hard"),
+        ["git reset --hard"]
+    );
     assert_eq!(commands("env -i git reset --hard"), ["git reset --hard"]);
     assert_eq!(commands("env -u HOME -C /tmp rm x"), ["rm x"]);
     assert_eq!(commands("env -S 'rm -rf /' "), ["rm -rf /"]);
@@ -109,9 +142,18 @@ fn privilege_and_process_wrappers_are_unwrapped() {
 
 #[test]
 fn shell_c_is_parsed_recursively() {
-    assert_eq!(commands("bash -c 'rm -rf /home/user'"), ["rm -rf /home/user"]);
-    assert_eq!(commands("sh -lc \"git reset --hard && ls\""), ["git reset --hard", "ls"]);
-    assert_eq!(commands("zsh -o pipefail -xc 'git clean -fd'"), ["git clean -fd"]);
+    assert_eq!(
+        commands("bash -c 'rm -rf /home/user'"),
+        ["rm -rf /home/user"]
+    );
+    assert_eq!(
+        commands("sh -lc \"git reset --hard && ls\""),
+        ["git reset --hard", "ls"]
+    );
+    assert_eq!(
+        commands("zsh -o pipefail -xc 'git clean -fd'"),
+        ["git clean -fd"]
+    );
     assert_eq!(commands("bash -c \"bash -c 'rm -rf /x'\""), ["rm -rf /x"]);
     assert_eq!(commands("/bin/dash -c 'rm a'"), ["rm a"]);
     let p = bash("bash -c 'rm x'");
@@ -126,7 +168,11 @@ fn shell_c_depth_is_bounded() {
         line = format!("bash -c {}", shell_quote(&line));
     }
     let p = bash(&line);
-    assert!(p.opaque.iter().any(|r| r.contains("nested")), "{:?}", p.opaque);
+    assert!(
+        p.opaque.iter().any(|r| r.contains("nested")),
+        "{:?}",
+        p.opaque
+    );
 }
 
 fn shell_quote(s: &str) -> String {
@@ -150,9 +196,16 @@ fn xargs_and_find_exec_are_unwrapped() {
     assert_eq!(commands("xargs sh -c 'rm x'"), ["rm x"]);
     assert_eq!(
         commands("find . -name '*.txt' -exec rm {} \\; -execdir chmod 600 {} +"),
-        ["find . -name *.txt -exec rm {} ; -execdir chmod 600 {} +", "rm {}", "chmod 600 {}"]
+        [
+            "find . -name *.txt -exec rm {} ; -execdir chmod 600 {} +",
+            "rm {}",
+            "chmod 600 {}"
+        ]
     );
-    assert_eq!(programs("find . -exec sh -c 'rm -rf /x' \\;"), ["find", "rm"]);
+    assert_eq!(
+        programs("find . -exec sh -c 'rm -rf /x' \\;"),
+        ["find", "rm"]
+    );
 }
 
 #[test]
@@ -168,7 +221,13 @@ fn other_runners_are_unwrapped() {
 fn heredocs_and_herestrings_fed_to_shells_are_parsed_and_opaque() {
     let p = bash("bash <<EOF\ngit reset --hard\nEOF");
     assert!(p.is_opaque());
-    assert_eq!(p.commands.iter().map(Command::argv_text).collect::<Vec<_>>(), ["git reset --hard"]);
+    assert_eq!(
+        p.commands
+            .iter()
+            .map(Command::argv_text)
+            .collect::<Vec<_>>(),
+        ["git reset --hard"]
+    );
     let p = bash("sh <<<'rm -rf /home/user'");
     assert!(p.is_opaque());
     assert_eq!(p.commands[0].argv_text(), "rm -rf /home/user");
@@ -217,7 +276,13 @@ fn inline_interpreter_code_is_opaque() {
 
 #[test]
 fn dynamic_command_position_is_opaque() {
-    for line in ["x=rm; $x -rf nothing", "$(echo ls)", "`echo pwd`", "\"${cmd}\" a", "eval \"$(base64 -d x)\""] {
+    for line in [
+        "x=rm; $x -rf nothing",
+        "$(echo ls)",
+        "`echo pwd`",
+        "\"${cmd}\" a",
+        "eval \"$(base64 -d x)\"",
+    ] {
         assert_opaque(line);
     }
     // The substitution itself is still extracted.
@@ -239,13 +304,22 @@ fn redirections_that_write_files_are_recorded() {
     let p = bash("(echo a; echo b) > f");
     assert_eq!(p.writes, ["f"]);
     assert!(bash("ls 2>/dev/null < in.txt").writes.is_empty());
-    assert_eq!(bash("echo hi | sudo tee /etc/x").commands[1].argv_text(), "tee /etc/x");
+    assert_eq!(
+        bash("echo hi | sudo tee /etc/x").commands[1].argv_text(),
+        "tee /etc/x"
+    );
 }
 
 #[test]
 fn functions_on_the_line_are_walked_and_fork_bombs_recognised() {
     let p = bash("f() { rm -rf /; }; f");
-    assert_eq!(p.commands.iter().map(|c| c.program.as_str()).collect::<Vec<_>>(), ["rm", "f"]);
+    assert_eq!(
+        p.commands
+            .iter()
+            .map(|c| c.program.as_str())
+            .collect::<Vec<_>>(),
+        ["rm", "f"]
+    );
     assert!(p.commands[1].calls_line_function);
     let p = bash(":(){ :|:& };:");
     assert_eq!(p.functions.len(), 1);
@@ -293,7 +367,10 @@ fn syntax_errors_are_opaque() {
 #[test]
 fn quoted_text_is_data() {
     assert_eq!(commands("echo 'rm -rf /'"), ["echo rm -rf /"]);
-    assert_eq!(commands("git commit -m 'fix: do not rm -rf root'"), ["git commit -m fix: do not rm -rf root"]);
+    assert_eq!(
+        commands("git commit -m 'fix: do not rm -rf root'"),
+        ["git commit -m fix: do not rm -rf root"]
+    );
     assert_clear("grep 'git reset --hard' file.txt");
 }
 
@@ -302,7 +379,13 @@ fn claude_code_harness_is_unwrapped_to_the_inner_line() {
     let line = "source /root/.claude/shell-snapshots/snapshot-bash-1761-abc.sh 2>/dev/null || true && shopt -u extglob 2>/dev/null || true && eval 'ls -la && git status' < /dev/null && pwd -P >| /tmp/claude-9f3e-cwd";
     let p = bash(line);
     assert_eq!(p.harness, Some("claude-code"));
-    assert_eq!(p.commands.iter().map(Command::argv_text).collect::<Vec<_>>(), ["ls -la", "git status"]);
+    assert_eq!(
+        p.commands
+            .iter()
+            .map(Command::argv_text)
+            .collect::<Vec<_>>(),
+        ["ls -la", "git status"]
+    );
     assert!(!p.is_opaque());
     // Quotes inside the inner line survive Claude's '\'' quoting.
     let line = "source /h/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'echo '\\''a b'\\''' < /dev/null && pwd -P >| /tmp/claude-1-cwd";
@@ -328,19 +411,35 @@ fn lookalike_harnesses_are_not_unwrapped() {
     for line in cases {
         let p = bash(line);
         assert_eq!(p.harness, None, "{line}");
-        assert!(p.is_opaque(), "{line}: a sourced file makes the line opaque");
+        assert!(
+            p.is_opaque(),
+            "{line}: a sourced file makes the line opaque"
+        );
     }
 }
 
 #[test]
 fn pwsh_commands_are_extracted() {
-    let p = parse("Get-ChildItem -Path . | Select-String foo; Remove-Item -Recurse C:\\x", ShellKind::Pwsh);
+    let p = parse(
+        "Get-ChildItem -Path . | Select-String foo; Remove-Item -Recurse C:\\x",
+        ShellKind::Pwsh,
+    );
     let got: Vec<String> = p.commands.iter().map(Command::argv_text).collect();
-    assert_eq!(got, ["Get-ChildItem -Path .", "Select-String foo", "Remove-Item -Recurse C:\\x"]);
+    assert_eq!(
+        got,
+        [
+            "Get-ChildItem -Path .",
+            "Select-String foo",
+            "Remove-Item -Recurse C:\\x"
+        ]
+    );
     assert!(!p.is_opaque());
     let p = parse("ls > out.txt; git status 2>&1", ShellKind::Pwsh);
     assert_eq!(p.writes, ["out.txt"]);
-    let p = parse("Get-ChildItem | ForEach-Object { Remove-Item $_ }", ShellKind::Pwsh);
+    let p = parse(
+        "Get-ChildItem | ForEach-Object { Remove-Item $_ }",
+        ShellKind::Pwsh,
+    );
     assert!(p.commands.iter().any(|c| c.program == "Remove-Item"));
     let p = parse("bash -c 'rm -rf /x'", ShellKind::Pwsh);
     assert_eq!(p.commands[0].argv_text(), "rm -rf /x");
@@ -368,13 +467,32 @@ fn pwsh_opaque_cases() {
 
 #[test]
 fn parse_never_panics_on_odd_input() {
-    for line in ["", ";", "&&", "$(", "'", "\"$(", "<<", "a <<EOF", "(((((", "}", "fi", "\\"] {
+    for line in [
+        "", ";", "&&", "$(", "'", "\"$(", "<<", "a <<EOF", "(((((", "}", "fi", "\\",
+    ] {
         let _ = bash(line);
         let _ = parse(line, ShellKind::Pwsh);
     }
     let deep = format!("{}x{}", "$(".repeat(1000), ")".repeat(1000));
     let p = bash(&deep);
     assert!(p.is_opaque());
+}
+
+/// tree-sitter-bash#337: these crashed the process (SIGSEGV) before the scanner workaround.
+#[test]
+fn non_ascii_after_brace_does_not_crash_the_parser() {
+    for line in [
+        "x {\u{10FFFF}",
+        "{\u{31860}",
+        "echo {1\u{10FFFF}",
+        "a {1..\u{10FFFF}}",
+        "a {1..2\u{10FFFF}",
+    ] {
+        let p = bash(line);
+        assert!(!p.commands.is_empty() || p.is_opaque(), "{line:?}");
+    }
+    // Node text still comes from the original line.
+    assert_eq!(bash("echo {\u{e9},b}").commands[0].argv, ["{\u{e9},b}"]);
 }
 
 #[test]

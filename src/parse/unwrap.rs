@@ -15,7 +15,9 @@ use std::sync::LazyLock;
 const MAX_WRAPPERS: usize = 16;
 
 /// Shells whose `-c` script is parsed with the bash grammar.
-const POSIX_SHELLS: [&str; 9] = ["bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh"];
+const POSIX_SHELLS: [&str; 9] = [
+    "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh",
+];
 
 /// Variables that make a program load code the line does not show, when set for one command.
 const CODE_LOADING_VARS: [&str; 24] = [
@@ -122,7 +124,11 @@ enum Step {
         opaque: Option<String>,
     },
     /// The wrapper splits this text into words and runs them (`env -S`).
-    Split { text: Word, rest: usize, label: String },
+    Split {
+        text: Word,
+        rest: usize,
+        label: String,
+    },
     /// The wrapper runs these commands, and is itself a command (`find -exec`).
     Spawns(Vec<Vec<Word>>),
     /// The effect cannot be known from the text; the command itself is still reported.
@@ -269,10 +275,12 @@ impl Walker<'_> {
         let changes_hooks = match program {
             p if HOOK_BUILTINS.contains(&p) => true,
             "set" => args.iter().any(|a| a.text.starts_with(['-', '+'])),
-            "alias" | "unalias" => program == "unalias" || args.iter().any(|a| a.text.contains('=')),
-            "printf" | "read" | "mapfile" | "readarray" => args.iter().any(|a| {
-                HOOK_VARIABLES.contains(&a.text.as_str())
-            }),
+            "alias" | "unalias" => {
+                program == "unalias" || args.iter().any(|a| a.text.contains('='))
+            }
+            "printf" | "read" | "mapfile" | "readarray" => args
+                .iter()
+                .any(|a| HOOK_VARIABLES.contains(&a.text.as_str())),
             _ => false,
         };
         if changes_hooks {
@@ -373,9 +381,28 @@ fn strip(skip: usize, label: &str) -> Step {
 }
 
 const SUDO_VALUE_OPTS: &[&str] = &[
-    "-u", "-g", "-h", "-p", "-r", "-t", "-C", "-D", "-U", "-T", "-R", "--user", "--group",
-    "--host", "--prompt", "--role", "--type", "--close-from", "--chdir", "--other-user",
-    "--command-timeout", "--chroot",
+    "-u",
+    "-g",
+    "-h",
+    "-p",
+    "-r",
+    "-t",
+    "-C",
+    "-D",
+    "-U",
+    "-T",
+    "-R",
+    "--user",
+    "--group",
+    "--host",
+    "--prompt",
+    "--role",
+    "--type",
+    "--close-from",
+    "--chdir",
+    "--other-user",
+    "--command-timeout",
+    "--chroot",
 ];
 
 /// Skip options (and the values of `value_opts`), optionally `NAME=value` assignments, and strip.
@@ -544,8 +571,22 @@ fn command_builtin(args: &[Word]) -> Step {
 }
 
 const XARGS_VALUE_OPTS: [&str; 16] = [
-    "-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "--replace", "-L", "--max-lines", "-n",
-    "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var",
+    "-a",
+    "--arg-file",
+    "-d",
+    "--delimiter",
+    "-E",
+    "-I",
+    "--replace",
+    "-L",
+    "--max-lines",
+    "-n",
+    "--max-args",
+    "-P",
+    "--max-procs",
+    "-s",
+    "--max-chars",
+    "--process-slot-var",
 ];
 
 fn xargs(args: &[Word]) -> Step {
@@ -669,14 +710,20 @@ fn flock(args: &[Word]) -> Step {
     }
     let mut i = 0;
     while i < args.len() && args[i].text.starts_with('-') {
-        i += if matches!(args[i].text.as_str(), "-w" | "--timeout" | "-E" | "--conflict-exit-code") {
+        i += if matches!(
+            args[i].text.as_str(),
+            "-w" | "--timeout" | "-E" | "--conflict-exit-code"
+        ) {
             2
         } else {
             1
         };
     }
     // The lock file comes first; a bare descriptor number means there is no command.
-    if args.get(i).is_some_and(|w| w.text.chars().all(|c| c.is_ascii_digit())) {
+    if args
+        .get(i)
+        .is_some_and(|w| w.text.chars().all(|c| c.is_ascii_digit()))
+    {
         return Step::Final;
     }
     strip(i + 1, "flock")
@@ -711,7 +758,9 @@ fn eval(args: &[Word]) -> Step {
             label: "eval".to_owned(),
             opaque: None,
         },
-        _ => Step::Opaque("`eval` of anything but one literal string runs code only known at run time".to_owned()),
+        _ => Step::Opaque(
+            "`eval` of anything but one literal string runs code only known at run time".to_owned(),
+        ),
     }
 }
 
@@ -738,7 +787,11 @@ fn ssh(args: &[Word]) -> Step {
         let a = args[i].text.as_str();
         if operands == 0 && a.starts_with('-') && a.len() > 1 {
             let last = a.chars().last().unwrap_or('-');
-            i += if a.len() == 2 && VALUE_OPTS.contains(last) { 2 } else { 1 };
+            i += if a.len() == 2 && VALUE_OPTS.contains(last) {
+                2
+            } else {
+                1
+            };
             continue;
         }
         operands += 1;
@@ -811,33 +864,54 @@ fn is_interpreter(program: &str) -> bool {
     let base = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     matches!(
         base,
-        "python" | "pypy" | "node" | "nodejs" | "deno" | "bun" | "perl" | "ruby" | "php" | "lua"
-            | "luajit" | "Rscript" | "osascript" | "tclsh" | "pwsh" | "powershell" | "fish"
-            | "irb" | "jshell" | "julia"
+        "python"
+            | "pypy"
+            | "node"
+            | "nodejs"
+            | "deno"
+            | "bun"
+            | "perl"
+            | "ruby"
+            | "php"
+            | "lua"
+            | "luajit"
+            | "Rscript"
+            | "osascript"
+            | "tclsh"
+            | "pwsh"
+            | "powershell"
+            | "fish"
+            | "irb"
+            | "jshell"
+            | "julia"
     )
 }
 
 /// Interpreters run inline code (`python -c`, `node -e`, `perl -e` …) whose effect the shell
 /// parser cannot see, or a script from standard input.
 fn interpreter(program: &str, args: &[Word], stdin: &Input) -> Step {
-    let inline_flags: &[&str] = match program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.') {
-        "python" | "pypy" => &["-c"],
-        "node" | "nodejs" | "bun" => &["-e", "--eval", "-p", "--print"],
-        "deno" => &["eval", "-e"],
-        "perl" => &["-e", "-E"],
-        "ruby" | "lua" | "luajit" | "Rscript" | "osascript" | "julia" => &["-e", "--eval"],
-        "php" => &["-r"],
-        "tclsh" => &[],
-        "pwsh" | "powershell" => &["-c", "-command", "-encodedcommand", "-e", "-ec", "-cwa"],
-        "fish" => &["-c", "--command"],
-        _ => &[],
-    };
+    let inline_flags: &[&str] =
+        match program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.') {
+            "python" | "pypy" => &["-c"],
+            "node" | "nodejs" | "bun" => &["-e", "--eval", "-p", "--print"],
+            "deno" => &["eval", "-e"],
+            "perl" => &["-e", "-E"],
+            "ruby" | "lua" | "luajit" | "Rscript" | "osascript" | "julia" => &["-e", "--eval"],
+            "php" => &["-r"],
+            "tclsh" => &[],
+            "pwsh" | "powershell" => &["-c", "-command", "-encodedcommand", "-e", "-ec", "-cwa"],
+            "fish" => &["-c", "--command"],
+            _ => &[],
+        };
     for a in args {
         let flag = a.text.to_ascii_lowercase();
-        let clustered_e = program.starts_with("perl") && flag.starts_with('-') && !flag.starts_with("--") && flag.contains(['e', 'E']);
-        let prefixed = inline_flags.iter().any(|f| {
-            flag == *f || (f.starts_with("--") && flag.starts_with(&format!("{f}=")))
-        });
+        let clustered_e = program.starts_with("perl")
+            && flag.starts_with('-')
+            && !flag.starts_with("--")
+            && flag.contains(['e', 'E']);
+        let prefixed = inline_flags
+            .iter()
+            .any(|f| flag == *f || (f.starts_with("--") && flag.starts_with(&format!("{f}="))));
         if prefixed || clustered_e {
             return Step::Opaque(format!(
                 "`{program} {}` runs inline code that the shell parser cannot see",
@@ -847,9 +921,9 @@ fn interpreter(program: &str, args: &[Word], stdin: &Input) -> Step {
     }
     let has_operand = args.iter().any(|a| !a.text.starts_with('-'));
     match stdin {
-        Input::Pipe | Input::Here(_) if !has_operand => Step::Opaque(format!(
-            "a script is fed to `{program}` on standard input"
-        )),
+        Input::Pipe | Input::Here(_) if !has_operand => {
+            Step::Opaque(format!("a script is fed to `{program}` on standard input"))
+        }
         _ => Step::Final,
     }
 }
