@@ -6,7 +6,9 @@
 
 pub mod cli;
 pub mod cmd;
+pub mod config;
 pub mod error;
 pub mod intake;
 pub mod mode;
 pub mod parse;
+pub mod policy;

@@ -1,9 +1,17 @@
 //! Modes and the one resolver that turns a mode (or profile) into what happens to a line.
+//!
+//! [`resolve`] is the only place where a mode name becomes an approval policy, a reviewer switch, a
+//! sandbox policy and a network switch. `check`, `run` and `status` all call it. Anything it cannot
+//! resolve — an unknown name, a missing profile, Full access nobody confirmed in this session —
+//! resolves to the safe default (`ask` + workspace-write, no network), never to something looser,
+//! and says why in [`Resolved::note`].
 
+use crate::config::Config;
 use serde::{Deserialize, Serialize};
+use std::fmt;
 
 /// Which OS sandbox a line runs in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxPolicy {
     /// Read and execute everywhere, write nowhere but devices and a private temp dir.
@@ -21,5 +29,317 @@ impl SandboxPolicy {
             SandboxPolicy::WorkspaceWrite => "workspace-write",
             SandboxPolicy::FullAccess => "full-access",
         }
+    }
+}
+
+impl fmt::Display for SandboxPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Who approves a line that the rules do not allow by themselves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalPolicy {
+    /// A person at the terminal.
+    Ask,
+    /// The reviewer model (lines the rules route to `ai`); a person for `human` rules.
+    Auto,
+    /// Nobody: what `never` rules do not deny runs (in the sandbox, unless Full access).
+    None,
+}
+
+impl ApprovalPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalPolicy::Ask => "ask",
+            ApprovalPolicy::Auto => "auto",
+            ApprovalPolicy::None => "none",
+        }
+    }
+}
+
+/// The built-in mode ids. Profile ids from the config may not collide with these.
+pub const BUILTIN_MODE_IDS: [&str; 5] = ["ask", "auto", "full", "read-only", "custom"];
+
+/// The mode a person or a config names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ModeId {
+    Ask,
+    Auto,
+    Full,
+    ReadOnly,
+    Custom,
+    Profile(String),
+}
+
+impl ModeId {
+    /// Parse a mode id: a built-in id or `profile:<id>`. Anything else is `None`.
+    pub fn parse(text: &str) -> Option<ModeId> {
+        Some(match text {
+            "ask" => ModeId::Ask,
+            "auto" => ModeId::Auto,
+            "full" => ModeId::Full,
+            "read-only" => ModeId::ReadOnly,
+            "custom" => ModeId::Custom,
+            _ => ModeId::Profile(text.strip_prefix("profile:")?.to_owned()),
+        })
+    }
+
+    pub fn id(&self) -> String {
+        match self {
+            ModeId::Ask => "ask".to_owned(),
+            ModeId::Auto => "auto".to_owned(),
+            ModeId::Full => "full".to_owned(),
+            ModeId::ReadOnly => "read-only".to_owned(),
+            ModeId::Custom => "custom".to_owned(),
+            ModeId::Profile(id) => format!("profile:{id}"),
+        }
+    }
+}
+
+impl fmt::Display for ModeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.id())
+    }
+}
+
+/// What a mode means for a line: the one typed tuple every caller uses.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Resolved {
+    /// The mode that is in effect (after any fallback).
+    pub mode: String,
+    pub approval: ApprovalPolicy,
+    /// Lines routed to `ai` go to the reviewer model.
+    pub reviewer: bool,
+    pub sandbox: SandboxPolicy,
+    pub network: bool,
+    /// Why the effective mode differs from the one requested, if it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Resolved {
+    /// The safe default: a person approves, workspace-write sandbox, no network.
+    pub fn safe_default(note: Option<String>) -> Resolved {
+        Resolved {
+            mode: "ask".to_owned(),
+            approval: ApprovalPolicy::Ask,
+            reviewer: false,
+            sandbox: SandboxPolicy::WorkspaceWrite,
+            network: false,
+            note,
+        }
+    }
+}
+
+/// What the resolver needs to know about the session, besides the config.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SessionFacts {
+    /// A person confirmed Full access on the terminal in this session.
+    pub full_access_confirmed: bool,
+    /// A person turned auto review off in this session: `ai` routes go to a person instead.
+    pub review_disabled: bool,
+}
+
+/// Resolve a requested mode (`None`: the configured default, else `ask`).
+pub fn resolve(requested: Option<&str>, config: &Config, session: SessionFacts) -> Resolved {
+    let requested = requested
+        .map(str::to_owned)
+        .or_else(|| config.default_mode.clone());
+    let Some(text) = requested else {
+        return tighten(Resolved::safe_default(None), config);
+    };
+    let resolved = match ModeId::parse(&text) {
+        None => Resolved::safe_default(Some(format!(
+            "unknown mode `{}`; using the safe default `ask`",
+            crate::intake::visible(&text)
+        ))),
+        Some(id) => resolve_id(&id, config, session),
+    };
+    tighten(resolved, config)
+}
+
+fn resolve_id(id: &ModeId, config: &Config, session: SessionFacts) -> Resolved {
+    let (approval, sandbox, network) = match id {
+        ModeId::Ask => (ApprovalPolicy::Ask, SandboxPolicy::WorkspaceWrite, false),
+        ModeId::Auto => (ApprovalPolicy::Auto, SandboxPolicy::WorkspaceWrite, false),
+        ModeId::ReadOnly => (ApprovalPolicy::Ask, SandboxPolicy::ReadOnly, false),
+        ModeId::Full => (ApprovalPolicy::None, SandboxPolicy::FullAccess, true),
+        ModeId::Custom => match &config.custom {
+            Some(p) => (p.approval, p.sandbox, p.network),
+            None => {
+                return Resolved::safe_default(Some(
+                    "mode `custom` needs a `[custom]` table in the user config; using `ask`"
+                        .to_owned(),
+                ));
+            }
+        },
+        ModeId::Profile(name) => match config.profiles.get(name) {
+            Some(p) => (p.approval, p.sandbox, p.network),
+            None => {
+                return Resolved::safe_default(Some(format!(
+                    "no profile `{}` in the config; using `ask`",
+                    crate::intake::visible(name)
+                )));
+            }
+        },
+    };
+    if sandbox == SandboxPolicy::FullAccess && !session.full_access_confirmed {
+        return Resolved::safe_default(Some(format!(
+            "`{id}` means Full access (no sandbox), which a person has not confirmed in this \
+             session; using the safe default `ask`"
+        )));
+    }
+    let reviewer = approval == ApprovalPolicy::Auto && !session.review_disabled;
+    let approval = if approval == ApprovalPolicy::Auto && session.review_disabled {
+        ApprovalPolicy::Ask
+    } else {
+        approval
+    };
+    let note = (session.review_disabled && matches!(id, ModeId::Auto))
+        .then(|| "auto review is turned off in this session; a person is asked instead".to_owned());
+    Resolved {
+        mode: id.id(),
+        approval,
+        reviewer,
+        sandbox,
+        network,
+        note,
+    }
+}
+
+/// Apply what project files may do: narrow the sandbox and turn the network off.
+fn tighten(mut resolved: Resolved, config: &Config) -> Resolved {
+    if let Some(narrow) = config.sandbox.project_policy {
+        if narrow < resolved.sandbox {
+            resolved.sandbox = narrow;
+        }
+    }
+    if config.sandbox.project_network_off {
+        resolved.network = false;
+    }
+    resolved
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Config, Profile};
+
+    fn facts(full: bool, review_off: bool) -> SessionFacts {
+        SessionFacts {
+            full_access_confirmed: full,
+            review_disabled: review_off,
+        }
+    }
+
+    fn config_with_profiles() -> Config {
+        let mut config = Config::default();
+        config.profiles.insert(
+            "ci".to_owned(),
+            Profile {
+                name: Some("CI".to_owned()),
+                approval: ApprovalPolicy::None,
+                sandbox: SandboxPolicy::WorkspaceWrite,
+                network: true,
+            },
+        );
+        config.profiles.insert(
+            "yolo".to_owned(),
+            Profile {
+                name: None,
+                approval: ApprovalPolicy::None,
+                sandbox: SandboxPolicy::FullAccess,
+                network: true,
+            },
+        );
+        config.custom = Some(Profile {
+            name: None,
+            approval: ApprovalPolicy::Auto,
+            sandbox: SandboxPolicy::ReadOnly,
+            network: false,
+        });
+        config
+    }
+
+    /// The full matrix: every mode × (full confirmed?) × (review off?).
+    #[test]
+    fn resolver_matrix() {
+        use ApprovalPolicy as A;
+        use SandboxPolicy as S;
+        let config = config_with_profiles();
+        #[rustfmt::skip]
+        let cases: &[(&str, bool, bool, &str, A, bool, S, bool)] = &[
+            // requested   full   off    effective        approval reviewer sandbox  network
+            ("ask",        false, false, "ask",           A::Ask,  false, S::WorkspaceWrite, false),
+            ("auto",       false, false, "auto",          A::Auto, true,  S::WorkspaceWrite, false),
+            ("auto",       false, true,  "auto",          A::Ask,  false, S::WorkspaceWrite, false),
+            ("read-only",  false, false, "read-only",     A::Ask,  false, S::ReadOnly,       false),
+            ("full",       false, false, "ask",           A::Ask,  false, S::WorkspaceWrite, false),
+            ("full",       true,  false, "full",          A::None, false, S::FullAccess,     true),
+            ("custom",     false, false, "custom",        A::Auto, true,  S::ReadOnly,       false),
+            ("profile:ci", false, false, "profile:ci",    A::None, false, S::WorkspaceWrite, true),
+            ("profile:yolo", false, false, "ask",         A::Ask,  false, S::WorkspaceWrite, false),
+            ("profile:yolo", true, false, "profile:yolo", A::None, false, S::FullAccess,     true),
+            ("profile:nope", true, false, "ask",          A::Ask,  false, S::WorkspaceWrite, false),
+            ("FULL",       true,  false, "ask",           A::Ask,  false, S::WorkspaceWrite, false),
+            ("",           true,  false, "ask",           A::Ask,  false, S::WorkspaceWrite, false),
+            ("full\u{1b}", true,  false, "ask",           A::Ask,  false, S::WorkspaceWrite, false),
+        ];
+        for &(requested, full, off, mode, approval, reviewer, sandbox, network) in cases {
+            let r = resolve(Some(requested), &config, facts(full, off));
+            assert_eq!(
+                (
+                    r.mode.as_str(),
+                    r.approval,
+                    r.reviewer,
+                    r.sandbox,
+                    r.network
+                ),
+                (mode, approval, reviewer, sandbox, network),
+                "requested {requested:?} full={full} review_off={off}"
+            );
+            if mode != requested {
+                assert!(r.note.is_some(), "a fallback must say why: {requested:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn no_config_means_ask() {
+        let r = resolve(None, &Config::default(), SessionFacts::default());
+        assert_eq!(r, Resolved::safe_default(None));
+    }
+
+    #[test]
+    fn custom_without_table_is_ask() {
+        let r = resolve(Some("custom"), &Config::default(), facts(true, false));
+        assert_eq!(r.mode, "ask");
+        assert!(r.note.unwrap().contains("[custom]"));
+    }
+
+    #[test]
+    fn project_tightening_narrows_but_never_widens() {
+        let mut config = config_with_profiles();
+        config.sandbox.project_policy = Some(SandboxPolicy::ReadOnly);
+        config.sandbox.project_network_off = true;
+        let r = resolve(Some("profile:ci"), &config, SessionFacts::default());
+        assert_eq!((r.sandbox, r.network), (SandboxPolicy::ReadOnly, false));
+        let r = resolve(Some("full"), &config, facts(true, false));
+        assert_eq!((r.sandbox, r.network), (SandboxPolicy::ReadOnly, false));
+        config.sandbox.project_policy = Some(SandboxPolicy::WorkspaceWrite);
+        let r = resolve(Some("read-only"), &config, SessionFacts::default());
+        assert_eq!(r.sandbox, SandboxPolicy::ReadOnly);
+    }
+
+    #[test]
+    fn configured_default_mode_is_used() {
+        let mut config = Config::default();
+        config.default_mode = Some("auto".to_owned());
+        assert_eq!(resolve(None, &config, SessionFacts::default()).mode, "auto");
+        config.default_mode = Some("full".to_owned());
+        assert_eq!(resolve(None, &config, facts(false, false)).mode, "ask");
     }
 }

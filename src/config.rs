@@ -1,0 +1,899 @@
+//! Configuration: TOML files, validated strictly, merged with the rule that a project may only
+//! tighten.
+//!
+//! * The user file, `$XDG_CONFIG_HOME/shellgate/config.toml` (default `~/.config/shellgate/`), may
+//!   set everything: the default mode, rules, profiles, `[custom]`, `[sandbox]`, `[reviewer]`,
+//!   `[approval]`.
+//! * Project files, every `.shellgate.toml` from the cwd upward, may only tighten: add rules that
+//!   route to `ai`, `human` or `never`, narrow the sandbox, turn the network off. Loading all of them
+//!   (not only the nearest) means a file dropped in a subdirectory cannot shadow a stricter one above.
+//!
+//! Unknown keys, bad values, invalid regexes, duplicate rule ids and attempts to loosen from a
+//! project file are errors that name the file, line and column. A broken config fails closed: the
+//! caller denies every line with `CONFIG_INVALID`.
+
+use crate::error::{Code, Error};
+use crate::mode::{ApprovalPolicy, BUILTIN_MODE_IDS, SandboxPolicy};
+use crate::policy::rules::{Field, Matcher, Rule, RulePolicy, RuleSource, builtin_rules};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// The name of a project file.
+pub const PROJECT_FILE: &str = ".shellgate.toml";
+/// Profiles beyond this number are a config error (ids are untrusted input).
+pub const MAX_PROFILES: usize = 32;
+/// Longest accepted profile id, in bytes.
+pub const MAX_PROFILE_ID_LEN: usize = 48;
+
+/// A named permission profile (`[profiles.<id>]`) or the `[custom]` mode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// Display name.
+    #[serde(default)]
+    pub name: Option<String>,
+    pub approval: ApprovalPolicy,
+    pub sandbox: SandboxPolicy,
+    #[serde(default)]
+    pub network: bool,
+}
+
+/// Sandbox settings after merging.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SandboxSettings {
+    /// Extra writable directories (user file only).
+    pub writable: Vec<PathBuf>,
+    /// A project file narrowed the sandbox to this policy.
+    pub project_policy: Option<SandboxPolicy>,
+    /// A project file turned the network off.
+    pub project_network_off: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    /// Any OpenAI-compatible Chat Completions server.
+    Openai,
+    /// The Anthropic Messages API.
+    Anthropic,
+}
+
+/// What happens when the reviewer fails (timeout, HTTP error, invalid verdict).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FallbackPolicy {
+    /// Deny the line (the default).
+    #[default]
+    Rejected,
+    /// Ask the person, when there is one.
+    Delegate,
+    /// Run the line anyway, once. Dangerous: a reviewer outage then allows everything.
+    AllowOnce,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RiskLevel {
+    Low,
+    Medium,
+    High,
+    Critical,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HighRiskAction {
+    /// Ask the person about an allow above the ceiling.
+    #[default]
+    Delegate,
+    /// Deny an allow above the ceiling.
+    Deny,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BreakerAction {
+    /// Ask the person about each line while the breaker is open.
+    #[default]
+    Delegate,
+    /// Deny each line routed to review while the breaker is open.
+    Reject,
+    /// Refuse every line until a person resets the breaker.
+    Abort,
+}
+
+/// `[reviewer.breaker]`: the per-session circuit breaker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BreakerConfig {
+    pub consecutive_denies: u32,
+    pub window_denies: u32,
+    pub window_size: u32,
+    pub action: BreakerAction,
+}
+
+impl Default for BreakerConfig {
+    fn default() -> Self {
+        BreakerConfig {
+            consecutive_denies: 3,
+            window_denies: 6,
+            window_size: 10,
+            action: BreakerAction::Delegate,
+        }
+    }
+}
+
+/// `[reviewer.budgets]`: per-session limits; past them the fallback applies.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BudgetConfig {
+    pub max_reviews: Option<u32>,
+    pub max_failures: Option<u32>,
+}
+
+/// `[reviewer]`: the second model of `auto` mode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewerConfig {
+    pub provider: Provider,
+    /// Up to and including `/v1`.
+    pub base_url: String,
+    pub model: String,
+    /// The environment variable holding the API key (the key itself is never stored).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: u32,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// The user's reviewer policy (Markdown), added to the fixed policy prompt.
+    #[serde(default)]
+    pub policy_text: Option<String>,
+    /// Characters of recent session history given to the reviewer.
+    #[serde(default = "default_context_budget")]
+    pub context_budget: usize,
+    #[serde(default)]
+    pub fallback_policy: FallbackPolicy,
+    /// The highest risk level the reviewer may allow without a person.
+    #[serde(default = "default_max_auto_allow")]
+    pub max_auto_allow: RiskLevel,
+    #[serde(default)]
+    pub on_high_risk: HighRiskAction,
+    /// Seconds a verdict is reused for the same normalised line, cwd, mode and policy.
+    #[serde(default = "default_cache_ttl_s")]
+    pub cache_ttl_s: u64,
+    /// Rounds of read-only tool calls the reviewer may make before it must answer.
+    #[serde(default = "default_max_tool_rounds")]
+    pub max_tool_rounds: u32,
+    #[serde(default)]
+    pub breaker: BreakerConfig,
+    #[serde(default)]
+    pub budgets: BudgetConfig,
+}
+
+fn default_timeout_ms() -> u64 {
+    30_000
+}
+fn default_max_tokens() -> u32 {
+    1024
+}
+fn default_context_budget() -> usize {
+    2000
+}
+fn default_max_auto_allow() -> RiskLevel {
+    RiskLevel::Medium
+}
+fn default_cache_ttl_s() -> u64 {
+    300
+}
+fn default_max_tool_rounds() -> u32 {
+    4
+}
+
+/// `[approval]`: asking a person.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ApprovalSettings {
+    /// Seconds to wait for a person's answer before the line is denied.
+    pub timeout_s: u64,
+}
+
+impl Default for ApprovalSettings {
+    fn default() -> Self {
+        ApprovalSettings { timeout_s: 60 }
+    }
+}
+
+/// Where a setting came from, for `config show`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Provenance {
+    pub key: String,
+    pub value: String,
+    pub source: String,
+}
+
+/// The merged, validated configuration.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    pub user_file: Option<PathBuf>,
+    pub project_files: Vec<PathBuf>,
+    /// `mode = …` from the user file.
+    pub default_mode: Option<String>,
+    /// Built-in rules first, then user rules, then project rules.
+    pub rules: Vec<Rule>,
+    pub profiles: BTreeMap<String, Profile>,
+    pub custom: Option<Profile>,
+    pub sandbox: SandboxSettings,
+    pub reviewer: Option<ReviewerConfig>,
+    pub approval: ApprovalSettings,
+    pub provenance: Vec<Provenance>,
+}
+
+impl Config {
+    /// The built-in rules and defaults only: what applies with no config files at all.
+    pub fn builtin() -> Config {
+        Config {
+            rules: builtin_rules(),
+            ..Config::default()
+        }
+    }
+
+    /// Every config file in effect.
+    pub fn files(&self) -> Vec<PathBuf> {
+        self.user_file
+            .iter()
+            .chain(self.project_files.iter())
+            .cloned()
+            .collect()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// File schemas.
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UserFile {
+    #[serde(default)]
+    mode: Option<Spanned<String>>,
+    #[serde(default)]
+    rules: Vec<RuleSpec>,
+    #[serde(default)]
+    profiles: BTreeMap<Spanned<String>, Profile>,
+    #[serde(default)]
+    custom: Option<Profile>,
+    #[serde(default)]
+    sandbox: Option<UserSandbox>,
+    #[serde(default)]
+    reviewer: Option<ReviewerConfig>,
+    #[serde(default)]
+    approval: Option<ApprovalSettings>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UserSandbox {
+    #[serde(default)]
+    writable: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProjectFile {
+    #[serde(default)]
+    rules: Vec<RuleSpec>,
+    #[serde(default)]
+    sandbox: Option<ProjectSandbox>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProjectSandbox {
+    #[serde(default)]
+    policy: Option<Spanned<SandboxPolicy>>,
+    #[serde(default)]
+    network: Option<Spanned<bool>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleSpec {
+    id: Spanned<String>,
+    pattern: Spanned<String>,
+    field: Field,
+    policy: Spanned<RulePolicy>,
+    reason: String,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading.
+
+/// Where the files are looked for. Built by the CLI from the environment; tests build their own.
+#[derive(Debug, Clone)]
+pub struct Locations {
+    /// The user config file (it need not exist).
+    pub user_file: Option<PathBuf>,
+    /// Where project files are searched from, upward.
+    pub cwd: PathBuf,
+}
+
+impl Locations {
+    /// `$XDG_CONFIG_HOME/shellgate/config.toml`, else `$HOME/.config/shellgate/config.toml`.
+    pub fn from_env(cwd: PathBuf) -> Locations {
+        Locations {
+            user_file: config_dir().map(|d| d.join("config.toml")),
+            cwd,
+        }
+    }
+}
+
+/// shellgate's config directory.
+pub fn config_dir() -> Option<PathBuf> {
+    let base = match std::env::var_os("XDG_CONFIG_HOME") {
+        Some(dir) if Path::new(&dir).is_absolute() => PathBuf::from(dir),
+        _ => PathBuf::from(std::env::var_os("HOME")?).join(".config"),
+    };
+    Some(base.join("shellgate"))
+}
+
+/// Load and merge every config file in effect.
+pub fn load(locations: &Locations) -> Result<Config, Error> {
+    let mut config = Config::builtin();
+    config.provenance.push(Provenance {
+        key: "rules".to_owned(),
+        value: format!("{} built-in rules", config.rules.len()),
+        source: "built-in".to_owned(),
+    });
+    if let Some(path) = &locations.user_file {
+        if let Some(text) = read_optional(path)? {
+            apply_user(&mut config, &text, path)?;
+            config.user_file = Some(path.clone());
+        }
+    }
+    for path in project_files(&locations.cwd) {
+        if let Some(text) = read_optional(&path)? {
+            apply_project(&mut config, &text, &path)?;
+            config.project_files.push(path);
+        }
+    }
+    Ok(config)
+}
+
+fn read_optional(path: &Path) -> Result<Option<String>, Error> {
+    match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| invalid(path, None, "the file is not valid UTF-8")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(invalid(path, None, &format!("cannot be read: {e}"))),
+    }
+}
+
+/// Every `.shellgate.toml` from `cwd` up to the root, outermost first.
+pub fn project_files(cwd: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = cwd
+        .ancestors()
+        .map(|dir| dir.join(PROJECT_FILE))
+        .filter(|p| p.is_file())
+        .collect();
+    found.reverse();
+    found
+}
+
+/// The CONFIG_INVALID error for `path`, at `span` of `text` when known.
+fn invalid(path: &Path, at: Option<(&str, Range<usize>)>, message: &str) -> Error {
+    let location = match at {
+        Some((text, span)) => {
+            let (line, column) = line_column(text, span.start);
+            format!("{}:{line}:{column}", path.display())
+        }
+        None => path.display().to_string(),
+    };
+    Error::new(
+        Code::ConfigInvalid,
+        format!(
+            "{location}: {message}. Every line is denied until this config file is fixed \
+             (`shellgate config check` validates it)"
+        ),
+    )
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset.min(text.len())).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    (line, column)
+}
+
+fn parse_toml<T: for<'de> Deserialize<'de>>(text: &str, path: &Path) -> Result<T, Error> {
+    toml::from_str(text).map_err(|e| {
+        let message = e.message().trim_end_matches('\n').to_owned();
+        invalid(path, e.span().map(|s| (text, s)), &message)
+    })
+}
+
+fn apply_user(config: &mut Config, text: &str, path: &Path) -> Result<(), Error> {
+    let file: UserFile = parse_toml(text, path)?;
+    let source = format!("user file {}", path.display());
+    if let Some(mode) = file.mode {
+        let value = mode.get_ref();
+        if crate::mode::ModeId::parse(value).is_none() {
+            return Err(invalid(
+                path,
+                Some((text, mode.span())),
+                &format!(
+                    "`mode = \"{}\"` is not a mode: use one of ask, auto, full, read-only, custom or profile:<id>",
+                    crate::intake::visible(value)
+                ),
+            ));
+        }
+        config.provenance.push(row("mode", value, &source));
+        config.default_mode = Some(mode.into_inner());
+    }
+    add_rules(
+        config,
+        file.rules,
+        text,
+        path,
+        RuleSource::User(path.to_owned()),
+    )?;
+    if file.profiles.len() > MAX_PROFILES {
+        return Err(invalid(
+            path,
+            None,
+            &format!(
+                "{} profiles; at most {MAX_PROFILES} are allowed",
+                file.profiles.len()
+            ),
+        ));
+    }
+    for (id, profile) in file.profiles {
+        check_profile_id(id.get_ref()).map_err(|m| invalid(path, Some((text, id.span())), &m))?;
+        config.provenance.push(row(
+            &format!("profiles.{}", id.get_ref()),
+            &describe(&profile),
+            &source,
+        ));
+        config.profiles.insert(id.into_inner(), profile);
+    }
+    if let Some(custom) = file.custom {
+        config
+            .provenance
+            .push(row("custom", &describe(&custom), &source));
+        config.custom = Some(custom);
+    }
+    if let Some(sandbox) = file.sandbox {
+        for dir in sandbox.writable {
+            config
+                .provenance
+                .push(row("sandbox.writable", &dir, &source));
+            config.sandbox.writable.push(expand_home(&dir));
+        }
+    }
+    if let Some(reviewer) = file.reviewer {
+        config.provenance.push(row(
+            "reviewer",
+            &format!(
+                "{:?} {} at {}",
+                reviewer.provider, reviewer.model, reviewer.base_url
+            ),
+            &source,
+        ));
+        config.reviewer = Some(reviewer);
+    }
+    if let Some(approval) = file.approval {
+        config.provenance.push(row(
+            "approval.timeout_s",
+            &approval.timeout_s.to_string(),
+            &source,
+        ));
+        config.approval = approval;
+    }
+    Ok(())
+}
+
+fn apply_project(config: &mut Config, text: &str, path: &Path) -> Result<(), Error> {
+    let file: ProjectFile = parse_toml(text, path)?;
+    let source = format!("project file {}", path.display());
+    for rule in &file.rules {
+        if *rule.policy.get_ref() == RulePolicy::Allow {
+            return Err(invalid(
+                path,
+                Some((text, rule.policy.span())),
+                "a project file may only tighten: `allow` rules belong in the user config",
+            ));
+        }
+    }
+    add_rules(
+        config,
+        file.rules,
+        text,
+        path,
+        RuleSource::Project(path.to_owned()),
+    )?;
+    if let Some(sandbox) = file.sandbox {
+        if let Some(policy) = sandbox.policy {
+            if *policy.get_ref() == SandboxPolicy::FullAccess {
+                return Err(invalid(
+                    path,
+                    Some((text, policy.span())),
+                    "a project file may only narrow the sandbox; it can never grant Full access",
+                ));
+            }
+            let narrowed = match config.sandbox.project_policy {
+                Some(current) => current.min(*policy.get_ref()),
+                None => *policy.get_ref(),
+            };
+            config.provenance.push(row(
+                "sandbox.policy (narrowing)",
+                policy.get_ref().as_str(),
+                &source,
+            ));
+            config.sandbox.project_policy = Some(narrowed);
+        }
+        if let Some(network) = sandbox.network {
+            if *network.get_ref() {
+                return Err(invalid(
+                    path,
+                    Some((text, network.span())),
+                    "a project file may only turn the network off, never on",
+                ));
+            }
+            config
+                .provenance
+                .push(row("sandbox.network", "false", &source));
+            config.sandbox.project_network_off = true;
+        }
+    }
+    Ok(())
+}
+
+fn add_rules(
+    config: &mut Config,
+    specs: Vec<RuleSpec>,
+    text: &str,
+    path: &Path,
+    source: RuleSource,
+) -> Result<(), Error> {
+    for spec in specs {
+        let id = spec.id.get_ref();
+        let valid_id = !id.is_empty()
+            && id.len() <= 64
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+        if !valid_id {
+            return Err(invalid(
+                path,
+                Some((text, spec.id.span())),
+                "a rule id must be 1-64 characters of letters, digits, `.`, `_` and `-`",
+            ));
+        }
+        if id.starts_with("builtin.") || config.rules.iter().any(|r| &r.id == id) {
+            return Err(invalid(
+                path,
+                Some((text, spec.id.span())),
+                &format!(
+                    "rule id `{id}` is already used (ids must be unique; `builtin.` is reserved)"
+                ),
+            ));
+        }
+        let regex = regex::RegexBuilder::new(spec.pattern.get_ref())
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| {
+                invalid(
+                    path,
+                    Some((text, spec.pattern.span())),
+                    &format!("invalid regex: {}", e.to_string().replace('\n', " ")),
+                )
+            })?;
+        config.provenance.push(row(
+            &format!("rules.{id}"),
+            &format!(
+                "{} {:?} /{}/",
+                spec.policy.get_ref().as_str(),
+                spec.field,
+                spec.pattern.get_ref()
+            ),
+            &source.to_string(),
+        ));
+        config.rules.push(Rule {
+            id: spec.id.into_inner(),
+            policy: spec.policy.into_inner(),
+            reason: spec.reason,
+            source: source.clone(),
+            matcher: Matcher::Regex {
+                field: spec.field,
+                regex,
+            },
+        });
+    }
+    Ok(())
+}
+
+/// Profile ids are untrusted: bounded, plain, and distinct from the built-in mode ids.
+pub fn check_profile_id(id: &str) -> Result<(), String> {
+    if id.is_empty() || id.len() > MAX_PROFILE_ID_LEN {
+        return Err(format!(
+            "a profile id must be 1-{MAX_PROFILE_ID_LEN} bytes long"
+        ));
+    }
+    if !id
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    {
+        return Err(format!(
+            "profile id `{}` may only contain letters, digits, `.`, `_` and `-`",
+            crate::intake::visible(id)
+        ));
+    }
+    if BUILTIN_MODE_IDS.contains(&id) {
+        return Err(format!(
+            "profile id `{id}` collides with the built-in mode `{id}`"
+        ));
+    }
+    Ok(())
+}
+
+fn describe(p: &Profile) -> String {
+    format!(
+        "approval={} sandbox={} network={}",
+        p.approval.as_str(),
+        p.sandbox.as_str(),
+        p.network
+    )
+}
+
+fn row(key: &str, value: &str, source: &str) -> Provenance {
+    Provenance {
+        key: key.to_owned(),
+        value: value.to_owned(),
+        source: source.to_owned(),
+    }
+}
+
+fn expand_home(dir: &str) -> PathBuf {
+    match (dir.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(dir),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(text: &str) -> Result<Config, Error> {
+        let mut config = Config::builtin();
+        apply_user(&mut config, text, Path::new("/u/config.toml")).map(|_| config)
+    }
+
+    fn project(text: &str) -> Result<Config, Error> {
+        let mut config = Config::builtin();
+        apply_project(&mut config, text, Path::new("/p/.shellgate.toml")).map(|_| config)
+    }
+
+    #[track_caller]
+    fn assert_error_at(result: Result<Config, Error>, location: &str, words: &str) {
+        let err = result.expect_err("expected a config error");
+        assert_eq!(err.code, Code::ConfigInvalid);
+        assert!(
+            err.reason.contains(location),
+            "{location} not in: {}",
+            err.reason
+        );
+        assert!(err.reason.contains(words), "{words} not in: {}", err.reason);
+    }
+
+    #[test]
+    fn a_full_user_file_loads() {
+        let config = user(
+            r#"
+mode = "auto"
+[[rules]]
+id = "no-push"
+pattern = "^git push"
+field = "argv"
+policy = "human"
+reason = "pushes leave the machine"
+[profiles.ci]
+name = "CI"
+approval = "none"
+sandbox = "workspace-write"
+network = true
+[custom]
+approval = "ask"
+sandbox = "read-only"
+[sandbox]
+writable = ["/var/cache/x"]
+[reviewer]
+provider = "openai"
+base_url = "http://127.0.0.1:1/v1"
+model = "m"
+[reviewer.breaker]
+consecutive_denies = 2
+[approval]
+timeout_s = 5
+"#,
+        )
+        .unwrap();
+        assert_eq!(config.default_mode.as_deref(), Some("auto"));
+        assert!(config.rules.iter().any(|r| r.id == "no-push"));
+        assert!(config.profiles["ci"].network);
+        assert_eq!(
+            config.reviewer.as_ref().unwrap().breaker.consecutive_denies,
+            2
+        );
+        assert_eq!(config.reviewer.as_ref().unwrap().breaker.window_size, 10);
+        assert_eq!(config.approval.timeout_s, 5);
+        assert!(
+            config
+                .provenance
+                .iter()
+                .any(|p| p.key == "mode" && p.source.contains("/u/config.toml"))
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_with_line_and_column() {
+        assert_error_at(
+            user("mode = \"ask\"\ncolour = 1\n"),
+            "/u/config.toml:2:1",
+            "unknown field `colour`",
+        );
+        assert_error_at(
+            user(
+                "[reviewer]\nprovider = \"openai\"\nbase_url = \"x\"\nmodel = \"m\"\ntimeout = 1\n",
+            ),
+            "/u/config.toml:5:1",
+            "unknown field `timeout`",
+        );
+    }
+
+    #[test]
+    fn bad_values_are_errors_with_line_and_column() {
+        assert_error_at(
+            user(
+                "[[rules]]\nid = \"a\"\npattern = \"x\"\nfield = \"argv\"\npolicy = \"maybe\"\nreason = \"r\"\n",
+            ),
+            "/u/config.toml:5:10",
+            "maybe",
+        );
+        assert_error_at(
+            user("mode = \"turbo\"\n"),
+            "/u/config.toml:1:8",
+            "not a mode",
+        );
+        assert_error_at(
+            user(
+                "[[rules]]\nid = \"a\"\npattern = \"(unclosed\"\nfield = \"argv\"\npolicy = \"never\"\nreason = \"r\"\n",
+            ),
+            "/u/config.toml:3:11",
+            "invalid regex",
+        );
+        assert_error_at(user("mode = [1\n"), "/u/config.toml:1", "");
+    }
+
+    #[test]
+    fn rule_ids_are_unique_and_builtin_is_reserved() {
+        let rule = |id: &str| {
+            format!(
+                "[[rules]]\nid = \"{id}\"\npattern = \"x\"\nfield = \"line\"\npolicy = \"ai\"\nreason = \"r\"\n"
+            )
+        };
+        assert_error_at(
+            user(&format!("{}{}", rule("a"), rule("a"))),
+            ":8:6",
+            "already used",
+        );
+        assert_error_at(user(&rule("builtin.rm-system")), ":2:6", "reserved");
+        assert_error_at(user(&rule("bad id")), ":2:6", "rule id");
+    }
+
+    #[test]
+    fn profile_ids_are_bounded_and_cannot_shadow_builtins() {
+        assert_error_at(
+            user("[profiles.full]\napproval = \"none\"\nsandbox = \"workspace-write\"\n"),
+            ":1:11",
+            "collides",
+        );
+        let long = "x".repeat(MAX_PROFILE_ID_LEN + 1);
+        assert_error_at(
+            user(&format!(
+                "[profiles.{long}]\napproval = \"ask\"\nsandbox = \"read-only\"\n"
+            )),
+            ":1:11",
+            "bytes long",
+        );
+        assert_error_at(
+            user("[profiles.\"a\\u001b\"]\napproval = \"ask\"\nsandbox = \"read-only\"\n"),
+            ":1:11",
+            "may only contain",
+        );
+        let many: String = (0..=MAX_PROFILES)
+            .map(|i| format!("[profiles.p{i}]\napproval = \"ask\"\nsandbox = \"read-only\"\n"))
+            .collect();
+        assert_error_at(user(&many), "/u/config.toml", "at most");
+    }
+
+    #[test]
+    fn project_files_may_only_tighten() {
+        assert_error_at(
+            project(
+                "[[rules]]\nid = \"p\"\npattern = \"x\"\nfield = \"argv\"\npolicy = \"allow\"\nreason = \"r\"\n",
+            ),
+            "/p/.shellgate.toml:5:10",
+            "only tighten",
+        );
+        assert_error_at(
+            project("[sandbox]\npolicy = \"full-access\"\n"),
+            ":2:10",
+            "never grant Full access",
+        );
+        assert_error_at(project("[sandbox]\nnetwork = true\n"), ":2:11", "never on");
+        assert_error_at(project("mode = \"full\"\n"), ":1:1", "unknown field `mode`");
+        assert_error_at(
+            project("[reviewer]\nprovider = \"openai\"\n"),
+            ":1:2",
+            "unknown field `reviewer`",
+        );
+        let config = project(
+            "[sandbox]\npolicy = \"read-only\"\nnetwork = false\n[[rules]]\nid = \"p\"\npattern = \"x\"\nfield = \"argv\"\npolicy = \"never\"\nreason = \"r\"\n",
+        )
+        .unwrap();
+        assert_eq!(config.sandbox.project_policy, Some(SandboxPolicy::ReadOnly));
+        assert!(config.sandbox.project_network_off);
+    }
+
+    #[test]
+    fn load_merges_user_and_every_project_file_upward() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let sub = root.join("a/b");
+        std::fs::create_dir_all(&sub).unwrap();
+        let rule = |id: &str| {
+            format!(
+                "[[rules]]\nid = \"{id}\"\npattern = \"x\"\nfield = \"argv\"\npolicy = \"never\"\nreason = \"r\"\n"
+            )
+        };
+        std::fs::write(root.join(PROJECT_FILE), rule("outer")).unwrap();
+        std::fs::write(root.join("a/b").join(PROJECT_FILE), rule("inner")).unwrap();
+        std::fs::write(root.join("user.toml"), "mode = \"auto\"\n").unwrap();
+        let config = load(&Locations {
+            user_file: Some(root.join("user.toml")),
+            cwd: sub.clone(),
+        })
+        .unwrap();
+        assert_eq!(config.default_mode.as_deref(), Some("auto"));
+        let ids: Vec<&str> = config.rules.iter().map(|r| r.id.as_str()).collect();
+        assert!(ids.contains(&"outer") && ids.contains(&"inner"), "{ids:?}");
+        assert_eq!(config.project_files.len(), 2);
+        // A broken project file anywhere up the tree fails the whole load.
+        std::fs::write(root.join(PROJECT_FILE), "nonsense = 1\n").unwrap();
+        let err = load(&Locations {
+            user_file: None,
+            cwd: sub,
+        })
+        .unwrap_err();
+        assert_eq!(err.code, Code::ConfigInvalid);
+    }
+
+    #[test]
+    fn missing_files_are_fine_and_give_the_builtin_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = load(&Locations {
+            user_file: Some(dir.path().join("none.toml")),
+            cwd: dir.path().to_owned(),
+        })
+        .unwrap();
+        assert!(config.user_file.is_none());
+        assert_eq!(config.rules.len(), builtin_rules().len());
+    }
+}

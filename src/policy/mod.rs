@@ -1,0 +1,340 @@
+//! The decision: from a validated line, the config and the resolved mode to a [`Decision`].
+//!
+//! Pure: no I/O, no clock, no environment. The steps, in order:
+//! 1. parse the line into the commands that would run;
+//! 2. match every rule; the strictest match wins (`never` > `human` > `ai` > `allow`), and `never`
+//!    denies without asking anyone;
+//! 3. a line is allowed by the rules alone only if every command is allowed by an `allow` rule or is
+//!    known-safe, and the line is neither opaque nor touching hook state (known-safe lines also
+//!    must not redirect into files);
+//! 4. what is left is routed by the mode's approval policy: a person (`ask`), the reviewer
+//!    (`review`), or — for modes without approval — allowed to run in the mode's sandbox.
+
+pub mod known_safe;
+pub mod rules;
+
+use crate::config::Config;
+use crate::error::Code;
+use crate::intake::{self, Line};
+use crate::mode::{ApprovalPolicy, Resolved, SandboxPolicy};
+use crate::parse::{self, Command, Parsed, ShellKind};
+use rules::{Field, Matcher, Rule, RulePolicy};
+use serde::Serialize;
+
+/// What happens to the line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Allow,
+    Deny,
+    /// The reviewer model must judge it.
+    Review,
+    /// A person must approve it.
+    Ask,
+}
+
+/// What decided the line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Route {
+    /// Intake refused it.
+    Intake,
+    /// The config is broken.
+    Config,
+    /// A rule (named in [`Decision::rule`]).
+    Rule,
+    /// Every command is known to be read-only.
+    KnownSafe,
+    /// The mode's approval policy (for example Full access allows what no rule denies).
+    Mode,
+    /// No rule matched and not everything is known-safe: the mode's default route.
+    Default,
+}
+
+/// The outcome of deciding one line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    pub decision: Verdict,
+    pub code: Code,
+    pub reason: String,
+    pub route: Route,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    pub mode: String,
+    pub sandbox: SandboxPolicy,
+    pub network: bool,
+    pub commands: Vec<Command>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub opaque: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hook_state: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub harness: Option<&'static str>,
+    /// Why the effective mode differs from the requested one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Decision {
+    /// A decision that stops the line before parsing (intake, config).
+    pub fn refused(code: Code, route: Route, reason: String, mode: &Resolved) -> Decision {
+        Decision {
+            decision: Verdict::Deny,
+            code,
+            reason,
+            route,
+            rule: None,
+            mode: mode.mode.clone(),
+            sandbox: mode.sandbox,
+            network: mode.network,
+            commands: Vec::new(),
+            opaque: Vec::new(),
+            hook_state: Vec::new(),
+            harness: None,
+            note: mode.note.clone(),
+        }
+    }
+}
+
+/// Everything a decision depends on.
+pub struct Input<'a> {
+    pub line: &'a Line,
+    pub shell: ShellKind,
+    pub cwd: &'a str,
+    pub config: &'a Config,
+    pub mode: &'a Resolved,
+}
+
+/// What the rules require before the line may run, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Requirement {
+    level: RulePolicy,
+    route: Route,
+    rule: Option<String>,
+    reason: String,
+}
+
+/// Decide raw bytes: intake first, then [`decide`].
+pub fn decide_bytes(
+    bytes: &[u8],
+    shell: ShellKind,
+    cwd: &str,
+    config: &Config,
+    mode: &Resolved,
+) -> Decision {
+    match intake::intake(bytes) {
+        Ok(line) => decide(&Input {
+            line: &line,
+            shell,
+            cwd,
+            config,
+            mode,
+        }),
+        Err(rejection) => {
+            Decision::refused(rejection.code(), Route::Intake, rejection.reason(), mode)
+        }
+    }
+}
+
+/// Decide a line that passed intake.
+pub fn decide(input: &Input) -> Decision {
+    let parsed = parse::parse(input.line.as_str(), input.shell);
+    let requirement = requirement(input, &parsed);
+    let (decision, code, reason, route) = route_by_mode(&requirement, input);
+    Decision {
+        decision,
+        code,
+        reason,
+        route,
+        rule: requirement.rule,
+        mode: input.mode.mode.clone(),
+        sandbox: input.mode.sandbox,
+        network: input.mode.network,
+        commands: parsed.commands,
+        opaque: parsed.opaque,
+        hook_state: parsed.hook_state,
+        harness: parsed.harness,
+        note: input.mode.note.clone(),
+    }
+}
+
+/// Steps 2 and 3: what the rules say.
+fn requirement(input: &Input, parsed: &Parsed) -> Requirement {
+    let line = input.line.as_str();
+    let strictest = input
+        .config
+        .rules
+        .iter()
+        .filter(|r| r.policy != RulePolicy::Allow && r.matches(line, input.cwd, parsed))
+        .fold(None::<&Rule>, |best, r| match best {
+            Some(b) if b.policy >= r.policy => Some(b),
+            _ => Some(r),
+        });
+    if let Some(rule) = strictest {
+        return Requirement {
+            level: rule.policy,
+            route: Route::Rule,
+            rule: Some(rule.id.clone()),
+            reason: format!(
+                "rule {} ({}): {}",
+                rule.id,
+                rule.policy.as_str(),
+                rule.reason
+            ),
+        };
+    }
+    if let Some(why) = not_allowable(parsed) {
+        return Requirement {
+            level: RulePolicy::Ai,
+            route: Route::Default,
+            rule: None,
+            reason: why,
+        };
+    }
+    let line_rule = allow_rules(input.config).find(|r| {
+        matches!(
+            &r.matcher,
+            Matcher::Regex {
+                field: Field::Line | Field::Cwd,
+                ..
+            }
+        ) && r.matches(line, input.cwd, parsed)
+    });
+    if let Some(rule) = line_rule {
+        return allowed_by(rule);
+    }
+    let mut used_rule = None;
+    for command in parsed.commands.iter().filter(|c| !c.calls_line_function) {
+        if let Some(rule) = allow_rules(input.config).find(|r| allows_command(r, command)) {
+            used_rule.get_or_insert(rule);
+            continue;
+        }
+        if known_safe::is_known_safe(command) && parsed.writes.is_empty() {
+            continue;
+        }
+        return Requirement {
+            level: RulePolicy::Ai,
+            route: Route::Default,
+            rule: None,
+            reason: format!(
+                "`{}` is not known to be safe and no rule allows it",
+                intake::visible(&command.argv_text())
+            ),
+        };
+    }
+    match used_rule {
+        Some(rule) => allowed_by(rule),
+        None => Requirement {
+            level: RulePolicy::Allow,
+            route: Route::KnownSafe,
+            rule: None,
+            reason: "every command on the line is known to be read-only".to_owned(),
+        },
+    }
+}
+
+/// Why the rules alone may not allow this line, if they may not.
+fn not_allowable(parsed: &Parsed) -> Option<String> {
+    if let Some(why) = parsed.opaque.first() {
+        return Some(format!(
+            "the line's effect cannot be known from its text: {why}"
+        ));
+    }
+    parsed
+        .hook_state
+        .first()
+        .map(|why| format!("the line could change the shell's own hooks: {why}"))
+}
+
+fn allow_rules(config: &Config) -> impl Iterator<Item = &Rule> {
+    config
+        .rules
+        .iter()
+        .filter(|r| r.policy == RulePolicy::Allow)
+}
+
+/// An `allow` rule on `program` or `argv` allows one command at a time, never its neighbours.
+fn allows_command(rule: &Rule, command: &Command) -> bool {
+    match &rule.matcher {
+        Matcher::Regex {
+            field: Field::Program,
+            regex,
+        } => regex.is_match(&command.program),
+        Matcher::Regex {
+            field: Field::Argv,
+            regex,
+        } => regex.is_match(&command.argv_text()),
+        _ => false,
+    }
+}
+
+fn allowed_by(rule: &Rule) -> Requirement {
+    Requirement {
+        level: RulePolicy::Allow,
+        route: Route::Rule,
+        rule: Some(rule.id.clone()),
+        reason: format!("allowed by rule {}: {}", rule.id, rule.reason),
+    }
+}
+
+/// Step 4: what the mode does with the requirement.
+fn route_by_mode(req: &Requirement, input: &Input) -> (Verdict, Code, String, Route) {
+    let mode = input.mode;
+    match req.level {
+        RulePolicy::Never => (
+            Verdict::Deny,
+            Code::NeverPolicy,
+            format!("denied by {}", req.reason),
+            req.route,
+        ),
+        RulePolicy::Allow => (Verdict::Allow, Code::Allowed, req.reason.clone(), req.route),
+        RulePolicy::Human => ask(
+            format!("{}; a person must approve it", req.reason),
+            req.route,
+        ),
+        RulePolicy::Ai => match mode.approval {
+            ApprovalPolicy::None => (
+                Verdict::Allow,
+                Code::Allowed,
+                format!(
+                    "mode {} runs what no rule denies without review ({}) in the {} sandbox",
+                    mode.mode, req.reason, mode.sandbox
+                ),
+                Route::Mode,
+            ),
+            ApprovalPolicy::Ask => ask(
+                format!(
+                    "{}; in mode {} a person must approve it",
+                    req.reason, mode.mode
+                ),
+                req.route,
+            ),
+            ApprovalPolicy::Auto if input.config.reviewer.is_none() => (
+                Verdict::Deny,
+                Code::ReviewerUnconfigured,
+                format!(
+                    "{}; mode {} needs the reviewer, but the user config has no `[reviewer]` \
+                     table, so the line is denied",
+                    req.reason, mode.mode
+                ),
+                req.route,
+            ),
+            ApprovalPolicy::Auto => (
+                Verdict::Review,
+                Code::NeedsReview,
+                format!(
+                    "{}; in mode {} the reviewer must judge it",
+                    req.reason, mode.mode
+                ),
+                req.route,
+            ),
+        },
+    }
+}
+
+fn ask(reason: String, route: Route) -> (Verdict, Code, String, Route) {
+    (Verdict::Ask, Code::NeedsApproval, reason, route)
+}
+
+#[cfg(test)]
+mod tests;

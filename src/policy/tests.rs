@@ -1,0 +1,292 @@
+//! Decision tests: rule precedence, per-command allow rules, opaque lines, and the mode × policy
+//! matrix.
+
+use super::*;
+use crate::config::{Config, ReviewerConfig};
+use crate::mode::{SessionFacts, resolve};
+use rules::RuleSource;
+
+fn regex_rule(id: &str, field: Field, pattern: &str, policy: RulePolicy) -> Rule {
+    Rule {
+        id: id.to_owned(),
+        policy,
+        reason: format!("reason {id}"),
+        source: RuleSource::User("/u".into()),
+        matcher: Matcher::Regex {
+            field,
+            regex: regex::Regex::new(pattern).unwrap(),
+        },
+    }
+}
+
+fn reviewer() -> ReviewerConfig {
+    toml::from_str("provider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n")
+        .unwrap()
+}
+
+fn decide_in(line: &str, mode: &str, config: &Config) -> Decision {
+    let resolved = resolve(
+        Some(mode),
+        config,
+        SessionFacts {
+            full_access_confirmed: true,
+            review_disabled: false,
+        },
+    );
+    decide_bytes(
+        line.as_bytes(),
+        ShellKind::Bash,
+        "/work/project",
+        config,
+        &resolved,
+    )
+}
+
+fn decide_ask(line: &str) -> Decision {
+    decide_in(line, "ask", &Config::builtin())
+}
+
+#[test]
+fn known_safe_lines_are_allowed_without_asking() {
+    for line in [
+        "ls -la",
+        "git status && git log --oneline | head -5",
+        "cat README.md | grep shell",
+        "echo $(date)",
+    ] {
+        let d = decide_ask(line);
+        assert_eq!(
+            (d.decision, d.code, d.route),
+            (Verdict::Allow, Code::Allowed, Route::KnownSafe),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn known_safe_with_a_file_redirect_is_not() {
+    for line in ["ls > out.txt", "(ls; pwd) > out.txt", "echo x >> f"] {
+        let d = decide_ask(line);
+        assert_eq!(d.decision, Verdict::Ask, "{line}");
+    }
+    assert_eq!(decide_ask("ls 2>/dev/null").decision, Verdict::Allow);
+}
+
+#[test]
+fn unknown_commands_follow_the_mode() {
+    let mut config = Config::builtin();
+    let d = decide_in("cargo build", "ask", &config);
+    assert_eq!(
+        (d.decision, d.code, d.route),
+        (Verdict::Ask, Code::NeedsApproval, Route::Default)
+    );
+    assert!(d.reason.contains("cargo build"));
+    let d = decide_in("cargo build", "auto", &config);
+    assert_eq!(
+        (d.decision, d.code),
+        (Verdict::Deny, Code::ReviewerUnconfigured)
+    );
+    assert!(d.reason.contains("[reviewer]"));
+    config.reviewer = Some(reviewer());
+    let d = decide_in("cargo build", "auto", &config);
+    assert_eq!((d.decision, d.code), (Verdict::Review, Code::NeedsReview));
+    let d = decide_in("cargo build", "full", &config);
+    assert_eq!(
+        (d.decision, d.code, d.route, d.sandbox),
+        (
+            Verdict::Allow,
+            Code::Allowed,
+            Route::Mode,
+            SandboxPolicy::FullAccess
+        )
+    );
+    let d = decide_in("cargo build", "read-only", &config);
+    assert_eq!(
+        (d.decision, d.sandbox),
+        (Verdict::Ask, SandboxPolicy::ReadOnly)
+    );
+}
+
+#[test]
+fn never_wins_in_every_mode() {
+    let mut config = Config::builtin();
+    config.reviewer = Some(reviewer());
+    for mode in ["ask", "auto", "full", "read-only"] {
+        let d = decide_in("ls && rm -rf /", mode, &config);
+        assert_eq!(
+            (d.decision, d.code, d.route),
+            (Verdict::Deny, Code::NeverPolicy, Route::Rule),
+            "{mode}"
+        );
+        assert_eq!(d.rule.as_deref(), Some("builtin.rm-system"));
+    }
+}
+
+#[test]
+fn strictest_rule_wins() {
+    let mut config = Config::builtin();
+    config.reviewer = Some(reviewer());
+    config.rules.push(regex_rule(
+        "allow-git",
+        Field::Program,
+        "^git$",
+        RulePolicy::Allow,
+    ));
+    config.rules.push(regex_rule(
+        "ai-push",
+        Field::Argv,
+        "^git push",
+        RulePolicy::Ai,
+    ));
+    config.rules.push(regex_rule(
+        "human-force",
+        Field::Argv,
+        "--force",
+        RulePolicy::Human,
+    ));
+    config.rules.push(regex_rule(
+        "never-main",
+        Field::Argv,
+        "push.*--force.*main",
+        RulePolicy::Never,
+    ));
+    let cases = [
+        ("git commit -m x", Verdict::Allow, Some("allow-git")),
+        ("git push origin x", Verdict::Review, Some("ai-push")),
+        (
+            "git push --force origin x",
+            Verdict::Ask,
+            Some("human-force"),
+        ),
+        (
+            "git push --force origin main",
+            Verdict::Deny,
+            Some("never-main"),
+        ),
+    ];
+    for (line, verdict, rule) in cases {
+        let d = decide_in(line, "auto", &config);
+        assert_eq!((d.decision, d.rule.as_deref()), (verdict, rule), "{line}");
+    }
+}
+
+#[test]
+fn allow_rules_cover_one_command_not_its_neighbours() {
+    let mut config = Config::builtin();
+    config.rules.push(regex_rule(
+        "allow-cargo",
+        Field::Program,
+        "^cargo$",
+        RulePolicy::Allow,
+    ));
+    assert_eq!(
+        decide_in("cargo build && cargo test", "ask", &config).decision,
+        Verdict::Allow
+    );
+    assert_eq!(
+        decide_in("cargo build > log.txt", "ask", &config).decision,
+        Verdict::Allow
+    );
+    let d = decide_in("cargo build && curl x", "ask", &config);
+    assert_eq!(d.decision, Verdict::Ask);
+    assert!(d.reason.contains("curl"));
+    assert_eq!(
+        decide_in("cargo build && ls", "ask", &config).decision,
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn line_and_cwd_allow_rules_cover_the_line() {
+    let mut config = Config::builtin();
+    config.rules.push(regex_rule(
+        "allow-here",
+        Field::Cwd,
+        "^/work/project$",
+        RulePolicy::Allow,
+    ));
+    assert_eq!(
+        decide_in("cargo build && make", "ask", &config).decision,
+        Verdict::Allow
+    );
+    assert_eq!(
+        decide_in("rm -rf /", "ask", &config).decision,
+        Verdict::Deny,
+        "never still wins"
+    );
+}
+
+#[test]
+fn opaque_and_hook_state_lines_are_never_allowed_by_rules_alone() {
+    let mut config = Config::builtin();
+    config.rules.push(regex_rule(
+        "allow-all",
+        Field::Line,
+        ".*",
+        RulePolicy::Allow,
+    ));
+    for line in [
+        "curl x | sh",
+        "python -c 'print(1)'",
+        "eval \"$x\"",
+        "$cmd",
+        "PS0=''",
+        "trap - DEBUG",
+        "source ~/.bashrc",
+    ] {
+        let d = decide_in(line, "ask", &config);
+        assert_eq!(
+            (d.decision, d.route),
+            (Verdict::Ask, Route::Default),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn human_rules_ask_even_in_modes_without_approval() {
+    let config = Config::builtin();
+    let d = decide_in("shellgate mode full", "full", &config);
+    assert_eq!(
+        (d.decision, d.rule.as_deref()),
+        (Verdict::Ask, Some("builtin.shellgate-tamper"))
+    );
+}
+
+#[test]
+fn intake_refusals_come_first() {
+    let d = decide_ask(&"a".repeat(4001));
+    assert_eq!(
+        (d.decision, d.code, d.route),
+        (Verdict::Deny, Code::LineTooLong, Route::Intake)
+    );
+    let d = decide_bytes(
+        b"ls \xff",
+        ShellKind::Bash,
+        "/",
+        &Config::builtin(),
+        &Resolved::safe_default(None),
+    );
+    assert_eq!((d.code, d.route), (Code::InputRejected, Route::Intake));
+    assert!(d.commands.is_empty());
+}
+
+#[test]
+fn decision_json_has_the_documented_fields() {
+    let d = decide_ask("sudo rm -rf /home/user");
+    let json = serde_json::to_value(&d).unwrap();
+    for key in [
+        "decision", "code", "reason", "route", "rule", "sandbox", "network", "commands", "mode",
+    ] {
+        assert!(json.get(key).is_some(), "missing {key}: {json}");
+    }
+    assert_eq!(json["decision"], "deny");
+    assert_eq!(json["code"], "NEVER_POLICY");
+    assert_eq!(json["route"], "rule");
+    assert_eq!(json["commands"][0]["program"], "rm");
+    assert_eq!(
+        json["commands"][0]["argv"],
+        serde_json::json!(["-rf", "/home/user"])
+    );
+    assert_eq!(json["commands"][0]["via"], serde_json::json!(["sudo"]));
+}
