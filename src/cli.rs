@@ -1,5 +1,6 @@
 //! Command-line interface: argument parsing and dispatch to `cmd::*`.
 
+use crate::cmd;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -16,13 +17,29 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
+    /// Decide a line without running it: allow, deny, review or ask.
+    Check(cmd::check::CheckArgs),
+    /// Show the effective configuration, or validate the config files.
+    Config(cmd::config::ConfigArgs),
+    /// List every rule in effect.
+    Rules(cmd::rules::RulesArgs),
     /// Print the exit-code table (Markdown).
     ExitCodes,
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // clap uses 0 for --help/--version and 2 for usage errors.
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
     match cli.command {
+        Command::Check(args) => cmd::check::run(args),
+        Command::Config(args) => cmd::config::run(args),
+        Command::Rules(args) => cmd::rules::run(args),
         Command::ExitCodes => {
             print!("{}", crate::error::exit_code_table());
             ExitCode::SUCCESS

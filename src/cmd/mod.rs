@@ -1,1 +1,39 @@
-//! One module per subcommand.
+//! One module per subcommand, plus the few helpers they share.
+
+pub mod check;
+pub mod config;
+pub mod rules;
+
+use crate::config::{self as cfg, Config, Locations};
+use crate::error::Error;
+use crate::mode::{Resolved, SessionFacts};
+use std::path::{Path, PathBuf};
+
+/// The working directory a command is judged in: `--cwd` (made absolute) or the process's own.
+pub fn working_dir(arg: Option<&Path>) -> PathBuf {
+    let current = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    match arg {
+        Some(p) if p.is_absolute() => p.to_owned(),
+        Some(p) => current.join(p),
+        None => current,
+    }
+}
+
+/// Load the config in effect for `cwd` (user file plus project files upward).
+pub fn load_config(cwd: &Path) -> Result<Config, Error> {
+    cfg::load(&Locations::from_env(cwd.to_owned()))
+}
+
+/// Resolve the mode a line is decided in. The session facts (Full access confirmed, review turned
+/// off) come from the session; without a session nothing is confirmed.
+pub fn resolve_mode(requested: Option<&str>, config: &Config, session: SessionFacts) -> Resolved {
+    crate::mode::resolve(requested, config, session)
+}
+
+/// Print JSON on one line.
+pub fn print_json<T: serde::Serialize>(value: &T) {
+    match serde_json::to_string(value) {
+        Ok(text) => println!("{text}"),
+        Err(e) => eprintln!("shellgate: cannot render JSON: {e}"),
+    }
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Build shellgate in release mode and install the binary.
+#
+#   ./install.sh                 # installs ~/.local/bin/shellgate
+#   ./install.sh --prefix /usr/local   # installs /usr/local/bin/shellgate
+#
+# Needs Rust (cargo, 1.88 or newer) and a C compiler (the shell grammars are C). Nothing is
+# downloaded except crates by cargo.
+set -euo pipefail
+
+prefix="${HOME}/.local"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prefix) prefix="${2:?--prefix needs a directory}"; shift 2 ;;
+    --prefix=*) prefix="${1#--prefix=}"; shift ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) echo "install.sh: unknown argument: $1 (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "install.sh: cargo is not installed. Install Rust first (https://rustup.rs), then run ./install.sh again." >&2
+  exit 1
+fi
+if ! command -v cc >/dev/null 2>&1; then
+  echo "install.sh: no C compiler (cc). On Debian: sudo apt-get install -y build-essential" >&2
+  exit 1
+fi
+
+echo "building shellgate (release)…" >&2
+cargo build --release --locked --manifest-path "$here/Cargo.toml" >&2
+
+bindir="$prefix/bin"
+mkdir -p "$bindir"
+install -m 0755 "$here/target/release/shellgate" "$bindir/shellgate.new"
+mv -f "$bindir/shellgate.new" "$bindir/shellgate"
+echo "installed $bindir/shellgate" >&2
+
+case ":$PATH:" in
+  *":$bindir:"*) ;;
+  *) echo "note: $bindir is not on your PATH; add it, e.g. export PATH=\"$bindir:\$PATH\"" >&2 ;;
+esac
+cat >&2 <<NEXT
+next:
+  $bindir/shellgate doctor                  # what this machine can enforce
+  $bindir/shellgate check -- 'rm -rf ~'     # decide a line without running it
+NEXT

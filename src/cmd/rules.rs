@@ -1,0 +1,58 @@
+//! `shellgate rules`: list every rule in effect (built-in, user, project).
+
+use crate::policy::rules::Rule;
+use clap::Args;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct RulesArgs {
+    /// Directory whose project files apply (default: the current one).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct RuleRow<'a> {
+    id: &'a str,
+    policy: &'a str,
+    source: String,
+    matches: String,
+    reason: &'a str,
+}
+
+fn row(rule: &Rule) -> RuleRow<'_> {
+    RuleRow {
+        id: &rule.id,
+        policy: rule.policy.as_str(),
+        source: rule.source.to_string(),
+        matches: rule.describe(),
+        reason: &rule.reason,
+    }
+}
+
+pub fn run(args: RulesArgs) -> ExitCode {
+    let cwd = super::working_dir(args.cwd.as_deref());
+    let config = match super::load_config(&cwd) {
+        Ok(c) => c,
+        Err(e) => {
+            eprint!("{}", crate::error::refusal_block(e.code, &e.reason));
+            return ExitCode::from(e.code.exit_status());
+        }
+    };
+    let rows: Vec<RuleRow> = config.rules.iter().map(row).collect();
+    if args.json {
+        super::print_json(&rows);
+    } else {
+        for r in rows {
+            println!(
+                "{:<28} {:<6} {}\n    matches: {}\n    reason:  {}",
+                r.id, r.policy, r.source, r.matches, r.reason
+            );
+        }
+    }
+    ExitCode::SUCCESS
+}

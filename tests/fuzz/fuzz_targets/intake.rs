@@ -1,0 +1,10 @@
+//! Intake must never panic, on any byte sequence, and must only accept what it promises.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(line) = shellgate::intake::intake(data) {
+        assert!(line.as_str().chars().count() <= shellgate::intake::MAX_LINE_CHARS);
+        assert!(line.as_str().chars().all(|c| shellgate::intake::forbidden_name(c).is_none()));
+    }
+});
