@@ -18,6 +18,10 @@ pub struct Cli {
 pub enum Command {
     /// Print the exit-code table (Markdown).
     ExitCodes,
+    /// Show a session's audit log, or verify its hash chain (`log verify`).
+    Log(crate::cmd::log::LogArgs),
+    /// Turn auto review on or off, show its state, or approve a denied line once.
+    AutoReview(crate::cmd::auto_review::AutoReviewArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -27,5 +31,7 @@ pub fn main() -> ExitCode {
             print!("{}", crate::error::exit_code_table());
             ExitCode::SUCCESS
         }
+        Command::Log(args) => crate::cmd::log::run(args),
+        Command::AutoReview(args) => crate::cmd::auto_review::run(args),
     }
 }

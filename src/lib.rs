@@ -4,7 +4,10 @@
 //! [`mode`]. Around it sit the adapters: the sandbox (kernel), the audit log (files), the reviewer
 //! (HTTP), the person's prompt (tty) and the shell hooks. [`error`] is the one error type.
 
+pub mod approval;
+pub mod audit;
 pub mod cli;
 pub mod cmd;
 pub mod error;
 pub mod mode;
+pub mod redact;
