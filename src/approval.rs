@@ -251,7 +251,9 @@ impl Terminal {
                     "no answer from the person in time",
                 ));
             }
-            self.wait_readable(left)?;
+            if !self.wait_readable(left)? {
+                continue;
+            }
             let mut chunk = [0u8; 128];
             let count = match self.file.read(&mut chunk) {
                 Ok(count) => count,
@@ -272,7 +274,8 @@ impl Terminal {
         }
     }
 
-    fn wait_readable(&self, left: Duration) -> Result<()> {
+    /// Waits up to `left` for input; `false` when none came (the caller checks its deadline).
+    fn wait_readable(&self, left: Duration) -> Result<bool> {
         let mut poll = libc::pollfd {
             fd: self.fd(),
             events: libc::POLLIN,
@@ -285,7 +288,7 @@ impl Terminal {
         if ready < 0 {
             let err = std::io::Error::last_os_error();
             if err.kind() == std::io::ErrorKind::Interrupted {
-                return Ok(());
+                return Ok(false);
             }
             return Err(unavailable(format!("cannot wait for the terminal: {err}")));
         }
@@ -294,7 +297,8 @@ impl Terminal {
         {
             return Err(unavailable("the terminal hung up"));
         }
-        Ok(())
+        // Reading only after poll said so: a blocking read would ignore the deadline.
+        Ok(ready > 0 && poll.revents & libc::POLLIN != 0)
     }
 }
 
