@@ -31,8 +31,9 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub const MAX_LINE_CHARS: usize = 8_000;
 pub const MAX_TEXT_CHARS: usize = 2_000;
 
-/// One line of the log.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One line of the log. Written with the derived `Serialize`; read with a hand-written
+/// `Deserialize` (see [`decode`]) that is several times faster than serde's `flatten`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Event {
     /// Schema version ([`SCHEMA_VERSION`]).
     pub v: u32,
@@ -468,29 +469,195 @@ impl Serialize for Timestamp {
 
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Timestamp, D::Error> {
-        let text = Cow::<str>::deserialize(deserializer)?;
-        humantime::parse_rfc3339(&text)
+        deserializer.deserialize_str(TimestampVisitor)
+    }
+}
+
+/// Parses the time from the borrowed input: no allocation per event on replay.
+struct TimestampVisitor;
+
+impl serde::de::Visitor<'_> for TimestampVisitor {
+    type Value = Timestamp;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an RFC 3339 time")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Timestamp, E> {
+        humantime::parse_rfc3339(text)
             .map(Timestamp::from_system_time)
-            .map_err(|err| serde::de::Error::custom(format!("time {text:?}: {err}")))
+            .map_err(|err| E::custom(format!("time {text:?}: {err}")))
+    }
+}
+
+/// Reading an event without serde's `flatten`, which buffers every field of every line into an
+/// intermediate map before building the structs. Replaying a long session is the price of every
+/// shell line, so the header fields and the typed payload are decoded in one pass: `kind` names the
+/// payload type and `data` is decoded straight into it. (Should `data` ever come before `kind`, it is
+/// buffered and decoded once the kind is known.)
+mod decode {
+    use super::*;
+    use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
+
+    #[derive(Deserialize)]
+    #[serde(field_identifier, rename_all = "lowercase")]
+    enum Field {
+        V,
+        Seq,
+        Time,
+        Session,
+        Request,
+        Prev,
+        Kind,
+        Data,
+        #[serde(other)]
+        Other,
+    }
+
+    #[derive(Debug, Clone, Copy, Deserialize)]
+    enum Kind {
+        #[serde(rename = "approval/asked")]
+        ApprovalAsked,
+        #[serde(rename = "autoReview/verdict")]
+        AutoReviewVerdict,
+        #[serde(rename = "autoReview/rejection")]
+        AutoReviewRejection,
+        #[serde(rename = "approval/decided")]
+        ApprovalDecided,
+        #[serde(rename = "exec/started")]
+        ExecStarted,
+        #[serde(rename = "exec/finished")]
+        ExecFinished,
+        #[serde(rename = "autoReview/state")]
+        AutoReviewState,
+        #[serde(rename = "autoReview/override")]
+        AutoReviewOverride,
+        #[serde(rename = "autoReview/circuit")]
+        AutoReviewCircuit,
+        #[serde(rename = "mode/changed")]
+        ModeChanged,
+    }
+
+    /// Decodes `data` as the payload type of a kind.
+    struct Payload(Kind);
+
+    impl<'de> DeserializeSeed<'de> for Payload {
+        type Value = EventBody;
+
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<EventBody, D::Error> {
+            Ok(match self.0 {
+                Kind::ApprovalAsked => EventBody::ApprovalAsked(Deserialize::deserialize(d)?),
+                Kind::AutoReviewVerdict => {
+                    EventBody::AutoReviewVerdict(Deserialize::deserialize(d)?)
+                }
+                Kind::AutoReviewRejection => {
+                    EventBody::AutoReviewRejection(Deserialize::deserialize(d)?)
+                }
+                Kind::ApprovalDecided => EventBody::ApprovalDecided(Deserialize::deserialize(d)?),
+                Kind::ExecStarted => EventBody::ExecStarted(Deserialize::deserialize(d)?),
+                Kind::ExecFinished => EventBody::ExecFinished(Deserialize::deserialize(d)?),
+                Kind::AutoReviewState => EventBody::AutoReviewState(Deserialize::deserialize(d)?),
+                Kind::AutoReviewOverride => {
+                    EventBody::AutoReviewOverride(Deserialize::deserialize(d)?)
+                }
+                Kind::AutoReviewCircuit => {
+                    EventBody::AutoReviewCircuit(Deserialize::deserialize(d)?)
+                }
+                Kind::ModeChanged => EventBody::ModeChanged(Deserialize::deserialize(d)?),
+            })
+        }
+    }
+
+    struct EventVisitor;
+
+    impl<'de> Visitor<'de> for EventVisitor {
+        type Value = Event;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an audit event object")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Event, A::Error> {
+            let mut v = None;
+            let mut seq = None;
+            let mut time = None;
+            let mut session = None;
+            let mut request = None;
+            let mut prev = None;
+            let mut kind = None;
+            let mut body = None;
+            let mut early_data: Option<serde_json::Value> = None;
+            while let Some(field) = map.next_key::<Field>()? {
+                match field {
+                    Field::V => v = Some(map.next_value()?),
+                    Field::Seq => seq = Some(map.next_value()?),
+                    Field::Time => time = Some(map.next_value()?),
+                    Field::Session => session = Some(map.next_value()?),
+                    Field::Request => request = map.next_value()?,
+                    Field::Prev => prev = Some(map.next_value()?),
+                    Field::Kind => kind = Some(map.next_value::<Kind>()?),
+                    Field::Data => match kind {
+                        Some(kind) => body = Some(map.next_value_seed(Payload(kind))?),
+                        None => early_data = Some(map.next_value()?),
+                    },
+                    Field::Other => {
+                        map.next_value::<de::IgnoredAny>()?;
+                    }
+                }
+            }
+            let kind = kind.ok_or_else(|| de::Error::missing_field("kind"))?;
+            let body = match (body, early_data) {
+                (Some(body), _) => body,
+                (None, Some(data)) => Payload(kind).deserialize(data).map_err(de::Error::custom)?,
+                (None, None) => return Err(de::Error::missing_field("data")),
+            };
+            Ok(Event {
+                v: v.ok_or_else(|| de::Error::missing_field("v"))?,
+                seq: seq.ok_or_else(|| de::Error::missing_field("seq"))?,
+                time: time.ok_or_else(|| de::Error::missing_field("time"))?,
+                session: session.ok_or_else(|| de::Error::missing_field("session"))?,
+                request,
+                prev: prev.ok_or_else(|| de::Error::missing_field("prev"))?,
+                body,
+            })
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Event {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Event, D::Error> {
+            d.deserialize_map(EventVisitor)
+        }
     }
 }
 
 /// [`Code`] is written by its stable name; reading maps the name back through [`Code::ALL`].
 mod code_name {
     use crate::error::Code;
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::borrow::Cow;
+    use serde::{Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(code: &Code, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(code.as_str())
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Code, D::Error> {
-        let name = Cow::<str>::deserialize(deserializer)?;
-        Code::ALL
-            .into_iter()
-            .find(|code| code.as_str() == name)
-            .ok_or_else(|| serde::de::Error::custom(format!("unknown code {name:?}")))
+        deserializer.deserialize_str(CodeVisitor)
+    }
+
+    struct CodeVisitor;
+
+    impl serde::de::Visitor<'_> for CodeVisitor {
+        type Value = Code;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a shellgate code name")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Code, E> {
+            Code::ALL
+                .into_iter()
+                .find(|code| code.as_str() == name)
+                .ok_or_else(|| E::custom(format!("unknown code {name:?}")))
+        }
     }
 }
 
@@ -536,6 +703,37 @@ mod tests {
         assert!(decided.reason.starts_with("token=[REDACTED] x"));
         assert!(decided.reason.ends_with("…[truncated]"));
         assert!(decided.reason.chars().count() < MAX_TEXT_CHARS + 20);
+    }
+
+    #[test]
+    fn events_decode_in_any_field_order() {
+        let event = Event {
+            v: SCHEMA_VERSION,
+            seq: 7,
+            time: Timestamp::from_unix_ms(1_000),
+            session: SessionId::parse("s").unwrap(),
+            request: Some(RequestId::parse("r1").unwrap()),
+            prev: "ab".into(),
+            body: EventBody::AutoReviewState(ReviewSwitch {
+                enabled: false,
+                by: Actor::Agent,
+            }),
+        };
+        let json = serde_json::to_string(&event).unwrap();
+        assert_eq!(serde_json::from_str::<Event>(&json).unwrap(), event);
+        let reordered = r#"{"data":{"enabled":false,"by":"agent"},"extra":1,"prev":"ab",
+            "kind":"autoReview/state","session":"s","time":"1970-01-01T00:00:01Z","seq":7,
+            "request":"r1","v":1}"#;
+        assert_eq!(serde_json::from_str::<Event>(reordered).unwrap(), event);
+        for broken in [
+            r#"{"v":1,"seq":7,"time":"1970-01-01T00:00:01Z","session":"s","prev":"ab","kind":"nope","data":{}}"#,
+            r#"{"v":1,"seq":7,"time":"1970-01-01T00:00:01Z","session":"s","prev":"ab","kind":"autoReview/state","data":{"enabled":1}}"#,
+            r#"{"v":1,"seq":7,"time":"1970-01-01T00:00:01Z","session":"../x","prev":"ab","kind":"autoReview/state","data":{"enabled":true,"by":"agent"}}"#,
+            r#"{"v":1,"time":"1970-01-01T00:00:01Z","session":"s","prev":"ab","kind":"autoReview/state","data":{"enabled":true,"by":"agent"}}"#,
+            r#"[1,2]"#,
+        ] {
+            assert!(serde_json::from_str::<Event>(broken).is_err(), "{broken}");
+        }
     }
 
     #[test]

@@ -95,8 +95,13 @@ fn execute(args: &AutoReviewArgs) -> Result<()> {
         writeln!(out, "{line}").map_err(|err| Error::internal(err.to_string()))?;
     }
     if written.is_empty() && !args.json {
-        writeln!(out, "auto review is already on")
-            .map_err(|err| Error::internal(err.to_string()))?;
+        let note = if state.breaker.open {
+            "auto review is already on; its circuit breaker is open, and only a person at a \
+             terminal can reset it (`shellgate auto-review on`)"
+        } else {
+            "auto review is already on"
+        };
+        writeln!(out, "{note}").map_err(|err| Error::internal(err.to_string()))?;
     }
     Ok(())
 }
