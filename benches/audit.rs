@@ -119,5 +119,19 @@ fn replay(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, append, replay);
+fn redaction(c: &mut Criterion) {
+    let mut group = c.benchmark_group("redact");
+    let clean = "git log --oneline --graph --decorate -n 20 -- src/audit";
+    let secret =
+        "curl -H 'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.abc' https://u:pw@api.example.com/x";
+    group.bench_function("line without secrets", |b| {
+        b.iter(|| shellgate::redact::redact(black_box(clean)))
+    });
+    group.bench_function("line with secrets", |b| {
+        b.iter(|| shellgate::redact::redact(black_box(secret)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, append, replay, redaction);
 criterion_main!(benches);

@@ -68,6 +68,7 @@ pub fn ask(question: &Question) -> Result<Answer> {
 /// Asks on the terminal at `tty` (tests pass a pseudo-terminal here).
 pub fn ask_on(tty: &Path, question: &Question) -> Result<Answer> {
     let mut terminal = Terminal::open(tty)?;
+    terminal.enter_canonical_mode();
     terminal.discard_typeahead();
     let deadline = Instant::now() + question.timeout;
     terminal.write(&render_question(question))?;
@@ -202,9 +203,8 @@ impl Terminal {
         if !file.is_terminal() {
             return Err(unavailable(format!("{} is not a terminal", path.display())));
         }
-        let mut terminal = Terminal { file, saved: None };
-        terminal.enter_canonical_mode();
-        Ok(terminal)
+        // Opening changes nothing on the terminal: `person_present` only opens it.
+        Ok(Terminal { file, saved: None })
     }
 
     fn fd(&self) -> RawFd {

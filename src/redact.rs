@@ -240,10 +240,9 @@ fn redact_once(text: &str) -> Cow<'_, str> {
     }
     let mut out = Cow::Borrowed(text);
     for (index, rule) in RULES.iter().enumerate() {
-        // The set was computed on the original text; a rule that did not match it can still match
-        // after an earlier rewrite only through a marker, which every rule leaves alone. Checking
-        // each rule again costs little and keeps this obviously right.
-        if !matched.matched(index) && !rule.regex.is_match(&out) {
+        // The set was matched against the original text: while nothing has been rewritten, a rule
+        // outside the set cannot match. After a rewrite, the rule looks for itself.
+        if matches!(out, Cow::Borrowed(_)) && !matched.matched(index) {
             continue;
         }
         let replaced = rule.regex.replace_all(&out, rule.rewrite);
