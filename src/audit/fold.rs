@@ -255,6 +255,23 @@ pub struct ModeStatus {
     pub seq: u64,
 }
 
+/// One line of the session as the reviewer's context and the panel show it: what was asked, how it
+/// was decided, how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LineSummary {
+    pub seq: u64,
+    pub time: Timestamp,
+    pub request: Option<RequestId>,
+    pub line: String,
+    pub cwd: String,
+    /// The final decision, once `approval/decided` was recorded.
+    pub decision: Option<Decision>,
+    pub decided_by: Option<Decider>,
+    /// How the line ended, once `exec/finished` was recorded.
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
 /// Everything known about a session, computed from its events.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SessionState {
@@ -273,6 +290,8 @@ pub struct SessionState {
     pub recent: VecDeque<VerdictSummary>,
     /// The most recent denials, oldest first (`auto-review approve N` counts from the end).
     pub denials: VecDeque<VerdictSummary>,
+    /// The most recent lines (`approval/asked`) with their decision and exit status, oldest first.
+    pub recent_lines: VecDeque<LineSummary>,
     pub mode: Option<ModeStatus>,
 }
 
@@ -315,6 +334,7 @@ impl SessionState {
             stats: Statistics::default(),
             recent: VecDeque::new(),
             denials: VecDeque::new(),
+            recent_lines: VecDeque::new(),
             mode: None,
         }
     }
@@ -325,7 +345,21 @@ impl SessionState {
         self.last_seq = Some(event.seq);
         self.last_time = Some(event.time);
         match &event.body {
-            EventBody::ApprovalAsked(_) => self.stats.lines += 1,
+            EventBody::ApprovalAsked(asked) => {
+                self.stats.lines += 1;
+                let summary = LineSummary {
+                    seq: event.seq,
+                    time: event.time,
+                    request: event.request.clone(),
+                    line: asked.line.clone(),
+                    cwd: asked.cwd.clone(),
+                    decision: None,
+                    decided_by: None,
+                    exit_code: None,
+                    signal: None,
+                };
+                push_bounded(&mut self.recent_lines, summary, self.params.recent_limit);
+            }
             EventBody::AutoReviewVerdict(verdict) => {
                 let summary = VerdictSummary {
                     seq: event.seq,
@@ -355,9 +389,18 @@ impl SessionState {
                 if decided.by == Decider::Person {
                     self.stats.person_decisions += 1;
                 }
+                if let Some(line) = self.recent_line_mut(event.request.as_ref()) {
+                    line.decision = Some(decided.decision);
+                    line.decided_by = Some(decided.by);
+                }
             }
             EventBody::ExecStarted(_) => self.stats.executed += 1,
-            EventBody::ExecFinished(_) => {}
+            EventBody::ExecFinished(finished) => {
+                if let Some(line) = self.recent_line_mut(event.request.as_ref()) {
+                    line.exit_code = finished.exit_code;
+                    line.signal = finished.signal;
+                }
+            }
             EventBody::AutoReviewState(switch) => {
                 self.review = ReviewStatus {
                     enabled: switch.enabled,
@@ -403,6 +446,16 @@ impl SessionState {
                 });
             }
         }
+    }
+
+    /// The recent line of `request`, searched from the newest (lines are decided in order, so
+    /// this is almost always the last one).
+    fn recent_line_mut(&mut self, request: Option<&RequestId>) -> Option<&mut LineSummary> {
+        let request = request?;
+        self.recent_lines
+            .iter_mut()
+            .rev()
+            .find(|line| line.request.as_ref() == Some(request))
     }
 
     fn apply_verdict(&mut self, verdict: VerdictSummary) {
@@ -730,6 +783,31 @@ mod tests {
             state.mode.as_ref().map(|m| m.id.as_str()),
             Some("read-only")
         );
+        let line = state.recent_lines.back().unwrap();
+        assert_eq!(line.line, "rm x");
+        assert_eq!(
+            line.decision, None,
+            "the decision was recorded for another request"
+        );
+    }
+
+    #[test]
+    fn recent_lines_follow_their_request() {
+        let mut script = Script::new();
+        for body in every_kind().into_iter().take(6) {
+            script.push(body);
+        }
+        // Give the decision and exit of the first line its request id.
+        let first = script.events[0].request.clone();
+        for event in &mut script.events[1..] {
+            event.request = first.clone();
+        }
+        let state = script.fold(&FoldParams::default());
+        let line = state.recent_lines.back().unwrap();
+        assert_eq!(line.decision, Some(Decision::Allow));
+        assert_eq!(line.decided_by, Some(Decider::Person));
+        assert_eq!((line.exit_code, line.signal), (Some(0), None));
+        assert_eq!(line.cwd, "/w");
     }
 
     #[test]

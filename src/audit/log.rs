@@ -255,6 +255,15 @@ pub struct LogContents {
     pub skipped: Vec<SkippedLine>,
 }
 
+impl LogContents {
+    /// The events of one command line, in order (`approval/asked → … → exec/finished`).
+    pub fn chain<'a>(&'a self, request: &'a RequestId) -> impl Iterator<Item = &'a Event> + 'a {
+        self.events
+            .iter()
+            .filter(move |event| event.request.as_ref() == Some(request))
+    }
+}
+
 /// Splits log bytes into numbered lines; the flag says whether the line ended with a newline.
 fn lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8], bool)> {
     let ends_with_newline = bytes.last() == Some(&b'\n');
@@ -562,6 +571,38 @@ mod tests {
         assert_eq!(verification.events, 2);
         assert_eq!(verification.skipped[0].line_no, 2);
         assert!(!verification.skipped[0].torn);
+    }
+
+    #[test]
+    fn chain_collects_the_events_of_one_line() {
+        use crate::audit::event::{ExecStarted, LineAsked};
+        use crate::mode::SandboxPolicy;
+        let tmp = tempfile::tempdir().unwrap();
+        let session = session_in(tmp.path());
+        let (first, second) = (RequestId::new_random(), RequestId::new_random());
+        let asked = |line: &str| {
+            EventBody::ApprovalAsked(LineAsked {
+                line: line.into(),
+                program: "ls".into(),
+                cwd: "/".into(),
+                mode: "ask".into(),
+                sandbox: SandboxPolicy::ReadOnly,
+                code: Code::Allowed,
+                reason: String::new(),
+            })
+        };
+        let started = EventBody::ExecStarted(ExecStarted {
+            sandbox: SandboxPolicy::ReadOnly,
+            shell: "bash".into(),
+            pid: None,
+        });
+        session.append(Some(&first), asked("ls a")).unwrap();
+        session.append(Some(&second), asked("ls b")).unwrap();
+        session.append(None, switch(true)).unwrap();
+        session.append(Some(&first), started).unwrap();
+        let contents = session.read().unwrap();
+        let kinds: Vec<&str> = contents.chain(&first).map(|e| e.body.kind()).collect();
+        assert_eq!(kinds, ["approval/asked", "exec/started"]);
     }
 
     #[test]
