@@ -240,7 +240,7 @@ impl Reviewer {
 }
 
 /// `autoReview/verdict`: the reviewer's judgment of one line.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReviewVerdict {
     pub line: String,
     pub program: String,

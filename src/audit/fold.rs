@@ -19,8 +19,8 @@
 //!   reviewer must skip its cache while an approval applies.
 
 use super::event::{
-    Actor, CircuitTransition, Decider, Decision, Event, EventBody, RejectionCause, Reviewer,
-    RiskLevel, Timestamp,
+    Actor, CircuitTransition, Decider, Decision, Event, EventBody, RejectionCause, ReviewVerdict,
+    Timestamp,
 };
 use super::paths::RequestId;
 use serde::Serialize;
@@ -235,14 +235,8 @@ pub struct VerdictSummary {
     pub seq: u64,
     pub time: Timestamp,
     pub request: Option<RequestId>,
-    pub line: String,
-    pub program: String,
-    pub decision: Decision,
-    pub risk: RiskLevel,
-    pub reason: String,
-    pub reviewer: Reviewer,
-    pub duration_ms: u64,
-    pub cached: bool,
+    #[serde(flatten)]
+    pub verdict: ReviewVerdict,
 }
 
 /// The mode selected in this session (`mode/changed`).
@@ -361,20 +355,12 @@ impl SessionState {
                 push_bounded(&mut self.recent_lines, summary, self.params.recent_limit);
             }
             EventBody::AutoReviewVerdict(verdict) => {
-                let summary = VerdictSummary {
+                self.apply_verdict(VerdictSummary {
                     seq: event.seq,
                     time: event.time,
                     request: event.request.clone(),
-                    line: verdict.line.clone(),
-                    program: verdict.program.clone(),
-                    decision: verdict.decision,
-                    risk: verdict.risk,
-                    reason: verdict.reason.clone(),
-                    reviewer: verdict.reviewer.clone(),
-                    duration_ms: verdict.duration_ms,
-                    cached: verdict.cached,
-                };
-                self.apply_verdict(summary);
+                    verdict: verdict.clone(),
+                });
             }
             EventBody::AutoReviewRejection(rejection) => {
                 self.apply_rejection(rejection.cause, &rejection.program, event.time);
@@ -458,7 +444,8 @@ impl SessionState {
             .find(|line| line.request.as_ref() == Some(request))
     }
 
-    fn apply_verdict(&mut self, verdict: VerdictSummary) {
+    fn apply_verdict(&mut self, summary: VerdictSummary) {
+        let verdict = &summary.verdict;
         match verdict.decision {
             Decision::Allow => self.stats.allows += 1,
             Decision::Deny => self.stats.denies += 1,
@@ -469,13 +456,13 @@ impl SessionState {
             self.budgets.reviews += 1;
             self.stats.review_ms_total += verdict.duration_ms;
             self.stats.reviews_timed += 1;
-            self.consume_override(&verdict.program, verdict.time);
+            self.consume_override(&verdict.program, summary.time);
         }
-        self.count_for_breaker(verdict.decision, verdict.seq);
+        self.count_for_breaker(verdict.decision, summary.seq);
         if verdict.decision == Decision::Deny {
-            push_bounded(&mut self.denials, verdict.clone(), self.params.recent_limit);
+            push_bounded(&mut self.denials, summary.clone(), self.params.recent_limit);
         }
-        push_bounded(&mut self.recent, verdict, self.params.recent_limit);
+        push_bounded(&mut self.recent, summary, self.params.recent_limit);
     }
 
     fn apply_rejection(&mut self, cause: RejectionCause, program: &str, time: Timestamp) {
@@ -587,7 +574,7 @@ mod tests {
     use super::*;
     use crate::audit::event::{
         ApprovalDecision, CircuitChange, ExecFinished, ExecStarted, LineAsked, ModeChange,
-        OneShotApproval, ReviewRejection, ReviewSwitch, ReviewVerdict,
+        OneShotApproval, ReviewRejection, ReviewSwitch, Reviewer, RiskLevel,
     };
     use crate::audit::paths::SessionId;
     use crate::error::Code;
@@ -1036,11 +1023,15 @@ mod tests {
         }
         let state = script.fold(&params);
         assert_eq!(state.recent.len(), 3);
-        assert_eq!(state.recent.back().unwrap().program, "ok");
-        let denied: Vec<&str> = state.denials.iter().map(|d| d.program.as_str()).collect();
+        assert_eq!(state.recent.back().unwrap().verdict.program, "ok");
+        let denied: Vec<&str> = state
+            .denials
+            .iter()
+            .map(|d| d.verdict.program.as_str())
+            .collect();
         assert_eq!(denied, ["b", "c", "d"]);
-        assert_eq!(state.denial(1).unwrap().program, "d");
-        assert_eq!(state.denial(3).unwrap().program, "b");
+        assert_eq!(state.denial(1).unwrap().verdict.program, "d");
+        assert_eq!(state.denial(3).unwrap().verdict.program, "b");
         assert!(state.denial(4).is_none());
         assert!(state.denial(0).is_none());
         assert_eq!(

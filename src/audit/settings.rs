@@ -137,7 +137,14 @@ fn from_table(
     }
 }
 
+/// The file's text; an invalid mode id is refused here, so nothing can save one.
 fn to_toml(settings: &Settings) -> Result<String> {
+    if !is_valid_mode_id(&settings.mode) {
+        return Err(Error::usage(format!(
+            "refusing to save the invalid mode id {:?}",
+            crate::approval::visible(&settings.mode)
+        )));
+    }
     let mut table = settings.other.clone();
     table.insert("mode".into(), toml::Value::String(settings.mode.clone()));
     if let Some(enabled) = settings.auto_review {
@@ -152,12 +159,6 @@ fn to_toml(settings: &Settings) -> Result<String> {
 
 /// Saves `settings` atomically, replacing whatever is there.
 pub fn save(path: &Path, settings: &Settings) -> Result<()> {
-    if !is_valid_mode_id(&settings.mode) {
-        return Err(Error::usage(format!(
-            "refusing to save the invalid mode id {:?}",
-            crate::approval::visible(&settings.mode)
-        )));
-    }
     let contents = to_toml(settings)?;
     let _lock = lock(path)?;
     write_atomically(path, contents.as_bytes())
@@ -173,12 +174,6 @@ pub fn update(
     let _lock = lock(path)?;
     let mut settings = load(path, is_full_access).settings;
     change(&mut settings);
-    if !is_valid_mode_id(&settings.mode) {
-        return Err(Error::usage(format!(
-            "refusing to save the invalid mode id {:?}",
-            crate::approval::visible(&settings.mode)
-        )));
-    }
     write_atomically(path, to_toml(&settings)?.as_bytes())?;
     Ok(settings)
 }

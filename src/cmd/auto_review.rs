@@ -189,8 +189,8 @@ pub fn approve_denial(
         None,
         EventBody::AutoReviewOverride(OneShotApproval {
             target_request: denial.request.clone(),
-            program: denial.program.clone(),
-            line: denial.line.clone(),
+            program: denial.verdict.program.clone(),
+            line: denial.verdict.line.clone(),
             ttl_secs: DEFAULT_OVERRIDE_TTL_SECS,
             by: Actor::Person,
         }),
@@ -273,18 +273,19 @@ pub fn render_status(id: &SessionId, state: &SessionState, now: Timestamp) -> St
                 "  {:>2}  {}  {} ({}): {}\n",
                 n + 1,
                 denial.time,
-                visible(&denial.line),
-                denial.risk.as_str(),
-                visible(&denial.reason)
+                visible(&denial.verdict.line),
+                denial.verdict.risk.as_str(),
+                visible(&denial.verdict.reason)
             ));
         }
     }
     if !state.recent.is_empty() {
         out.push_str("recent verdicts:\n");
-        for verdict in state.recent.iter().rev().take(5) {
+        for summary in state.recent.iter().rev().take(5) {
+            let verdict = &summary.verdict;
             out.push_str(&format!(
                 "  {}  {:<5} {:<8} {}{}  {}\n",
-                verdict.time,
+                summary.time,
                 verdict.decision.as_str(),
                 verdict.risk.as_str(),
                 visible(&verdict.line),
