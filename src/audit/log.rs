@@ -92,6 +92,8 @@ impl Session {
     ///
     /// Events of one line (`approval/asked`, verdicts, decisions, `exec/*`) must carry that line's
     /// `request` id; session-wide events must not. The returned event is exactly what was written.
+    /// Any error means the event was not recorded (`AUDIT_UNAVAILABLE` with the OS's reason for I/O
+    /// failures): the caller must not run the line.
     pub fn append(&self, request: Option<&RequestId>, body: EventBody) -> Result<Event> {
         if body.is_per_line() != request.is_some() {
             return Err(Error::internal(format!(
