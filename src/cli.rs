@@ -25,6 +25,10 @@ pub enum Command {
     Rules(cmd::rules::RulesArgs),
     /// Print the exit-code table (Markdown).
     ExitCodes,
+    /// Show a session's audit log, or verify its hash chain (`log verify`).
+    Log(crate::cmd::log::LogArgs),
+    /// Turn auto review on or off, show its state, or approve a denied line once.
+    AutoReview(crate::cmd::auto_review::AutoReviewArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -44,5 +48,7 @@ pub fn main() -> ExitCode {
             print!("{}", crate::error::exit_code_table());
             ExitCode::SUCCESS
         }
+        Command::Log(args) => crate::cmd::log::run(args),
+        Command::AutoReview(args) => crate::cmd::auto_review::run(args),
     }
 }

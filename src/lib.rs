@@ -4,6 +4,8 @@
 //! [`mode`]. Around it sit the adapters: the sandbox (kernel), the audit log (files), the reviewer
 //! (HTTP), the person's prompt (tty) and the shell hooks. [`error`] is the one error type.
 
+pub mod approval;
+pub mod audit;
 pub mod cli;
 pub mod cmd;
 pub mod config;
@@ -12,3 +14,4 @@ pub mod intake;
 pub mod mode;
 pub mod parse;
 pub mod policy;
+pub mod redact;

@@ -1,13 +1,29 @@
 //! One module per subcommand, plus the few helpers they share.
 
+pub mod auto_review;
 pub mod check;
 pub mod config;
+pub mod log;
+pub mod mode_select;
 pub mod rules;
 
 use crate::config::{self as cfg, Config, Locations};
-use crate::error::Error;
+use crate::error::{Error, Result, refusal_block};
 use crate::mode::{Resolved, SessionFacts};
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Ends a command: its own status on success; on an error, the refusal block on stderr and the
+/// error code's exit status.
+pub fn exit_with(result: Result<ExitCode>) -> ExitCode {
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprint!("{}", refusal_block(err.code, &err.reason));
+            ExitCode::from(err.code.exit_status())
+        }
+    }
+}
 
 /// The working directory a command is judged in: `--cwd` (made absolute) or the process's own.
 pub fn working_dir(arg: Option<&Path>) -> PathBuf {
@@ -20,7 +36,7 @@ pub fn working_dir(arg: Option<&Path>) -> PathBuf {
 }
 
 /// Load the config in effect for `cwd` (user file plus project files upward).
-pub fn load_config(cwd: &Path) -> Result<Config, Error> {
+pub fn load_config(cwd: &Path) -> std::result::Result<Config, Error> {
     cfg::load(&Locations::from_env(cwd.to_owned()))
 }
 

@@ -1,0 +1,358 @@
+//! Asking a person on the controlling terminal.
+//!
+//! The question goes to `/dev/tty`, never to stdin/stdout: an agent that pipes into shellgate owns
+//! those, but not the terminal, so it cannot answer for the person. No terminal, or no answer within
+//! the timeout, is [`Code::ApprovalUnavailable`] (the line does not run); an explicit "no" is
+//! [`Answer::Rejected`], which the caller reports as `APPROVAL_REJECTED`.
+//!
+//! The terminal is switched to canonical mode with echo for the question (a line editor such as
+//! readline may have left it raw) and restored afterwards. Input typed before the question was shown
+//! is discarded, so a stray keypress cannot answer a question the person has not seen.
+
+use crate::error::{Code, Error, Result};
+use crate::mode::SandboxPolicy;
+use std::fs::{File, OpenOptions};
+use std::io::{IsTerminal, Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The controlling terminal of the process.
+pub const CONTROLLING_TTY: &str = "/dev/tty";
+
+/// How long a person has to answer by default.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How many unclear answers to an allow/reject question are met with the question again.
+const MAX_ATTEMPTS: usize = 3;
+
+/// The longest answer read; anything longer is not one of the expected answers anyway.
+const MAX_ANSWER_BYTES: usize = 256;
+
+/// What the person is asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QuestionKind {
+    /// Allow the line once, or reject it (`y`/`n`; anything unclear is asked again, then rejected).
+    AllowOnce,
+    /// Type `word` exactly to confirm (e.g. `full` for Full access); anything else rejects.
+    TypedConfirmation { word: String },
+}
+
+/// One question for the person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Question {
+    pub line: String,
+    pub cwd: String,
+    /// The sandbox the line would run in.
+    pub sandbox: SandboxPolicy,
+    /// Why the person is asked (e.g. `Auto review denied command "…": <reason>`).
+    pub why: String,
+    pub kind: QuestionKind,
+    pub timeout: Duration,
+}
+
+/// The person's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Allowed once, or the typed confirmation matched.
+    Approved,
+    Rejected,
+}
+
+/// Asks on the controlling terminal.
+pub fn ask(question: &Question) -> Result<Answer> {
+    ask_on(Path::new(CONTROLLING_TTY), question)
+}
+
+/// Asks on the terminal at `tty` (tests pass a pseudo-terminal here).
+pub fn ask_on(tty: &Path, question: &Question) -> Result<Answer> {
+    let mut terminal = Terminal::open(tty)?;
+    terminal.enter_canonical_mode();
+    terminal.discard_typeahead();
+    let deadline = Instant::now() + question.timeout;
+    terminal.write(&render_question(question))?;
+    for attempt in 1..=MAX_ATTEMPTS {
+        let reply = match terminal.read_line(deadline) {
+            Ok(reply) => reply,
+            Err(err) => {
+                // Leave the person's terminal on a fresh line after a timeout.
+                let _ = terminal.write("\n");
+                return Err(err);
+            }
+        };
+        let Some(reply) = reply else {
+            // End of input (Ctrl-D) is the person's way of saying no.
+            terminal.write("\n")?;
+            return Ok(Answer::Rejected);
+        };
+        match interpret(&question.kind, &reply) {
+            Some(answer) => return Ok(answer),
+            None if attempt < MAX_ATTEMPTS => terminal.write("Please answer y or n: ")?,
+            None => {}
+        }
+    }
+    terminal.write("No clear answer: rejected.\n")?;
+    Ok(Answer::Rejected)
+}
+
+/// Maps a reply to an answer; `None` asks again.
+fn interpret(kind: &QuestionKind, reply: &str) -> Option<Answer> {
+    let reply = reply.trim();
+    match kind {
+        QuestionKind::TypedConfirmation { word } if reply == word => Some(Answer::Approved),
+        QuestionKind::TypedConfirmation { .. } => Some(Answer::Rejected),
+        QuestionKind::AllowOnce => match reply.to_ascii_lowercase().as_str() {
+            "y" | "yes" => Some(Answer::Approved),
+            "" | "n" | "no" => Some(Answer::Rejected),
+            _ => None,
+        },
+    }
+}
+
+/// Whether a person is at a terminal: stdin is a terminal AND a controlling terminal can be opened.
+/// Used to guard commands only a person may run (turning review back on, `approve`, a mode change).
+/// It is a heuristic: a program that allocates a pseudo-terminal of its own (`script`, `expect`)
+/// passes it, which is why such lines should not be allowed to reach shellgate unsandboxed.
+pub fn person_present() -> bool {
+    std::io::stdin().is_terminal() && Terminal::open(Path::new(CONTROLLING_TTY)).is_ok()
+}
+
+/// The question as shown on the terminal.
+pub fn render_question(question: &Question) -> String {
+    let prompt = match &question.kind {
+        QuestionKind::AllowOnce => "Allow once? [y/N]".to_string(),
+        QuestionKind::TypedConfirmation { word } => {
+            format!("Type {word:?} to confirm, anything else rejects:")
+        }
+    };
+    format!(
+        "\nshellgate: a person's approval is needed\n  line:    {}\n  cwd:     {}\n  sandbox: {}\n  \
+         why:     {}\n{prompt} ({} s) ",
+        visible(&question.line),
+        visible(&question.cwd),
+        describe_sandbox(question.sandbox),
+        visible(&question.why),
+        question.timeout.as_secs()
+    )
+}
+
+fn describe_sandbox(sandbox: SandboxPolicy) -> &'static str {
+    match sandbox {
+        SandboxPolicy::ReadOnly => "read-only (reads anywhere, writes nowhere)",
+        SandboxPolicy::WorkspaceWrite => "workspace-write (writes only beneath the workspace)",
+        SandboxPolicy::FullAccess => "NONE: Full access, no sandbox and no review",
+    }
+}
+
+/// Makes control and invisible characters visible, so text shown on a terminal (a command line, a
+/// reason from the log) cannot move the cursor, recolor, hide part of itself or reorder itself:
+/// C0 controls as caret notation (`ESC` → `^[`, newline → `^J`), DEL as `^?`, and C1 controls,
+/// bidi overrides, zero-width and line-separator characters as `\u{…}`.
+pub fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '\u{0}'..='\u{1f}' => {
+                out.push('^');
+                out.push(char::from(ch as u8 + 0x40));
+            }
+            '\u{7f}' => out.push_str("^?"),
+            _ if is_invisible(ch) => out.push_str(&format!("\\u{{{:04x}}}", u32::from(ch))),
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// Characters that render as nothing (or reorder text) but are not ASCII/C1 controls.
+pub fn is_invisible(ch: char) -> bool {
+    matches!(ch,
+        '\u{80}'..='\u{9f}'            // C1 controls (CSI is U+009B)
+        | '\u{ad}'                     // soft hyphen
+        | '\u{200b}'..='\u{200f}'      // zero-width space/joiners, LRM/RLM
+        | '\u{2028}'..='\u{202e}'      // line/paragraph separators, bidi embeddings/overrides
+        | '\u{2060}'..='\u{2064}'      // word joiner, invisible operators
+        | '\u{2066}'..='\u{2069}'      // bidi isolates
+        | '\u{feff}'                   // zero-width no-break space
+    )
+}
+
+/// An open terminal in canonical mode, restored when dropped.
+struct Terminal {
+    file: File,
+    saved: Option<libc::termios>,
+}
+
+fn unavailable(detail: impl std::fmt::Display) -> Error {
+    Error::new(
+        Code::ApprovalUnavailable,
+        format!("no person could be asked: {detail}"),
+    )
+}
+
+impl Terminal {
+    fn open(path: &Path) -> Result<Terminal> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            // O_NOCTTY: asking must never make a terminal our controlling one.
+            .custom_flags(libc::O_NOCTTY)
+            .open(path)
+            .map_err(|err| unavailable(format!("cannot open {}: {err}", path.display())))?;
+        if !file.is_terminal() {
+            return Err(unavailable(format!("{} is not a terminal", path.display())));
+        }
+        // Opening changes nothing on the terminal: `person_present` only opens it.
+        Ok(Terminal { file, saved: None })
+    }
+
+    fn fd(&self) -> RawFd {
+        self.file.as_raw_fd()
+    }
+
+    /// Line input with echo and signals, whatever mode a line editor left the terminal in.
+    fn enter_canonical_mode(&mut self) {
+        // SAFETY: `termios` is a plain C struct for which all-zero bytes are a valid value; it is
+        // only used after `tcgetattr` filled it.
+        let mut mode: libc::termios = unsafe { std::mem::zeroed() };
+        // SAFETY: the descriptor is open for the lifetime of `self`, and `mode` is a valid,
+        // exclusively borrowed `termios` for `tcgetattr` to write.
+        if unsafe { libc::tcgetattr(self.fd(), &mut mode) } != 0 {
+            return;
+        }
+        self.saved = Some(mode);
+        mode.c_lflag |= libc::ICANON | libc::ECHO | libc::ISIG;
+        mode.c_iflag |= libc::ICRNL;
+        // SAFETY: as above; `tcsetattr` only reads `mode`.
+        unsafe { libc::tcsetattr(self.fd(), libc::TCSANOW, &mode) };
+    }
+
+    fn discard_typeahead(&self) {
+        // SAFETY: the descriptor is open; `tcflush` takes no pointers.
+        unsafe { libc::tcflush(self.fd(), libc::TCIFLUSH) };
+    }
+
+    fn write(&mut self, text: &str) -> Result<()> {
+        self.file
+            .write_all(text.as_bytes())
+            .and_then(|()| self.file.flush())
+            .map_err(|err| unavailable(format!("cannot write to the terminal: {err}")))
+    }
+
+    /// Reads one line before `deadline`. `Ok(None)` is end of input.
+    fn read_line(&mut self, deadline: Instant) -> Result<Option<String>> {
+        let mut line = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Error::new(
+                    Code::ApprovalUnavailable,
+                    "no answer from the person in time",
+                ));
+            }
+            if !self.wait_readable(left)? {
+                continue;
+            }
+            let mut chunk = [0u8; 128];
+            let count = match self.file.read(&mut chunk) {
+                Ok(count) => count,
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(unavailable(format!("the terminal went away: {err}"))),
+            };
+            if count == 0 {
+                return Ok(None);
+            }
+            line.extend_from_slice(&chunk[..count]);
+            if let Some(end) = line.iter().position(|b| *b == b'\n') {
+                line.truncate(end);
+                return Ok(Some(String::from_utf8_lossy(&line).into_owned()));
+            }
+            if line.len() > MAX_ANSWER_BYTES {
+                line.clear();
+            }
+        }
+    }
+
+    /// Waits up to `left` for input; `false` when none came (the caller checks its deadline).
+    fn wait_readable(&self, left: Duration) -> Result<bool> {
+        let mut poll = libc::pollfd {
+            fd: self.fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let millis = libc::c_int::try_from(left.as_millis().max(1)).unwrap_or(libc::c_int::MAX);
+        // SAFETY: `poll` reads and writes exactly one `pollfd`, which lives on our stack for the
+        // whole call.
+        let ready = unsafe { libc::poll(&mut poll, 1, millis) };
+        if ready < 0 {
+            let err = std::io::Error::last_os_error();
+            if err.kind() == std::io::ErrorKind::Interrupted {
+                return Ok(false);
+            }
+            return Err(unavailable(format!("cannot wait for the terminal: {err}")));
+        }
+        if poll.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
+            && poll.revents & libc::POLLIN == 0
+        {
+            return Err(unavailable("the terminal hung up"));
+        }
+        // Reading only after poll said so: a blocking read would ignore the deadline.
+        Ok(ready > 0 && poll.revents & libc::POLLIN != 0)
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        if let Some(saved) = &self.saved {
+            // SAFETY: the descriptor is still open (the file is dropped after this runs) and
+            // `saved` is the `termios` read from it.
+            unsafe { libc::tcsetattr(self.fd(), libc::TCSANOW, saved) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_made_visible() {
+        assert_eq!(visible("a\x1b[31mb"), "a^[[31mb");
+        assert_eq!(visible("x\ny\t\x7f"), "x^Jy^I^?");
+        assert_eq!(visible("\u{202e}evil\u{9b}"), "\\u{202e}evil\\u{009b}");
+        assert_eq!(visible("héllo ✓"), "héllo ✓");
+    }
+
+    #[test]
+    fn answers() {
+        let once = QuestionKind::AllowOnce;
+        assert_eq!(interpret(&once, " Y "), Some(Answer::Approved));
+        assert_eq!(interpret(&once, "yes"), Some(Answer::Approved));
+        assert_eq!(interpret(&once, ""), Some(Answer::Rejected));
+        assert_eq!(interpret(&once, "no"), Some(Answer::Rejected));
+        assert_eq!(interpret(&once, "maybe"), None);
+        let typed = QuestionKind::TypedConfirmation {
+            word: "full".into(),
+        };
+        assert_eq!(interpret(&typed, "full"), Some(Answer::Approved));
+        assert_eq!(interpret(&typed, "y"), Some(Answer::Rejected));
+        assert_eq!(interpret(&typed, "FULL"), Some(Answer::Rejected));
+    }
+
+    #[test]
+    fn no_terminal_is_unavailable() {
+        let question = Question {
+            line: "ls".into(),
+            cwd: "/".into(),
+            sandbox: SandboxPolicy::WorkspaceWrite,
+            why: "test".into(),
+            kind: QuestionKind::AllowOnce,
+            timeout: Duration::from_secs(1),
+        };
+        for path in ["/dev/null", "/nonexistent/tty"] {
+            let err = ask_on(Path::new(path), &question).unwrap_err();
+            assert_eq!(err.code, Code::ApprovalUnavailable, "{path}");
+        }
+    }
+}

@@ -1,0 +1,298 @@
+//! `shellgate auto-review on|off|status|approve [N]`.
+//!
+//! `on`/`off` append a durable `autoReview/state` event; `approve N` appends an
+//! `autoReview/override` for the N-th most recent denial. Turning review off is always allowed (it
+//! sends lines to a person instead of the model), but only a person at a terminal may turn it back
+//! on after a person turned it off, reset a tripped breaker, or approve a denied line: an agent's
+//! call is refused with `TERMINAL_REQUIRED`.
+//!
+//! [`switch_review`] and [`approve_denial`] are the actions themselves, shared with the panel, so
+//! both append exactly the same events.
+
+use super::log::resolve_session;
+use crate::approval::{person_present, visible};
+use crate::audit::event::{
+    Actor, CircuitChange, CircuitTransition, EventBody, OneShotApproval, ReviewSwitch, Timestamp,
+};
+use crate::audit::fold::{DEFAULT_OVERRIDE_TTL_SECS, FoldParams, SessionState, fold};
+use crate::audit::{Event, Session, SessionId, StatePaths, settings};
+use crate::error::{Code, Error, Result};
+use clap::{Args, Subcommand};
+use std::io::Write;
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub struct AutoReviewArgs {
+    #[command(subcommand)]
+    pub action: AutoReviewAction,
+    /// The session (default: $SHELLGATE_SESSION; `status` falls back to the most recent session).
+    #[arg(long, value_name = "ID", global = true)]
+    pub session: Option<String>,
+    /// Print the result as JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum AutoReviewAction {
+    /// Turn auto review on (and reset a tripped circuit breaker, when a person does it).
+    On,
+    /// Turn auto review off: lines the reviewer would judge go to a person instead.
+    Off,
+    /// Show review on/off, budgets, the breaker, statistics and recent verdicts.
+    Status,
+    /// Approve the N-th most recent denial once (1 = the latest) for the next review of its
+    /// program within 5 minutes; the reviewer is told, and still decides. A person only.
+    Approve {
+        #[arg(default_value_t = 1)]
+        n: usize,
+    },
+}
+
+pub fn run(args: AutoReviewArgs) -> ExitCode {
+    super::exit_with(execute(&args).map(|()| ExitCode::SUCCESS))
+}
+
+/// The fold parameters for the commands. The configured `[reviewer]` limits are wired in by the
+/// configuration resolver; until then the defaults apply, with review on unless the saved settings
+/// say otherwise.
+pub fn fold_params(paths: &StatePaths) -> FoldParams {
+    let saved = settings::load(&paths.settings_file(), &|_| false).settings;
+    FoldParams {
+        review_default: saved.auto_review.unwrap_or(true),
+        ..FoldParams::default()
+    }
+}
+
+fn execute(args: &AutoReviewArgs) -> Result<()> {
+    let paths = StatePaths::from_env()?;
+    let params = fold_params(&paths);
+    let reading = matches!(args.action, AutoReviewAction::Status);
+    let id = resolve_session(&paths, args.session.as_deref(), reading)?;
+    if reading {
+        let state = fold(
+            &crate::audit::log::read_log(&paths.session_log(&id))?.events,
+            &params,
+        );
+        return print_status(&id, &state, args.json);
+    }
+    let session = Session::open(&paths, id)?;
+    let state = fold(&session.read()?.events, &params);
+    let person = person_present();
+    let written = match args.action {
+        AutoReviewAction::On => switch_review(&session, &state, true, person)?,
+        AutoReviewAction::Off => switch_review(&session, &state, false, person)?,
+        AutoReviewAction::Approve { n } => vec![approve_denial(&session, &state, n, person)?],
+        AutoReviewAction::Status => Vec::new(),
+    };
+    let mut out = std::io::stdout().lock();
+    for event in &written {
+        let line = if args.json {
+            serde_json::to_string(event).map_err(|err| Error::internal(err.to_string()))?
+        } else {
+            super::log::describe_event(event)
+        };
+        writeln!(out, "{line}").map_err(|err| Error::internal(err.to_string()))?;
+    }
+    if written.is_empty() && !args.json {
+        let note = if state.breaker.open {
+            "auto review is already on; its circuit breaker is open, and only a person at a \
+             terminal can reset it (`shellgate auto-review on`)"
+        } else {
+            "auto review is already on"
+        };
+        writeln!(out, "{note}").map_err(|err| Error::internal(err.to_string()))?;
+    }
+    Ok(())
+}
+
+fn actor(person: bool) -> Actor {
+    if person { Actor::Person } else { Actor::Agent }
+}
+
+/// Turns review on or off and returns the events appended. `person` says whether the caller is a
+/// person at a terminal (see [`person_present`]).
+///
+/// - `off` always appends (recording who turned it off matters: a person's off can only be undone
+///   by a person).
+/// - `on` after a person's `off` needs a person; `on` when already on appends nothing.
+/// - A person's `on` also resets a tripped breaker; an agent's `on` never does.
+pub fn switch_review(
+    session: &Session,
+    state: &SessionState,
+    enable: bool,
+    person: bool,
+) -> Result<Vec<Event>> {
+    let by = actor(person);
+    let mut written = Vec::new();
+    if !enable {
+        written.push(session.append(
+            None,
+            EventBody::AutoReviewState(ReviewSwitch { enabled: false, by }),
+        )?);
+        return Ok(written);
+    }
+    if !person && !state.review.enabled && state.review.by == Actor::Person {
+        return Err(Error::new(
+            Code::TerminalRequired,
+            "auto review was turned off by a person; only a person at a terminal can turn it \
+             back on (run `shellgate auto-review on` in your own shell)",
+        ));
+    }
+    if person && state.breaker.open {
+        let reason = state
+            .breaker
+            .cause
+            .as_ref()
+            .map_or("reset".to_string(), |cause| {
+                format!("reset after {}", cause.describe())
+            });
+        written.push(session.append(
+            None,
+            EventBody::AutoReviewCircuit(CircuitChange {
+                transition: CircuitTransition::Reset,
+                reason,
+                by,
+            }),
+        )?);
+    }
+    if !state.review.enabled {
+        written.push(session.append(
+            None,
+            EventBody::AutoReviewState(ReviewSwitch { enabled: true, by }),
+        )?);
+    }
+    Ok(written)
+}
+
+/// Records a single-use approval of the `n`-th most recent denial (1 = the latest). A person only.
+pub fn approve_denial(
+    session: &Session,
+    state: &SessionState,
+    n: usize,
+    person: bool,
+) -> Result<Event> {
+    if !person {
+        return Err(Error::new(
+            Code::TerminalRequired,
+            "only a person at a terminal can approve a denied command \
+             (run `shellgate auto-review approve` in your own shell)",
+        ));
+    }
+    let denial = state.denial(n).ok_or_else(|| {
+        Error::usage(format!(
+            "there is no denial #{n}: the session has {} recent denial(s)",
+            state.denials.len()
+        ))
+    })?;
+    session.append(
+        None,
+        EventBody::AutoReviewOverride(OneShotApproval {
+            target_request: denial.request.clone(),
+            program: denial.verdict.program.clone(),
+            line: denial.verdict.line.clone(),
+            ttl_secs: DEFAULT_OVERRIDE_TTL_SECS,
+            by: Actor::Person,
+        }),
+    )
+}
+
+fn print_status(id: &SessionId, state: &SessionState, json: bool) -> Result<()> {
+    let text = if json {
+        serde_json::to_string(&serde_json::json!({ "session": id, "state": state }))
+            .map_err(|err| Error::internal(err.to_string()))?
+    } else {
+        render_status(id, state, Timestamp::now())
+    };
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", text.trim_end()).map_err(|err| Error::internal(err.to_string()))
+}
+
+fn limit(used: u32, left: Option<u32>) -> String {
+    match left {
+        Some(left) => format!("{used} used, {left} left"),
+        None => format!("{used} used, no limit"),
+    }
+}
+
+/// The readable auto-review status (also the review part of `shellgate status`).
+pub fn render_status(id: &SessionId, state: &SessionState, now: Timestamp) -> String {
+    let mut out = format!("session {id} ({} events)\n", state.events);
+    out.push_str(&format!(
+        "auto review: {} (set by {})\n",
+        if state.review.enabled { "on" } else { "off" },
+        state.review.by.as_str()
+    ));
+    out.push_str(&format!(
+        "budgets: reviews {}; failures {}\n",
+        limit(state.budgets.reviews, state.budgets.reviews_left()),
+        limit(state.budgets.failures, state.budgets.failures_left())
+    ));
+    let breaker = &state.breaker;
+    if breaker.open {
+        out.push_str(&format!(
+            "breaker: OPEN ({}; action {:?}); a person resets it with `shellgate auto-review on`\n",
+            breaker
+                .cause
+                .as_ref()
+                .map_or(String::new(), |c| visible(&c.describe())),
+            breaker.action
+        ));
+    } else {
+        out.push_str(&format!(
+            "breaker: closed ({} denial(s) in a row, {} in the last {} verdicts)\n",
+            breaker.consecutive_denies,
+            breaker.window_denies(),
+            breaker.window.len()
+        ));
+    }
+    let stats = &state.stats;
+    out.push_str(&format!(
+        "statistics: {} allowed, {} denied ({} cached), {} fallbacks, {} never-rule rejections, \
+         mean review {}\n",
+        stats.allows,
+        stats.denies,
+        stats.cached,
+        stats.fallbacks,
+        stats.never_rejections,
+        stats
+            .mean_review_ms()
+            .map_or("-".to_string(), |ms| format!("{ms} ms"))
+    ));
+    for pending in state.pending_overrides(now) {
+        out.push_str(&format!(
+            "one-shot approval pending for {} until {}\n",
+            visible(&pending.program),
+            pending.expires
+        ));
+    }
+    if !state.denials.is_empty() {
+        out.push_str("recent denials (approve one with `shellgate auto-review approve N`):\n");
+        for (n, denial) in state.denials.iter().rev().enumerate().take(5) {
+            out.push_str(&format!(
+                "  {:>2}  {}  {} ({}): {}\n",
+                n + 1,
+                denial.time,
+                visible(&denial.verdict.line),
+                denial.verdict.risk.as_str(),
+                visible(&denial.verdict.reason)
+            ));
+        }
+    }
+    if !state.recent.is_empty() {
+        out.push_str("recent verdicts:\n");
+        for summary in state.recent.iter().rev().take(5) {
+            let verdict = &summary.verdict;
+            out.push_str(&format!(
+                "  {}  {:<5} {:<8} {}{}  {}\n",
+                summary.time,
+                verdict.decision.as_str(),
+                verdict.risk.as_str(),
+                visible(&verdict.line),
+                if verdict.cached { " (cached)" } else { "" },
+                visible(&verdict.reason)
+            ));
+        }
+    }
+    out
+}
