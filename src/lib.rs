@@ -15,3 +15,4 @@ pub mod mode;
 pub mod parse;
 pub mod policy;
 pub mod redact;
+pub mod shell;
