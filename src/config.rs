@@ -74,6 +74,7 @@ pub enum FallbackPolicy {
     AllowOnce,
 }
 
+/// The reviewer's risk assessment of a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RiskLevel {
@@ -81,6 +82,17 @@ pub enum RiskLevel {
     Medium,
     High,
     Critical,
+}
+
+impl RiskLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RiskLevel::Low => "low",
+            RiskLevel::Medium => "medium",
+            RiskLevel::High => "high",
+            RiskLevel::Critical => "critical",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -93,20 +105,21 @@ pub enum HighRiskAction {
     Deny,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// What the circuit breaker does once tripped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BreakerAction {
     /// Ask the person about each line while the breaker is open.
-    #[default]
     Delegate,
-    /// Deny each line routed to review while the breaker is open.
+    /// Deny each line routed to review while the breaker is open (the default).
+    #[default]
     Reject,
     /// Refuse every line until a person resets the breaker.
     Abort,
 }
 
 /// `[reviewer.breaker]`: the per-session circuit breaker.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BreakerConfig {
     pub consecutive_denies: u32,
@@ -121,13 +134,13 @@ impl Default for BreakerConfig {
             consecutive_denies: 3,
             window_denies: 6,
             window_size: 10,
-            action: BreakerAction::Delegate,
+            action: BreakerAction::Reject,
         }
     }
 }
 
 /// `[reviewer.budgets]`: per-session limits; past them the fallback applies.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BudgetConfig {
     pub max_reviews: Option<u32>,

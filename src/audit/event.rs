@@ -203,26 +203,7 @@ impl Decision {
     }
 }
 
-/// The reviewer's risk assessment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RiskLevel {
-    Low,
-    Medium,
-    High,
-    Critical,
-}
-
-impl RiskLevel {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RiskLevel::Low => "low",
-            RiskLevel::Medium => "medium",
-            RiskLevel::High => "high",
-            RiskLevel::Critical => "critical",
-        }
-    }
-}
+pub use crate::config::RiskLevel;
 
 /// Which model judged.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

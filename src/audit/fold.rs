@@ -26,52 +26,15 @@ use super::paths::RequestId;
 use serde::Serialize;
 use std::collections::VecDeque;
 
-/// What the breaker does once tripped (the reviewer acts on it; the fold only reports it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum BreakerAction {
-    /// Ask the person instead of the reviewer.
-    Delegate,
-    /// Refuse lines that would be reviewed.
-    Reject,
-    /// Refuse every line until a person resets the breaker.
-    Abort,
-}
-
-/// Circuit breaker limits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct BreakerParams {
-    pub consecutive_denies: u32,
-    pub window_denies: u32,
-    pub window_size: u32,
-    pub action: BreakerAction,
-}
-
-impl Default for BreakerParams {
-    fn default() -> Self {
-        BreakerParams {
-            consecutive_denies: 3,
-            window_denies: 6,
-            window_size: 10,
-            action: BreakerAction::Reject,
-        }
-    }
-}
-
-/// Per-session review budgets; `None` is unlimited.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub struct BudgetLimits {
-    pub max_reviews: Option<u32>,
-    pub max_failures: Option<u32>,
-}
+pub use crate::config::{BreakerAction, BreakerConfig, BudgetConfig};
 
 /// The configuration the fold needs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FoldParams {
     /// Whether review is on before any `autoReview/state` event.
     pub review_default: bool,
-    pub budgets: BudgetLimits,
-    pub breaker: BreakerParams,
+    pub budgets: BudgetConfig,
+    pub breaker: BreakerConfig,
     /// How many recent verdicts (and, separately, denials) the state keeps.
     pub recent_limit: usize,
 }
@@ -80,8 +43,8 @@ impl Default for FoldParams {
     fn default() -> Self {
         FoldParams {
             review_default: true,
-            budgets: BudgetLimits::default(),
-            breaker: BreakerParams::default(),
+            budgets: BudgetConfig::default(),
+            breaker: BreakerConfig::default(),
             recent_limit: 20,
         }
     }
@@ -104,7 +67,7 @@ pub struct ReviewStatus {
 pub struct BudgetStatus {
     pub reviews: u32,
     pub failures: u32,
-    pub limits: BudgetLimits,
+    pub limits: BudgetConfig,
 }
 
 impl BudgetStatus {
@@ -839,7 +802,7 @@ mod tests {
     #[test]
     fn budgets_count_reviews_and_failures_not_cache_hits() {
         let params = FoldParams {
-            budgets: BudgetLimits {
+            budgets: BudgetConfig {
                 max_reviews: Some(3),
                 max_failures: Some(5),
             },
@@ -926,10 +889,10 @@ mod tests {
     #[test]
     fn zero_disables_a_breaker_criterion() {
         let params = FoldParams {
-            breaker: BreakerParams {
+            breaker: BreakerConfig {
                 consecutive_denies: 0,
                 window_denies: 0,
-                ..BreakerParams::default()
+                ..BreakerConfig::default()
             },
             ..FoldParams::default()
         };
