@@ -18,6 +18,10 @@ pub struct Cli {
 pub enum Command {
     /// Print the exit-code table (Markdown).
     ExitCodes,
+    /// Run a program inside the OS sandbox (Landlock + seccomp + protected paths).
+    Sandbox(crate::cmd::sandbox::Args),
+    /// Report what this system can enforce (kernel, Landlock, seccomp, namespaces, shells).
+    Doctor(crate::cmd::doctor::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -27,5 +31,8 @@ pub fn main() -> ExitCode {
             print!("{}", crate::error::exit_code_table());
             ExitCode::SUCCESS
         }
+        Command::Sandbox(args) => crate::cmd::sandbox::run(args),
+        // TODO(config): pass the config files in effect once the config module can list them.
+        Command::Doctor(args) => crate::cmd::doctor::run(&args, None),
     }
 }

@@ -8,3 +8,4 @@ pub mod cli;
 pub mod cmd;
 pub mod error;
 pub mod mode;
+pub mod sandbox;

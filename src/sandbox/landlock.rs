@@ -1,0 +1,139 @@
+//! The Landlock layer: one ruleset that handles every filesystem right of the effective ABI, TCP
+//! bind/connect when the network is off, and signal / abstract-socket scoping, all in the same
+//! ruleset (a second ruleset for the network would be a second, separately stacked domain).
+//!
+//! `CompatLevel::HardRequirement` everywhere: the launcher has already refused to run when the
+//! ABI cannot express the policy, so any compatibility downgrade here would be a bug, and the
+//! crate reports it as an error instead of silently enforcing less. The final `RulesetStatus`
+//! must be `FullyEnforced`; `PartiallyEnforced` is treated as a failure.
+
+use crate::error::{Code, Error, Result};
+use crate::sandbox::abi::{DetectedAbi, Feature};
+use landlock::{
+    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope,
+};
+use std::path::{Path, PathBuf};
+
+/// Character devices every program may read, write and `ioctl`.
+pub const DEVICES: [&str; 7] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+];
+
+/// Directories of terminal devices: new ptys (`openpty`) and the caller's own terminal.
+const TERMINAL_DIRS: [&str; 1] = ["/dev/pts"];
+
+/// What the ruleset grants beyond "read and execute everything".
+#[derive(Debug, Clone, Default)]
+pub struct Grants {
+    /// Directories beneath which everything is allowed.
+    pub writable: Vec<PathBuf>,
+    /// The terminal devices of the launcher's stdin/stdout/stderr (e.g. `/dev/ttyS0`), which may
+    /// live outside `/dev/pts`.
+    pub terminals: Vec<PathBuf>,
+    /// Keep TCP bind/connect unrestricted.
+    pub network: bool,
+}
+
+/// Builds and enforces the ruleset on the calling thread. Sets `no_new_privs` as a side effect
+/// (the caller has set it already; the kernel requires it).
+pub fn restrict(abi: &DetectedAbi, grants: &Grants) -> Result<()> {
+    let ruleset = build(abi, grants)?;
+    let status = ruleset.restrict_self().map_err(landlock_error)?;
+    match status.ruleset {
+        RulesetStatus::FullyEnforced => Ok(()),
+        other => Err(Error::new(
+            Code::SandboxUnavailable,
+            format!(
+                "Landlock enforced the ruleset only {other:?} at ABI {}",
+                abi.effective
+            ),
+        )),
+    }
+}
+
+fn build(abi: &DetectedAbi, grants: &Grants) -> Result<RulesetCreated> {
+    let version = abi.landlock_abi();
+    let all = AccessFs::from_all(version);
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(all)
+        .map_err(landlock_error)?;
+    if !grants.network && abi.has(Feature::Tcp) {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(version))
+            .map_err(landlock_error)?;
+    }
+    if abi.has(Feature::Scope) {
+        ruleset = ruleset
+            .scope(Scope::from_all(version))
+            .map_err(landlock_error)?;
+    }
+    let mut created = ruleset.create().map_err(landlock_error)?;
+    created = allow(created, Path::new("/"), AccessFs::from_read(version))?;
+    for root in &grants.writable {
+        created = allow(created, root, all)?;
+    }
+    let device = device_access(version);
+    let device_paths = DEVICES
+        .iter()
+        .map(Path::new)
+        .chain(TERMINAL_DIRS.iter().map(Path::new));
+    for path in device_paths.chain(grants.terminals.iter().map(PathBuf::as_path)) {
+        // A missing device (no /dev/full in a minimal container) is simply not granted.
+        if path.exists() {
+            created = allow(created, path, device)?;
+        }
+    }
+    Ok(created)
+}
+
+/// Read, write and ioctl, plus listing for the terminal directories.
+fn device_access(version: landlock::ABI) -> BitFlags<AccessFs> {
+    let wanted = AccessFs::ReadFile
+        | AccessFs::WriteFile
+        | AccessFs::ReadDir
+        | AccessFs::Truncate
+        | AccessFs::IoctlDev;
+    wanted & AccessFs::from_all(version)
+}
+
+fn allow(
+    ruleset: RulesetCreated,
+    path: &Path,
+    access: BitFlags<AccessFs>,
+) -> Result<RulesetCreated> {
+    let fd = PathFd::new(path).map_err(|e| {
+        Error::new(
+            Code::SandboxUnavailable,
+            format!("cannot open {} for a Landlock rule: {e}", path.display()),
+        )
+    })?;
+    // Directory-only rights on a file are an error in the kernel; keep only the file rights.
+    let access = if path.is_dir() {
+        access
+    } else {
+        access & file_rights()
+    };
+    ruleset
+        .add_rule(PathBeneath::new(fd, access))
+        .map_err(landlock_error)
+}
+
+fn file_rights() -> BitFlags<AccessFs> {
+    AccessFs::Execute
+        | AccessFs::WriteFile
+        | AccessFs::ReadFile
+        | AccessFs::Truncate
+        | AccessFs::IoctlDev
+}
+
+fn landlock_error(e: impl std::fmt::Display) -> Error {
+    Error::new(Code::SandboxUnavailable, format!("Landlock: {e}"))
+}
