@@ -288,8 +288,16 @@ fn place(path: &Path, roots: &[PathBuf]) -> Result<Option<PathBuf>> {
     if !path.is_absolute() {
         return Ok(None);
     }
-    let mut placed = PathBuf::from("/");
-    let mut components = path.components();
+    // Roots are canonical: a candidate built beneath one needs checking only below it.
+    let start = roots
+        .iter()
+        .filter(|root| path.starts_with(root))
+        .max_by_key(|root| depth(root));
+    let (mut placed, rest) = match start {
+        Some(root) => (root.clone(), path.strip_prefix(root).unwrap_or(path)),
+        None => (PathBuf::from("/"), path),
+    };
+    let mut components = rest.components();
     while let Some(component) = components.next() {
         let name = match component {
             Component::Normal(name) => name,
