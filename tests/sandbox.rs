@@ -6,6 +6,9 @@
 mod sandbox_support;
 
 use sandbox_support::*;
+use shellgate::error::Code;
+use shellgate::mode::SandboxPolicy;
+use shellgate::sandbox::{self, Spec};
 use std::fs;
 use std::io::ErrorKind;
 use std::net::{TcpListener, UdpSocket};
@@ -216,6 +219,22 @@ fn git_works_inside_while_hooks_and_config_stay_read_only() {
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&log.stdout).lines().count(), 2);
+}
+
+#[test]
+fn inherited_directory_fd_cannot_reach_under_the_read_only_binds() {
+    let s = Scratch::new();
+    s.git_repo();
+    let config = read(&s.ws.join(".git/config")).unwrap();
+    // fd 3 is opened on the workspace *before* the sandbox's mount namespace exists.
+    let script = format!(
+        "exec 3< {ws}; {SHELLGATE} sandbox --workspace {ws} -- \
+         sh -c 'echo evil >> /proc/self/fd/3/.git/config; cd /proc/self/fd/3 && echo evil >> .git/config'",
+        ws = s.ws.display()
+    );
+    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    assert_eq!(read(&s.ws.join(".git/config")).unwrap(), config);
 }
 
 #[test]
@@ -630,9 +649,6 @@ fn no_new_privs_no_capabilities_and_marker_inside() {
     for caps in ["CapInh", "CapPrm", "CapEff", "CapAmb"] {
         assert_eq!(field(caps), "0000000000000000", "{caps}");
     }
-    if sandbox_is_root() {
-        assert_eq!(field("CapBnd"), "0000000000000000");
-    }
     assert_eq!(field("Seccomp"), "2");
     let ignored = u64::from_str_radix(&field("SigIgn"), 16).unwrap();
     assert_eq!(
@@ -644,6 +660,55 @@ fn no_new_privs_no_capabilities_and_marker_inside() {
     assert!(
         text.trim_end().ends_with('0'),
         "the report fd variable leaked: {text}"
+    );
+}
+
+#[test]
+fn file_capabilities_grant_nothing_inside() {
+    if !sandbox_is_root() || which("setcap").is_err() {
+        eprintln!("needs root and setcap; skipping");
+        return;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("shellgate-fcap-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let cat = dir.path().join("cat");
+    fs::copy("/bin/cat", &cat).unwrap();
+    let setcap = Command::new(which("setcap").unwrap())
+        .args(["cap_dac_override,cap_sys_admin+ep"])
+        .arg(&cat)
+        .status()
+        .unwrap();
+    assert!(setcap.success());
+    let caps = |out: &[u8]| {
+        String::from_utf8_lossy(out)
+            .lines()
+            .filter(|l| l.starts_with("CapEff:") || l.starts_with("CapPrm:"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    // Control: outside, the file capabilities are granted (unless /tmp is mounted nosuid).
+    let control = Command::new(&cat)
+        .arg("/proc/self/status")
+        .output()
+        .unwrap();
+    if caps(&control.stdout)
+        .iter()
+        .all(|l| l.ends_with("0000000000000000"))
+    {
+        eprintln!("file capabilities are not honoured on /tmp here; skipping");
+        return;
+    }
+    let s = Scratch::new();
+    let out = s
+        .sandbox()
+        .run(cat.to_str().unwrap(), ["/proc/self/status"]);
+    let inside = caps(&out.0.stdout);
+    assert_eq!(inside.len(), 2, "{}", out.stderr());
+    assert!(
+        inside.iter().all(|l| l.ends_with("0000000000000000")),
+        "{inside:?}"
     );
 }
 
@@ -791,4 +856,130 @@ fn doctor_reports_an_enforceable_default() {
         .output()
         .unwrap();
     assert_eq!(refused.status.code(), Some(SANDBOX_UNAVAILABLE));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The library API `run` uses.
+
+fn spawn_in(s: &Scratch, spec: &Spec, script: &str, env: &[(&str, &str)]) -> sandbox::Running {
+    let mut command =
+        sandbox::command_with_launcher(SHELLGATE.as_ref(), spec, "/bin/sh", ["-c", script]);
+    command.current_dir(&s.ws).env("TMPDIR", &s.tmpdir);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    sandbox::spawn(command).expect("the launcher starts")
+}
+
+#[test]
+fn spawn_tells_the_programs_status_from_the_launchers_failure() {
+    let s = Scratch::new();
+    let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &s.ws).unwrap();
+    // The program itself exits 211: that is its status, not a sandbox failure.
+    let status = spawn_in(&s, &spec, "exit 211", &[]).wait().unwrap();
+    assert_eq!(status.code(), Some(211));
+    // The launcher refuses: the caller gets the error, with its code and reason.
+    let error = spawn_in(
+        &s,
+        &spec,
+        "touch marker",
+        &[("SHELLGATE_LANDLOCK_ABI_MAX", "0")],
+    )
+    .wait()
+    .unwrap_err();
+    assert_eq!(error.code, Code::SandboxUnavailable);
+    assert!(error.reason.contains("Landlock"), "{}", error.reason);
+    assert!(!s.ws.join("marker").exists());
+}
+
+#[test]
+fn spawn_reports_an_unstartable_program() {
+    let s = Scratch::new();
+    let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &s.ws).unwrap();
+    let command = sandbox::command_with_launcher(
+        SHELLGATE.as_ref(),
+        &spec,
+        "no-such-program-shellgate-test",
+        [] as [&str; 0],
+    );
+    let error = sandbox::spawn(command).unwrap().wait().unwrap_err();
+    assert_eq!(error.code, Code::SandboxExecFailed);
+}
+
+#[test]
+fn spec_round_trips_through_the_launcher_arguments() {
+    let s = Scratch::new();
+    let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &s.ws)
+        .unwrap()
+        .with_writable(&s.outside)
+        .unwrap();
+    // The extra writable root reaches the launcher.
+    let target = s.outside.join("g");
+    let script = format!("echo extra > {}", target.display());
+    let mut running = spawn_in(&s, &spec, &script, &[]);
+    running.started().unwrap();
+    assert!(running.wait().unwrap().success());
+    assert_eq!(read(&target).as_deref(), Some("extra\n"));
+}
+
+#[test]
+fn unprivileged_user_gets_the_same_sandbox_through_a_user_namespace() {
+    if !sandbox_is_root() {
+        // Every other test already runs the user-namespace path.
+        return;
+    }
+    let Ok(setpriv) = which("setpriv") else {
+        eprintln!("setpriv not installed; skipping");
+        return;
+    };
+    // Somewhere `nobody` can traverse, with its own copy of the binary.
+    let dir = tempfile::Builder::new()
+        .prefix("shellgate-nobody-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let root = dir.path();
+    let ws = root.join("ws");
+    fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    fs::write(ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+    let binary = root.join("shellgate");
+    fs::copy(SHELLGATE, &binary).unwrap();
+    let chown = Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(root)
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    let out = Command::new(setpriv)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "env"])
+        .arg(format!("HOME={}", root.display()))
+        .arg(&binary)
+        .args(["sandbox", "--workspace"])
+        .arg(&ws)
+        .args(["--", "sh", "-c"])
+        .arg(
+            "echo ok > inside; echo evil >> .git/config; touch .git/hooks/x; \
+              grep -E '^(CapEff|NoNewPrivs):' /proc/self/status",
+        )
+        .current_dir(&ws)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("NoNewPrivs:\t1"),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("CapEff:\t0000000000000000"), "{stdout}");
+    assert_eq!(read(&ws.join("inside")).as_deref(), Some("ok\n"));
+    assert_eq!(read(&ws.join(".git/config")).as_deref(), Some("[core]\n"));
+    assert!(!ws.join(".git/hooks/x").exists());
+}
+
+fn which(name: &str) -> Result<std::path::PathBuf, ()> {
+    ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]
+        .iter()
+        .map(|dir| std::path::Path::new(dir).join(name))
+        .find(|p| p.exists())
+        .ok_or(())
 }

@@ -63,14 +63,13 @@ pub fn run(args: &Args, config_files: Option<Vec<PathBuf>>) -> ExitCode {
         default_policy: DEFAULT_POLICY,
         default_policy_enforceable,
     };
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).unwrap_or_default()
-        );
+    let text = if args.json {
+        serde_json::to_string_pretty(&report).unwrap_or_default() + "\n"
     } else {
-        print!("{}", render(&report));
-    }
+        render(&report)
+    };
+    // A closed pipe (`doctor | head`) is not an error worth a panic.
+    let _ = std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes());
     if default_policy_enforceable {
         ExitCode::SUCCESS
     } else {
@@ -176,7 +175,7 @@ fn version_of(shell: &Path) -> Option<String> {
 fn render(report: &Report) -> String {
     let s = &report.support;
     let mut out = String::new();
-    let mut line = |label: &str, value: String| out.push_str(&format!("{label:<18} {value}\n"));
+    let mut line = |label: &str, value: String| out.push_str(&format!("{label:<24} {value}\n"));
     line("kernel", format!("Linux {} ({})", s.kernel, s.arch));
     line("landlock", landlock_line(s));
     line(

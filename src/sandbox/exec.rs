@@ -2,8 +2,8 @@
 //!
 //! The order matters and is fixed:
 //!
-//! 1. fd hygiene, and the fail-closed check of what the kernel offers;
-//! 2. the private mount namespace (needs capabilities, so it comes first);
+//! 1. the fail-closed check of what the kernel offers;
+//! 2. the private mount namespace, with fd hygiene (needs capabilities, so it comes first);
 //! 3. dropping every capability, then `no_new_privs`;
 //! 4. Landlock, then seccomp (seccomp last: it forbids the mount and namespace calls above);
 //! 5. `execvp` — nothing else runs in between, and the process is single-threaded throughout,
@@ -54,8 +54,6 @@ struct Ready {
 }
 
 fn enter(spec: &Spec) -> Result<Ready> {
-    check_std_fds()?;
-    close_inherited_dirs();
     let spec = spec.clone().with_current_temp_dirs();
     let abi = DetectedAbi::detect();
     // seccomp support is not probed here: installing the filter fails (closed) if it is missing.
@@ -92,6 +90,9 @@ fn protect_paths(spec: &Spec, abi: &DetectedAbi) -> Result<()> {
     if !plan.needs_mounts() {
         return Ok(());
     }
+    // Descriptors opened before the namespace see the mounts *under* the read-only binds.
+    check_std_fds()?;
+    close_inherited_dirs();
     if let Err(why) = mounts::enter() {
         return Err(Error::new(
             Code::SandboxUnavailable,

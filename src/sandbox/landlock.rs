@@ -81,15 +81,12 @@ fn build(abi: &DetectedAbi, grants: &Grants) -> Result<RulesetCreated> {
         created = allow(created, root, all)?;
     }
     let device = device_access(version);
-    let device_paths = DEVICES
-        .iter()
-        .map(Path::new)
-        .chain(TERMINAL_DIRS.iter().map(Path::new));
-    for path in device_paths.chain(grants.terminals.iter().map(PathBuf::as_path)) {
-        // A missing device (no /dev/full in a minimal container) is simply not granted.
-        if path.exists() {
-            created = allow(created, path, device)?;
-        }
+    let files = DEVICES.iter().map(Path::new);
+    for path in files.chain(grants.terminals.iter().map(PathBuf::as_path)) {
+        created = allow_if_present(created, path, device & file_rights())?;
+    }
+    for dir in TERMINAL_DIRS.iter().map(Path::new) {
+        created = allow_if_present(created, dir, device)?;
     }
     Ok(created)
 }
@@ -104,6 +101,8 @@ fn device_access(version: landlock::ABI) -> BitFlags<AccessFs> {
     wanted & AccessFs::from_all(version)
 }
 
+/// A rule beneath `path`. `access` must suit the file type (directory-only rights on a file are
+/// an error in the kernel): callers know it — roots are directories, devices are files.
 fn allow(
     ruleset: RulesetCreated,
     path: &Path,
@@ -115,15 +114,23 @@ fn allow(
             format!("cannot open {} for a Landlock rule: {e}", path.display()),
         )
     })?;
-    // Directory-only rights on a file are an error in the kernel; keep only the file rights.
-    let access = if path.is_dir() {
-        access
-    } else {
-        access & file_rights()
-    };
     ruleset
         .add_rule(PathBeneath::new(fd, access))
         .map_err(landlock_error)
+}
+
+/// Like [`allow`], but a missing device (no `/dev/full` in a minimal container) is not granted.
+fn allow_if_present(
+    ruleset: RulesetCreated,
+    path: &Path,
+    access: BitFlags<AccessFs>,
+) -> Result<RulesetCreated> {
+    match PathFd::new(path) {
+        Ok(fd) => ruleset
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(landlock_error),
+        Err(_) => Ok(ruleset),
+    }
 }
 
 fn file_rights() -> BitFlags<AccessFs> {

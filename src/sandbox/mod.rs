@@ -36,6 +36,7 @@ use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus};
 
 /// The `shellgate sandbox` arguments (everything before `--`) that reproduce `spec`.
@@ -75,13 +76,28 @@ where
             format!("cannot locate shellgate's own executable to enter the sandbox: {e}"),
         )
     })?;
-    let mut command = Command::new(exe);
+    Ok(command_with_launcher(&exe, spec, program, args))
+}
+
+/// Like [`command`], with an explicit path to the `shellgate` binary (tests, or a caller that is
+/// not shellgate itself).
+pub fn command_with_launcher<I, S>(
+    launcher: &Path,
+    spec: &Spec,
+    program: impl AsRef<OsStr>,
+    args: I,
+) -> Command
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut command = Command::new(launcher);
     command
         .args(launcher_args(spec))
         .arg("--")
         .arg(program)
         .args(args);
-    Ok(command)
+    command
 }
 
 /// A sandboxed child started by [`spawn`].

@@ -132,10 +132,25 @@ pub fn plan(spec: &Spec, env: &HomeEnv) -> Result<Plan> {
     let roots = spec.writable_roots();
     let mut plan = Plan::default();
     let mut targets = Vec::new();
+    // Candidates share a handful of parents (each root, each git dir, $HOME): place each once.
+    let mut placed_parents: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
     for candidate in candidates(spec, env) {
-        let Some(path) = place(&candidate.path, &roots)? else {
+        let (Some(parent), Some(name)) = (candidate.path.parent(), candidate.path.file_name())
+        else {
             continue;
         };
+        let placed_parent = match placed_parents.iter().find(|(p, _)| p == parent) {
+            Some((_, placed)) => placed.clone(),
+            None => {
+                let placed = place(parent, &roots)?;
+                placed_parents.push((parent.to_path_buf(), placed.clone()));
+                placed
+            }
+        };
+        let Some(path) = placed_parent.map(|p| p.join(name)) else {
+            continue;
+        };
+        // Outside every writable root, Landlock alone keeps it read-only: no syscall needed.
         if !beneath_any(&path, &roots) {
             continue;
         }
@@ -147,8 +162,7 @@ pub fn plan(spec: &Spec, env: &HomeEnv) -> Result<Plan> {
     targets.sort_by_key(|p| depth(p));
     targets.dedup();
     for target in targets {
-        let pins = pins_for(&target, &roots);
-        for pin in pins {
+        for pin in pins_for(&target, &roots) {
             if !plan.pins.contains(&pin) && !is_mount_root(&pin) {
                 plan.pins.push(pin);
             }
@@ -329,18 +343,20 @@ fn place(path: &Path, roots: &[PathBuf]) -> Result<Option<PathBuf>> {
     Ok(Some(placed))
 }
 
-/// Checks one in-root protected path: `Some(path)` when it exists (or was created) and can be
-/// mounted on, `None` when it is missing and must stay unenforced.
+/// Checks one in-root protected path (its parent already placed): `Some(path)` when it exists (or
+/// was created) and can be mounted on, `None` when it is missing and must stay unenforced. A
+/// symlink here lives in a writable directory, so the program could swap it: refused.
 fn resolve(placed: &Path, create: Option<Kind>) -> Result<Option<PathBuf>> {
-    if placed.symlink_metadata().is_ok() {
-        return Ok(Some(placed.to_path_buf()));
-    }
-    match create {
-        Some(kind) if placed.parent().is_some_and(Path::is_dir) => {
-            materialize(placed, kind)?;
-            Ok(Some(placed.to_path_buf()))
-        }
-        _ => Ok(None),
+    match placed.symlink_metadata() {
+        Ok(meta) if meta.file_type().is_symlink() => Err(symlinked(placed)),
+        Ok(_) => Ok(Some(placed.to_path_buf())),
+        Err(_) => match create {
+            Some(kind) if placed.parent().is_some_and(Path::is_dir) => {
+                materialize(placed, kind)?;
+                Ok(Some(placed.to_path_buf()))
+            }
+            _ => Ok(None),
+        },
     }
 }
 
