@@ -3,6 +3,8 @@
 #
 # In ONE hyperfine run, side by side: `/bin/true` and `sh -c 'echo hi > f'`
 #   - bare,
+#   - `/bin/true` through `env` (one extra exec hop through a small C program: the floor of any
+#     re-exec launcher, for reference),
 #   - under `shellgate sandbox` in a plain workspace (no protected path exists: no mount namespace),
 #   - under `shellgate sandbox` in a git workspace (.git/config and .git/hooks bound read-only),
 #   - under bwrap with the equivalent profile (ro-bind /, devices, writable workspace and /tmp,
@@ -41,6 +43,7 @@ write() { echo "sh -c 'echo hi > $1/f'"; }
 names=() commands=()
 add() { names+=("$1"); commands+=("$2"); }
 add "true bare" "/bin/true"
+add "true env-hop" "/usr/bin/env /bin/true"
 add "true shellgate-plain" "$(sg "$plain") /bin/true"
 add "true shellgate-git" "$(sg "$repo") /bin/true"
 add "echo bare" "$(write "$plain")"

@@ -54,7 +54,7 @@ struct Ready {
 }
 
 fn enter(spec: &Spec) -> Result<Ready> {
-    let spec = spec.clone().with_current_temp_dirs();
+    let spec = spec.clone();
     let abi = DetectedAbi::detect();
     // seccomp support is not probed here: installing the filter fails (closed) if it is missing.
     let gaps = requirements::kernel_gaps(&abi, true, spec.network, &spec.dropped);
@@ -178,6 +178,7 @@ fn std_terminals() -> Vec<PathBuf> {
     (0..=2)
         .filter_map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok())
         .filter(|p| p.starts_with("/dev/") && !p.starts_with("/dev/pts"))
+        .filter(|p| !landlock::DEVICES.iter().any(|d| p.as_os_str() == *d))
         .filter(|p| {
             std::fs::metadata(p).is_ok_and(|m| {
                 use std::os::unix::fs::FileTypeExt;

@@ -41,11 +41,15 @@ pub struct Grants {
     pub network: bool,
 }
 
-/// Builds and enforces the ruleset on the calling thread. Sets `no_new_privs` as a side effect
-/// (the caller has set it already; the kernel requires it).
+/// Builds and enforces the ruleset on the calling thread. The caller must have set
+/// `no_new_privs` (the kernel requires it for an unprivileged caller).
 pub fn restrict(abi: &DetectedAbi, grants: &Grants) -> Result<()> {
     let ruleset = build(abi, grants)?;
-    let status = ruleset.restrict_self().map_err(landlock_error)?;
+    // The launcher set no_new_privs itself (and verifies it); no second prctl here.
+    let status = ruleset
+        .no_new_privs(false)
+        .restrict_self()
+        .map_err(landlock_error)?;
     match status.ruleset {
         RulesetStatus::FullyEnforced => Ok(()),
         other => Err(Error::new(

@@ -156,7 +156,7 @@ pub struct Spec {
     pub writable: Vec<PathBuf>,
     /// `/tmp` and `$TMPDIR` (canonical, existing) for workspace-write; empty for read-only, which
     /// gets a private temp dir instead. Derived from the environment of the process that resolves
-    /// the spec; the launcher re-derives them from its own environment.
+    /// the spec: the launcher resolves its own from the environment its command was given.
     pub temp_dirs: Vec<PathBuf>,
     /// A linked worktree's git dir and common dir, writable so `git commit` works there.
     pub git_dirs: Vec<PathBuf>,
@@ -240,14 +240,6 @@ impl Spec {
             }
         }
         roots
-    }
-
-    /// The spec with the temp dirs re-derived from this process's environment (the launcher).
-    pub(crate) fn with_current_temp_dirs(mut self) -> Spec {
-        if self.policy == Policy::WorkspaceWrite {
-            self.temp_dirs = default_temp_dirs();
-        }
-        self
     }
 }
 
