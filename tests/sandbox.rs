@@ -727,6 +727,30 @@ fn stdin_and_stdout_pass_through() {
     assert_eq!(out.ok(), "line one\nline two\n");
 }
 
+#[test]
+fn the_terminal_works_inside() {
+    let Ok(script) = which("script") else {
+        eprintln!("script (util-linux) not installed; skipping");
+        return;
+    };
+    let s = Scratch::new();
+    // `script` gives the launcher a real pty as its controlling terminal.
+    let inner = format!(
+        "{SHELLGATE} sandbox --workspace {} -- sh -c 'tty; stty size >/dev/null && echo stty-ok; \
+         echo via-dev-tty > /dev/tty'",
+        s.ws.display()
+    );
+    let out = Command::new(script)
+        .args(["-qec", &inner, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("/dev/pts/"), "{text}");
+    assert!(text.contains("stty-ok"), "{text}");
+    assert!(text.contains("via-dev-tty"), "{text}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Failing closed, and shellgate's own failures.
 
@@ -849,6 +873,9 @@ fn doctor_reports_an_enforceable_default() {
             .all(|p| p["ok"] == true)
     );
     assert!(report["config_files"].is_null());
+    let protections = report["protections"].as_array().unwrap();
+    assert_eq!(protections.len(), 5);
+    assert!(protections.iter().all(|p| p["enforceable"] == true));
     // And it says no when the default cannot be enforced.
     let refused = Command::new(SHELLGATE)
         .args(["doctor"])

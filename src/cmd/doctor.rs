@@ -175,7 +175,7 @@ fn version_of(shell: &Path) -> Option<String> {
 fn render(report: &Report) -> String {
     let s = &report.support;
     let mut out = String::new();
-    let mut line = |label: &str, value: String| out.push_str(&format!("{label:<24} {value}\n"));
+    let mut line = |label: &str, value: String| out.push_str(&format!("{label:<28} {value}\n"));
     line("kernel", format!("Linux {} ({})", s.kernel, s.arch));
     line("landlock", landlock_line(s));
     line(
@@ -193,6 +193,13 @@ fn render(report: &Report) -> String {
         },
     );
     line("mount namespace", namespace_line(s));
+    for p in &s.protections {
+        let value = match &p.reason {
+            None => "enforceable".to_string(),
+            Some(reason) => format!("NOT enforceable: {reason}"),
+        };
+        line(&format!("protection {}", p.protection), value);
+    }
     for policy in &s.policies {
         let probe = report.probes.iter().find(|p| p.policy == policy.policy);
         line(

@@ -23,7 +23,17 @@ pub struct Support {
     pub lsm: Option<String>,
     pub seccomp: bool,
     pub namespaces: NamespaceSupport,
+    /// Each droppable protection: can this system give it?
+    pub protections: Vec<ProtectionSupport>,
     pub policies: Vec<PolicySupport>,
+}
+
+/// Whether one protection can be enforced here, and if not, why.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProtectionSupport {
+    pub protection: Protection,
+    pub enforceable: bool,
+    pub reason: Option<String>,
 }
 
 /// Whether a private mount namespace can be created (as far as can be told without trying).
@@ -54,7 +64,12 @@ pub fn detect() -> Support {
         .into_iter()
         .map(|policy| policy_support(policy, &landlock, seccomp, &namespaces))
         .collect();
+    let protections = Protection::ALL
+        .into_iter()
+        .map(|p| protection_support(p, &landlock, &namespaces))
+        .collect();
     Support {
+        protections,
         kernel: abi::kernel_release(),
         arch: std::env::consts::ARCH,
         landlock_features: landlock.features(),
@@ -92,6 +107,28 @@ fn policy_support(
         enforceable: gaps.is_empty(),
         reason: (!gaps.is_empty()).then(|| requirements::describe(abi, &gaps)),
         missing_protections,
+    }
+}
+
+fn protection_support(
+    protection: Protection,
+    abi: &DetectedAbi,
+    namespaces: &NamespaceSupport,
+) -> ProtectionSupport {
+    let reason = match protection.landlock_feature() {
+        Some(feature) if !abi.has(feature) => Some(format!(
+            "needs Landlock ABI {} (Linux {}+), this system gives ABI {}",
+            feature.min_abi(),
+            feature.linux(),
+            abi.effective
+        )),
+        Some(_) => None,
+        None => namespaces.reason.clone().filter(|_| !namespaces.available),
+    };
+    ProtectionSupport {
+        protection,
+        enforceable: reason.is_none(),
+        reason,
     }
 }
 
