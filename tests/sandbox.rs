@@ -898,7 +898,10 @@ fn doctor_reports_an_enforceable_default() {
 fn spawn_in(s: &Scratch, spec: &Spec, script: &str, env: &[(&str, &str)]) -> sandbox::Running {
     let mut command =
         sandbox::command_with_launcher(SHELLGATE.as_ref(), spec, "/bin/sh", ["-c", script]);
-    command.current_dir(&s.ws).env("TMPDIR", &s.tmpdir);
+    command
+        .current_dir(&s.ws)
+        .env("TMPDIR", &s.tmpdir)
+        .stderr(std::process::Stdio::null());
     for (key, value) in env {
         command.env(key, value);
     }
@@ -930,12 +933,13 @@ fn spawn_tells_the_programs_status_from_the_launchers_failure() {
 fn spawn_reports_an_unstartable_program() {
     let s = Scratch::new();
     let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &s.ws).unwrap();
-    let command = sandbox::command_with_launcher(
+    let mut command = sandbox::command_with_launcher(
         SHELLGATE.as_ref(),
         &spec,
         "no-such-program-shellgate-test",
         [] as [&str; 0],
     );
+    command.stderr(std::process::Stdio::null());
     let error = sandbox::spawn(command).unwrap().wait().unwrap_err();
     assert_eq!(error.code, Code::SandboxExecFailed);
 }

@@ -54,14 +54,13 @@ struct Ready {
 }
 
 fn enter(spec: &Spec) -> Result<Ready> {
-    let spec = spec.clone();
     let abi = DetectedAbi::detect();
     // seccomp support is not probed here: installing the filter fails (closed) if it is missing.
     let gaps = requirements::kernel_gaps(&abi, true, spec.network, &spec.dropped);
     requirements::refuse(&abi, &gaps)?;
     let private_tmp = match spec.policy {
         Policy::WorkspaceWrite => {
-            protect_paths(&spec, &abi)?;
+            protect_paths(spec, &abi)?;
             None
         }
         Policy::ReadOnly => Some(private_tmp()?),
