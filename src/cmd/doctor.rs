@@ -104,7 +104,10 @@ fn probe(policy: Policy) -> Probe {
 fn launch_probe(policy: Policy, workspace: &Path) -> Result<(), String> {
     let spec = Spec::new(SandboxPolicy::from(policy), workspace).map_err(|e| e.to_string())?;
     let mut command = sandbox::command(&spec, "/bin/sh", ["-c", ":"]).map_err(|e| e.to_string())?;
+    // A fallback temp dir (no namespace for read-only's tmpfs) lands in the scratch dir, which
+    // is removed afterwards.
     command
+        .env("TMPDIR", workspace)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
