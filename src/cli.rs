@@ -29,6 +29,10 @@ pub enum Command {
     Log(crate::cmd::log::LogArgs),
     /// Turn auto review on or off, show its state, or approve a denied line once.
     AutoReview(crate::cmd::auto_review::AutoReviewArgs),
+    /// Run a program inside the OS sandbox (Landlock + seccomp + protected paths).
+    Sandbox(crate::cmd::sandbox::Args),
+    /// Report what this system can enforce (kernel, Landlock, seccomp, namespaces, shells).
+    Doctor(crate::cmd::doctor::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -50,5 +54,7 @@ pub fn main() -> ExitCode {
         }
         Command::Log(args) => crate::cmd::log::run(args),
         Command::AutoReview(args) => crate::cmd::auto_review::run(args),
+        Command::Sandbox(args) => crate::cmd::sandbox::run(args),
+        Command::Doctor(args) => cmd::doctor::run(&args, Some(cmd::config_files_in_effect())),
     }
 }
