@@ -105,6 +105,16 @@ impl fmt::Display for ModeId {
     }
 }
 
+/// Is `id` a mode id that can be saved or selected: a built-in id, or `profile:<id>` with a valid
+/// profile id? (Whether the profile exists is the resolver's business.)
+pub fn is_valid_mode_id(id: &str) -> bool {
+    match ModeId::parse(id) {
+        Some(ModeId::Profile(p)) => crate::config::check_profile_id(&p).is_ok(),
+        Some(_) => true,
+        None => false,
+    }
+}
+
 /// What a mode means for a line: the one typed tuple every caller uses.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Resolved {

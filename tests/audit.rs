@@ -533,11 +533,11 @@ fn saved_full_access_comes_back_as_the_safe_default() {
     assert!(loaded.notes.iter().any(|n| n.contains("never restored")));
     // A profile that resolves to no sandbox is Full access too.
     let profile = Settings {
-        mode: "yolo".into(),
+        mode: "profile:yolo".into(),
         ..Settings::default()
     };
     settings::save(&state_paths.settings_file(), &profile).unwrap();
-    let loaded = settings::load(&state_paths.settings_file(), &|id| id == "yolo");
+    let loaded = settings::load(&state_paths.settings_file(), &|id| id == "profile:yolo");
     assert_eq!(loaded.settings.mode, SAFE_MODE);
 }
 
