@@ -19,6 +19,13 @@ pub struct Cli {
 pub enum Command {
     /// Decide a line without running it: allow, deny, review or ask.
     Check(cmd::check::CheckArgs),
+    /// Decide a line, ask whoever must be asked, run it in the sandbox, and record it.
+    Run(cmd::run::RunArgs),
+    /// Print the hook for a shell: eval "$(shellgate init bash)".
+    Init(cmd::init::InitArgs),
+    /// The interactive hooks' call for each line (see `shellgate init`).
+    #[command(hide = true)]
+    Hook(cmd::hook::HookArgs),
     /// Show the effective configuration, or validate the config files.
     Config(cmd::config::ConfigArgs),
     /// List every rule in effect.
@@ -46,6 +53,9 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         Command::Check(args) => cmd::check::run(args),
+        Command::Run(args) => cmd::run::run(args),
+        Command::Init(args) => cmd::init::run(args),
+        Command::Hook(args) => cmd::hook::run(args),
         Command::Config(args) => cmd::config::run(args),
         Command::Rules(args) => cmd::rules::run(args),
         Command::ExitCodes => {

@@ -4,9 +4,12 @@ pub mod auto_review;
 pub mod check;
 pub mod config;
 pub mod doctor;
+pub mod hook;
+pub mod init;
 pub mod log;
 pub mod mode_select;
 pub mod rules;
+pub mod run;
 pub mod sandbox;
 
 use crate::config::{self as cfg, Config, Locations};

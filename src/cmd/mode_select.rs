@@ -8,7 +8,6 @@
 
 use crate::config::{MAX_PROFILE_ID_LEN, MAX_PROFILES, check_profile_id};
 use crate::error::{Error, Result};
-use crate::mode::BUILTIN_MODE_IDS;
 
 /// The longest display name shown (in characters); longer ones are cut.
 pub const MAX_DISPLAY_NAME_CHARS: usize = 48;
@@ -202,6 +201,7 @@ pub fn render_choices(choices: &ModeChoices, current: &str) -> String {
 mod tests {
     use super::*;
     use crate::error::Code;
+    use crate::mode::BUILTIN_MODE_IDS;
 
     fn profiles(list: &[(&str, Option<&str>)]) -> Vec<(String, Option<String>)> {
         list.iter()

@@ -1,0 +1,28 @@
+//! `shellgate init bash|zsh|powershell`: print the hook to evaluate in the shell's startup file.
+
+use crate::audit::SessionId;
+use crate::shell::templates::{self, HookShell};
+use clap::Args;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct InitArgs {
+    #[arg(value_enum)]
+    pub shell: HookShell,
+}
+
+pub fn run(args: InitArgs) -> ExitCode {
+    let binary = match std::env::current_exe() {
+        Ok(path) => path,
+        Err(e) => {
+            eprintln!("shellgate init: cannot locate the shellgate binary: {e}");
+            return ExitCode::from(crate::error::Code::Internal.exit_status());
+        }
+    };
+    let session = SessionId::new_random();
+    print!(
+        "{}",
+        templates::render(args.shell, &binary.to_string_lossy(), session.as_str())
+    );
+    ExitCode::SUCCESS
+}
