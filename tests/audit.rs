@@ -367,7 +367,7 @@ fn restart_replays_exactly_the_same_state() {
             let request = RequestId::new_random();
             record(
                 Some(&request),
-                asked(format!("rm -rf build{index} token=abc{index}")),
+                asked(format!("rm -rf build{index} token=zqsecret{index}")),
             );
             record(
                 Some(&request),
@@ -393,7 +393,7 @@ fn restart_replays_exactly_the_same_state() {
     assert!(!replayed.review.enabled);
     // Secrets never reached the file.
     let raw = fs::read_to_string(state_paths.session_log(&session_id("replay"))).unwrap();
-    assert!(!raw.contains("abc1"));
+    assert!(!raw.contains("zqsecret"), "a secret reached the log");
     assert!(raw.contains("token=[REDACTED]"));
 }
 
