@@ -32,6 +32,11 @@ pub enum Command {
     Rules(cmd::rules::RulesArgs),
     /// Print the exit-code table (Markdown).
     ExitCodes,
+    /// The session at a glance: modes, sandbox, auto review, budgets, breaker, recent verdicts.
+    Status(cmd::status::StatusArgs),
+    /// List the modes, or select one (a person at a terminal only; Full access asks to confirm).
+    #[command(alias = "permissions")]
+    Mode(cmd::mode::ModeArgs),
     /// Show a session's audit log, or verify its hash chain (`log verify`).
     Log(crate::cmd::log::LogArgs),
     /// Turn auto review on or off, show its state, or approve a denied line once.
@@ -53,6 +58,8 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         Command::Check(args) => cmd::check::run(args),
+        Command::Status(args) => cmd::status::run(args),
+        Command::Mode(args) => cmd::mode::run(args),
         Command::Run(args) => cmd::run::run(args),
         Command::Init(args) => cmd::init::run(args),
         Command::Hook(args) => cmd::hook::run(args),

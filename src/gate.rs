@@ -8,6 +8,7 @@
 use crate::approval::{self, Answer, Question, QuestionKind};
 use crate::audit::event::{
     ApprovalDecision, Decider, Decision as LoggedDecision, ExecFinished, ExecStarted, LineAsked,
+    RejectionCause, ReviewRejection,
 };
 use crate::audit::{EventBody, RequestId};
 use crate::error::{Code, Error, Result};
@@ -83,6 +84,11 @@ pub fn handle(req: &LineRequest) -> Outcome {
     if let Err(e) = record(&ctx, &request, asked(&line, &cwd, &decision)) {
         return Outcome::Refused(e);
     }
+    if decision.code == Code::NeverPolicy {
+        if let Err(e) = record(&ctx, &request, never_rejection(&line, &decision)) {
+            return Outcome::Refused(e);
+        }
+    }
     let decider = match authorize(&ctx, &decision, &line) {
         Ok(decider) => decider,
         Err(e) => {
@@ -126,6 +132,21 @@ fn asked(line: &str, cwd: &str, d: &Decision) -> EventBody {
         sandbox: d.sandbox,
         code: d.code,
         reason: d.reason.clone(),
+    })
+}
+
+/// A `never` rule's refusal, recorded as `autoReview/rejection` so the session's statistics count
+/// never-rule rejections in every mode.
+fn never_rejection(line: &str, d: &Decision) -> EventBody {
+    EventBody::AutoReviewRejection(ReviewRejection {
+        line: line.to_owned(),
+        program: first_program(&d.commands),
+        cause: RejectionCause::NeverRule,
+        code: d.code,
+        reason: d.reason.clone(),
+        reviewer: None,
+        duration_ms: None,
+        fallback: None,
     })
 }
 

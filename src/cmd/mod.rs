@@ -7,10 +7,12 @@ pub mod doctor;
 pub mod hook;
 pub mod init;
 pub mod log;
+pub mod mode;
 pub mod mode_select;
 pub mod rules;
 pub mod run;
 pub mod sandbox;
+pub mod status;
 
 use crate::config::{self as cfg, Config, Locations};
 use crate::error::{Error, Result, refusal_block};
