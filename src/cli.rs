@@ -26,6 +26,9 @@ pub enum Command {
     /// The interactive hooks' call for each line (see `shellgate init`).
     #[command(hide = true)]
     Hook(cmd::hook::HookArgs),
+    /// Print a fresh session id (used by the hooks).
+    #[command(hide = true)]
+    NewSession,
     /// Show the effective configuration, or validate the config files.
     Config(cmd::config::ConfigArgs),
     /// List every rule in effect.
@@ -63,6 +66,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => cmd::run::run(args),
         Command::Init(args) => cmd::init::run(args),
         Command::Hook(args) => cmd::hook::run(args),
+        Command::NewSession => cmd::init::new_session(),
         Command::Config(args) => cmd::config::run(args),
         Command::Rules(args) => cmd::rules::run(args),
         Command::ExitCodes => {

@@ -362,11 +362,11 @@ pub fn load(locations: &Locations) -> Result<Config, Error> {
         value: format!("{} built-in rules", config.rules.len()),
         source: "built-in".to_owned(),
     });
-    if let Some(path) = &locations.user_file {
-        if let Some(text) = read_optional(path)? {
-            apply_user(&mut config, &text, path)?;
-            config.user_file = Some(path.clone());
-        }
+    if let Some(path) = &locations.user_file
+        && let Some(text) = read_optional(path)?
+    {
+        apply_user(&mut config, &text, path)?;
+        config.user_file = Some(path.clone());
     }
     for path in project_files(&locations.cwd) {
         if let Some(text) = read_optional(&path)? {

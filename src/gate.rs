@@ -84,10 +84,10 @@ pub fn handle(req: &LineRequest) -> Outcome {
     if let Err(e) = record(&ctx, &request, asked(&line, &cwd, &decision)) {
         return Outcome::Refused(e);
     }
-    if decision.code == Code::NeverPolicy {
-        if let Err(e) = record(&ctx, &request, never_rejection(&line, &decision)) {
-            return Outcome::Refused(e);
-        }
+    if decision.code == Code::NeverPolicy
+        && let Err(e) = record(&ctx, &request, never_rejection(&line, &decision))
+    {
+        return Outcome::Refused(e);
     }
     let decider = match authorize(&ctx, &decision, &line) {
         Ok(decider) => decider,
@@ -214,13 +214,13 @@ pub fn ask_person(ctx: &Context, decision: &Decision, line: &str, why: &str) -> 
     }
 }
 
-/// Builtins that only change the interactive shell's own state. A line made only of these (with
-/// literal arguments, no redirection, nothing opaque) must run in the shell to have any effect —
+/// Builtins that only change (or print) the interactive shell's own state. A line made only of these
+/// (literal arguments, no redirection, nothing opaque) must run in the shell to have any effect —
 /// `cd` in a child process changes nothing — and starts no program, so it needs no sandbox.
-const SHELL_STATE_BUILTINS: [&str; 24] = [
+const SHELL_STATE_BUILTINS: [&str; 29] = [
     "cd", "pushd", "popd", "dirs", "export", "unset", "alias", "unalias", "umask", "history",
     "jobs", "fg", "bg", "wait", "disown", "exit", "logout", "true", "false", ":", "set", "hash",
-    "type", "typeset",
+    "type", "typeset", "pwd", "echo", "printf", "test", "[",
 ];
 
 /// shellgate's own session commands write shellgate's state, which the sandbox protects, and ask

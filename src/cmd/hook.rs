@@ -110,13 +110,13 @@ fn refused(e: &Error) -> u8 {
 }
 
 fn finish(outcome: u8, pid: Option<i32>) -> ExitCode {
-    if outcome == HANDLED {
-        if let Some(pid) = pid.filter(|p| *p > 1) {
-            // SAFETY: kill(2) with a positive pid and a valid signal number has no memory effects;
-            // the pid is the hook's own interactive shell ($$), our parent's parent.
-            unsafe {
-                libc::kill(pid, libc::SIGINT);
-            }
+    if outcome == HANDLED
+        && let Some(pid) = pid.filter(|p| *p > 1)
+    {
+        // SAFETY: kill(2) with a positive pid and a valid signal number has no memory effects;
+        // the pid is the hook's own interactive shell ($$), our parent's parent.
+        unsafe {
+            libc::kill(pid, libc::SIGINT);
         }
     }
     ExitCode::from(outcome)

@@ -1,6 +1,5 @@
 //! `shellgate init bash|zsh|powershell`: print the hook to evaluate in the shell's startup file.
 
-use crate::audit::SessionId;
 use crate::shell::templates::{self, HookShell};
 use clap::Args;
 use std::process::ExitCode;
@@ -19,10 +18,16 @@ pub fn run(args: InitArgs) -> ExitCode {
             return ExitCode::from(crate::error::Code::Internal.exit_status());
         }
     };
-    let session = SessionId::new_random();
     print!(
         "{}",
-        templates::render(args.shell, &binary.to_string_lossy(), session.as_str())
+        templates::render(args.shell, &binary.to_string_lossy())
     );
+    ExitCode::SUCCESS
+}
+
+/// `shellgate new-session`: print a fresh session id (the hooks call it when an interactive shell
+/// starts).
+pub fn new_session() -> ExitCode {
+    println!("{}", crate::audit::SessionId::new_random().as_str());
     ExitCode::SUCCESS
 }
