@@ -26,6 +26,11 @@ pub enum Command {
     /// The interactive hooks' call for each line (see `shellgate init`).
     #[command(hide = true)]
     Hook(cmd::hook::HookArgs),
+    /// Run an agent so that every shell it starts is gated (and, by default, the agent contained).
+    Wrap(cmd::wrap::WrapArgs),
+    /// The agent's side of `wrap` (internal).
+    #[command(hide = true)]
+    WrapEnter(cmd::wrap::EnterArgs),
     /// Print a fresh session id (used by the hooks).
     #[command(hide = true)]
     NewSession,
@@ -51,6 +56,15 @@ pub enum Command {
 }
 
 pub fn main() -> ExitCode {
+    // Mounted over a shell by `wrap`, shellgate answers to that shell's name.
+    let mut args = std::env::args_os();
+    if let Some(kind) = args
+        .next()
+        .as_deref()
+        .and_then(crate::shell::entry::invoked_as)
+    {
+        return crate::shell::entry::run(kind, args.collect());
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -67,6 +81,8 @@ pub fn main() -> ExitCode {
         Command::Init(args) => cmd::init::run(args),
         Command::Hook(args) => cmd::hook::run(args),
         Command::NewSession => cmd::init::new_session(),
+        Command::Wrap(args) => cmd::wrap::run(args),
+        Command::WrapEnter(args) => cmd::wrap::enter(args),
         Command::Config(args) => cmd::config::run(args),
         Command::Rules(args) => cmd::rules::run(args),
         Command::ExitCodes => {

@@ -19,7 +19,7 @@ use crate::session::{Context, SessionUse};
 use crate::shell::{ACTIVE_ENV, real_shell};
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -43,11 +43,13 @@ pub enum Execution {
 }
 
 /// Where the line's standard streams go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Streams {
+#[derive(Debug, Clone, Copy)]
+pub enum Streams<'a> {
     Inherit,
     /// The controlling terminal (the bash hook runs inside PS0, whose stdout is captured).
     Terminal,
+    /// These descriptors (stdin, stdout, stderr): a caller's, passed to the `wrap` broker.
+    Fds(&'a [OwnedFd; 3]),
 }
 
 pub struct LineRequest<'a> {
@@ -56,8 +58,14 @@ pub struct LineRequest<'a> {
     pub cwd: &'a Path,
     pub mode: Option<&'a str>,
     pub execution: Execution,
-    pub streams: Streams,
+    pub streams: Streams<'a>,
     pub origin: Origin,
+    /// The environment the line runs with, when it is not this process's own (the broker's caller).
+    /// shellgate's own sandbox launcher still gets this process's environment, so nothing a caller
+    /// sets (`TMPDIR`, `XDG_*`, `LD_PRELOAD`) can change the sandbox or the launcher itself.
+    pub env: Option<&'a [(OsString, OsString)]>,
+    /// When this descriptor hangs up, the caller is gone: the line is killed.
+    pub cancel: Option<BorrowedFd<'a>>,
 }
 
 /// What became of the line.
@@ -284,16 +292,20 @@ fn spawn_and_wait(
             format!("no {} is installed to run the line", req.shell.as_str()),
         )
     })?;
-    let args = shell_args(req, line);
+    let (program, args) = with_caller_env(
+        req.env,
+        shell.clone().into_os_string(),
+        shell_args(req, line),
+    );
     let mut command = match decision.sandbox {
         SandboxPolicy::FullAccess => {
-            let mut c = Command::new(&shell);
+            let mut c = Command::new(&program);
             c.args(&args);
             c
         }
         policy => {
             let spec = sandbox_spec(ctx, policy, decision.network)?;
-            crate::sandbox::command(&spec, &shell, &args)?
+            crate::sandbox::command(&spec, &program, &args)?
         }
     };
     command
@@ -320,13 +332,16 @@ fn spawn_and_wait(
                 )
             })?;
             let _foreground = ForegroundSignals::ignore();
+            wait_or_cancel(&mut child, req.cancel)?;
             child
                 .wait()
                 .map_err(|e| Error::internal(format!("cannot wait for the line: {e}")))?
         }
         _ => {
-            let running = crate::sandbox::spawn(command)?;
+            let mut running = crate::sandbox::spawn(command)?;
             let _foreground = ForegroundSignals::ignore();
+            running.started()?;
+            wait_or_cancel(running.child(), req.cancel)?;
             running.wait()?
         }
     };
@@ -341,6 +356,58 @@ fn spawn_and_wait(
         eprintln!("[shellgate] warning: the end of this line could not be logged: {e}");
     }
     Ok(status)
+}
+
+/// With a caller's environment, the program becomes `env -i K=V… SHELL ARGS…`: the line gets
+/// exactly the caller's variables, while the launcher keeps this process's own.
+fn with_caller_env(
+    env: Option<&[(OsString, OsString)]>,
+    shell: OsString,
+    args: Vec<OsString>,
+) -> (OsString, Vec<OsString>) {
+    let Some(env) = env else {
+        return (shell, args);
+    };
+    let mut wrapped: Vec<OsString> = vec!["-i".into()];
+    for (key, value) in env {
+        if key.is_empty() || key.as_encoded_bytes().contains(&b'=') {
+            continue;
+        }
+        let mut pair = key.clone();
+        pair.push("=");
+        pair.push(value);
+        wrapped.push(pair);
+    }
+    wrapped.push(shell);
+    wrapped.extend(args);
+    ("/usr/bin/env".into(), wrapped)
+}
+
+/// Wait for the child, killing it if the caller hangs up first. Without a cancel descriptor this
+/// returns at once and the caller waits normally.
+fn wait_or_cancel(child: &mut std::process::Child, cancel: Option<BorrowedFd>) -> Result<()> {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let Some(cancel) = cancel else {
+        return Ok(());
+    };
+    loop {
+        if child
+            .try_wait()
+            .map_err(|e| Error::internal(format!("cannot wait for the line: {e}")))?
+            .is_some()
+        {
+            return Ok(());
+        }
+        let mut fds = [PollFd::new(cancel, PollFlags::POLLIN)];
+        let _ = poll(&mut fds, PollTimeout::from(50u8));
+        let gone = fds[0].revents().is_some_and(|r| {
+            r.intersects(PollFlags::POLLHUP | PollFlags::POLLIN | PollFlags::POLLERR)
+        });
+        if gone {
+            let _ = child.kill();
+            return Ok(());
+        }
+    }
 }
 
 fn shell_args(req: &LineRequest, line: &str) -> Vec<OsString> {
@@ -372,8 +439,20 @@ fn sandbox_spec(
 }
 
 fn attach_streams(command: &mut Command, streams: Streams) -> Result<()> {
-    if streams == Streams::Inherit {
-        return Ok(());
+    let dup = |fd: &OwnedFd| {
+        fd.try_clone()
+            .map_err(|e| Error::internal(format!("cannot pass the caller's streams on: {e}")))
+    };
+    match streams {
+        Streams::Inherit => return Ok(()),
+        Streams::Fds([stdin, stdout, stderr]) => {
+            command
+                .stdin(dup(stdin)?)
+                .stdout(dup(stdout)?)
+                .stderr(dup(stderr)?);
+            return Ok(());
+        }
+        Streams::Terminal => {}
     }
     match OpenOptions::new().read(true).write(true).open("/dev/tty") {
         Ok(tty) => {

@@ -6,6 +6,7 @@
 
 pub mod approval;
 pub mod audit;
+pub mod broker;
 pub mod cli;
 pub mod cmd;
 pub mod config;

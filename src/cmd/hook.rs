@@ -80,6 +80,8 @@ fn decide_and_run(args: &HookArgs) -> u8 {
             Streams::Inherit
         },
         origin: Origin::Hook,
+        env: None,
+        cancel: None,
     };
     match gate::handle(&request) {
         Outcome::RunInShell => RUN_IN_SHELL,

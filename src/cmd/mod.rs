@@ -13,6 +13,7 @@ pub mod rules;
 pub mod run;
 pub mod sandbox;
 pub mod status;
+pub mod wrap;
 
 use crate::config::{self as cfg, Config, Locations};
 use crate::error::{Error, Result, refusal_block};

@@ -55,6 +55,8 @@ pub fn run(args: RunArgs) -> ExitCode {
         execution,
         streams: Streams::Inherit,
         origin: Origin::Run,
+        env: None,
+        cancel: None,
     };
     match gate::handle(&request) {
         Outcome::Ran(status) => ExitCode::from(gate::exit_code(&status)),

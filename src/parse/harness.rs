@@ -37,7 +37,7 @@ impl Leaf {
 /// If `line` is a recognised agent harness, its name and the inner line it runs.
 pub(super) fn unwrap_agent_harness(line: &str) -> Option<(&'static str, String)> {
     // Cheap pre-filter; the decision below is made on the syntax tree.
-    if !line.contains("shell-snapshots") {
+    if !line.contains("claude-") || !line.contains("eval") {
         return None;
     }
     let tree = syntax_tree(line)?;
@@ -66,19 +66,23 @@ pub(super) fn unwrap_agent_harness(line: &str) -> Option<(&'static str, String)>
     claude_code(&leaves).map(|inner| ("claude-code", inner))
 }
 
-/// `source SNAP 2>/dev/null || true && [shopt -u extglob 2>/dev/null || true &&] eval 'L' < /dev/null && pwd -P >| F`
+/// `[source SNAP 2>/dev/null || true &&] [shopt -u extglob 2>/dev/null || true &&] eval 'L' < /dev/null && pwd -P >| F`
+///
+/// Claude Code sources its shell snapshot only when it managed to write one (its snapshot script
+/// is longer than intake's limit, so under shellgate it has none), and turns extglob off in bash
+/// (`setopt NO_EXTENDED_GLOB` in zsh); both prefixes are optional, the rest is fixed.
 fn claude_code(leaves: &[Leaf]) -> Option<String> {
     let mut rest = leaves;
-    let (source, tail) = rest.split_first()?;
-    let [kw, snapshot] = source.words.as_slice() else {
-        return None;
-    };
-    let sources = kw.is_literal() && (kw.text == "source" || kw.text == ".");
-    if !sources || !is_snapshot_path(snapshot) || !source.redirects_only(&[("2>", "/dev/null")]) {
-        return None;
+    if let Some((source, tail)) = rest.split_first()
+        && let [kw, snapshot] = source.words.as_slice()
+        && kw.is_literal()
+        && (kw.text == "source" || kw.text == ".")
+    {
+        if !is_snapshot_path(snapshot) || !source.redirects_only(&[("2>", "/dev/null")]) {
+            return None;
+        }
+        rest = expect_true(tail)?;
     }
-    rest = tail;
-    rest = expect_true(rest)?;
     if let Some((first, tail)) = rest.split_first() {
         let glob_off =
             first.is(&["shopt", "-u", "extglob"]) || first.is(&["setopt", "NO_EXTENDED_GLOB"]);

@@ -16,7 +16,7 @@ mod caps;
 pub mod exec;
 mod git;
 mod landlock;
-mod mounts;
+pub mod mounts;
 pub mod policy;
 mod protected;
 mod requirements;
@@ -92,7 +92,10 @@ where
     S: AsRef<OsStr>,
 {
     let mut command = Command::new(launcher);
+    // Named `shellgate` whatever path it was reached by: inside `wrap`, this binary is also mounted
+    // over the shells and answers to their names.
     command
+        .arg0("shellgate")
         .args(launcher_args(spec))
         .arg("--")
         .arg(program)

@@ -80,7 +80,9 @@ pub fn apply(plan: &Plan) -> Result<()> {
         bind(pin, true)?;
     }
     for target in &plan.read_only {
-        bind(target, false)?;
+        // Recursive, so mounts beneath a protected path stay visible (`wrap` keeps a read-only
+        // tmpfs inside shellgate's state directory); they keep their own flags.
+        bind(target, true)?;
         remount_read_only(target)?;
     }
     rechdir();
@@ -222,6 +224,32 @@ fn tmp_error(path: &Path, why: &str) -> Error {
             path.display()
         ),
     )
+}
+
+/// `wrap`: puts `source` (a file) over `target` (an existing file), read-only, in this private
+/// mount namespace. Both paths are opened without following symlinks in any component, so the
+/// caller passes canonical paths.
+pub fn bind_file_read_only(source: &Path, target: &Path) -> Result<()> {
+    let from = sys::open_path_no_symlinks(source).map_err(|e| mount_error(source, "open", &e))?;
+    let to = sys::open_path_no_symlinks(target).map_err(|e| mount_error(target, "open", &e))?;
+    sys::mount(
+        Some(&sys::proc_fd_path(&from)),
+        &sys::proc_fd_path(&to),
+        None,
+        libc::MS_BIND,
+        None,
+    )
+    .map_err(|e| mount_error(target, "bind", &e))?;
+    remount_read_only(target)
+}
+
+/// `wrap`: a read-only remount of the tmpfs at `path`, once its files are in place.
+pub fn remount_tmpfs_read_only(path: &Path) -> Result<()> {
+    let fd = sys::open_path_no_symlinks(path).map_err(|e| mount_error(path, "open", &e))?;
+    let at = sys::proc_fd_path(&fd);
+    let flags = libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
+    sys::mount(None, &at, None, flags, Some("mode=0755"))
+        .map_err(|e| mount_error(path, "remount read-only", &e))
 }
 
 #[cfg(test)]

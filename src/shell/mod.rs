@@ -2,6 +2,7 @@
 //! bash/zsh/pwsh command-line arguments used by the shell entry point, and locating the real shells.
 
 pub mod args;
+pub mod entry;
 pub mod templates;
 
 use crate::parse::ShellKind;
@@ -12,6 +13,9 @@ use std::path::PathBuf;
 /// line was judged as a whole and runs in its sandbox). A line cannot set it: assignments to
 /// `SHELLGATE_*` are hook state or make the line opaque, so neither is allowed by rules alone.
 pub const ACTIVE_ENV: &str = "SHELLGATE_ACTIVE";
+
+/// Environment variable naming `wrap`'s private directory (hook files, the real shells).
+pub const WRAP_DIR_ENV: &str = "SHELLGATE_WRAP_DIR";
 
 /// Environment variables through which `wrap` hands the shell entry point the real shells, which it
 /// has hidden behind the entry point at their usual paths.
