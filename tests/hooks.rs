@@ -579,3 +579,27 @@ fn powershell_hook_runs_where_pwsh_exists() {
     let out = run(command);
     assert!(String::from_utf8_lossy(&out.stdout).contains("loaded:True"));
 }
+
+/// Even with the prompt hook removed (possible only where lines run in the shell: Full access),
+/// every line is still judged, and an earlier decision is never replayed for a new line.
+#[test]
+fn bash_gate_survives_a_cleared_prompt_command() {
+    let f = Fixture::new();
+    let mut sh = f.interactive("bash");
+    sh.pty.send_line("shellgate mode full").unwrap();
+    sh.pty.exp_string("Allow once? [y/N]").unwrap();
+    sh.pty.send_line("y").unwrap();
+    sh.pty.exp_string("to confirm").unwrap();
+    sh.pty.send_line("full").unwrap();
+    sh.pty.exp_string(PROMPT).unwrap();
+    sh.line("PROMPT_COMMAND=");
+    sh.line_answered("shellgate mode ask", "y");
+    let marker = f.marker("after-clear");
+    sh.line(&format!("touch {}", marker.display()));
+    assert!(
+        !marker.exists(),
+        "a line ran unsandboxed after PROMPT_COMMAND was cleared"
+    );
+    let out = sh.line("rm -rf ~");
+    assert!(out.contains("NEVER_POLICY"), "{out}");
+}

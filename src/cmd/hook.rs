@@ -7,8 +7,10 @@
 //! shell itself: every way out but 0 runs nothing in the shell.
 //!
 //! bash expands PS0 once per command of an input (a pasted block of three lines expands it three
-//! times), so the outcome is remembered per shell and prompt generation: the block is decided
-//! once, and the later expansions replay the same outcome.
+//! times), so the outcome is remembered per shell, prompt generation and line text: the block is
+//! decided once, and the later expansions replay the same outcome. The text is part of the key so
+//! that a generation that did not advance (something removed the prompt hook) can never replay an
+//! old decision for a new line.
 
 use crate::audit::StatePaths;
 use crate::error::{Code, Error};
@@ -49,25 +51,25 @@ const RUN_IN_SHELL: u8 = 0;
 const HANDLED: u8 = 1;
 
 pub fn run(args: HookArgs) -> ExitCode {
-    let memo = args.generation.and_then(|g| Memo::new(args.pid?, g));
+    let line = match line_bytes(&args) {
+        Ok(line) => line,
+        Err(e) => return finish(refused(&e), args.pid),
+    };
+    let memo = args.generation.and_then(|g| Memo::new(args.pid?, g, &line));
     if let Some(outcome) = memo.as_ref().and_then(Memo::recall) {
         return finish(outcome, args.pid);
     }
-    let outcome = decide_and_run(&args);
+    let outcome = decide_and_run(&args, &line);
     if let Some(memo) = &memo {
         memo.store(outcome);
     }
     finish(outcome, args.pid)
 }
 
-fn decide_and_run(args: &HookArgs) -> u8 {
-    let line = match line_bytes(args) {
-        Ok(line) => line,
-        Err(e) => return refused(&e),
-    };
+fn decide_and_run(args: &HookArgs, line: &[u8]) -> u8 {
     let cwd = super::working_dir(None);
     let request = LineRequest {
-        bytes: &line,
+        bytes: line,
         shell: args.shell,
         cwd: &cwd,
         mode: None,
@@ -124,14 +126,17 @@ fn finish(outcome: u8, pid: Option<i32>) -> ExitCode {
     ExitCode::from(outcome)
 }
 
-/// The remembered outcome of one prompt generation of one shell.
+/// The remembered outcome of one line in one prompt generation of one shell.
 struct Memo {
     file: PathBuf,
-    generation: u64,
+    key: String,
 }
 
 impl Memo {
-    fn new(pid: i32, generation: u64) -> Option<Memo> {
+    fn new(pid: i32, generation: u64, line: &[u8]) -> Option<Memo> {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(line);
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         let paths = StatePaths::from_env().ok()?;
         let session = std::env::var(crate::audit::paths::SESSION_ENV).unwrap_or_default();
         if !crate::audit::paths::is_valid_id(&session) {
@@ -141,20 +146,20 @@ impl Memo {
         crate::audit::paths::ensure_private_dir(&dir).ok()?;
         Some(Memo {
             file: dir.join(format!("{session}-{pid}")),
-            generation,
+            key: format!("{generation}-{hex}"),
         })
     }
 
     fn recall(&self) -> Option<u8> {
         let text = std::fs::read_to_string(&self.file).ok()?;
-        let (generation, outcome) = text.trim().split_once(' ')?;
-        (generation.parse::<u64>().ok()? == self.generation)
+        let (key, outcome) = text.trim().split_once(' ')?;
+        (key == self.key)
             .then(|| outcome.parse::<u8>().ok())
             .flatten()
             .filter(|o| *o == RUN_IN_SHELL || *o == HANDLED)
     }
 
     fn store(&self, outcome: u8) {
-        let _ = std::fs::write(&self.file, format!("{} {outcome}\n", self.generation));
+        let _ = std::fs::write(&self.file, format!("{} {outcome}\n", self.key));
     }
 }

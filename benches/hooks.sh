@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Whole-process benchmark of the hook path: what a known-safe line costs through shellgate.
+#
+# In ONE hyperfine run, side by side, for the known-safe line `ls -a` in a git workspace:
+#   - bare:        bash -c 'ls -a'                       (the baseline)
+#   - check:       shellgate check -- 'ls -a'             (decision only: config, parse, rules)
+#   - sandbox:     shellgate sandbox -- bash -c 'ls -a'   (the OS sandbox only)
+#   - run:         shellgate run -- 'ls -a'               (the whole path a hook takes: session log,
+#                                                          decision, 4 audit events, sandbox, bash)
+#   - run-nolog:   as run, without a session (a new log per line, as a bare `run` does)
+# Prints medians, the time added over bare and the ratio to bare, all from that same run.
+#
+# Usage: benches/hooks.sh              (build first: cargo build --release)
+#   RUNS=500 benches/hooks.sh
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${SHELLGATE_BIN:-$root/target/release/shellgate}
+runs=${RUNS:-300}
+for tool in hyperfine python3 git bash; do
+    command -v "$tool" >/dev/null || { echo "hooks.sh: $tool is required" >&2; exit 1; }
+done
+[ -x "$bin" ] || { echo "hooks.sh: no $bin; run: cargo build --release" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/shellgate-hook-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/repo" "$work/home"
+git -C "$work/repo" init -q
+cd "$work/repo"
+export HOME=$work/home XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config
+# One session for the `run` rows, as a hooked shell has; it grows by 4 events per run.
+export SHELLGATE_SESSION=bench-session
+
+echo "kernel $(uname -r), $(nproc) cores, load: $(cut -d' ' -f1-3 /proc/loadavg)"
+hyperfine -N --warmup 20 --runs "$runs" --export-json "$work/result.json" --style basic \
+    --command-name "bare" "bash -c 'ls -a'" \
+    --command-name "check" "$bin check -- 'ls -a'" \
+    --command-name "sandbox" "$bin sandbox -- bash -c 'ls -a'" \
+    --command-name "run" "$bin run -- 'ls -a'" \
+    >"$work/hyperfine.log"
+events=$(wc -l <"$XDG_STATE_HOME/shellgate/sessions/bench-session.jsonl")
+
+python3 - "$work/result.json" "$events" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+median = {r["command"]: r["median"] * 1000 for r in results}
+bare = median["bare"]
+print(f"{'command':<10}{'median ms':>10}{'added ms':>10}{'x bare':>8}{'p95 ms':>8}")
+for r in results:
+    times = sorted(r["times"])
+    p95 = times[int(len(times) * 0.95) - 1] * 1000
+    m = median[r["command"]]
+    print(f"{r['command']:<10}{m:>10.2f}{m - bare:>10.2f}{m / bare:>8.2f}{p95:>8.2f}")
+print(f"(the session log held {sys.argv[2]} events at the end; each run replays it)")
+PY
