@@ -15,4 +15,5 @@ pub mod mode;
 pub mod parse;
 pub mod policy;
 pub mod redact;
+pub mod review;
 pub mod shell;
