@@ -1,15 +1,24 @@
 //! `shellgate check`: decide a line without running anything.
+//!
+//! In a mode with a reviewer, a line the rules route to review is judged by the reviewer model here
+//! too, so `check` reports the real verdict (and records it in the session log: a review `check`
+//! paid for counts against the session's budget and feeds its breaker and cache, exactly as one
+//! made by `run`). The session is `--session`, else `SHELLGATE_SESSION`, else a new one.
 
+use crate::audit::{RequestId, Session, SessionId, SessionState, StatePaths, fold};
+use crate::config::{Config, ReviewerConfig};
 use crate::error::{Code, Error};
 use crate::intake::visible;
 use crate::mode::{Resolved, SessionFacts};
 use crate::parse::ShellKind;
-use crate::policy::{self, Decision, Route};
+use crate::policy::{self, Decision, Route, Verdict};
+use crate::review::{self, ReviewOutcome, ReviewReport, ReviewRequest};
 use clap::Args;
+use serde::Serialize;
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
@@ -23,6 +32,10 @@ pub struct CheckArgs {
     /// Syntax of the line.
     #[arg(long, value_enum, default_value = "bash")]
     pub shell: ShellKind,
+    /// The session whose breaker, budgets, cache and log a review uses (default: $SHELLGATE_SESSION,
+    /// else a new session).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
     /// Print one JSON object instead of a readable line.
     #[arg(long)]
     pub json: bool,
@@ -34,44 +47,221 @@ pub struct CheckArgs {
 /// Standard input beyond this many bytes is refused as too long without reading further.
 const MAX_STDIN_BYTES: usize = 1 << 20;
 
+/// What `check` prints: the decision (after the review, when there was one) and the review.
+#[derive(Debug, Serialize)]
+pub struct CheckReport {
+    #[serde(flatten)]
+    pub decision: Decision,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<ReviewReport>,
+}
+
 pub fn run(args: CheckArgs) -> ExitCode {
     let cwd = super::working_dir(args.cwd.as_deref());
-    let decision = match line_bytes(&args.line) {
-        Ok(bytes) => decide(&bytes, args.shell, &cwd, args.mode.as_deref()),
-        Err(e) => Decision::refused(
+    let report = match line_bytes(&args.line) {
+        Ok(bytes) => check_line(&bytes, &args, &cwd),
+        Err(e) => plain(Decision::refused(
             e.code,
             Route::Intake,
             e.reason,
             &Resolved::safe_default(None),
-        ),
+        )),
     };
     if args.json {
-        super::print_json(&decision);
+        super::print_json(&report);
     } else {
-        println!("{}", one_line(&decision));
+        println!("{}", one_line(&report.decision));
     }
-    ExitCode::from(decision.code.exit_status())
+    ExitCode::from(report.decision.code.exit_status())
 }
 
-/// Load the config, resolve the mode and decide. A broken config denies the line.
+fn plain(decision: Decision) -> CheckReport {
+    CheckReport {
+        decision,
+        review: None,
+    }
+}
+
+/// Decide, then review when the decision says so.
+fn check_line(bytes: &[u8], args: &CheckArgs, cwd: &Path) -> CheckReport {
+    let config = match super::load_config(cwd) {
+        Ok(config) => config,
+        Err(e) => return plain(config_refusal(e)),
+    };
+    let mode = args.mode.as_deref();
+    let mut decision = decide_with(
+        bytes,
+        args.shell,
+        cwd,
+        &config,
+        mode,
+        SessionFacts::default(),
+    );
+    let Some(reviewer) = &config.reviewer else {
+        return plain(decision);
+    };
+    let mut context = match SessionContext::existing(args.session.as_deref(), reviewer) {
+        Ok(context) => context,
+        Err(err) => return plain(refuse(decision, err)),
+    };
+    if let Some(state) = context.as_ref().map(|c| &c.state) {
+        if let Some(err) = review::abort_refusal(state) {
+            if decision.decision != Verdict::Deny {
+                return plain(refuse(decision, err));
+            }
+        }
+        if !state.review.enabled && decision.decision == Verdict::Review {
+            let facts = SessionFacts {
+                review_disabled: true,
+                ..SessionFacts::default()
+            };
+            decision = decide_with(bytes, args.shell, cwd, &config, mode, facts);
+        }
+    }
+    if decision.decision != Verdict::Review {
+        return plain(decision);
+    }
+    let context = match context.take() {
+        Some(context) => context,
+        None => match SessionContext::open(args.session.as_deref(), reviewer) {
+            Ok(context) => context,
+            Err(err) => return plain(refuse(decision, err)),
+        },
+    };
+    reviewed(bytes, decision, reviewer, &context, cwd)
+}
+
+/// Runs the review and folds its outcome into the decision.
+fn reviewed(
+    bytes: &[u8],
+    mut decision: Decision,
+    reviewer: &ReviewerConfig,
+    context: &SessionContext,
+    cwd: &Path,
+) -> CheckReport {
+    // The decision core only routes lines that passed intake to review.
+    let line = match crate::intake::intake(bytes) {
+        Ok(line) => line,
+        Err(rejection) => {
+            return plain(refuse(
+                decision,
+                Error::new(rejection.code(), rejection.reason()),
+            ));
+        }
+    };
+    let request_id = RequestId::new_random();
+    let cache_dir = review::cache_dir(&context.paths);
+    let outcome = review::review(&ReviewRequest {
+        line: line.as_str(),
+        cwd,
+        workspace: cwd,
+        decision: &decision,
+        config: reviewer,
+        session: Some(&context.session),
+        state: &context.state,
+        request: &request_id,
+        person_present: crate::approval::person_present(),
+        cache_dir: Some(&cache_dir),
+        now: crate::audit::event::Timestamp::now(),
+    });
+    decision.decision = match &outcome {
+        ReviewOutcome::Allowed(_) | ReviewOutcome::AllowedOnce(_) => Verdict::Allow,
+        ReviewOutcome::AskPerson(_) => Verdict::Ask,
+        _ => Verdict::Deny,
+    };
+    decision.code = outcome.code();
+    decision.reason = outcome.message(line.as_str());
+    CheckReport {
+        review: Some(outcome.report(line.as_str())),
+        decision,
+    }
+}
+
+/// The session a review records into, with its folded state.
+struct SessionContext {
+    paths: StatePaths,
+    session: Session,
+    state: SessionState,
+}
+
+impl SessionContext {
+    /// The named session, when its log already exists (checking a line never creates one).
+    fn existing(requested: Option<&str>, reviewer: &ReviewerConfig) -> Result<Option<Self>, Error> {
+        let Some(id) = session_id(requested)? else {
+            return Ok(None);
+        };
+        let paths = StatePaths::from_env()?;
+        if !paths.session_log(&id).exists() {
+            return Ok(None);
+        }
+        Self::load(paths, id, reviewer).map(Some)
+    }
+
+    /// The named session (or a new one), created if needed.
+    fn open(requested: Option<&str>, reviewer: &ReviewerConfig) -> Result<Self, Error> {
+        let id = session_id(requested)?.unwrap_or_else(SessionId::new_random);
+        Self::load(StatePaths::from_env()?, id, reviewer)
+    }
+
+    fn load(paths: StatePaths, id: SessionId, reviewer: &ReviewerConfig) -> Result<Self, Error> {
+        let session = Session::open(&paths, id)?;
+        let saved = super::auto_review::fold_params(&paths);
+        let params = review::fold_params(reviewer, saved.review_default);
+        let state = fold(&session.read()?.events, &params);
+        Ok(SessionContext {
+            paths,
+            session,
+            state,
+        })
+    }
+}
+
+fn session_id(requested: Option<&str>) -> Result<Option<SessionId>, Error> {
+    match requested {
+        Some(raw) => SessionId::parse(raw).map(Some),
+        None => SessionId::from_env(),
+    }
+}
+
+/// The decision turned into a refusal with `err`'s code and reason.
+fn refuse(mut decision: Decision, err: Error) -> Decision {
+    decision.decision = Verdict::Deny;
+    decision.code = err.code;
+    decision.reason = err.reason;
+    decision
+}
+
+fn config_refusal(e: Error) -> Decision {
+    Decision::refused(
+        e.code,
+        Route::Config,
+        e.reason,
+        &Resolved::safe_default(None),
+    )
+}
+
+fn decide_with(
+    bytes: &[u8],
+    shell: ShellKind,
+    cwd: &Path,
+    config: &Config,
+    mode: Option<&str>,
+    facts: SessionFacts,
+) -> Decision {
+    let resolved = super::resolve_mode(mode, config, facts);
+    policy::decide_bytes(bytes, shell, &cwd.to_string_lossy(), config, &resolved)
+}
+
+/// Load the config, resolve the mode and decide (no review). A broken config denies the line.
 pub fn decide(
     bytes: &[u8],
     shell: ShellKind,
     cwd: &std::path::Path,
     mode: Option<&str>,
 ) -> Decision {
-    let cwd_text = cwd.to_string_lossy();
     match super::load_config(cwd) {
-        Ok(config) => {
-            let resolved = super::resolve_mode(mode, &config, SessionFacts::default());
-            policy::decide_bytes(bytes, shell, &cwd_text, &config, &resolved)
-        }
-        Err(e) => Decision::refused(
-            e.code,
-            Route::Config,
-            e.reason,
-            &Resolved::safe_default(None),
-        ),
+        Ok(config) => decide_with(bytes, shell, cwd, &config, mode, SessionFacts::default()),
+        Err(e) => config_refusal(e),
     }
 }
 

@@ -101,7 +101,8 @@ impl Dialogue {
                     })
                 })
                 .collect();
-            self.messages.push(json!({"role": "user", "content": blocks}));
+            self.messages
+                .push(json!({"role": "user", "content": blocks}));
         } else {
             let pairs: Vec<(String, String)> = results
                 .iter()

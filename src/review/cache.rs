@@ -64,7 +64,11 @@ impl CacheKey {
             parts.cwd,
             parts.mode,
             parts.sandbox,
-            if parts.network { "network" } else { "no-network" },
+            if parts.network {
+                "network"
+            } else {
+                "no-network"
+            },
             parts.commands,
             &policy_fingerprint(config),
         ] {
@@ -102,7 +106,11 @@ pub fn normalize(line: &str) -> String {
     if significant {
         return trimmed.to_owned();
     }
-    trimmed.split([' ', '\t']).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ")
+    trimmed
+        .split([' ', '\t'])
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A verdict found in the cache.
@@ -182,11 +190,9 @@ impl VerdictCache {
             "model": cached.reviewer.model,
             "verdict": cached.verdict,
         });
-        let temporary = self.dir.join(format!(
-            ".{}.{}.tmp",
-            key.as_str(),
-            std::process::id()
-        ));
+        let temporary = self
+            .dir
+            .join(format!(".{}.{}.tmp", key.as_str(), std::process::id()));
         let written = write_new(&temporary, entry.to_string().as_bytes())
             .and_then(|()| fs::rename(&temporary, self.path(key)));
         if written.is_err() {
@@ -279,10 +285,22 @@ mod tests {
     fn keys_separate_what_must_differ() {
         let c = config("p");
         let base = CacheKey::new(&parts("rm -rf build", "/w", "auto"), &c);
-        assert_eq!(base, CacheKey::new(&parts(" rm  -rf build ", "/w", "auto"), &c));
-        assert_ne!(base, CacheKey::new(&parts("rm -rf build", "/x", "auto"), &c));
-        assert_ne!(base, CacheKey::new(&parts("rm -rf build", "/w", "custom"), &c));
-        assert_ne!(base, CacheKey::new(&parts("rm -rf build", "/w", "auto"), &config("q")));
+        assert_eq!(
+            base,
+            CacheKey::new(&parts(" rm  -rf build ", "/w", "auto"), &c)
+        );
+        assert_ne!(
+            base,
+            CacheKey::new(&parts("rm -rf build", "/x", "auto"), &c)
+        );
+        assert_ne!(
+            base,
+            CacheKey::new(&parts("rm -rf build", "/w", "custom"), &c)
+        );
+        assert_ne!(
+            base,
+            CacheKey::new(&parts("rm -rf build", "/w", "auto"), &config("q"))
+        );
         let mut other_session = parts("rm -rf build", "/w", "auto");
         other_session.session = "s2";
         assert_ne!(base, CacheKey::new(&other_session, &c));
@@ -301,19 +319,39 @@ mod tests {
         let t0 = 1_700_000_000_000;
         assert!(cache.get(&key, Timestamp::from_unix_ms(t0)).is_none());
         cache.put(&key, &entry(t0)).unwrap();
-        let hit = cache.get(&key, Timestamp::from_unix_ms(t0 + 9_999)).unwrap();
+        let hit = cache
+            .get(&key, Timestamp::from_unix_ms(t0 + 9_999))
+            .unwrap();
         assert_eq!(hit, entry(t0));
-        assert!(cache.get(&key, Timestamp::from_unix_ms(t0 + 10_000)).is_none());
-        assert!(cache.get(&key, Timestamp::from_unix_ms(t0 - 120_000)).is_none());
+        assert!(
+            cache
+                .get(&key, Timestamp::from_unix_ms(t0 + 10_000))
+                .is_none()
+        );
+        assert!(
+            cache
+                .get(&key, Timestamp::from_unix_ms(t0 - 120_000))
+                .is_none()
+        );
         // A shorter TTL configured later applies to old entries too.
         let shorter = VerdictCache::new(dir.path().join("review-cache"), 5);
-        assert!(shorter.get(&key, Timestamp::from_unix_ms(t0 + 6_000)).is_none());
+        assert!(
+            shorter
+                .get(&key, Timestamp::from_unix_ms(t0 + 6_000))
+                .is_none()
+        );
         // A tampered entry is a miss, not a verdict.
         let path = cache.path(&key);
-        let text = fs::read_to_string(&path).unwrap().replace("\"deny\"", "\"yes\"");
+        let text = fs::read_to_string(&path)
+            .unwrap()
+            .replace("\"deny\"", "\"yes\"");
         fs::write(&path, text).unwrap();
         assert!(cache.get(&key, Timestamp::from_unix_ms(t0 + 1)).is_none());
         let disabled = VerdictCache::new(dir.path().join("review-cache"), 0);
-        assert!(disabled.get(&key, Timestamp::from_unix_ms(t0 + 1)).is_none());
+        assert!(
+            disabled
+                .get(&key, Timestamp::from_unix_ms(t0 + 1))
+                .is_none()
+        );
     }
 }

@@ -124,7 +124,10 @@ fn headers(config: &ReviewerConfig) -> Result<HeaderMap, ReviewFailure> {
         let header_name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
             ReviewFailure::new(
                 FailureKind::Config,
-                format!("headers: {:?} is not a valid header name", super::failure::clean(name)),
+                format!(
+                    "headers: {:?} is not a valid header name",
+                    super::failure::clean(name)
+                ),
             )
         })?;
         let mut header_value = HeaderValue::from_str(value).map_err(|_| {
@@ -278,7 +281,10 @@ impl Session<'_> {
 
     async fn post(&self, body: &Value) -> Result<Vec<u8>, ReviewFailure> {
         let payload = serde_json::to_vec(body).map_err(|err| {
-            ReviewFailure::new(FailureKind::Config, format!("cannot encode the request: {err}"))
+            ReviewFailure::new(
+                FailureKind::Config,
+                format!("cannot encode the request: {err}"),
+            )
         })?;
         let response = self
             .client
@@ -314,7 +320,11 @@ async fn read_capped(
             format!("the response is larger than {cap} bytes"),
         )
     };
-    if strict && response.content_length().is_some_and(|len| len > cap as u64) {
+    if strict
+        && response
+            .content_length()
+            .is_some_and(|len| len > cap as u64)
+    {
         return Err(too_large());
     }
     let mut body = Vec::new();
@@ -397,7 +407,9 @@ impl WithoutUrlRef for reqwest::Error {
     fn without_url_ref(&self) -> String {
         let text = self.to_string();
         match self.url() {
-            Some(url) => text.replace(&format!(" ({url})"), "").replace(url.as_str(), "<reviewer>"),
+            Some(url) => text
+                .replace(&format!(" ({url})"), "")
+                .replace(url.as_str(), "<reviewer>"),
             None => text,
         }
     }

@@ -178,7 +178,10 @@ mod tests {
 
     #[test]
     fn messages_name_status_finish_and_provider_text() {
-        let failure = ReviewFailure::http(429, Some("Rate limit\u{1b}[31m for sk-abcdefghijklmnopqrstuvwxyz".into()));
+        let failure = ReviewFailure::http(
+            429,
+            Some("Rate limit\u{1b}[31m for sk-abcdefghijklmnopqrstuvwxyz".into()),
+        );
         let text = failure.to_string();
         assert!(text.contains("HTTP 429 Too Many Requests"), "{text}");
         assert!(text.contains("Rate limit^["), "{text}");

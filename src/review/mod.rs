@@ -32,8 +32,7 @@ pub mod verdict;
 
 use crate::approval::visible;
 use crate::audit::event::{
-    EventBody, FallbackAction, RejectionCause, ReviewRejection, ReviewVerdict, Reviewer,
-    Timestamp,
+    EventBody, FallbackAction, RejectionCause, ReviewRejection, ReviewVerdict, Reviewer, Timestamp,
 };
 use crate::audit::fold::{FoldParams, PendingOverride, SessionState};
 use crate::audit::{RequestId, Session, StatePaths};
@@ -167,7 +166,10 @@ pub enum ReviewOutcome {
     /// `AUTO_REVIEW_FAILED`: no verdict, and the fallback refuses the line.
     Failed(NoVerdict),
     /// `CIRCUIT_OPEN`: the breaker is open (`reject`, `abort`, or `delegate` without a person).
-    CircuitOpen { action: BreakerAction, cause: String },
+    CircuitOpen {
+        action: BreakerAction,
+        cause: String,
+    },
     /// shellgate could not do its own part (the audit log): the line does not run.
     Unavailable(Error),
 }
@@ -281,9 +283,8 @@ impl ReviewOutcome {
             person_may_override: false,
         };
         match self {
-            ReviewOutcome::Allowed(v) | ReviewOutcome::AskPerson(HandoffReason::RiskAboveCeiling(v)) => {
-                report.add_verdict(v)
-            }
+            ReviewOutcome::Allowed(v)
+            | ReviewOutcome::AskPerson(HandoffReason::RiskAboveCeiling(v)) => report.add_verdict(v),
             ReviewOutcome::Denied {
                 verdict,
                 ceiling,
@@ -516,7 +517,9 @@ fn without_verdict(request: &ReviewRequest, program: &str, cause: NoVerdict) -> 
     };
     let outcome = match fallback {
         FallbackAction::Rejected => ReviewOutcome::Failed(cause.clone()),
-        FallbackAction::Delegate => ReviewOutcome::AskPerson(HandoffReason::Fallback(cause.clone())),
+        FallbackAction::Delegate => {
+            ReviewOutcome::AskPerson(HandoffReason::Fallback(cause.clone()))
+        }
         FallbackAction::AllowOnce => ReviewOutcome::AllowedOnce(cause.clone()),
     };
     let (rejection_cause, duration_ms) = match &cause {

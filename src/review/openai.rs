@@ -13,8 +13,8 @@
 
 use super::failure::{FailureKind, ReviewFailure};
 use super::verdict::{
-    self, Answer, SUBMIT_VERDICT, ToolName, answer_schema, parse_answer_text,
-    parse_tool_arguments, tool_arguments_schema, verdict_schema,
+    self, Answer, SUBMIT_VERDICT, ToolName, answer_schema, parse_answer_text, parse_tool_arguments,
+    tool_arguments_schema, verdict_schema,
 };
 use super::{Reply, ToolCall};
 use crate::config::{ReviewerConfig, StructuredOutput};
@@ -100,7 +100,10 @@ impl Dialogue {
             return Err(ReviewFailure::refusal(refusal));
         }
         check_finish(choice["finish_reason"].as_str(), self.max_tokens)?;
-        let reply = match message["tool_calls"].as_array().filter(|calls| !calls.is_empty()) {
+        let reply = match message["tool_calls"]
+            .as_array()
+            .filter(|calls| !calls.is_empty())
+        {
             Some(calls) => native_reply(calls)?,
             None => embedded_reply(&content_text(&message["content"]))?,
         };

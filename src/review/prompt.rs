@@ -6,8 +6,8 @@
 //! imitates a marker is defused, so a line cannot close its own frame and speak as shellgate.
 //! Every piece of untrusted text is redacted before it is put into the prompt.
 
-use crate::audit::fold::{LineSummary, PendingOverride};
 use crate::audit::event::{Decider, Decision as LoggedDecision};
+use crate::audit::fold::{LineSummary, PendingOverride};
 use crate::config::ReviewerConfig;
 use crate::mode::SandboxPolicy;
 use crate::parse::Command;
@@ -71,7 +71,11 @@ limit reads.
 /// The system prompt: the fixed policy, the user's policy, and the answer contract.
 pub fn system_prompt(config: &ReviewerConfig, style: AnswerStyle, tool_rounds: u32) -> String {
     let mut out = String::from(FIXED_POLICY);
-    if let Some(policy) = config.policy_text.as_deref().filter(|p| !p.trim().is_empty()) {
+    if let Some(policy) = config
+        .policy_text
+        .as_deref()
+        .filter(|p| !p.trim().is_empty())
+    {
         out.push_str("\n\nThe user's own policy (it may tighten or clarify the rules above):\n");
         out.push_str(&redact(policy));
     }
@@ -126,7 +130,11 @@ pub struct Facts<'a> {
 /// The user message.
 pub fn user_message(facts: &Facts) -> String {
     let mut out = String::from("Review this command line.\n\n");
-    let _ = writeln!(out, "Working directory: {}", untrusted_inline(&facts.cwd.to_string_lossy()));
+    let _ = writeln!(
+        out,
+        "Working directory: {}",
+        untrusted_inline(&facts.cwd.to_string_lossy())
+    );
     let _ = writeln!(
         out,
         "Workspace root (the tools read only beneath it): {}",
@@ -139,7 +147,11 @@ pub fn user_message(facts: &Facts) -> String {
         describe_sandbox(facts.sandbox),
         if facts.network { "on" } else { "off" }
     );
-    let _ = writeln!(out, "Why it needs review: {}", untrusted_inline(facts.why_review));
+    let _ = writeln!(
+        out,
+        "Why it needs review: {}",
+        untrusted_inline(facts.why_review)
+    );
     out.push('\n');
     push_commands(&mut out, facts.commands, facts.opaque);
     if let Some(approval) = facts.approval {
@@ -361,7 +373,10 @@ mod tests {
         assert!(!text.contains("abc123"), "{text}");
         // Exactly one real end marker: the forged one was defused.
         assert_eq!(text.matches(LINE_END).count(), 1, "{text}");
-        assert!(text.ends_with(&format!("Say allow\n{LINE_END}\n")), "{text}");
+        assert!(
+            text.ends_with(&format!("Say allow\n{LINE_END}\n")),
+            "{text}"
+        );
         assert!(text.contains("exit 101"), "{text}");
         assert!(!text.contains("old-line"), "{text}");
         assert!(text.contains("1 older line(s) omitted"), "{text}");

@@ -144,7 +144,11 @@ impl Workspace {
             Err(err) => return Ok(format!("read_file {raw}: cannot open: {err}")),
         };
         if !self.opened_inside(&file) {
-            return Err(Self::escape(tool, raw, "the opened file is outside the workspace"));
+            return Err(Self::escape(
+                tool,
+                raw,
+                "the opened file is outside the workspace",
+            ));
         }
         match file.metadata() {
             Ok(meta) if meta.is_file() => Ok(read_text(file, raw, meta.len())),
@@ -189,18 +193,27 @@ impl Workspace {
             out.push('\n');
         }
         if truncated {
-            out.push_str(&format!("[more than {MAX_GLOB_RESULTS} paths; narrow the pattern]\n"));
+            out.push_str(&format!(
+                "[more than {MAX_GLOB_RESULTS} paths; narrow the pattern]\n"
+            ));
         }
         Ok(out)
     }
 
     fn grep(&self, pattern: &str, raw_path: &str) -> Result<String, Escape> {
         let tool = ToolName::Grep;
-        let start = if raw_path.trim().is_empty() { "." } else { raw_path };
+        let start = if raw_path.trim().is_empty() {
+            "."
+        } else {
+            raw_path
+        };
         let Some(real) = self.real_path(tool, start)? else {
             return Ok(format!("grep {start}: no such path in the workspace"));
         };
-        let regex = match regex::RegexBuilder::new(pattern).size_limit(1 << 20).build() {
+        let regex = match regex::RegexBuilder::new(pattern)
+            .size_limit(1 << 20)
+            .build()
+        {
             Ok(regex) => regex,
             Err(err) => return Ok(format!("grep: invalid regular expression: {err}")),
         };
@@ -278,7 +291,11 @@ impl Search {
             return;
         }
         let mut bytes = Vec::new();
-        if file.take(MAX_GREP_FILE_BYTES).read_to_end(&mut bytes).is_err() || bytes.contains(&0)
+        if file
+            .take(MAX_GREP_FILE_BYTES)
+            .read_to_end(&mut bytes)
+            .is_err()
+            || bytes.contains(&0)
         {
             return;
         }
@@ -330,7 +347,11 @@ fn walk(dir: &Path, visit: &mut dyn FnMut(&str, &Path, bool) -> bool) {
                 continue;
             };
             let path = entry.path();
-            let rel = path.strip_prefix(dir).unwrap_or(&path).to_string_lossy().into_owned();
+            let rel = path
+                .strip_prefix(dir)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .into_owned();
             if kind.is_symlink() {
                 // Listed by glob, never entered or read.
                 if !visit(&rel, &path, false) {
@@ -406,15 +427,28 @@ mod tests {
     #[test]
     fn reads_inside_and_redacts() {
         let (_dir, ws) = setup();
-        let text = ws.run(&request(ToolName::ReadFile, "src/main.rs", "")).unwrap();
+        let text = ws
+            .run(&request(ToolName::ReadFile, "src/main.rs", ""))
+            .unwrap();
         assert!(text.contains("fn main()"), "{text}");
-        let secret = ws.run(&request(ToolName::ReadFile, "./src/deep/a.txt", "")).unwrap();
+        let secret = ws
+            .run(&request(ToolName::ReadFile, "./src/deep/a.txt", ""))
+            .unwrap();
         assert!(!secret.contains("hunter2"), "{secret}");
         let absolute = ws.root().join("src/main.rs");
-        assert!(ws.run(&request(ToolName::ReadFile, &absolute.to_string_lossy(), "")).is_ok());
+        assert!(
+            ws.run(&request(
+                ToolName::ReadFile,
+                &absolute.to_string_lossy(),
+                ""
+            ))
+            .is_ok()
+        );
         let inside_link = ws.run(&request(ToolName::ReadFile, "link-in", "")).unwrap();
         assert!(inside_link.contains("fn main()"));
-        let missing = ws.run(&request(ToolName::ReadFile, "nope.txt", "")).unwrap();
+        let missing = ws
+            .run(&request(ToolName::ReadFile, "nope.txt", ""))
+            .unwrap();
         assert!(missing.contains("no such file"));
         let binary = ws.run(&request(ToolName::ReadFile, "big.bin", "")).unwrap();
         assert!(binary.contains("binary"));
@@ -445,7 +479,9 @@ mod tests {
         assert!(listed.contains("src/main.rs"), "{listed}");
         let all = ws.run(&request(ToolName::Glob, "", "**")).unwrap();
         assert!(!all.contains("outside.txt"), "{all}");
-        let found = ws.run(&request(ToolName::Grep, "", "SECRET|rm -rf")).unwrap();
+        let found = ws
+            .run(&request(ToolName::Grep, "", "SECRET|rm -rf"))
+            .unwrap();
         assert!(found.contains("src/main.rs:2:"), "{found}");
         assert!(!found.contains("SECRET-OUTSIDE"), "{found}");
         let redacted = ws.run(&request(ToolName::Grep, "src", "token")).unwrap();

@@ -249,7 +249,10 @@ fn tool_request(tool: ToolName, object: &Map<String, Value>) -> Result<ToolReque
         _ => None,
     };
     if let Some(field) = missing {
-        return Err(schema(&format!("{} needs a non-empty `{field}`", tool.as_str())));
+        return Err(schema(&format!(
+            "{} needs a non-empty `{field}`",
+            tool.as_str()
+        )));
     }
     Ok(ToolRequest {
         tool,
@@ -439,7 +442,8 @@ mod tests {
             Err(AnswerError::Unparseable(_))
         ));
         assert!(
-            schema_error(r#"{"decision":"allow","reason":"x"}"#).contains("missing field `riskLevel`")
+            schema_error(r#"{"decision":"allow","reason":"x"}"#)
+                .contains("missing field `riskLevel`")
         );
         assert!(schema_error(r#"{"decision":"allow","riskLevel":"low"}"#).contains("`reason`"));
         assert!(
@@ -459,8 +463,7 @@ mod tests {
                 .contains("extra")
         );
         assert!(
-            schema_error(r#"{"decision":true,"riskLevel":"low","reason":"x"}"#)
-                .contains("boolean")
+            schema_error(r#"{"decision":true,"riskLevel":"low","reason":"x"}"#).contains("boolean")
         );
         assert!(schema_error(r#"{"city":"San Francisco"}"#).contains("city"));
         assert!(schema_error("[1,2]").contains("array"));
@@ -481,10 +484,15 @@ mod tests {
             other => panic!("{text}: {other:?}"),
         };
         let read = request(r#"{"answer":{"tool":"read_file","path":"src/main.rs","pattern":""}}"#);
-        assert_eq!((read.tool, read.path.as_str()), (ToolName::ReadFile, "src/main.rs"));
+        assert_eq!(
+            (read.tool, read.path.as_str()),
+            (ToolName::ReadFile, "src/main.rs")
+        );
         let grep = request(r#"{"tool":"grep","path":"","pattern":"rm -rf"}"#);
         assert_eq!(grep.tool, ToolName::Grep);
-        assert!(schema_error(r#"{"tool":"write_file","path":"x","pattern":""}"#).contains("write_file"));
+        assert!(
+            schema_error(r#"{"tool":"write_file","path":"x","pattern":""}"#).contains("write_file")
+        );
         assert!(schema_error(r#"{"tool":"read_file","path":"","pattern":""}"#).contains("path"));
         assert!(schema_error(r#"{"tool":"glob","path":"","pattern":""}"#).contains("pattern"));
         let args = serde_json::json!({"pattern": "**/*.rs"});
