@@ -9,12 +9,15 @@
 if [[ -z ${__shellgate_loaded-} && -z ${SHELLGATE_ACTIVE-} ]]; then
 __shellgate_loaded=1
 __shellgate_bin=@SHELLGATE_BIN@
-export SHELLGATE_SESSION="${SHELLGATE_SESSION:-@SHELLGATE_SESSION@}"
 
 if [[ -n ${BASH_EXECUTION_STRING+x} ]]; then
   # bash -c / -lc / -ic: the string is what would run.
   exec "$__shellgate_bin" run --shell bash --from-hook -- "$BASH_EXECUTION_STRING" "$0" "$@"
 elif [[ $- == *i* ]]; then
+  # Every interactive shell is a session of its own: what a person confirms in it (Full access)
+  # ends with it, even for a shell started from a hooked shell.
+  SHELLGATE_SESSION=$("$__shellgate_bin" new-session) || SHELLGATE_SESSION=''
+  export SHELLGATE_SESSION
   __shellgate_gen=0
   __shellgate_rl=''
   __shellgate_histnum=''
@@ -36,7 +39,10 @@ elif [[ $- == *i* ]]; then
   # Re-installs the prompt hook if something removed it from PROMPT_COMMAND.
   __shellgate_heal() {
     local pc
-    pc=$(builtin declare -p PROMPT_COMMAND 2>/dev/null)
+    pc=$(builtin declare -p PROMPT_COMMAND 2>/dev/null) || pc=''
+    # PROMPT_COMMAND is an array in bash >= 5.1 when the user made it one, else a string: both
+    # forms are handled, which shellcheck cannot tell.
+    # shellcheck disable=SC2128,SC2178
     case $pc in
       *__shellgate_precmd*) ;;
       'declare -a'*) PROMPT_COMMAND+=(__shellgate_precmd) ;;

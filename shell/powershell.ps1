@@ -8,7 +8,6 @@
 if (-not $global:__ShellgateLoaded -and -not $env:SHELLGATE_ACTIVE) {
     $global:__ShellgateLoaded = $true
     $global:__ShellgateBin = '@SHELLGATE_BIN@'
-    if (-not $env:SHELLGATE_SESSION) { $env:SHELLGATE_SESSION = '@SHELLGATE_SESSION@' }
 
     $__shellgateArgs = [Environment]::GetCommandLineArgs()
     $__shellgateCommand = $null
@@ -29,6 +28,8 @@ if (-not $global:__ShellgateLoaded -and -not $env:SHELLGATE_ACTIVE) {
     }
 
     if (Test-Path Function:\PSConsoleHostReadLine) {
+        # Every interactive session is a session of its own (Full access ends with it).
+        $env:SHELLGATE_SESSION = (& $global:__ShellgateBin new-session)
         $global:__ShellgateReadLine = $function:PSConsoleHostReadLine
         function global:PSConsoleHostReadLine {
             $lastExit = $global:LASTEXITCODE

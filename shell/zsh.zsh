@@ -9,11 +9,13 @@
 if [[ -z ${__shellgate_loaded-} && -z ${SHELLGATE_ACTIVE-} ]]; then
 typeset -g __shellgate_loaded=1
 typeset -gr __shellgate_bin=@SHELLGATE_BIN@
-export SHELLGATE_SESSION="${SHELLGATE_SESSION:-@SHELLGATE_SESSION@}"
 
 if [[ -n ${ZSH_EXECUTION_STRING-} ]]; then
   exec "$__shellgate_bin" run --shell zsh --from-hook -- "$ZSH_EXECUTION_STRING" "$ZSH_ARGZERO" "$@"
 elif [[ -o interactive ]]; then
+  # Every interactive shell is a session of its own: what a person confirms in it (Full access)
+  # ends with it, even for a shell started from a hooked shell.
+  export SHELLGATE_SESSION="$("$__shellgate_bin" new-session)"
   __shellgate_preexec() {
     "$__shellgate_bin" hook zsh --pid "$$" -- "$3"
     case $? in

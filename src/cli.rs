@@ -19,16 +19,35 @@ pub struct Cli {
 pub enum Command {
     /// Decide a line without running it: allow, deny, review or ask.
     Check(cmd::check::CheckArgs),
+    /// Decide a line, ask whoever must be asked, run it in the sandbox, and record it.
+    Run(cmd::run::RunArgs),
+    /// Print the hook for a shell: eval "$(shellgate init bash)".
+    Init(cmd::init::InitArgs),
+    /// The interactive hooks' call for each line (see `shellgate init`).
+    #[command(hide = true)]
+    Hook(cmd::hook::HookArgs),
+    /// Print a fresh session id (used by the hooks).
+    #[command(hide = true)]
+    NewSession,
     /// Show the effective configuration, or validate the config files.
     Config(cmd::config::ConfigArgs),
     /// List every rule in effect.
     Rules(cmd::rules::RulesArgs),
     /// Print the exit-code table (Markdown).
     ExitCodes,
+    /// The session at a glance: modes, sandbox, auto review, budgets, breaker, recent verdicts.
+    Status(cmd::status::StatusArgs),
+    /// List the modes, or select one (a person at a terminal only; Full access asks to confirm).
+    #[command(alias = "permissions")]
+    Mode(cmd::mode::ModeArgs),
     /// Show a session's audit log, or verify its hash chain (`log verify`).
     Log(crate::cmd::log::LogArgs),
     /// Turn auto review on or off, show its state, or approve a denied line once.
     AutoReview(crate::cmd::auto_review::AutoReviewArgs),
+    /// Run a program inside the OS sandbox (Landlock + seccomp + protected paths).
+    Sandbox(crate::cmd::sandbox::Args),
+    /// Report what this system can enforce (kernel, Landlock, seccomp, namespaces, shells).
+    Doctor(crate::cmd::doctor::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -42,6 +61,12 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         Command::Check(args) => cmd::check::run(args),
+        Command::Status(args) => cmd::status::run(args),
+        Command::Mode(args) => cmd::mode::run(args),
+        Command::Run(args) => cmd::run::run(args),
+        Command::Init(args) => cmd::init::run(args),
+        Command::Hook(args) => cmd::hook::run(args),
+        Command::NewSession => cmd::init::new_session(),
         Command::Config(args) => cmd::config::run(args),
         Command::Rules(args) => cmd::rules::run(args),
         Command::ExitCodes => {
@@ -50,5 +75,7 @@ pub fn main() -> ExitCode {
         }
         Command::Log(args) => crate::cmd::log::run(args),
         Command::AutoReview(args) => crate::cmd::auto_review::run(args),
+        Command::Sandbox(args) => crate::cmd::sandbox::run(args),
+        Command::Doctor(args) => cmd::doctor::run(&args, Some(cmd::config_files_in_effect())),
     }
 }

@@ -26,7 +26,7 @@ pub const PROJECT_FILE: &str = ".shellgate.toml";
 /// Profiles beyond this number are a config error (ids are untrusted input).
 pub const MAX_PROFILES: usize = 32;
 /// Longest accepted profile id, in bytes.
-pub const MAX_PROFILE_ID_LEN: usize = 48;
+pub const MAX_PROFILE_ID_LEN: usize = 32;
 
 /// A named permission profile (`[profiles.<id>]`) or the `[custom]` mode.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -391,11 +391,11 @@ pub fn load(locations: &Locations) -> Result<Config, Error> {
         value: format!("{} built-in rules", config.rules.len()),
         source: "built-in".to_owned(),
     });
-    if let Some(path) = &locations.user_file {
-        if let Some(text) = read_optional(path)? {
-            apply_user(&mut config, &text, path)?;
-            config.user_file = Some(path.clone());
-        }
+    if let Some(path) = &locations.user_file
+        && let Some(text) = read_optional(path)?
+    {
+        apply_user(&mut config, &text, path)?;
+        config.user_file = Some(path.clone());
     }
     for path in project_files(&locations.cwd) {
         if let Some(text) = read_optional(&path)? {
@@ -660,19 +660,24 @@ fn add_rules(
     Ok(())
 }
 
-/// Profile ids are untrusted: bounded, plain, and distinct from the built-in mode ids.
+/// Profile ids are untrusted: bounded, plain (`a-z`, `0-9`, `-`, `_`, starting with a letter or
+/// digit), and distinct from the built-in mode ids.
 pub fn check_profile_id(id: &str) -> Result<(), String> {
+    let plain = id
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
     if id.is_empty() || id.len() > MAX_PROFILE_ID_LEN {
         return Err(format!(
             "a profile id must be 1-{MAX_PROFILE_ID_LEN} bytes long"
         ));
     }
-    if !id
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
-    {
+    if !plain {
         return Err(format!(
-            "profile id `{}` may only contain letters, digits, `.`, `_` and `-`",
+            "profile id `{}` may only contain a-z, 0-9, `-` and `_`, starting with a letter or digit",
             crate::intake::visible(id)
         ));
     }

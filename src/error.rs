@@ -264,12 +264,17 @@ a script, an interpreter, an encoded form). Ask the user how to proceed.";
 pub const FAILURE_NOT_A_VERDICT: &str = "This is a failure, not a judgment of the command: fix the cause \
 or ask the user. Do not try to run the same effect another way.";
 
-/// The agent-facing refusal block printed on stderr: marker, code, reason, instruction.
-pub fn refusal_block(code: Code, reason: &str) -> String {
-    let instruction = match code.kind() {
+/// The plain instruction that follows a refusal with this code.
+pub fn instruction(code: Code) -> &'static str {
+    match code.kind() {
         CodeKind::Failure => FAILURE_NOT_A_VERDICT,
         _ => DO_NOT_WORK_AROUND,
-    };
+    }
+}
+
+/// The agent-facing refusal block printed on stderr: marker, code, reason, instruction.
+pub fn refusal_block(code: Code, reason: &str) -> String {
+    let instruction = instruction(code);
     format!(
         "{} {}: {}\n{} {}\n",
         code.marker(),

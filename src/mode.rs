@@ -105,6 +105,16 @@ impl fmt::Display for ModeId {
     }
 }
 
+/// Is `id` a mode id that can be saved or selected: a built-in id, or `profile:<id>` with a valid
+/// profile id? (Whether the profile exists is the resolver's business.)
+pub fn is_valid_mode_id(id: &str) -> bool {
+    match ModeId::parse(id) {
+        Some(ModeId::Profile(p)) => crate::config::check_profile_id(&p).is_ok(),
+        Some(_) => true,
+        None => false,
+    }
+}
+
 /// What a mode means for a line: the one typed tuple every caller uses.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Resolved {
@@ -212,10 +222,10 @@ fn resolve_id(id: &ModeId, config: &Config, session: SessionFacts) -> Resolved {
 
 /// Apply what project files may do: narrow the sandbox and turn the network off.
 fn tighten(mut resolved: Resolved, config: &Config) -> Resolved {
-    if let Some(narrow) = config.sandbox.project_policy {
-        if narrow < resolved.sandbox {
-            resolved.sandbox = narrow;
-        }
+    if let Some(narrow) = config.sandbox.project_policy
+        && narrow < resolved.sandbox
+    {
+        resolved.sandbox = narrow;
     }
     if config.sandbox.project_network_off {
         resolved.network = false;
@@ -270,8 +280,10 @@ mod tests {
         use ApprovalPolicy as A;
         use SandboxPolicy as S;
         let config = config_with_profiles();
+        /// requested, full confirmed, review off → effective, approval, reviewer, sandbox, network
+        type Case = (&'static str, bool, bool, &'static str, A, bool, S, bool);
         #[rustfmt::skip]
-        let cases: &[(&str, bool, bool, &str, A, bool, S, bool)] = &[
+        let cases: &[Case] = &[
             // requested   full   off    effective        approval reviewer sandbox  network
             ("ask",        false, false, "ask",           A::Ask,  false, S::WorkspaceWrite, false),
             ("auto",       false, false, "auto",          A::Auto, true,  S::WorkspaceWrite, false),
@@ -336,8 +348,10 @@ mod tests {
 
     #[test]
     fn configured_default_mode_is_used() {
-        let mut config = Config::default();
-        config.default_mode = Some("auto".to_owned());
+        let mut config = Config {
+            default_mode: Some("auto".to_owned()),
+            ..Config::default()
+        };
         assert_eq!(resolve(None, &config, SessionFacts::default()).mode, "auto");
         config.default_mode = Some("full".to_owned());
         assert_eq!(resolve(None, &config, facts(false, false)).mode, "ask");

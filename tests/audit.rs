@@ -367,7 +367,7 @@ fn restart_replays_exactly_the_same_state() {
             let request = RequestId::new_random();
             record(
                 Some(&request),
-                asked(format!("rm -rf build{index} token=abc{index}")),
+                asked(format!("rm -rf build{index} token=zqsecret{index}")),
             );
             record(
                 Some(&request),
@@ -393,7 +393,7 @@ fn restart_replays_exactly_the_same_state() {
     assert!(!replayed.review.enabled);
     // Secrets never reached the file.
     let raw = fs::read_to_string(state_paths.session_log(&session_id("replay"))).unwrap();
-    assert!(!raw.contains("abc1"));
+    assert!(!raw.contains("zqsecret"), "a secret reached the log");
     assert!(raw.contains("token=[REDACTED]"));
 }
 
@@ -533,11 +533,11 @@ fn saved_full_access_comes_back_as_the_safe_default() {
     assert!(loaded.notes.iter().any(|n| n.contains("never restored")));
     // A profile that resolves to no sandbox is Full access too.
     let profile = Settings {
-        mode: "yolo".into(),
+        mode: "profile:yolo".into(),
         ..Settings::default()
     };
     settings::save(&state_paths.settings_file(), &profile).unwrap();
-    let loaded = settings::load(&state_paths.settings_file(), &|id| id == "yolo");
+    let loaded = settings::load(&state_paths.settings_file(), &|id| id == "profile:yolo");
     assert_eq!(loaded.settings.mode, SAFE_MODE);
 }
 

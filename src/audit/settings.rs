@@ -12,8 +12,8 @@
 
 use super::lock::{LOCK_DEADLINE, LockFile, LockKind};
 use super::paths::ensure_private_dir;
-use crate::cmd::mode_select::is_valid_mode_id;
 use crate::error::{Code, Error, Result};
+use crate::mode::is_valid_mode_id;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -291,9 +291,9 @@ mod tests {
     fn full_access_is_never_restored() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("settings.toml");
-        for (saved, profile_is_full) in [("full", false), ("yolo", true)] {
+        for (saved, profile_is_full) in [("full", false), ("profile:yolo", true)] {
             fs::write(&path, format!("mode = {saved:?}\n")).unwrap();
-            let is_full = move |id: &str| profile_is_full && id == "yolo";
+            let is_full = move |id: &str| profile_is_full && id == "profile:yolo";
             let loaded = load(&path, &is_full);
             assert_eq!(loaded.settings.mode, SAFE_MODE, "{saved}");
             assert!(

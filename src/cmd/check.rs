@@ -1,18 +1,22 @@
 //! `shellgate check`: decide a line without running anything.
 //!
-//! In a mode with a reviewer, a line the rules route to review is judged by the reviewer model here
-//! too, so `check` reports the real verdict (and records it in the session log: a review `check`
-//! paid for counts against the session's budget and feeds its breaker and cache, exactly as one
-//! made by `run`). The session is `--session`, else `SHELLGATE_SESSION`, else a new one.
+//! The line is decided in the same [`Context`] as `run` (config, session state, saved settings,
+//! mode). In a mode with a reviewer, a line the rules route to review is judged by the reviewer model
+//! here too, so `check` reports the real verdict. That review is recorded in the session log like one
+//! made by `run` — a review `check` paid for counts against the session's budget and feeds its
+//! breaker and cache — so a review opens (or, when `SHELLGATE_SESSION` names none, creates) the
+//! session log. Lines that need no review never create one.
 
-use crate::audit::{RequestId, Session, SessionId, SessionState, StatePaths, fold};
-use crate::config::{Config, ReviewerConfig};
+use crate::audit::event::Timestamp;
+use crate::audit::{RequestId, Session, SessionId, StatePaths, fold};
+use crate::config::ReviewerConfig;
 use crate::error::{Code, Error};
 use crate::intake::visible;
-use crate::mode::{Resolved, SessionFacts};
+use crate::mode::Resolved;
 use crate::parse::ShellKind;
 use crate::policy::{self, Decision, Route, Verdict};
 use crate::review::{self, ReviewOutcome, ReviewReport, ReviewRequest};
+use crate::session::{self, Context, SessionUse};
 use clap::Args;
 use serde::Serialize;
 use std::ffi::OsString;
@@ -32,10 +36,6 @@ pub struct CheckArgs {
     /// Syntax of the line.
     #[arg(long, value_enum, default_value = "bash")]
     pub shell: ShellKind,
-    /// The session whose breaker, budgets, cache and log a review uses (default: $SHELLGATE_SESSION,
-    /// else a new session).
-    #[arg(long, value_name = "ID")]
-    pub session: Option<String>,
     /// Print one JSON object instead of a readable line.
     #[arg(long)]
     pub json: bool,
@@ -84,51 +84,30 @@ fn plain(decision: Decision) -> CheckReport {
 
 /// Decide, then review when the decision says so.
 fn check_line(bytes: &[u8], args: &CheckArgs, cwd: &Path) -> CheckReport {
-    let config = match super::load_config(cwd) {
-        Ok(config) => config,
+    let ctx = match Context::load(cwd, args.mode.as_deref(), SessionUse::ReadIfNamed) {
+        Ok(ctx) => ctx,
         Err(e) => return plain(config_refusal(e)),
     };
-    let mode = args.mode.as_deref();
-    let mut decision = decide_with(
+    let decision = policy::decide_bytes(
         bytes,
         args.shell,
-        cwd,
-        &config,
-        mode,
-        SessionFacts::default(),
+        &cwd.to_string_lossy(),
+        &ctx.config,
+        &ctx.resolved,
     );
-    let Some(reviewer) = &config.reviewer else {
+    let Some(reviewer) = &ctx.config.reviewer else {
         return plain(decision);
     };
-    let mut context = match SessionContext::existing(args.session.as_deref(), reviewer) {
-        Ok(context) => context,
-        Err(err) => return plain(refuse(decision, err)),
-    };
-    if let Some(state) = context.as_ref().map(|c| &c.state) {
-        if let Some(err) = review::abort_refusal(state) {
-            if decision.decision != Verdict::Deny {
-                return plain(refuse(decision, err));
-            }
-        }
-        if !state.review.enabled && decision.decision == Verdict::Review {
-            let facts = SessionFacts {
-                review_disabled: true,
-                ..SessionFacts::default()
-            };
-            decision = decide_with(bytes, args.shell, cwd, &config, mode, facts);
-        }
+    // A breaker tripped with `abort` refuses every line of the session, not only reviewed ones.
+    if decision.decision != Verdict::Deny
+        && let Some(err) = review::abort_refusal(&ctx.state)
+    {
+        return plain(refuse(decision, err));
     }
     if decision.decision != Verdict::Review {
         return plain(decision);
     }
-    let context = match context.take() {
-        Some(context) => context,
-        None => match SessionContext::open(args.session.as_deref(), reviewer) {
-            Ok(context) => context,
-            Err(err) => return plain(refuse(decision, err)),
-        },
-    };
-    reviewed(bytes, decision, reviewer, &context, cwd)
+    reviewed(bytes, decision, reviewer, &ctx, cwd)
 }
 
 /// Runs the review and folds its outcome into the decision.
@@ -136,7 +115,7 @@ fn reviewed(
     bytes: &[u8],
     mut decision: Decision,
     reviewer: &ReviewerConfig,
-    context: &SessionContext,
+    ctx: &Context,
     cwd: &Path,
 ) -> CheckReport {
     // The decision core only routes lines that passed intake to review.
@@ -149,20 +128,31 @@ fn reviewed(
             ));
         }
     };
+    let (paths, log) = match open_log(ctx) {
+        Ok(opened) => opened,
+        Err(err) => return plain(refuse(decision, err)),
+    };
+    // Fold again from the log the verdict will be appended to: a log that cannot be read fails
+    // closed here instead of being taken for an empty session.
+    let params = session::fold_params(&ctx.config, &ctx.settings.settings);
+    let state = match log.read() {
+        Ok(contents) => fold(&contents.events, &params),
+        Err(err) => return plain(refuse(decision, err)),
+    };
     let request_id = RequestId::new_random();
-    let cache_dir = review::cache_dir(&context.paths);
+    let cache_dir = review::cache_dir(&paths);
     let outcome = review::review(&ReviewRequest {
         line: line.as_str(),
         cwd,
         workspace: cwd,
         decision: &decision,
         config: reviewer,
-        session: Some(&context.session),
-        state: &context.state,
+        session: Some(&log),
+        state: &state,
         request: &request_id,
         person_present: crate::approval::person_present(),
         cache_dir: Some(&cache_dir),
-        now: crate::audit::event::Timestamp::now(),
+        now: Timestamp::now(),
     });
     decision.decision = match &outcome {
         ReviewOutcome::Allowed(_) | ReviewOutcome::AllowedOnce(_) => Verdict::Allow,
@@ -177,50 +167,15 @@ fn reviewed(
     }
 }
 
-/// The session a review records into, with its folded state.
-struct SessionContext {
-    paths: StatePaths,
-    session: Session,
-    state: SessionState,
-}
-
-impl SessionContext {
-    /// The named session, when its log already exists (checking a line never creates one).
-    fn existing(requested: Option<&str>, reviewer: &ReviewerConfig) -> Result<Option<Self>, Error> {
-        let Some(id) = session_id(requested)? else {
-            return Ok(None);
-        };
-        let paths = StatePaths::from_env()?;
-        if !paths.session_log(&id).exists() {
-            return Ok(None);
-        }
-        Self::load(paths, id, reviewer).map(Some)
-    }
-
-    /// The named session (or a new one), created if needed.
-    fn open(requested: Option<&str>, reviewer: &ReviewerConfig) -> Result<Self, Error> {
-        let id = session_id(requested)?.unwrap_or_else(SessionId::new_random);
-        Self::load(StatePaths::from_env()?, id, reviewer)
-    }
-
-    fn load(paths: StatePaths, id: SessionId, reviewer: &ReviewerConfig) -> Result<Self, Error> {
-        let session = Session::open(&paths, id)?;
-        let saved = super::auto_review::fold_params(&paths);
-        let params = review::fold_params(reviewer, saved.review_default);
-        let state = fold(&session.read()?.events, &params);
-        Ok(SessionContext {
-            paths,
-            session,
-            state,
-        })
-    }
-}
-
-fn session_id(requested: Option<&str>) -> Result<Option<SessionId>, Error> {
-    match requested {
-        Some(raw) => SessionId::parse(raw).map(Some),
-        None => SessionId::from_env(),
-    }
+/// The session log a review is recorded in: the one `SHELLGATE_SESSION` names, else a new one.
+fn open_log(ctx: &Context) -> Result<(StatePaths, Session), Error> {
+    let paths = match &ctx.paths {
+        Some(paths) => paths.clone(),
+        None => StatePaths::from_env()?,
+    };
+    let id = ctx.session_id.clone().unwrap_or_else(SessionId::new_random);
+    let log = Session::open(&paths, id)?;
+    Ok((paths, log))
 }
 
 /// The decision turned into a refusal with `err`'s code and reason.
@@ -240,27 +195,16 @@ fn config_refusal(e: Error) -> Decision {
     )
 }
 
-fn decide_with(
-    bytes: &[u8],
-    shell: ShellKind,
-    cwd: &Path,
-    config: &Config,
-    mode: Option<&str>,
-    facts: SessionFacts,
-) -> Decision {
-    let resolved = super::resolve_mode(mode, config, facts);
-    policy::decide_bytes(bytes, shell, &cwd.to_string_lossy(), config, &resolved)
-}
-
 /// Load the config, resolve the mode and decide (no review). A broken config denies the line.
-pub fn decide(
-    bytes: &[u8],
-    shell: ShellKind,
-    cwd: &std::path::Path,
-    mode: Option<&str>,
-) -> Decision {
-    match super::load_config(cwd) {
-        Ok(config) => decide_with(bytes, shell, cwd, &config, mode, SessionFacts::default()),
+pub fn decide(bytes: &[u8], shell: ShellKind, cwd: &Path, mode: Option<&str>) -> Decision {
+    match Context::load(cwd, mode, SessionUse::ReadIfNamed) {
+        Ok(ctx) => policy::decide_bytes(
+            bytes,
+            shell,
+            &cwd.to_string_lossy(),
+            &ctx.config,
+            &ctx.resolved,
+        ),
         Err(e) => config_refusal(e),
     }
 }

@@ -3,9 +3,16 @@
 pub mod auto_review;
 pub mod check;
 pub mod config;
+pub mod doctor;
+pub mod hook;
+pub mod init;
 pub mod log;
+pub mod mode;
 pub mod mode_select;
 pub mod rules;
+pub mod run;
+pub mod sandbox;
+pub mod status;
 
 use crate::config::{self as cfg, Config, Locations};
 use crate::error::{Error, Result, refusal_block};
@@ -52,4 +59,12 @@ pub fn print_json<T: serde::Serialize>(value: &T) {
         Ok(text) => println!("{text}"),
         Err(e) => eprintln!("shellgate: cannot render JSON: {e}"),
     }
+}
+
+/// The config files in effect for the current directory (for `doctor`); none when the config
+/// cannot be loaded (doctor reports the load error separately through `config check`).
+pub fn config_files_in_effect() -> Vec<PathBuf> {
+    load_config(&working_dir(None))
+        .map(|c| c.files())
+        .unwrap_or_default()
 }

@@ -6,31 +6,11 @@
 //! built-in id. Selection accepts an exact id or an unambiguous display name (or a unique prefix of
 //! one); anything ambiguous or unknown is rejected with the candidates.
 
+use crate::config::{MAX_PROFILE_ID_LEN, MAX_PROFILES, check_profile_id};
 use crate::error::{Error, Result};
-
-/// Built-in mode ids; no profile may take one.
-pub const BUILTIN_MODE_IDS: [&str; 5] = ["ask", "auto", "full", "read-only", "custom"];
-
-/// The most profiles considered; later ones are rejected.
-pub const MAX_PROFILES: usize = 32;
-
-/// The longest mode id.
-pub const MAX_MODE_ID_LEN: usize = 32;
 
 /// The longest display name shown (in characters); longer ones are cut.
 pub const MAX_DISPLAY_NAME_CHARS: usize = 48;
-
-/// Whether `id` is a well-formed mode id: lowercase ASCII letters, digits, `-` and `_`, starting
-/// with a letter or digit, at most [`MAX_MODE_ID_LEN`] bytes.
-pub fn is_valid_mode_id(id: &str) -> bool {
-    let mut bytes = id.bytes();
-    let first_ok = bytes
-        .next()
-        .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
-    first_ok
-        && id.len() <= MAX_MODE_ID_LEN
-        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
-}
 
 /// One mode a person can choose.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,7 +75,7 @@ pub fn mode_choices(profiles: &[(String, Option<String>)]) -> ModeChoices {
         rejected: Vec::new(),
     };
     for (index, (id, name)) in profiles.iter().enumerate() {
-        let shown_id = display_safe(id, MAX_MODE_ID_LEN);
+        let shown_id = display_safe(id, MAX_PROFILE_ID_LEN);
         let reject = |reason: String| RejectedProfile {
             shown_id: shown_id.clone(),
             reason,
@@ -104,15 +84,13 @@ pub fn mode_choices(profiles: &[(String, Option<String>)]) -> ModeChoices {
             result.rejected.push(reject(format!(
                 "more than {MAX_PROFILES} profiles are configured"
             )));
-        } else if !is_valid_mode_id(id) {
-            result.rejected.push(reject(format!(
-                "a profile id must be 1 to {MAX_MODE_ID_LEN} of a-z, 0-9, '-', '_'"
-            )));
-        } else if BUILTIN_MODE_IDS.contains(&id.as_str()) {
-            result.rejected.push(reject(
-                "it would shadow the built-in mode of that id".into(),
-            ));
-        } else if result.choices.iter().any(|choice| &choice.id == id) {
+        } else if let Err(reason) = check_profile_id(id) {
+            result.rejected.push(reject(reason));
+        } else if result
+            .choices
+            .iter()
+            .any(|choice| choice.id == format!("profile:{id}"))
+        {
             result
                 .rejected
                 .push(reject("the id is configured twice".into()));
@@ -123,7 +101,7 @@ pub fn mode_choices(profiles: &[(String, Option<String>)]) -> ModeChoices {
                 .filter(|name| !name.is_empty())
                 .unwrap_or_else(|| id.clone());
             result.choices.push(ModeChoice {
-                id: id.clone(),
+                id: format!("profile:{id}"),
                 display_name,
                 builtin: false,
             });
@@ -144,7 +122,10 @@ fn normalized(text: &str) -> String {
 /// Finds the mode `input` names: an exact id, else a display name (case and separators ignored),
 /// else a unique prefix of a display name or id.
 pub fn select_mode<'a>(choices: &'a [ModeChoice], input: &str) -> Result<&'a ModeChoice> {
-    if let Some(choice) = choices.iter().find(|choice| choice.id == input) {
+    let exact = |choice: &&ModeChoice| {
+        choice.id == input || choice.id.strip_prefix("profile:") == Some(input)
+    };
+    if let Some(choice) = choices.iter().find(exact) {
         return Ok(choice);
     }
     let wanted = normalized(input);
@@ -220,6 +201,7 @@ pub fn render_choices(choices: &ModeChoices, current: &str) -> String {
 mod tests {
     use super::*;
     use crate::error::Code;
+    use crate::mode::BUILTIN_MODE_IDS;
 
     fn profiles(list: &[(&str, Option<&str>)]) -> Vec<(String, Option<String>)> {
         list.iter()
@@ -233,9 +215,13 @@ mod tests {
         assert_eq!(select_mode(&choices, "full").unwrap().id, "full");
         assert_eq!(select_mode(&choices, "Full Access").unwrap().id, "full");
         assert_eq!(select_mode(&choices, "full_access").unwrap().id, "full");
-        assert_eq!(select_mode(&choices, "ci runner").unwrap().id, "ci");
+        assert_eq!(select_mode(&choices, "ci runner").unwrap().id, "profile:ci");
         assert_eq!(select_mode(&choices, "read").unwrap().id, "read-only");
-        assert_eq!(select_mode(&choices, "ci").unwrap().id, "ci");
+        assert_eq!(select_mode(&choices, "ci").unwrap().id, "profile:ci");
+        assert_eq!(
+            select_mode(&choices, "profile:ci").unwrap().id,
+            "profile:ci"
+        );
     }
 
     #[test]
@@ -245,7 +231,7 @@ mod tests {
         assert_eq!(err.code, Code::Usage);
         assert!(err.reason.contains("more than one"), "{}", err.reason);
         assert!(err.reason.contains("auto (Auto review)"));
-        assert!(err.reason.contains("auto-strict (Auto strict)"));
+        assert!(err.reason.contains("profile:auto-strict (Auto strict)"));
         let err = select_mode(&choices, "nope").unwrap_err();
         assert!(err.reason.contains("no mode"), "{}", err.reason);
         assert!(err.reason.contains("read-only (Read only)"));
@@ -261,14 +247,14 @@ mod tests {
             select_mode(&choices, "Same")
                 .unwrap_err()
                 .reason
-                .contains("a1 (Same)")
+                .contains("profile:a1 (Same)")
         );
-        assert_eq!(select_mode(&choices, "a2").unwrap().id, "a2");
+        assert_eq!(select_mode(&choices, "a2").unwrap().id, "profile:a2");
     }
 
     #[test]
     fn untrusted_profiles_are_bounded_and_cleaned() {
-        let long_id = "x".repeat(MAX_MODE_ID_LEN + 1);
+        let long_id = "x".repeat(MAX_PROFILE_ID_LEN + 1);
         let many: Vec<(String, Option<String>)> = (0..MAX_PROFILES + 5)
             .map(|i| (format!("p{i}"), None))
             .collect();
@@ -289,7 +275,11 @@ mod tests {
         assert!(reasons[1].contains("built-in"));
         assert!(reasons[4].contains("twice"));
         assert!(result.rejected[2].shown_id.chars().all(|c| !c.is_control()));
-        let ok = result.choices.iter().find(|c| c.id == "ok").unwrap();
+        let ok = result
+            .choices
+            .iter()
+            .find(|c| c.id == "profile:ok")
+            .unwrap();
         assert_eq!(ok.display_name, "Nice[31m redtxt");
         let long_name = mode_choices(&profiles(&[("n", Some(&"y".repeat(500)))]));
         let shown = &long_name.choices.last().unwrap().display_name;
@@ -308,16 +298,29 @@ mod tests {
     fn current_mode_is_marked() {
         let listing = render_choices(&mode_choices(&profiles(&[("ci", None)])), "auto");
         assert!(listing.contains("* auto"));
-        assert!(listing.contains("  ci"));
+        assert!(listing.contains("  profile:ci"));
         assert!(listing.contains("[profile]"));
     }
 
     #[test]
     fn mode_ids() {
-        for good in ["ask", "read-only", "p_1", "0x"] {
+        use crate::mode::is_valid_mode_id;
+        for good in ["ask", "read-only", "profile:p_1", "profile:0x"] {
             assert!(is_valid_mode_id(good), "{good}");
         }
-        for bad in ["", "-x", "A", "a b", "a.b", "../x", &"a".repeat(33)] {
+        let long = format!("profile:{}", "a".repeat(33));
+        for bad in [
+            "",
+            "p_1",
+            "profile:",
+            "profile:-x",
+            "profile:A",
+            "profile:a b",
+            "profile:a.b",
+            "profile:../x",
+            &long,
+            "profile:full",
+        ] {
             assert!(!is_valid_mode_id(bad), "{bad}");
         }
     }

@@ -370,7 +370,7 @@ impl Walker<'_> {
         if !matches!(redirects.stdin, Input::Inherited) {
             raw.stdin = redirects.stdin;
         }
-        self.resolve(raw, ctx);
+        self.resolve(raw);
     }
 
     /// `export`, `declare`, `typeset`, `local`, `readonly`.
@@ -433,7 +433,7 @@ impl Walker<'_> {
             stdin: ctx.stdin.clone(),
             ..RawCommand::default()
         };
-        self.resolve(raw, ctx);
+        self.resolve(raw);
     }
 
     fn assignment(&mut self, node: Node, ctx: &Ctx) -> (String, Word) {

@@ -7,7 +7,7 @@
 //! (`[IO.File]::Delete()`), `Invoke-Expression` of anything but one literal, dot-sourcing, variables
 //! in command position and `--%` are opaque; aliases defined in the user's profile are not known.
 
-use super::bash::{Ctx, Input, RawCommand, Walker};
+use super::bash::{Input, RawCommand, Walker};
 use super::words::Word;
 use super::{MAX_SCRIPT_DEPTH, Parsed};
 use std::cell::RefCell;
@@ -110,15 +110,13 @@ impl PwshWalker<'_> {
             "command" => self.command(node, stdin, nest),
             "pipeline_chain" => {
                 let mut cursor = node.walk();
-                let mut index = 0;
-                for child in node.named_children(&mut cursor) {
+                for (index, child) in node.named_children(&mut cursor).enumerate() {
                     let input = if index == 0 {
                         stdin.clone()
                     } else {
                         Input::Pipe
                     };
                     self.walk(child, input, nest + 1);
-                    index += 1;
                 }
             }
             "invokation_expression" => {
@@ -171,14 +169,13 @@ impl PwshWalker<'_> {
                 .out
                 .add_opaque("dot-sourcing runs a script in the current session");
         }
-        if let Some(name) = &raw.name {
-            if is_invoke_expression(&name.text) {
-                self.invoke_expression(&raw.args);
-                return;
-            }
+        if let Some(name) = &raw.name
+            && is_invoke_expression(&name.text)
+        {
+            self.invoke_expression(&raw.args);
+            return;
         }
-        let ctx = Ctx::default();
-        self.inner.resolve(raw, &ctx);
+        self.inner.resolve(raw);
     }
 
     /// `iex 'literal'` is parsed like `eval 'literal'`; anything else is opaque.

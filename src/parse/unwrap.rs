@@ -6,7 +6,7 @@
 //! program or script is only known at run time the line becomes opaque instead.
 
 use super::Command;
-use super::bash::{Ctx, Input, RawCommand, Walker};
+use super::bash::{Input, RawCommand, Walker};
 use super::words::Word;
 use regex::Regex;
 use std::sync::LazyLock;
@@ -137,7 +137,7 @@ enum Step {
 
 impl Walker<'_> {
     /// Unwrap a simple command and record what it runs.
-    pub(super) fn resolve(&mut self, raw: RawCommand, ctx: &Ctx) {
+    pub(super) fn resolve(&mut self, raw: RawCommand) {
         self.check_prefix_assignments(&raw.assignments);
         let Some(mut name) = raw.name else {
             return;
@@ -242,7 +242,7 @@ impl Walker<'_> {
                             stdin: Input::Inherited,
                             ..RawCommand::default()
                         };
-                        self.resolve(child_raw, ctx);
+                        self.resolve(child_raw);
                         self.via = saved;
                     }
                     return;

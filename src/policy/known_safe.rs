@@ -7,7 +7,7 @@
 use crate::parse::Command;
 
 /// Programs that only read, whatever their arguments (beyond the exclusions in [`is_known_safe`]).
-const READ_ONLY: [&str; 45] = [
+const READ_ONLY: [&str; 55] = [
     "ls",
     "cat",
     "head",
@@ -53,6 +53,17 @@ const READ_ONLY: [&str; 45] = [
     "sha512sum",
     "cd",
     "file",
+    // Navigation and job control: they start nothing new (`fg` resumes a line already approved).
+    "pushd",
+    "popd",
+    "dirs",
+    "jobs",
+    "fg",
+    "bg",
+    "wait",
+    "exit",
+    "logout",
+    ":",
 ];
 
 /// PowerShell's read-only cmdlets and their common aliases (compared case-insensitively).

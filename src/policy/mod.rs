@@ -209,17 +209,24 @@ fn requirement(input: &Input, parsed: &Parsed) -> Requirement {
             used_rule.get_or_insert(rule);
             continue;
         }
-        if known_safe::is_known_safe(command) && parsed.writes.is_empty() {
+        let reason = if !known_safe::is_known_safe(command) {
+            format!(
+                "`{}` is not known to be safe and no rule allows it",
+                intake::visible(&command.argv_text())
+            )
+        } else if let Some(file) = parsed.writes.first() {
+            format!(
+                "the line writes to the file `{}`, and no rule allows it",
+                intake::visible(file)
+            )
+        } else {
             continue;
-        }
+        };
         return Requirement {
             level: RulePolicy::Ai,
             route: Route::Default,
             rule: None,
-            reason: format!(
-                "`{}` is not known to be safe and no rule allows it",
-                intake::visible(&command.argv_text())
-            ),
+            reason,
         };
     }
     match used_rule {

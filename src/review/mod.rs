@@ -384,16 +384,16 @@ pub fn review(request: &ReviewRequest) -> ReviewOutcome {
     let approval = request.state.active_override(&program, request.now);
     let cache = cache_for(request);
     let key = cache.as_ref().map(|_| cache_key(request));
-    if let (Some(cache), Some(key), None) = (&cache, &key, approval) {
-        if let Some(hit) = cache.get(key, request.now) {
-            let verdict = ReviewedVerdict {
-                verdict: hit.verdict,
-                cached: true,
-                duration_ms: 0,
-                reviewer: hit.reviewer,
-            };
-            return judged(request, &program, verdict);
-        }
+    if let (Some(cache), Some(key), None) = (&cache, &key, approval)
+        && let Some(hit) = cache.get(key, request.now)
+    {
+        let verdict = ReviewedVerdict {
+            verdict: hit.verdict,
+            cached: true,
+            duration_ms: 0,
+            reviewer: hit.reviewer,
+        };
+        return judged(request, &program, verdict);
     }
     if let Some(why) = request.state.budgets.exhausted() {
         return without_verdict(request, &program, NoVerdict::BudgetExhausted { why });

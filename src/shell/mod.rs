@@ -27,10 +27,11 @@ pub fn real_shell_env(kind: ShellKind) -> &'static str {
 /// The real shell binary that runs a line of `kind`: the one `wrap` named, else the first of the
 /// usual locations that exists.
 pub fn real_shell(kind: ShellKind) -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os(real_shell_env(kind)).map(PathBuf::from) {
-        if path.is_absolute() && path.is_file() {
-            return Some(path);
-        }
+    if let Some(path) = std::env::var_os(real_shell_env(kind)).map(PathBuf::from)
+        && path.is_absolute()
+        && path.is_file()
+    {
+        return Some(path);
     }
     let candidates: &[&str] = match kind {
         ShellKind::Bash => &["/usr/bin/bash", "/bin/bash", "/usr/local/bin/bash"],

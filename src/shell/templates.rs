@@ -25,25 +25,16 @@ impl HookShell {
     }
 }
 
-/// The hook for `shell`, with `binary` and `session` filled in, quoted for that shell.
-pub fn render(shell: HookShell, binary: &str, session: &str) -> String {
+/// The hook for `shell`, with `binary` filled in, quoted for that shell. (The session id is made
+/// when the hook loads, so a hook saved to a file and sourced by many shells still gives each
+/// interactive shell its own session.)
+pub fn render(shell: HookShell, binary: &str) -> String {
     let (template, quote): (&str, fn(&str) -> String) = match shell {
         HookShell::Bash => (BASH, posix_quote),
         HookShell::Zsh => (ZSH, posix_quote),
         HookShell::Powershell => (POWERSHELL, pwsh_inner),
     };
-    template
-        .replace("@SHELLGATE_BIN@", &quote(binary))
-        .replace("@SHELLGATE_SESSION@", &session_text(session))
-}
-
-/// The session id is validated where it is made (a short safe charset); anything else is dropped
-/// here too, so the text can sit inside quotes in every template.
-fn session_text(session: &str) -> String {
-    session
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-        .collect()
+    template.replace("@SHELLGATE_BIN@", &quote(binary))
 }
 
 /// `it's` → `'it'\''s'`: one POSIX single-quoted word.
@@ -63,20 +54,18 @@ mod tests {
     #[test]
     fn placeholders_are_all_replaced() {
         for shell in [HookShell::Bash, HookShell::Zsh, HookShell::Powershell] {
-            let out = render(shell, "/opt/it's here/shellgate", "abc123");
+            let out = render(shell, "/opt/it's here/shellgate");
             assert!(!out.contains("@SHELLGATE_"), "{shell:?}");
-            assert!(out.contains("abc123"));
         }
         assert!(
-            render(HookShell::Bash, "/a b/shellgate", "s")
-                .contains("__shellgate_bin='/a b/shellgate'")
+            render(HookShell::Bash, "/a b/shellgate").contains("__shellgate_bin='/a b/shellgate'")
         );
-        assert!(render(HookShell::Powershell, "/it's", "s").contains("'/it''s'"));
+        assert!(render(HookShell::Powershell, "/it's").contains("'/it''s'"));
     }
 
     #[test]
     fn powershell_hook_parses() {
-        let out = render(HookShell::Powershell, "/usr/local/bin/shellgate", "s1");
+        let out = render(HookShell::Powershell, "/usr/local/bin/shellgate");
         assert!(
             crate::parse::is_valid_powershell(&out),
             "the PowerShell hook does not parse"

@@ -1,0 +1,285 @@
+//! `shellgate doctor`: what this system can enforce, checked by detection *and* by a real launch.
+
+use crate::error::Code;
+use crate::mode::SandboxPolicy;
+use crate::sandbox::{self, Policy, Spec, Support};
+use clap::Args as ClapArgs;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::{ExitCode, Stdio};
+
+/// Report the kernel's sandbox features, whether each policy can be enforced here, the installed
+/// shells and the config files in effect. Exits 211 when the default policy (workspace-write)
+/// cannot be enforced.
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The policy `run` uses when nothing else is configured.
+const DEFAULT_POLICY: Policy = Policy::WorkspaceWrite;
+
+#[derive(Debug, Serialize)]
+struct Report {
+    #[serde(flatten)]
+    support: Support,
+    /// A real `shellgate sandbox` launch per policy, in a scratch git workspace.
+    probes: Vec<Probe>,
+    shells: Vec<Shell>,
+    /// CONFIG FILES IN EFFECT: filled in by the caller (the config module), in precedence
+    /// order; `null` while no caller reports them.
+    config_files: Option<Vec<PathBuf>>,
+    default_policy: Policy,
+    default_policy_enforceable: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Probe {
+    policy: Policy,
+    ok: bool,
+    reason: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Shell {
+    name: &'static str,
+    path: Option<PathBuf>,
+    version: Option<String>,
+}
+
+/// Runs `doctor`. `config_files` is the list of configuration files in effect, or `None` when
+/// the caller cannot tell (printed as "not reported").
+pub fn run(args: &Args, config_files: Option<Vec<PathBuf>>) -> ExitCode {
+    let support = sandbox::detect();
+    let probes = Policy::ALL.into_iter().map(probe).collect::<Vec<_>>();
+    let default_policy_enforceable = verdict(&support, &probes, DEFAULT_POLICY);
+    let report = Report {
+        support,
+        probes,
+        shells: shells(),
+        config_files,
+        default_policy: DEFAULT_POLICY,
+        default_policy_enforceable,
+    };
+    let text = if args.json {
+        serde_json::to_string_pretty(&report).unwrap_or_default() + "\n"
+    } else {
+        render(&report)
+    };
+    // A closed pipe (`doctor | head`) is not an error worth a panic.
+    let _ = std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes());
+    if default_policy_enforceable {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(Code::SandboxUnavailable.exit_status())
+    }
+}
+
+fn verdict(support: &Support, probes: &[Probe], policy: Policy) -> bool {
+    let detected = support
+        .policies
+        .iter()
+        .any(|p| p.policy == policy && p.enforceable);
+    let probed = probes.iter().any(|p| p.policy == policy && p.ok);
+    detected && probed
+}
+
+/// Launches `/bin/sh -c :` under `policy` in a scratch workspace that has a `.git`, so the
+/// protected-path mounts are exercised too.
+fn probe(policy: Policy) -> Probe {
+    let result = scratch_workspace().and_then(|dir| {
+        let outcome = launch_probe(policy, &dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        outcome
+    });
+    Probe {
+        policy,
+        ok: result.is_ok(),
+        reason: result.err(),
+    }
+}
+
+fn launch_probe(policy: Policy, workspace: &Path) -> Result<(), String> {
+    let spec = Spec::new(SandboxPolicy::from(policy), workspace).map_err(|e| e.to_string())?;
+    let mut command = sandbox::command(&spec, "/bin/sh", ["-c", ":"]).map_err(|e| e.to_string())?;
+    // A fallback temp dir (no namespace for read-only's tmpfs) lands in the scratch dir, which
+    // is removed afterwards.
+    command
+        .env("TMPDIR", workspace)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let running = sandbox::spawn(command).map_err(|e| e.to_string())?;
+    match running.wait() {
+        Ok(status) if status.success() => Ok(()),
+        Ok(status) => Err(format!(
+            "the probe program failed inside the sandbox: {status}"
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn scratch_workspace() -> Result<PathBuf, String> {
+    let dir = std::env::temp_dir().join(format!("shellgate-doctor-{}", std::process::id()));
+    let git = dir.join(".git");
+    std::fs::create_dir_all(git.join("hooks"))
+        .and_then(|()| std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n"))
+        .and_then(|()| std::fs::write(git.join("config"), ""))
+        .map_err(|e| {
+            format!(
+                "cannot create a scratch workspace in {}: {e}",
+                dir.display()
+            )
+        })?;
+    Ok(dir)
+}
+
+fn shells() -> Vec<Shell> {
+    ["bash", "zsh", "pwsh"]
+        .into_iter()
+        .map(|name| {
+            let path = find_in_path(name);
+            let version = path.as_deref().and_then(version_of);
+            Shell {
+                name,
+                path,
+                version,
+            }
+        })
+        .collect()
+}
+
+fn find_in_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+fn version_of(shell: &Path) -> Option<String> {
+    let output = std::process::Command::new(shell)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.lines().next().map(|l| l.trim().to_string())
+}
+
+fn render(report: &Report) -> String {
+    let s = &report.support;
+    let mut out = String::new();
+    let mut line = |label: &str, value: String| out.push_str(&format!("{label:<28} {value}\n"));
+    line("kernel", format!("Linux {} ({})", s.kernel, s.arch));
+    line("landlock", landlock_line(s));
+    line(
+        "lsm list",
+        s.lsm
+            .clone()
+            .unwrap_or_else(|| "unknown (securityfs not mounted)".into()),
+    );
+    line(
+        "seccomp",
+        if s.seccomp {
+            "filters available".into()
+        } else {
+            "NOT available".into()
+        },
+    );
+    line("mount namespace", namespace_line(s));
+    for p in &s.protections {
+        let value = match &p.reason {
+            None => "enforceable".to_string(),
+            Some(reason) => format!("NOT enforceable: {reason}"),
+        };
+        line(&format!("protection {}", p.protection), value);
+    }
+    for policy in &s.policies {
+        let probe = report.probes.iter().find(|p| p.policy == policy.policy);
+        line(
+            &format!("policy {}", policy.policy),
+            policy_line(policy, probe),
+        );
+    }
+    for shell in &report.shells {
+        let value = match (&shell.path, &shell.version) {
+            (Some(path), Some(version)) => format!("{version} ({})", path.display()),
+            (Some(path), None) => path.display().to_string(),
+            (None, _) => "not installed".into(),
+        };
+        line(&format!("shell {}", shell.name), value);
+    }
+    let config = match &report.config_files {
+        None => "(not reported yet)".to_string(),
+        Some(files) if files.is_empty() => "none".into(),
+        Some(files) => files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    line("config files", config);
+    let verdict = if report.default_policy_enforceable {
+        "enforceable"
+    } else {
+        "NOT enforceable"
+    };
+    line(
+        "default policy",
+        format!("{} {verdict}", report.default_policy),
+    );
+    out
+}
+
+fn landlock_line(s: &Support) -> String {
+    let abi = &s.landlock;
+    if abi.effective == 0 {
+        return format!(
+            "unavailable: {}",
+            abi.unavailable_reason().unwrap_or_default()
+        );
+    }
+    let features: Vec<&str> = s.landlock_features.iter().map(|f| f.as_str()).collect();
+    let limit = abi
+        .limit
+        .map(|l| format!(", limited to {l} by {}", sandbox::ABI_MAX_ENV))
+        .unwrap_or_default();
+    format!("ABI {}{limit}: {}", abi.effective, features.join(", "))
+}
+
+fn namespace_line(s: &Support) -> String {
+    match (&s.namespaces.via, &s.namespaces.reason) {
+        (Some(via), _) => format!(
+            "available ({})",
+            serde_json::to_string(via)
+                .unwrap_or_default()
+                .trim_matches('"')
+        ),
+        (None, Some(reason)) => format!("unavailable: {reason}"),
+        (None, None) => "unavailable".into(),
+    }
+}
+
+fn policy_line(policy: &sandbox::support::PolicySupport, probe: Option<&Probe>) -> String {
+    match (policy.enforceable, probe) {
+        (true, Some(p)) if p.ok => "enforceable (probe launched)".into(),
+        (true, Some(p)) => format!(
+            "NOT enforceable: probe failed: {}",
+            p.reason.clone().unwrap_or_default()
+        ),
+        (true, None) => "enforceable".into(),
+        (false, _) => format!(
+            "NOT enforceable: {}",
+            policy.reason.clone().unwrap_or_default()
+        ),
+    }
+}

@@ -1,0 +1,158 @@
+//! `shellgate hook bash|zsh|pwsh`: the interactive hooks' one call per line.
+//!
+//! Exit status: 0 = the shell runs the line itself, as typed (it only changes the shell's state, or
+//! Full access is confirmed); 1 = the line was handled here — run in the sandbox, or refused — and,
+//! with `--pid`, this process has already interrupted the shell (SIGINT), which abandons the line
+//! before any of it runs. Any other status means shellgate failed, and the hook interrupts the
+//! shell itself: every way out but 0 runs nothing in the shell.
+//!
+//! bash expands PS0 once per command of an input (a pasted block of three lines expands it three
+//! times), so the outcome is remembered per shell and prompt generation: the block is decided
+//! once, and the later expansions replay the same outcome.
+
+use crate::audit::StatePaths;
+use crate::error::{Code, Error};
+use crate::gate::{self, Execution, LineRequest, Origin, Outcome, Streams};
+use crate::parse::ShellKind;
+use clap::Args;
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct HookArgs {
+    /// The shell the hook runs in.
+    #[arg(value_enum)]
+    pub shell: ShellKind,
+    /// The interactive shell's pid: it is sent SIGINT when the line must not run in it.
+    #[arg(long)]
+    pub pid: Option<i32>,
+    /// The prompt generation (bash): one decision per generation.
+    #[arg(long)]
+    pub generation: Option<u64>,
+    /// Run the line with the controlling terminal as its standard streams (bash: PS0's output is
+    /// captured, so the line must not inherit it).
+    #[arg(long)]
+    pub tty_stdio: bool,
+    /// Read the line from this environment variable (PowerShell: avoids native-argument quoting).
+    #[arg(long)]
+    pub line_from_env: Option<String>,
+    /// The line.
+    #[arg(value_name = "LINE", allow_hyphen_values = true)]
+    pub line: Option<OsString>,
+}
+
+/// Exit status: run the line in the shell.
+const RUN_IN_SHELL: u8 = 0;
+/// Exit status: handled here; the shell must not run it.
+const HANDLED: u8 = 1;
+
+pub fn run(args: HookArgs) -> ExitCode {
+    let memo = args.generation.and_then(|g| Memo::new(args.pid?, g));
+    if let Some(outcome) = memo.as_ref().and_then(Memo::recall) {
+        return finish(outcome, args.pid);
+    }
+    let outcome = decide_and_run(&args);
+    if let Some(memo) = &memo {
+        memo.store(outcome);
+    }
+    finish(outcome, args.pid)
+}
+
+fn decide_and_run(args: &HookArgs) -> u8 {
+    let line = match line_bytes(args) {
+        Ok(line) => line,
+        Err(e) => return refused(&e),
+    };
+    let cwd = super::working_dir(None);
+    let request = LineRequest {
+        bytes: &line,
+        shell: args.shell,
+        cwd: &cwd,
+        mode: None,
+        execution: Execution::ShellC {
+            positional: Vec::new(),
+        },
+        streams: if args.tty_stdio {
+            Streams::Terminal
+        } else {
+            Streams::Inherit
+        },
+        origin: Origin::Hook,
+    };
+    match gate::handle(&request) {
+        Outcome::RunInShell => RUN_IN_SHELL,
+        Outcome::Ran(_) => HANDLED,
+        Outcome::Refused(e) => refused(&e),
+    }
+}
+
+fn line_bytes(args: &HookArgs) -> Result<Vec<u8>, Error> {
+    let line = match (&args.line_from_env, &args.line) {
+        (Some(var), _) => std::env::var_os(var).unwrap_or_default(),
+        (None, Some(line)) => line.clone(),
+        (None, None) => OsString::new(),
+    };
+    if line.as_bytes().iter().all(u8::is_ascii_whitespace) {
+        return Err(Error::new(
+            Code::InputRejected,
+            "the hook could not see this command line (readline did not capture it and history \
+             did not record it), so it was not run. Retype it, or turn history back on",
+        ));
+    }
+    Ok(line.as_bytes().to_vec())
+}
+
+fn refused(e: &Error) -> u8 {
+    eprint!("{}", crate::error::refusal_block(e.code, &e.reason));
+    HANDLED
+}
+
+fn finish(outcome: u8, pid: Option<i32>) -> ExitCode {
+    if outcome == HANDLED
+        && let Some(pid) = pid.filter(|p| *p > 1)
+    {
+        // SAFETY: kill(2) with a positive pid and a valid signal number has no memory effects;
+        // the pid is the hook's own interactive shell ($$), our parent's parent.
+        unsafe {
+            libc::kill(pid, libc::SIGINT);
+        }
+    }
+    ExitCode::from(outcome)
+}
+
+/// The remembered outcome of one prompt generation of one shell.
+struct Memo {
+    file: PathBuf,
+    generation: u64,
+}
+
+impl Memo {
+    fn new(pid: i32, generation: u64) -> Option<Memo> {
+        let paths = StatePaths::from_env().ok()?;
+        let session = std::env::var(crate::audit::paths::SESSION_ENV).unwrap_or_default();
+        if !crate::audit::paths::is_valid_id(&session) {
+            return None;
+        }
+        let dir = paths.root().join("hooks");
+        crate::audit::paths::ensure_private_dir(&dir).ok()?;
+        Some(Memo {
+            file: dir.join(format!("{session}-{pid}")),
+            generation,
+        })
+    }
+
+    fn recall(&self) -> Option<u8> {
+        let text = std::fs::read_to_string(&self.file).ok()?;
+        let (generation, outcome) = text.trim().split_once(' ')?;
+        (generation.parse::<u64>().ok()? == self.generation)
+            .then(|| outcome.parse::<u8>().ok())
+            .flatten()
+            .filter(|o| *o == RUN_IN_SHELL || *o == HANDLED)
+    }
+
+    fn store(&self, outcome: u8) {
+        let _ = std::fs::write(&self.file, format!("{} {outcome}\n", self.generation));
+    }
+}

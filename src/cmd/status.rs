@@ -1,0 +1,106 @@
+//! `shellgate status`: the session at a glance — desired and effective mode, sandbox support,
+//! auto review, budgets, breaker, statistics and the most recent verdicts.
+
+use crate::audit::event::Timestamp;
+use crate::error::Result;
+use crate::sandbox;
+use crate::session::{Context, SessionUse};
+use clap::Args;
+use serde::Serialize;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct SandboxLine {
+    default_policy_enforceable: bool,
+    landlock_abi: u32,
+    reason: Option<String>,
+}
+
+pub fn run(args: StatusArgs) -> ExitCode {
+    super::exit_with(execute(&args))
+}
+
+fn execute(args: &StatusArgs) -> Result<ExitCode> {
+    let cwd = super::working_dir(None);
+    let ctx = Context::load(&cwd, None, SessionUse::ReadIfNamed)?;
+    let support = sandbox::detect();
+    let workspace_write = support
+        .policies
+        .iter()
+        .find(|p| p.policy == sandbox::Policy::WorkspaceWrite);
+    let sandbox_line = SandboxLine {
+        default_policy_enforceable: workspace_write.is_some_and(|p| p.enforceable),
+        landlock_abi: support.landlock.effective,
+        reason: workspace_write.and_then(|p| p.reason.clone()),
+    };
+    let recent: Vec<_> = ctx.state.recent.iter().rev().take(5).collect();
+    if args.json {
+        super::print_json(&serde_json::json!({
+            "session": ctx.session_id,
+            "desired_mode": ctx.desired,
+            "effective": ctx.resolved,
+            "settings_notes": ctx.settings.notes,
+            "sandbox": sandbox_line,
+            "review": ctx.state.review,
+            "reviewer_configured": ctx.config.reviewer.is_some(),
+            "budgets": ctx.state.budgets,
+            "breaker": ctx.state.breaker,
+            "statistics": ctx.state.stats,
+            "recent_verdicts": recent,
+        }));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let r = &ctx.resolved;
+    if r.mode == ctx.desired {
+        println!(
+            "mode: {} (sandbox {}, network {})",
+            r.mode,
+            r.sandbox,
+            on_off(r.network)
+        );
+    } else {
+        println!(
+            "mode: desired {}, effective {} (sandbox {}, network {}): {}",
+            ctx.desired,
+            r.mode,
+            r.sandbox,
+            on_off(r.network),
+            r.note.as_deref().unwrap_or("")
+        );
+    }
+    for note in &ctx.settings.notes {
+        println!("note: {note}");
+    }
+    match (
+        &sandbox_line.reason,
+        sandbox_line.default_policy_enforceable,
+    ) {
+        (_, true) => println!(
+            "sandbox: workspace-write enforceable (Landlock ABI {})",
+            sandbox_line.landlock_abi
+        ),
+        (Some(reason), false) => println!("sandbox: NOT enforceable: {reason}"),
+        (None, false) => println!("sandbox: NOT enforceable"),
+    }
+    if ctx.config.reviewer.is_none() {
+        println!("reviewer: not configured ([reviewer] in the user config)");
+    }
+    match &ctx.session_id {
+        Some(id) => print!(
+            "{}",
+            super::auto_review::render_status(id, &ctx.state, Timestamp::now())
+        ),
+        None => println!("session: none (SHELLGATE_SESSION is not set; hooks set it)"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on { "on" } else { "off" }
+}

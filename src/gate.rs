@@ -1,0 +1,442 @@
+//! The whole path of one line: decide → ask a person or the reviewer → run in the sandbox → record.
+//!
+//! `run`, the interactive hooks and the shell entry point all hand their line to [`handle`], so a
+//! line is judged, asked about, executed and logged the same way whichever door it came through.
+//! Every failure on the way denies, and says which failure it was; nothing runs before its
+//! `approval/asked` and `exec/started` events are in the session log.
+
+use crate::approval::{self, Answer, Question, QuestionKind};
+use crate::audit::event::{
+    ApprovalDecision, Decider, Decision as LoggedDecision, ExecFinished, ExecStarted, LineAsked,
+    RejectionCause, ReviewRejection,
+};
+use crate::audit::{EventBody, RequestId};
+use crate::error::{Code, Error, Result};
+use crate::mode::{Resolved, SandboxPolicy};
+use crate::parse::{Command as ParsedCommand, ShellKind};
+use crate::policy::{self, Decision, Verdict};
+use crate::session::{Context, SessionUse};
+use crate::shell::{ACTIVE_ENV, real_shell};
+use std::ffi::OsString;
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsFd;
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// Which door the line came through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// `shellgate run`, or a non-interactive hook that exec'd it.
+    Run,
+    /// An interactive hook: a line that only changes the shell's own state may run in the shell.
+    Hook,
+}
+
+/// How the line runs once allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Execution {
+    /// `<real shell> -c LINE [ARG0 ARGS…]` (pwsh: `-NoProfile -Command LINE`).
+    ShellC { positional: Vec<OsString> },
+    /// The real shell with exactly these arguments (the shell entry point keeps its caller's).
+    ShellArgs(Vec<OsString>),
+}
+
+/// Where the line's standard streams go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Streams {
+    Inherit,
+    /// The controlling terminal (the bash hook runs inside PS0, whose stdout is captured).
+    Terminal,
+}
+
+pub struct LineRequest<'a> {
+    pub bytes: &'a [u8],
+    pub shell: ShellKind,
+    pub cwd: &'a Path,
+    pub mode: Option<&'a str>,
+    pub execution: Execution,
+    pub streams: Streams,
+    pub origin: Origin,
+}
+
+/// What became of the line.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Allowed, and it only changes the shell's own state: the hook lets the shell run it.
+    RunInShell,
+    /// It ran; this is its exit status.
+    Ran(ExitStatus),
+    /// It did not run, and this is why.
+    Refused(Error),
+}
+
+/// Decide, authorise, run and record one line.
+pub fn handle(req: &LineRequest) -> Outcome {
+    let ctx = match Context::load(req.cwd, req.mode, SessionUse::Open) {
+        Ok(ctx) => ctx,
+        Err(e) => return Outcome::Refused(e),
+    };
+    let cwd = req.cwd.to_string_lossy();
+    let decision = policy::decide_bytes(req.bytes, req.shell, &cwd, &ctx.config, &ctx.resolved);
+    let request = RequestId::new_random();
+    let line = String::from_utf8_lossy(req.bytes);
+    if let Err(e) = record(&ctx, &request, asked(&line, &cwd, &decision)) {
+        return Outcome::Refused(e);
+    }
+    if decision.code == Code::NeverPolicy
+        && let Err(e) = record(&ctx, &request, never_rejection(&line, &decision))
+    {
+        return Outcome::Refused(e);
+    }
+    let decider = match authorize(&ctx, &decision, &line) {
+        Ok(decider) => decider,
+        Err(e) => {
+            let logged = record(
+                &ctx,
+                &request,
+                decided(LoggedDecision::Deny, decider_of(&e), &e.code, &e.reason),
+            );
+            return Outcome::Refused(logged.err().unwrap_or(e));
+        }
+    };
+    let in_shell = req.origin == Origin::Hook && runs_in_shell(&decision, &ctx.resolved);
+    let why = if in_shell {
+        "allowed; it only changes the shell's own state, so it runs in the shell".to_owned()
+    } else {
+        decision.reason.clone()
+    };
+    if let Err(e) = record(
+        &ctx,
+        &request,
+        decided(LoggedDecision::Allow, decider, &Code::Allowed, &why),
+    ) {
+        return Outcome::Refused(e);
+    }
+    if in_shell {
+        return Outcome::RunInShell;
+    }
+    execute(&ctx, req, &decision, &request, &line)
+}
+
+fn record(ctx: &Context, request: &RequestId, body: EventBody) -> Result<()> {
+    ctx.log()?.append(Some(request), body).map(|_| ())
+}
+
+fn asked(line: &str, cwd: &str, d: &Decision) -> EventBody {
+    EventBody::ApprovalAsked(LineAsked {
+        line: line.to_owned(),
+        program: first_program(&d.commands),
+        cwd: cwd.to_owned(),
+        mode: d.mode.clone(),
+        sandbox: d.sandbox,
+        code: d.code,
+        reason: d.reason.clone(),
+    })
+}
+
+/// A `never` rule's refusal, recorded as `autoReview/rejection` so the session's statistics count
+/// never-rule rejections in every mode.
+fn never_rejection(line: &str, d: &Decision) -> EventBody {
+    EventBody::AutoReviewRejection(ReviewRejection {
+        line: line.to_owned(),
+        program: first_program(&d.commands),
+        cause: RejectionCause::NeverRule,
+        code: d.code,
+        reason: d.reason.clone(),
+        reviewer: None,
+        duration_ms: None,
+        fallback: None,
+    })
+}
+
+fn decided(decision: LoggedDecision, by: Decider, code: &Code, reason: &str) -> EventBody {
+    EventBody::ApprovalDecided(ApprovalDecision {
+        decision,
+        by,
+        code: *code,
+        reason: reason.to_owned(),
+    })
+}
+
+/// The program a line is "about", for one-shot approvals and the log: the first command's.
+pub fn first_program(commands: &[ParsedCommand]) -> String {
+    commands
+        .first()
+        .map(|c| c.program.clone())
+        .unwrap_or_default()
+}
+
+fn decider_of(e: &Error) -> Decider {
+    match e.code {
+        Code::ApprovalRejected | Code::ApprovalUnavailable => Decider::Person,
+        Code::AutoReviewDenied => Decider::Reviewer,
+        Code::NeedsReview | Code::AutoReviewFailed | Code::ReviewerUnconfigured => {
+            Decider::Fallback
+        }
+        Code::CircuitOpen => Decider::Breaker,
+        _ => Decider::Rule,
+    }
+}
+
+/// Who allows the line, or why it is refused.
+fn authorize(ctx: &Context, decision: &Decision, line: &str) -> Result<Decider> {
+    match decision.decision {
+        Verdict::Allow => Ok(Decider::Rule),
+        Verdict::Deny => Err(Error::new(decision.code, decision.reason.clone())),
+        Verdict::Ask => ask_person(ctx, decision, line, &decision.reason).map(|()| Decider::Person),
+        Verdict::Review => Err(Error::new(
+            Code::NeedsReview,
+            format!(
+                "{}; no reviewer could judge it, so the fail-closed fallback denies it",
+                decision.reason
+            ),
+        )),
+    }
+}
+
+/// Ask the person at the controlling terminal; no terminal or no answer denies.
+pub fn ask_person(ctx: &Context, decision: &Decision, line: &str, why: &str) -> Result<()> {
+    let question = Question {
+        line: line.to_owned(),
+        cwd: ctx.cwd.to_string_lossy().into_owned(),
+        sandbox: decision.sandbox,
+        why: why.to_owned(),
+        kind: QuestionKind::AllowOnce,
+        timeout: Duration::from_secs(ctx.config.approval.timeout_s),
+    };
+    match approval::ask(&question)? {
+        Answer::Approved => Ok(()),
+        Answer::Rejected => Err(Error::new(
+            Code::ApprovalRejected,
+            "a person rejected this line at the terminal",
+        )),
+    }
+}
+
+/// Builtins that only change (or print) the interactive shell's own state. A line made only of these
+/// (literal arguments, no redirection, nothing opaque) must run in the shell to have any effect —
+/// `cd` in a child process changes nothing — and starts no program, so it needs no sandbox.
+const SHELL_STATE_BUILTINS: [&str; 29] = [
+    "cd", "pushd", "popd", "dirs", "export", "unset", "alias", "unalias", "umask", "history",
+    "jobs", "fg", "bg", "wait", "disown", "exit", "logout", "true", "false", ":", "set", "hash",
+    "type", "typeset", "pwd", "echo", "printf", "test", "[",
+];
+
+/// shellgate's own session commands write shellgate's state, which the sandbox protects, and ask
+/// the person on the terminal themselves: once allowed, they run in the shell.
+const SELF_COMMANDS: [&str; 6] = [
+    "mode",
+    "permissions",
+    "auto-review",
+    "status",
+    "log",
+    "panel",
+];
+
+/// May an allowed line run in the interactive shell itself instead of the sandbox?
+fn runs_in_shell(decision: &Decision, mode: &Resolved) -> bool {
+    if mode.sandbox == SandboxPolicy::FullAccess {
+        return true;
+    }
+    let plain = decision.opaque.is_empty() && decision.hook_state.is_empty();
+    plain
+        && !decision.commands.is_empty()
+        && decision.commands.iter().all(|c| {
+            c.writes.is_empty()
+                && !c.args_dynamic
+                && (SHELL_STATE_BUILTINS.contains(&c.program.as_str()) && c.path.is_none()
+                    || is_self_command(c))
+        })
+}
+
+fn is_self_command(c: &ParsedCommand) -> bool {
+    c.program == "shellgate"
+        && c.argv
+            .first()
+            .is_some_and(|sub| SELF_COMMANDS.contains(&sub.as_str()))
+}
+
+/// Run the line with its real shell, in the mode's sandbox (none for confirmed Full access).
+fn execute(
+    ctx: &Context,
+    req: &LineRequest,
+    decision: &Decision,
+    request: &RequestId,
+    line: &str,
+) -> Outcome {
+    match spawn_and_wait(ctx, req, decision, request, line) {
+        Ok(status) => Outcome::Ran(status),
+        Err(e) => Outcome::Refused(e),
+    }
+}
+
+fn spawn_and_wait(
+    ctx: &Context,
+    req: &LineRequest,
+    decision: &Decision,
+    request: &RequestId,
+    line: &str,
+) -> Result<ExitStatus> {
+    let shell = real_shell(req.shell).ok_or_else(|| {
+        Error::new(
+            Code::SandboxExecFailed,
+            format!("no {} is installed to run the line", req.shell.as_str()),
+        )
+    })?;
+    let args = shell_args(req, line);
+    let mut command = match decision.sandbox {
+        SandboxPolicy::FullAccess => {
+            let mut c = Command::new(&shell);
+            c.args(&args);
+            c
+        }
+        policy => {
+            let spec = sandbox_spec(ctx, policy, decision.network)?;
+            crate::sandbox::command(&spec, &shell, &args)?
+        }
+    };
+    command
+        .current_dir(req.cwd)
+        .env(ACTIVE_ENV, request.as_str());
+    attach_streams(&mut command, req.streams)?;
+    record(
+        ctx,
+        request,
+        EventBody::ExecStarted(ExecStarted {
+            sandbox: decision.sandbox,
+            shell: req.shell.as_str().to_owned(),
+            pid: None,
+        }),
+    )?;
+    let started = Instant::now();
+    // Ignore Ctrl-C only once the child exists: an ignored disposition would survive its exec.
+    let status = match decision.sandbox {
+        SandboxPolicy::FullAccess => {
+            let mut child = command.spawn().map_err(|e| {
+                Error::new(
+                    Code::SandboxExecFailed,
+                    format!("cannot start {}: {e}", shell.display()),
+                )
+            })?;
+            let _foreground = ForegroundSignals::ignore();
+            child
+                .wait()
+                .map_err(|e| Error::internal(format!("cannot wait for the line: {e}")))?
+        }
+        _ => {
+            let running = crate::sandbox::spawn(command)?;
+            let _foreground = ForegroundSignals::ignore();
+            running.wait()?
+        }
+    };
+    let finished = EventBody::ExecFinished(ExecFinished {
+        exit_code: status.code(),
+        signal: std::os::unix::process::ExitStatusExt::signal(&status),
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        sandbox: decision.sandbox,
+    });
+    if let Err(e) = record(ctx, request, finished) {
+        // The line already ran; its status is still the truth for the caller.
+        eprintln!("[shellgate] warning: the end of this line could not be logged: {e}");
+    }
+    Ok(status)
+}
+
+fn shell_args(req: &LineRequest, line: &str) -> Vec<OsString> {
+    match &req.execution {
+        Execution::ShellArgs(args) => args.clone(),
+        Execution::ShellC { positional } => {
+            let mut args: Vec<OsString> = match req.shell {
+                ShellKind::Pwsh => vec!["-NoProfile".into(), "-Command".into(), line.into()],
+                _ => vec!["-c".into(), line.into()],
+            };
+            args.extend(positional.iter().cloned());
+            args
+        }
+    }
+}
+
+fn sandbox_spec(
+    ctx: &Context,
+    policy: SandboxPolicy,
+    network: bool,
+) -> Result<crate::sandbox::Spec> {
+    let mut spec = crate::sandbox::Spec::for_cwd(policy, &ctx.cwd)?.with_network(network);
+    if policy == SandboxPolicy::WorkspaceWrite {
+        for dir in &ctx.config.sandbox.writable {
+            spec = spec.with_writable(dir)?;
+        }
+    }
+    Ok(spec)
+}
+
+fn attach_streams(command: &mut Command, streams: Streams) -> Result<()> {
+    if streams == Streams::Inherit {
+        return Ok(());
+    }
+    match OpenOptions::new().read(true).write(true).open("/dev/tty") {
+        Ok(tty) => {
+            let out = clone(&tty)?;
+            let err = clone(&tty)?;
+            command.stdin(tty).stdout(out).stderr(err);
+        }
+        // No terminal (an interactive shell driven over pipes): keep stdin, send output to stderr,
+        // since the hook's stdout is captured by PS0.
+        Err(_) => {
+            let stderr = std::io::stderr()
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(|e| Error::internal(format!("cannot duplicate stderr: {e}")))?;
+            command.stdout(Stdio::from(stderr));
+        }
+    }
+    Ok(())
+}
+
+fn clone(file: &File) -> Result<File> {
+    file.try_clone()
+        .map_err(|e| Error::internal(format!("cannot share the terminal with the line: {e}")))
+}
+
+/// While a line runs in the foreground, Ctrl-C and Ctrl-\ are for the line, not for shellgate:
+/// like a shell waiting for its foreground job, shellgate ignores SIGINT and SIGQUIT until the
+/// line ends (the line itself gets the default dispositions back at exec).
+struct ForegroundSignals {
+    int: libc::sighandler_t,
+    quit: libc::sighandler_t,
+}
+
+impl ForegroundSignals {
+    fn ignore() -> ForegroundSignals {
+        // SAFETY: `signal` with SIG_IGN installs no Rust code as a handler, and the previous
+        // dispositions are restored on drop. Called only after the child was spawned, so the
+        // child keeps its own dispositions.
+        unsafe {
+            ForegroundSignals {
+                int: libc::signal(libc::SIGINT, libc::SIG_IGN),
+                quit: libc::signal(libc::SIGQUIT, libc::SIG_IGN),
+            }
+        }
+    }
+}
+
+impl Drop for ForegroundSignals {
+    fn drop(&mut self) {
+        // SAFETY: restores the dispositions saved in `ignore`.
+        unsafe {
+            libc::signal(libc::SIGINT, self.int);
+            libc::signal(libc::SIGQUIT, self.quit);
+        }
+    }
+}
+
+/// The exit status a caller of `run` sees: the line's own, or 128 + signal, as shells report it.
+pub fn exit_code(status: &ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => u8::try_from(code & 0xff).unwrap_or(1),
+        (None, Some(signal)) => u8::try_from(128 + signal).unwrap_or(255),
+        (None, None) => 1,
+    }
+}

@@ -1,0 +1,159 @@
+//! Just enough of git's on-disk layout to find a workspace and the git dirs it writes to.
+//!
+//! No `git` process is spawned: the launcher runs for every sandboxed command, and reading a
+//! `.git` file is cheaper than a fork. The rules here follow `gitrepository-layout(5)`.
+
+use std::path::{Path, PathBuf};
+
+/// Where a working tree keeps its repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitLayout {
+    /// `<worktree>/.git`: a directory, or a `gitdir:` pointer file.
+    pub dot_git: PathBuf,
+    /// The directory git reads this worktree's config, hooks and index from.
+    pub git_dir: PathBuf,
+    /// For a linked worktree (`git worktree add`), the main repository's git dir, which holds
+    /// the shared config, hooks, objects and refs.
+    pub common_dir: Option<PathBuf>,
+}
+
+impl GitLayout {
+    /// The git dirs whose contents git reads for this worktree: the git dir and the common dir.
+    pub fn dirs(&self) -> Vec<&Path> {
+        let mut dirs = vec![self.git_dir.as_path()];
+        dirs.extend(self.common_dir.as_deref());
+        dirs
+    }
+
+    /// True when `.git` is a pointer file (linked worktree or submodule checkout).
+    pub fn is_pointer(&self) -> bool {
+        self.git_dir != self.dot_git
+    }
+}
+
+/// The nearest ancestor of `dir` (itself included) that contains `.git`, like
+/// `git rev-parse --show-toplevel` without `GIT_DIR` and ceiling directories.
+pub fn toplevel(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|d| d.join(".git").symlink_metadata().is_ok())
+        .map(Path::to_path_buf)
+}
+
+/// Reads `<worktree>/.git`. Returns `None` when there is none or it is unreadable.
+pub fn inspect(worktree: &Path) -> Option<GitLayout> {
+    let dot_git = worktree.join(".git");
+    let meta = dot_git.symlink_metadata().ok()?;
+    if meta.is_dir() {
+        return Some(GitLayout {
+            git_dir: dot_git.clone(),
+            dot_git,
+            common_dir: None,
+        });
+    }
+    if !meta.is_file() {
+        return None;
+    }
+    let git_dir = read_pointer(&dot_git, worktree)?;
+    let common_dir = read_commondir(&git_dir);
+    Some(GitLayout {
+        dot_git,
+        git_dir,
+        common_dir,
+    })
+}
+
+/// The git dirs a sandboxed `git commit` in a *linked worktree* must write to, or nothing.
+///
+/// Only a layout that git itself would create is trusted: the git dir must be
+/// `<common>/worktrees/<name>` and its `gitdir` back-link must name this worktree's `.git` file.
+/// Otherwise a planted `.git` file (`gitdir: /home/me/.ssh`) would make any directory writable.
+pub fn linked_worktree_dirs(layout: &GitLayout) -> Vec<PathBuf> {
+    let Some(common) = &layout.common_dir else {
+        return Vec::new();
+    };
+    let parent_is_worktrees = layout
+        .git_dir
+        .parent()
+        .filter(|p| p.file_name().is_some_and(|n| n == "worktrees"))
+        .and_then(Path::parent)
+        .is_some_and(|p| same_file(p, common));
+    let back_link = std::fs::read_to_string(layout.git_dir.join("gitdir"))
+        .ok()
+        .map(|s| PathBuf::from(s.trim()))
+        .is_some_and(|p| same_file(&p, &layout.dot_git));
+    if parent_is_worktrees && back_link {
+        vec![layout.git_dir.clone(), common.clone()]
+    } else {
+        Vec::new()
+    }
+}
+
+fn read_pointer(dot_git: &Path, worktree: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(dot_git).ok()?;
+    let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    let path = worktree.join(target);
+    std::fs::canonicalize(path).ok()
+}
+
+fn read_commondir(git_dir: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(git_dir.join("commondir")).ok()?;
+    std::fs::canonicalize(git_dir.join(text.trim())).ok()
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    #[test]
+    fn toplevel_walks_up_to_dot_git() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path().join("repo");
+        fs::create_dir_all(top.join(".git")).unwrap();
+        fs::create_dir_all(top.join("a/b")).unwrap();
+        assert_eq!(toplevel(&top.join("a/b")), Some(top.clone()));
+        assert_eq!(inspect(&top).unwrap().git_dir, top.join(".git"));
+    }
+
+    #[test]
+    fn planted_pointer_is_not_a_linked_worktree() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("secret");
+        let ws = dir.path().join("ws");
+        fs::create_dir_all(secret.join("x")).unwrap();
+        fs::create_dir_all(&ws).unwrap();
+        fs::write(ws.join(".git"), format!("gitdir: {}\n", secret.display())).unwrap();
+        fs::write(secret.join("commondir"), "x\n").unwrap();
+        let layout = inspect(&ws).unwrap();
+        assert!(layout.is_pointer());
+        assert!(linked_worktree_dirs(&layout).is_empty());
+    }
+
+    #[test]
+    fn real_linked_worktree_layout_is_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        let common = root.join("main/.git");
+        let admin = common.join("worktrees/wt");
+        let wt = root.join("wt");
+        fs::create_dir_all(&admin).unwrap();
+        fs::create_dir_all(&wt).unwrap();
+        fs::write(wt.join(".git"), format!("gitdir: {}\n", admin.display())).unwrap();
+        fs::write(admin.join("commondir"), "../..\n").unwrap();
+        fs::write(
+            admin.join("gitdir"),
+            format!("{}\n", wt.join(".git").display()),
+        )
+        .unwrap();
+        let layout = inspect(&wt).unwrap();
+        assert_eq!(layout.common_dir.as_deref(), Some(common.as_path()));
+        assert_eq!(linked_worktree_dirs(&layout), vec![admin, common]);
+    }
+}

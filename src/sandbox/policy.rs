@@ -1,0 +1,334 @@
+//! What a sandbox is asked to enforce: the policy, its writable roots, the network switch and the
+//! protections a person has explicitly dropped. Pure data plus the one function that resolves
+//! defaults; applying it is the job of the other modules.
+
+use crate::error::{Code, Error, Result};
+use crate::mode::SandboxPolicy;
+use crate::sandbox::abi::Feature;
+use crate::sandbox::git;
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A policy the launcher can enforce. `full-access` is deliberately absent: it means "no sandbox",
+/// which is decided (and confirmed by a person) outside this module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Policy {
+    /// Read and execute everywhere; write only to devices and a private temp dir.
+    ReadOnly,
+    /// Read and execute everywhere; write beneath the workspace, temp dirs and extra roots.
+    WorkspaceWrite,
+}
+
+impl Policy {
+    pub const ALL: [Policy; 2] = [Policy::WorkspaceWrite, Policy::ReadOnly];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::ReadOnly => "read-only",
+            Policy::WorkspaceWrite => "workspace-write",
+        }
+    }
+
+    /// Parses the command-line / config spelling. `full-access` is a usage error with a reason.
+    pub fn parse(text: &str) -> Result<Policy> {
+        match text {
+            "read-only" => Ok(Policy::ReadOnly),
+            "workspace-write" => Ok(Policy::WorkspaceWrite),
+            "full-access" => Policy::try_from(SandboxPolicy::FullAccess),
+            other => Err(Error::usage(format!(
+                "unknown sandbox policy `{other}` (expected workspace-write or read-only)"
+            ))),
+        }
+    }
+}
+
+impl TryFrom<SandboxPolicy> for Policy {
+    type Error = Error;
+
+    fn try_from(policy: SandboxPolicy) -> Result<Policy> {
+        match policy {
+            SandboxPolicy::ReadOnly => Ok(Policy::ReadOnly),
+            SandboxPolicy::WorkspaceWrite => Ok(Policy::WorkspaceWrite),
+            SandboxPolicy::FullAccess => Err(Error::usage(
+                "full-access is not a sandbox policy: it means running without a sandbox, which \
+                 only a person can confirm (outside `shellgate sandbox`)",
+            )),
+        }
+    }
+}
+
+impl From<Policy> for SandboxPolicy {
+    fn from(policy: Policy) -> SandboxPolicy {
+        match policy {
+            Policy::ReadOnly => SandboxPolicy::ReadOnly,
+            Policy::WorkspaceWrite => SandboxPolicy::WorkspaceWrite,
+        }
+    }
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A protection layer that a configuration may drop *explicitly* when this system cannot enforce
+/// it. Nothing is ever dropped implicitly: a missing layer that is not listed here refuses to run.
+/// Landlock's filesystem rules and seccomp cannot be dropped at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Protection {
+    /// Read-only protected paths inside writable roots (and read-only's private temp dir): needs
+    /// a private mount namespace (root, or unprivileged user namespaces).
+    ProtectedPaths,
+    /// Landlock `TRUNCATE` (ABI 3).
+    Truncate,
+    /// Landlock TCP bind/connect rules (ABI 4); seccomp still blocks non-unix sockets.
+    Tcp,
+    /// Landlock `IOCTL_DEV` (ABI 5).
+    IoctlDev,
+    /// Landlock signal and abstract-unix-socket scoping (ABI 6).
+    Scope,
+}
+
+impl Protection {
+    pub const ALL: [Protection; 5] = [
+        Protection::ProtectedPaths,
+        Protection::Truncate,
+        Protection::Tcp,
+        Protection::IoctlDev,
+        Protection::Scope,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protection::ProtectedPaths => "protected-paths",
+            Protection::Truncate => "truncate",
+            Protection::Tcp => "tcp",
+            Protection::IoctlDev => "ioctl-dev",
+            Protection::Scope => "scope",
+        }
+    }
+
+    /// The Landlock feature behind this protection, if it is one.
+    pub fn landlock_feature(self) -> Option<Feature> {
+        match self {
+            Protection::ProtectedPaths => None,
+            Protection::Truncate => Some(Feature::Truncate),
+            Protection::Tcp => Some(Feature::Tcp),
+            Protection::IoctlDev => Some(Feature::IoctlDev),
+            Protection::Scope => Some(Feature::Scope),
+        }
+    }
+
+    /// What the protection keeps the sandboxed program from doing, for messages.
+    pub fn guards(self) -> &'static str {
+        match self {
+            Protection::ProtectedPaths => {
+                "keeps .git/hooks, .git/config and shell startup files read-only"
+            }
+            Protection::Truncate => "stops truncating files outside the writable roots",
+            Protection::Tcp => "denies TCP bind/connect in the kernel's Landlock layer",
+            Protection::IoctlDev => "restricts ioctl on device files",
+            Protection::Scope => {
+                "stops signals and abstract-socket connections to processes outside"
+            }
+        }
+    }
+}
+
+impl fmt::Display for Protection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Everything the launcher needs to confine one program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Spec {
+    pub policy: Policy,
+    /// Canonical workspace directory (writable under workspace-write).
+    pub workspace: PathBuf,
+    /// Extra writable roots (canonical; `--writable`). Empty for read-only.
+    pub writable: Vec<PathBuf>,
+    /// `/tmp` and `$TMPDIR` (canonical, existing) for workspace-write; empty for read-only, which
+    /// gets a private temp dir instead. Derived from the environment of the process that resolves
+    /// the spec: the launcher resolves its own from the environment its command was given.
+    pub temp_dirs: Vec<PathBuf>,
+    /// A linked worktree's git dir and common dir, writable so `git commit` works there.
+    pub git_dirs: Vec<PathBuf>,
+    /// Allow network access (sockets of every family, Landlock TCP rules off).
+    pub network: bool,
+    /// Protections a configuration dropped explicitly because this system cannot enforce them.
+    pub dropped: BTreeSet<Protection>,
+}
+
+impl Spec {
+    /// A spec for the workspace that contains `cwd`: its git top-level, else `cwd` itself.
+    pub fn for_cwd(policy: SandboxPolicy, cwd: &Path) -> Result<Spec> {
+        let cwd = canonical_dir(cwd, "working directory")?;
+        let workspace = git::toplevel(&cwd).unwrap_or(cwd);
+        Spec::new(policy, &workspace)
+    }
+
+    /// A spec for an explicit workspace directory, with the default temp dirs.
+    pub fn new(policy: SandboxPolicy, workspace: &Path) -> Result<Spec> {
+        let policy = Policy::try_from(policy)?;
+        let workspace = canonical_dir(workspace, "workspace")?;
+        let (temp_dirs, git_dirs) = match policy {
+            Policy::ReadOnly => (Vec::new(), Vec::new()),
+            Policy::WorkspaceWrite => (default_temp_dirs(), worktree_git_dirs(&workspace)),
+        };
+        Ok(Spec {
+            policy,
+            workspace,
+            writable: Vec::new(),
+            temp_dirs,
+            git_dirs,
+            network: false,
+            dropped: BTreeSet::new(),
+        })
+    }
+
+    /// Adds a writable root. A root that does not exist is skipped (a configured cache dir may
+    /// not exist yet); one that is not a directory is an error. Read-only takes none.
+    pub fn with_writable(mut self, dir: &Path) -> Result<Spec> {
+        if self.policy == Policy::ReadOnly {
+            return Err(Error::usage(
+                "read-only takes no writable roots (use workspace-write)",
+            ));
+        }
+        if !dir.exists() {
+            return Ok(self);
+        }
+        let dir = canonical_dir(dir, "writable root")?;
+        if !self.writable.contains(&dir) {
+            self.writable.push(dir);
+        }
+        Ok(self)
+    }
+
+    pub fn with_network(mut self, network: bool) -> Spec {
+        self.network = network;
+        self
+    }
+
+    /// Drops one protection explicitly (a configuration's decision, never a default).
+    pub fn dropping(mut self, protection: Protection) -> Spec {
+        self.dropped.insert(protection);
+        self
+    }
+
+    /// Every directory beneath which the program may write (devices and read-only's private temp
+    /// dir aside), deduplicated, in a stable order.
+    pub fn writable_roots(&self) -> Vec<PathBuf> {
+        if self.policy == Policy::ReadOnly {
+            return Vec::new();
+        }
+        let mut roots = vec![self.workspace.clone()];
+        for dir in self
+            .writable
+            .iter()
+            .chain(&self.temp_dirs)
+            .chain(&self.git_dirs)
+        {
+            if !roots.contains(dir) {
+                roots.push(dir.clone());
+            }
+        }
+        roots
+    }
+}
+
+/// `/tmp` and `$TMPDIR`, canonical, when they exist. A relative `$TMPDIR` is ignored.
+pub fn default_temp_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    let tmpdir = std::env::var_os("TMPDIR").map(PathBuf::from);
+    let candidates = [Some(PathBuf::from("/tmp")), tmpdir];
+    for dir in candidates.into_iter().flatten() {
+        if !dir.is_absolute() {
+            continue;
+        }
+        if let Ok(dir) = std::fs::canonicalize(&dir)
+            && dir.is_dir()
+            && !dirs.contains(&dir)
+        {
+            dirs.push(dir);
+        }
+    }
+    dirs
+}
+
+fn worktree_git_dirs(workspace: &Path) -> Vec<PathBuf> {
+    git::inspect(workspace)
+        .map(|layout| git::linked_worktree_dirs(&layout))
+        .unwrap_or_default()
+}
+
+fn canonical_dir(dir: &Path, what: &str) -> Result<PathBuf> {
+    let canonical = std::fs::canonicalize(dir)
+        .map_err(|e| Error::usage(format!("{what} {}: {e}", dir.display())))?;
+    if !canonical.is_dir() {
+        return Err(Error::new(
+            Code::Usage,
+            format!("{what} {} is not a directory", dir.display()),
+        ));
+    }
+    Ok(canonical)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_access_is_refused() {
+        let err = Policy::try_from(SandboxPolicy::FullAccess).unwrap_err();
+        assert_eq!(err.code, Code::Usage);
+        assert_eq!(Policy::parse("full-access").unwrap_err().code, Code::Usage);
+        assert_eq!(Policy::parse("read-only").unwrap(), Policy::ReadOnly);
+    }
+
+    #[test]
+    fn workspace_write_roots_include_workspace_and_tmp() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, dir.path()).unwrap();
+        let roots = spec.writable_roots();
+        assert_eq!(roots[0], std::fs::canonicalize(dir.path()).unwrap());
+        assert!(roots.contains(&PathBuf::from("/tmp")));
+    }
+
+    #[test]
+    fn read_only_has_no_writable_roots() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = Spec::new(SandboxPolicy::ReadOnly, dir.path()).unwrap();
+        assert!(spec.writable_roots().is_empty());
+        assert_eq!(
+            spec.with_writable(dir.path()).unwrap_err().code,
+            Code::Usage
+        );
+    }
+
+    #[test]
+    fn missing_writable_root_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, dir.path())
+            .unwrap()
+            .with_writable(&dir.path().join("not-there"))
+            .unwrap();
+        assert!(spec.writable.is_empty());
+    }
+
+    #[test]
+    fn for_cwd_finds_git_toplevel() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(top.join(".git")).unwrap();
+        std::fs::create_dir_all(top.join("sub")).unwrap();
+        let spec = Spec::for_cwd(SandboxPolicy::WorkspaceWrite, &top.join("sub")).unwrap();
+        assert_eq!(spec.workspace, top);
+    }
+}

@@ -1,0 +1,260 @@
+//! Thin wrappers around the Linux calls the launcher makes, so every `unsafe` block lives in one
+//! file with the reason it is sound. Each wrapper returns `io::Result` and adds no policy.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+fn cstring(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
+}
+
+fn check(ret: libc::c_int) -> io::Result<()> {
+    if ret == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// `unshare(2)`.
+pub fn unshare(flags: libc::c_int) -> io::Result<()> {
+    // SAFETY: unshare takes only an integer and changes this process's namespaces; the launcher
+    // is single-threaded when it calls this (CLONE_NEWUSER would fail otherwise).
+    check(unsafe { libc::unshare(flags) })
+}
+
+/// `mount(2)`; `source`/`fstype` may be absent (remount, propagation changes).
+pub fn mount(
+    source: Option<&Path>,
+    target: &Path,
+    fstype: Option<&str>,
+    flags: libc::c_ulong,
+    data: Option<&str>,
+) -> io::Result<()> {
+    let source = source.map(cstring).transpose()?;
+    let target = cstring(target)?;
+    let fstype = fstype.map(|s| CString::new(s).unwrap_or_default());
+    let data = data.map(|s| CString::new(s).unwrap_or_default());
+    let ptr = |c: &Option<CString>| c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
+    // SAFETY: every pointer is either null (allowed by mount(2) for these arguments) or points
+    // to a NUL-terminated string that outlives the call.
+    check(unsafe {
+        libc::mount(
+            ptr(&source),
+            target.as_ptr(),
+            ptr(&fstype),
+            flags,
+            ptr(&data).cast(),
+        )
+    })
+}
+
+/// Opens `path` with `O_PATH`, refusing a symlink in *any* component (`RESOLVE_NO_SYMLINKS`), so
+/// a path checked for symlinks cannot be swapped for one before it is mounted on.
+pub fn open_path_no_symlinks(path: &Path) -> io::Result<OwnedFd> {
+    let c_path = cstring(path)?;
+    // SAFETY: open_how is plain old data (three u64 fields); all-zero is a valid value.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
+    how.resolve = libc::RESOLVE_NO_SYMLINKS;
+    // SAFETY: openat2 reads `how` (a valid, fully initialised struct of the size passed) and the
+    // NUL-terminated path; on success it returns a new fd that nothing else owns.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c_path.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just returned by the kernel and is owned by no one else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// The `/proc/self/fd/N` path of an fd: mounting on it acts on exactly the opened file.
+pub fn proc_fd_path(fd: &OwnedFd) -> std::path::PathBuf {
+    std::path::PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+}
+
+/// Whether `path` is the root of a mount in this mount namespace (`STATX_ATTR_MOUNT_ROOT`).
+pub fn is_mount_root(path: &Path) -> io::Result<bool> {
+    let c_path = cstring(path)?;
+    // SAFETY: statx is plain old data; an all-zero value is valid.
+    let mut buf: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: `buf` is a valid, writable statx struct and `c_path` is NUL-terminated.
+    check(unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            c_path.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+            libc::STATX_BASIC_STATS,
+            &mut buf,
+        )
+    })?;
+    let bit = libc::STATX_ATTR_MOUNT_ROOT as u64;
+    if buf.stx_attributes_mask & bit == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "kernel does not report STATX_ATTR_MOUNT_ROOT",
+        ));
+    }
+    Ok(buf.stx_attributes & bit != 0)
+}
+
+/// `statvfs(2)` mount flags (`ST_*`).
+pub fn mount_flags(path: &Path) -> io::Result<libc::c_ulong> {
+    let c_path = cstring(path)?;
+    // SAFETY: statvfs is plain old data; an all-zero value is valid.
+    let mut buf: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `buf` is valid and writable, `c_path` is NUL-terminated.
+    check(unsafe { libc::statvfs(c_path.as_ptr(), &mut buf) })?;
+    Ok(buf.f_flag)
+}
+
+/// `prctl(2)` with integer arguments only.
+pub fn prctl(option: libc::c_int, arg2: libc::c_ulong) -> io::Result<libc::c_int> {
+    // SAFETY: the options used here (NO_NEW_PRIVS, SECUREBITS, CAPBSET_*, CAP_AMBIENT) take
+    // integers, not pointers, so no memory is read or written.
+    let ret = unsafe { libc::prctl(option, arg2, 0 as libc::c_ulong, 0 as libc::c_ulong, 0) };
+    if ret == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// `capget`/`capset` header and data (linux/capability.h, version 3: two 32-bit words).
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+/// The calling thread's (effective, permitted, inheritable) capability sets as 64-bit masks.
+pub fn capget() -> io::Result<(u64, u64, u64)> {
+    let mut header = CapHeader {
+        version: LINUX_CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let mut data = [CapData::default(); 2];
+    // SAFETY: header and a two-element data array, the layout capget expects for version 3.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_capget,
+            &mut header as *mut CapHeader,
+            data.as_mut_ptr(),
+        )
+    };
+    if ret != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let join = |lo: u32, hi: u32| u64::from(lo) | (u64::from(hi) << 32);
+    Ok((
+        join(data[0].effective, data[1].effective),
+        join(data[0].permitted, data[1].permitted),
+        join(data[0].inheritable, data[1].inheritable),
+    ))
+}
+
+/// Empties the calling thread's effective, permitted and inheritable sets.
+pub fn capset_empty() -> io::Result<()> {
+    let mut header = CapHeader {
+        version: LINUX_CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let data = [CapData::default(); 2];
+    // SAFETY: header and a two-element data array of zeroes, the layout capset expects.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_capset,
+            &mut header as *mut CapHeader,
+            data.as_ptr(),
+        )
+    };
+    if ret != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+pub fn geteuid() -> u32 {
+    // SAFETY: geteuid cannot fail and touches no memory.
+    unsafe { libc::geteuid() }
+}
+
+pub fn getegid() -> u32 {
+    // SAFETY: getegid cannot fail and touches no memory.
+    unsafe { libc::getegid() }
+}
+
+/// Sets or clears `FD_CLOEXEC` on a raw fd the process was handed (not owned by Rust code).
+pub fn set_cloexec(fd: RawFd, on: bool) -> io::Result<()> {
+    // SAFETY: F_GETFD/F_SETFD take and return integers; an invalid fd just yields EBADF.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+    if flags == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    let flags = if on {
+        flags | libc::FD_CLOEXEC
+    } else {
+        flags & !libc::FD_CLOEXEC
+    };
+    // SAFETY: as above.
+    check(unsafe { libc::fcntl(fd, libc::F_SETFD, flags) })
+}
+
+/// `fstat` of a raw fd's file type bits, or `None` when the fd is not open.
+pub fn fd_file_type(fd: RawFd) -> Option<libc::mode_t> {
+    // SAFETY: stat is plain old data; an all-zero value is valid.
+    let mut buf: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `buf` is a valid, writable stat struct; an invalid fd yields EBADF.
+    let ret = unsafe { libc::fstat(fd, &mut buf) };
+    (ret == 0).then_some(buf.st_mode & libc::S_IFMT)
+}
+
+/// `F_GETFL` status flags of a raw fd.
+pub fn fd_status_flags(fd: RawFd) -> Option<libc::c_int> {
+    // SAFETY: F_GETFL takes and returns integers; an invalid fd yields EBADF.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    (flags != -1).then_some(flags)
+}
+
+/// Closes a raw fd inherited from the parent that no Rust object owns.
+pub fn close_inherited(fd: RawFd) {
+    // SAFETY: the fd was inherited across exec and is not owned by any Rust value in this
+    // process, so closing it cannot invalidate an OwnedFd/File; errors are irrelevant here.
+    unsafe {
+        libc::close(fd);
+    }
+}
+
+/// Writes all of `bytes` to a raw fd (best effort; used only for the failure report).
+pub fn write_raw(fd: RawFd, bytes: &[u8]) {
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        // SAFETY: `rest` is a valid readable buffer of the given length.
+        let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
+        if n <= 0 {
+            return;
+        }
+        rest = &rest[n as usize..];
+    }
+}

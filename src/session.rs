@@ -1,0 +1,159 @@
+//! The context a line is decided in: the config, the session (its audit log and the state folded
+//! from it), the saved settings, and the mode they resolve to.
+//!
+//! One loader for `check`, `run`, the hooks, `status`, `mode` and the panel, so they cannot disagree
+//! about which mode is in effect. Desired mode, in order: `--mode`, the mode selected in this session
+//! (`mode/changed`), the saved settings, the config's `mode`, `ask`. The effective mode is what
+//! [`crate::mode::resolve`] makes of it, given what happened in this session (Full access confirmed,
+//! review turned off).
+
+use crate::audit::{self, FoldParams, SessionId, SessionState, StatePaths, settings};
+use crate::config::Config;
+use crate::error::{Code, Error, Result};
+use crate::mode::{Resolved, SandboxPolicy, SessionFacts, resolve};
+use std::path::{Path, PathBuf};
+
+/// Whether the caller needs a session log (and so creates one when the environment names none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionUse {
+    /// Read the session named by `SHELLGATE_SESSION`, if any; never create one (`check`).
+    ReadIfNamed,
+    /// Open (and create) the session named by `SHELLGATE_SESSION`, or a new one (`run`, hooks).
+    Open,
+}
+
+/// Everything a decision depends on, loaded once.
+pub struct Context {
+    pub cwd: PathBuf,
+    pub config: Config,
+    pub paths: Option<StatePaths>,
+    /// The session log, when one is open.
+    pub log: Option<audit::Session>,
+    pub session_id: Option<SessionId>,
+    pub settings: settings::LoadedSettings,
+    pub state: SessionState,
+    /// The mode asked for, before resolution.
+    pub desired: String,
+    pub resolved: Resolved,
+}
+
+impl Context {
+    /// Load the context for a line in `cwd`. Errors are the failures that deny every line:
+    /// `CONFIG_INVALID`, and `AUDIT_UNAVAILABLE` when a session log is needed but cannot be opened.
+    pub fn load(cwd: &Path, mode_flag: Option<&str>, use_: SessionUse) -> Result<Context> {
+        let config = crate::cmd::load_config(cwd)?;
+        let paths = match StatePaths::from_env() {
+            Ok(p) => Some(p),
+            Err(e) if use_ == SessionUse::Open => return Err(e),
+            Err(_) => None,
+        };
+        let is_full = |id: &str| is_full_access(&config, id);
+        let loaded = match &paths {
+            Some(p) => settings::load(&p.settings_file(), &is_full),
+            None => settings::LoadedSettings {
+                settings: settings::Settings::default(),
+                notes: Vec::new(),
+            },
+        };
+        let params = fold_params(&config, &loaded.settings);
+        let (session_id, log, state) = open_session(paths.as_ref(), use_, &params)?;
+        let saved = paths
+            .as_ref()
+            .filter(|p| p.settings_file().exists())
+            .map(|_| loaded.settings.mode.clone());
+        let desired = mode_flag
+            .map(str::to_owned)
+            .or_else(|| state.mode.as_ref().map(|m| m.id.clone()))
+            .or(saved)
+            .or_else(|| config.default_mode.clone())
+            .unwrap_or_else(|| settings::SAFE_MODE.to_owned());
+        let resolved = resolve(Some(&desired), &config, session_facts(&state));
+        Ok(Context {
+            cwd: cwd.to_owned(),
+            config,
+            paths,
+            log,
+            session_id,
+            settings: loaded,
+            state,
+            desired,
+            resolved,
+        })
+    }
+
+    /// The session log, or the error that says why there is none.
+    pub fn log(&self) -> Result<&audit::Session> {
+        self.log.as_ref().ok_or_else(|| {
+            Error::new(
+                Code::AuditUnavailable,
+                "no session log is open (set SHELLGATE_SESSION or run through a hook)",
+            )
+        })
+    }
+}
+
+fn open_session(
+    paths: Option<&StatePaths>,
+    use_: SessionUse,
+    params: &FoldParams,
+) -> Result<(Option<SessionId>, Option<audit::Session>, SessionState)> {
+    let empty = || SessionState::new(params.clone());
+    let Some(paths) = paths else {
+        return Ok((None, None, empty()));
+    };
+    let id = match use_ {
+        SessionUse::Open => Some(SessionId::from_env_or_new()?),
+        SessionUse::ReadIfNamed => SessionId::from_env().ok().flatten(),
+    };
+    let Some(id) = id else {
+        return Ok((None, None, empty()));
+    };
+    match use_ {
+        SessionUse::Open => {
+            let log = audit::Session::open(paths, id.clone())?;
+            let state = audit::fold(&log.read()?.events, params);
+            Ok((Some(id), Some(log), state))
+        }
+        SessionUse::ReadIfNamed => {
+            let file = paths.session_log(&id);
+            let state = match audit::log::read_log(&file) {
+                Ok(contents) => audit::fold(&contents.events, params),
+                Err(_) => empty(),
+            };
+            Ok((Some(id), None, state))
+        }
+    }
+}
+
+/// What the fold needs from the config and settings: review's default, budgets, breaker.
+pub fn fold_params(config: &Config, settings: &settings::Settings) -> FoldParams {
+    let mut params = FoldParams {
+        review_default: settings.auto_review.unwrap_or(true),
+        ..FoldParams::default()
+    };
+    if let Some(reviewer) = &config.reviewer {
+        params.budgets = reviewer.budgets;
+        params.breaker = reviewer.breaker;
+    }
+    params
+}
+
+/// What happened in this session that the resolver must know.
+pub fn session_facts(state: &SessionState) -> SessionFacts {
+    SessionFacts {
+        full_access_confirmed: state
+            .mode
+            .as_ref()
+            .is_some_and(|m| m.confirmed && m.sandbox == SandboxPolicy::FullAccess),
+        review_disabled: !state.review.enabled,
+    }
+}
+
+/// Does this mode id mean Full access (no sandbox) under this config?
+pub fn is_full_access(config: &Config, id: &str) -> bool {
+    let facts = SessionFacts {
+        full_access_confirmed: true,
+        review_disabled: false,
+    };
+    resolve(Some(id), config, facts).sandbox == SandboxPolicy::FullAccess
+}
