@@ -1572,3 +1572,102 @@ fn real_model_gives_a_valid_verdict_or_a_classified_failure() {
     }
     assert_eq!(latencies.len(), 2 * lines.len());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Ask after a denial: the person at a terminal sees the reviewer's reason and decides.
+
+/// A pseudo-terminal pair: the master (the person's keyboard and screen) and the slave's path.
+fn open_pty() -> (std::fs::File, PathBuf) {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut master: libc::c_int = -1;
+    let mut slave: libc::c_int = -1;
+    // SAFETY: `openpty` writes two descriptors into the two integers we pass; the name, termios
+    // and window-size pointers may be null.
+    let status = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(status, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just opened by `openpty` and are owned by nobody else.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let path = std::fs::read_link(format!(
+        "/proc/self/fd/{}",
+        std::os::fd::AsRawFd::as_raw_fd(&slave)
+    ))
+    .unwrap();
+    // Keep the slave open for the test's duration so the pty does not hang up between opens.
+    std::mem::forget(slave);
+    (std::fs::File::from(master), path)
+}
+
+/// Reads the master until `needle` appears (bounded by a deadline, not asserted on as a time).
+fn read_until(master: &mut std::fs::File, needle: &str) -> String {
+    use std::io::Read;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut seen = Vec::new();
+    let mut poll = libc::pollfd {
+        fd: std::os::fd::AsRawFd::as_raw_fd(master),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    while !String::from_utf8_lossy(&seen).contains(needle) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{needle:?} never appeared in {:?}",
+            String::from_utf8_lossy(&seen)
+        );
+        // SAFETY: one `pollfd` on our stack, valid for the call.
+        if unsafe { libc::poll(&mut poll, 1, 100) } > 0 {
+            let mut chunk = [0u8; 1024];
+            let count = master.read(&mut chunk).unwrap();
+            seen.extend_from_slice(&chunk[..count]);
+        }
+    }
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+#[test]
+fn a_person_answers_the_question_a_denial_becomes_on_a_pty() {
+    use shellgate::approval::{Answer, Question, QuestionKind, ask_on};
+    use std::io::Write;
+    let server = ScriptedServer::start();
+    let mut lab = Lab::new();
+    lab.person = true;
+    let config = reviewer("openai", &server, "cache_ttl_s = 0");
+    for (reply, expected) in [("y\n", Answer::Approved), ("n\n", Answer::Rejected)] {
+        server.script([openai_verdict(
+            "deny",
+            "high",
+            "deletes the build of another project",
+        )]);
+        let outcome = lab.review(&config, "rm -rf build");
+        assert!(outcome.refusal("rm -rf build").is_none(), "{outcome:?}");
+        let why = outcome
+            .question("rm -rf build")
+            .expect("a denial with a person is a question");
+        let (mut master, slave) = open_pty();
+        let question = Question {
+            line: "rm -rf build".into(),
+            cwd: lab.workspace().to_string_lossy().into_owned(),
+            sandbox: shellgate::mode::SandboxPolicy::WorkspaceWrite,
+            why,
+            kind: QuestionKind::AllowOnce,
+            timeout: Duration::from_secs(10),
+        };
+        let asking = std::thread::spawn(move || ask_on(&slave, &question));
+        let screen = read_until(&mut master, "Allow once?");
+        assert!(
+            screen.contains(
+                "Auto review denied command \"rm -rf build\" (risk high): deletes the build of another project"
+            ),
+            "{screen}"
+        );
+        master.write_all(reply.as_bytes()).unwrap();
+        assert_eq!(asking.join().unwrap().unwrap(), expected);
+    }
+}
