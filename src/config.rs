@@ -95,6 +95,29 @@ impl RiskLevel {
     }
 }
 
+/// What a reviewer denial becomes when a person is at the terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DenialAction {
+    /// Ask the person: allow once or reject (the default). Without a terminal the denial is final.
+    #[default]
+    Ask,
+    /// The denial is final, terminal or not.
+    Deny,
+}
+
+/// How an OpenAI-compatible server is asked for a structured answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StructuredOutput {
+    /// `response_format` with a strict JSON schema (the default; enforced by grammar on llama.cpp
+    /// and vLLM).
+    #[default]
+    JsonSchema,
+    /// Native tools with a forced tool call, for servers without `response_format`.
+    ToolCall,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum HighRiskAction {
@@ -177,6 +200,12 @@ pub struct ReviewerConfig {
     pub max_auto_allow: RiskLevel,
     #[serde(default)]
     pub on_high_risk: HighRiskAction,
+    /// A reviewer denial with a person at the terminal: ask them (`ask`) or keep it (`deny`).
+    #[serde(default)]
+    pub on_deny: DenialAction,
+    /// OpenAI-compatible servers only: `json-schema` (default) or `tool-call`.
+    #[serde(default)]
+    pub structured_output: StructuredOutput,
     /// Seconds a verdict is reused for the same normalised line, cwd, mode and policy.
     #[serde(default = "default_cache_ttl_s")]
     pub cache_ttl_s: u64,

@@ -17,6 +17,7 @@ pub mod mode;
 pub mod parse;
 pub mod policy;
 pub mod redact;
+pub mod review;
 pub mod sandbox;
 pub mod session;
 pub mod shell;

@@ -11,12 +11,19 @@
 //! The replacement keeps what helps a reader understand the line (the key name, the token's kind
 //! prefix such as `ghp_`, the URL's user) and replaces only the secret with [`MARKER`]. Redaction is
 //! idempotent (`redact(redact(x)) == redact(x)`) so text that was already redacted, like an event read
-//! back from the log, passes through unchanged. All patterns are compiled once; text that matches no
-//! pattern is returned borrowed after a single [`RegexSet`] scan, which keeps the per-line cost small.
+//! back from the log, passes through unchanged.
+//!
+//! **Cost.** Compiling every pattern takes milliseconds — more than the rest of a shell line's
+//! decision — and most text contains no secret. So each rule names its *needles*: literals, at least
+//! one of which any text it matches must contain (compared ASCII-case-insensitively). A rule is
+//! compiled, once, only when its needles occur in the text; text with none of any rule's needles
+//! is returned borrowed after a few substring scans, without compiling anything. Text that is not
+//! pure ASCII skips the needles (Unicode case folding could match letters the needles would not),
+//! and every rule runs. A property test checks that no rule matches text its needles reject.
 
-use regex::{Captures, Regex, RegexSet};
+use regex::{Captures, Regex};
 use std::borrow::Cow;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 /// What a secret is replaced with.
 pub const MARKER: &str = "[REDACTED]";
@@ -28,6 +35,19 @@ const SECRET_WORDS: &str = r"token|password|passwd|passphrase|secret|api[_-]?key
 /// that `PRIMARY_KEY_ID` or `OLDPWD` stay readable.
 const SECRET_SUFFIXES: &str = r"_key|_pass|_pwd";
 
+/// The needles of the key-based rules: every word of [`SECRET_WORDS`] and [`SECRET_SUFFIXES`]
+/// contains one of these (`passwd` and `_pass` contain `pass`; every `…key` word contains `key`).
+const KEY_NEEDLES: &[&str] = &[
+    "token",
+    "pass",
+    "secret",
+    "key",
+    "authorization",
+    "credential",
+    "cookie",
+    "_pwd",
+];
+
 /// A key name: a run of name characters that contains a secret word, or ends in a secret suffix.
 fn key_name_pattern() -> String {
     format!(
@@ -38,14 +58,48 @@ fn key_name_pattern() -> String {
 /// One redaction rule: a pattern and how to rewrite each match.
 struct Rule {
     name: &'static str,
-    regex: Regex,
+    /// Lowercase literals at least one of which every match contains (see the module doc).
+    needles: &'static [&'static str],
+    regex: LazyRegex,
     rewrite: fn(&Captures<'_>) -> String,
+}
+
+impl Rule {
+    /// Whether the rule can match text whose ASCII-lowercased form is `lower` (`None`: the text is
+    /// not ASCII, so any rule can).
+    fn admits(&self, lower: Option<&str>) -> bool {
+        lower.is_none_or(|lower| self.needles.iter().any(|needle| lower.contains(needle)))
+    }
+}
+
+/// A pattern compiled on first use.
+struct LazyRegex {
+    pattern: String,
+    compiled: OnceLock<Regex>,
+}
+
+impl LazyRegex {
+    fn get(&self) -> &Regex {
+        self.compiled.get_or_init(|| compile_now(&self.pattern))
+    }
+}
+
+/// The ASCII-lowercased text the needles are looked for in; `None` when the text is not ASCII.
+fn folded(text: &str) -> Option<String> {
+    text.is_ascii().then(|| text.to_ascii_lowercase())
 }
 
 /// A quoted or bare value. Bare values stop at shell and JSON punctuation.
 const VALUE: &str = r#""(?:[^"\\]|\\.)*"|'[^']*'|[^\s"',;&|)}]+"#;
 
-fn compile(pattern: &str) -> Regex {
+fn compile(pattern: &str) -> LazyRegex {
+    LazyRegex {
+        pattern: pattern.to_owned(),
+        compiled: OnceLock::new(),
+    }
+}
+
+fn compile_now(pattern: &str) -> Regex {
     // The patterns are constants of this file, covered by the unit tests below: a failure here is
     // a programming error, caught by every test run, never by user input.
     Regex::new(pattern).unwrap_or_else(|err| panic!("redaction pattern {pattern:?}: {err}"))
@@ -56,6 +110,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     vec![
         Rule {
             name: "private-key block",
+            needles: &["-----begin"],
             regex: compile(
                 r"(?s)-----BEGIN (?P<label>[A-Z0-9 ]*PRIVATE KEY[A-Z0-9 ]*)-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY[A-Z0-9 ]*-----|\z)",
             ),
@@ -63,6 +118,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "credentials in a URL",
+            needles: &["://"],
             regex: compile(
                 r#"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@'"]*):(?P<secret>[^\s/'"]+)@"#,
             ),
@@ -70,6 +126,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "AWS access key id with its secret",
+            needles: &["akia", "asia"],
             regex: compile(
                 r#"\b(?P<id>(?:AKIA|ASIA)[A-Z0-9]{16})(?P<sep>[\s,:;='"]+)[A-Za-z0-9/+]{40}\b"#,
             ),
@@ -77,6 +134,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "AWS secret access key",
+            needles: &["secret"],
             regex: compile(
                 r#"(?i)(?P<head>secret_?access_?key["']?\s*[\s=:,]\s*["']?)[A-Za-z0-9/+]{40}\b"#,
             ),
@@ -84,6 +142,10 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "AWS access key id",
+            needles: &[
+                "akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "apka",
+                "aroa", "asca",
+            ],
             regex: compile(
                 r"\b(?P<kind>AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16}\b",
             ),
@@ -91,11 +153,16 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "GitHub token",
+            needles: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
             regex: compile(r"\b(?P<kind>gh[pousr]_|github_pat_)[A-Za-z0-9_]{20,255}\b"),
             rewrite: |c| format!("{}{MARKER}", &c["kind"]),
         },
         Rule {
             name: "GitLab token",
+            needles: &[
+                "glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glcbt-", "gloas-", "glimt-",
+                "glsoat-", "glagent-",
+            ],
             regex: compile(
                 r"\b(?P<kind>gl(?:pat|dt|rt|ptt|ft|cbt|oas|imt|soat|agent)-)[A-Za-z0-9_-]{20,}",
             ),
@@ -103,26 +170,31 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "Slack token",
+            needles: &["xox", "xapp-"],
             regex: compile(r"\b(?P<kind>xox[abposre]-|xapp-)[A-Za-z0-9-]{10,}"),
             rewrite: |c| format!("{}{MARKER}", &c["kind"]),
         },
         Rule {
             name: "Slack webhook",
+            needles: &["hooks.slack.com/"],
             regex: compile(r"(?P<head>hooks\.slack\.com/(?:services|workflows)/)[A-Za-z0-9/_-]+"),
             rewrite: |c| format!("{}{MARKER}", &c["head"]),
         },
         Rule {
             name: "Anthropic key",
+            needles: &["sk-ant-"],
             regex: compile(r"\b(?P<kind>sk-ant-(?:[a-z]+\d*-)?)[A-Za-z0-9_-]{20,}"),
             rewrite: |c| format!("{}{MARKER}", &c["kind"]),
         },
         Rule {
             name: "OpenAI-style key",
+            needles: &["sk-"],
             regex: compile(r"\b(?P<kind>sk-(?:proj-|svcacct-|admin-)?)[A-Za-z0-9_-]{20,}"),
             rewrite: |c| format!("{}{MARKER}", &c["kind"]),
         },
         Rule {
             name: "bearer or basic credentials",
+            needles: &["bearer", "basic"],
             regex: compile(
                 r"(?i)\b(?P<scheme>bearer|basic)(?P<sp>\s+)(?P<secret>[A-Za-z0-9._~+/-]{8,}=*)",
             ),
@@ -138,6 +210,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "mysql-style -pPASSWORD",
+            needles: &["mysql", "mariadb"],
             regex: compile(
                 r#"\b(?P<tool>mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlsh|mariadb|mariadb-dump|mariadb-admin)\b(?P<args>[^\n;&|]*)"#,
             ),
@@ -145,11 +218,13 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "sshpass -p",
+            needles: &["sshpass"],
             regex: compile(r#"\b(?P<head>sshpass\s+-p\s*)(?:"[^"]*"|'[^']*'|\S+)"#),
             rewrite: |c| format!("{}{MARKER}", &c["head"]),
         },
         Rule {
             name: "curl -u user:password",
+            needles: &["-u"],
             regex: compile(
                 r#"(?P<head>(?:^|\s)(?:-u|--user|--proxy-user)\s*['"]?[^\s:'"/]+:)(?P<secret>[^\s'"/][^\s'"]*)"#,
             ),
@@ -157,6 +232,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "secret key with = or :",
+            needles: KEY_NEEDLES,
             regex: compile(&format!(
                 r#"(?i)(?P<key>{key})(?P<quote>["']?)(?P<sep>\s*[=:]\s*)(?P<value>(?:(?:bearer|basic|token)\s+)?(?:{VALUE}))"#
             )),
@@ -167,6 +243,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "secret flag with a separate value",
+            needles: KEY_NEEDLES,
             regex: compile(&format!(
                 r#"(?i)(?P<head>(?:^|\s)-{{1,2}}(?:{key})\s+)(?P<value>"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"'-][^\s"';&|)]*)"#
             )),
@@ -175,17 +252,11 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     ]
 });
 
-/// Every rule's pattern in one set, so text without secrets costs one scan.
-static ANY_RULE: LazyLock<RegexSet> = LazyLock::new(|| {
-    RegexSet::new(RULES.iter().map(|rule| rule.regex.as_str()))
-        .unwrap_or_else(|err| panic!("redaction pattern set: {err}"))
-});
-
 static ATTACHED_P: LazyLock<Regex> =
-    LazyLock::new(|| compile(r#"(?P<pre>\s)-p(?:"[^"]*"|'[^']*'|[^\s'"]\S*)"#));
+    LazyLock::new(|| compile_now(r#"(?P<pre>\s)-p(?:"[^"]*"|'[^']*'|[^\s'"]\S*)"#));
 
 static VARIABLE_REFERENCE: LazyLock<Regex> =
-    LazyLock::new(|| compile(r"^\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\})$"));
+    LazyLock::new(|| compile_now(r"^\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\})$"));
 
 /// `mysql -u root -pSECRET db`: the password is glued to `-p` (a lone `-p` makes mysql prompt).
 fn redact_attached_p(args: &str) -> String {
@@ -232,21 +303,18 @@ fn split_quotes(value: &str) -> (&str, &str, &str) {
     ("", value, "")
 }
 
-/// Applies every rule once, in order.
+/// Applies every rule once, in order; a rule whose needles are absent is skipped uncompiled.
 fn redact_once(text: &str) -> Cow<'_, str> {
-    let matched = ANY_RULE.matches(text);
-    if !matched.matched_any() {
-        return Cow::Borrowed(text);
-    }
+    let mut lower = folded(text);
     let mut out = Cow::Borrowed(text);
-    for (index, rule) in RULES.iter().enumerate() {
-        // The set was matched against the original text: while nothing has been rewritten, a rule
-        // outside the set cannot match. After a rewrite, the rule looks for itself.
-        if matches!(out, Cow::Borrowed(_)) && !matched.matched(index) {
+    for rule in RULES.iter() {
+        if !rule.admits(lower.as_deref()) {
             continue;
         }
-        let replaced = rule.regex.replace_all(&out, rule.rewrite);
+        let replaced = rule.regex.get().replace_all(&out, rule.rewrite);
         if let Cow::Owned(changed) = replaced {
+            // Later rules look for their needles in the rewritten text.
+            lower = folded(&changed);
             out = Cow::Owned(changed);
         }
     }
@@ -276,7 +344,7 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 /// Whether a key name (an environment variable, a JSON key, a flag without its dashes) names a secret.
 pub fn is_secret_key(name: &str) -> bool {
     static WHOLE_KEY: LazyLock<Regex> =
-        LazyLock::new(|| compile(&format!(r"(?i)^-*(?:{})$", key_name_pattern())));
+        LazyLock::new(|| compile_now(&format!(r"(?i)^-*(?:{})$", key_name_pattern())));
     WHOLE_KEY.is_match(name)
 }
 
@@ -307,10 +375,11 @@ pub fn redact_json(value: &mut serde_json::Value) {
 
 /// The names of the rules that match `text`, for diagnostics and tests.
 pub fn matching_rules(text: &str) -> Vec<&'static str> {
-    ANY_RULE
-        .matches(text)
+    let lower = folded(text);
+    RULES
         .iter()
-        .map(|index| RULES[index].name)
+        .filter(|rule| rule.admits(lower.as_deref()) && rule.regex.get().is_match(text))
+        .map(|rule| rule.name)
         .collect()
 }
 
@@ -594,6 +663,20 @@ mod tests {
             Just("AKIA".to_string()),
             Just(MARKER.to_string()),
             Just("$TOKEN".to_string()),
+            Just("Cookie".to_string()),
+            Just("DB_PWD".to_string()),
+            Just("secret_access_key".to_string()),
+            Just("-----BEGIN OPENSSH PRIVATE KEY-----".to_string()),
+            Just("hooks.slack.com/services/".to_string()),
+            Just("xoxb-".to_string()),
+            Just("glpat-".to_string()),
+            Just("sk-proj-".to_string()),
+            Just("Basic ".to_string()),
+            Just("sshpass -p ".to_string()),
+            Just("mysql ".to_string()),
+            Just(" --user ".to_string()),
+            Just("ASIA".to_string()),
+            Just("://".to_string()),
             "[A-Za-z0-9/+_-]{1,24}",
             "\\PC{0,8}",
         ]
@@ -606,6 +689,21 @@ mod tests {
             let once = redact(&text).into_owned();
             let twice = redact(&once).into_owned();
             prop_assert_eq!(once, twice);
+        }
+
+        /// The needles never hide a match: a rule that matches some text admits it.
+        #[test]
+        fn needles_admit_everything_a_rule_matches(parts in proptest::collection::vec(fragment(), 0..16)) {
+            let text: String = parts.concat();
+            let lower = folded(&text);
+            for rule in RULES.iter() {
+                if rule.regex.get().is_match(&text) {
+                    prop_assert!(
+                        rule.admits(lower.as_deref()),
+                        "{} matches {:?} without its needles", rule.name, text
+                    );
+                }
+            }
         }
 
         #[test]

