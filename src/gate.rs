@@ -6,6 +6,7 @@
 //! `approval/asked` and `exec/started` events are in the session log.
 
 use crate::approval::{self, Answer, Question, QuestionKind};
+use crate::audit::event::Timestamp;
 use crate::audit::event::{
     ApprovalDecision, Decider, Decision as LoggedDecision, ExecFinished, ExecStarted, LineAsked,
     RejectionCause, ReviewRejection,
@@ -15,6 +16,7 @@ use crate::error::{Code, Error, Result};
 use crate::mode::{Resolved, SandboxPolicy};
 use crate::parse::{Command as ParsedCommand, ShellKind};
 use crate::policy::{self, Decision, Verdict};
+use crate::review::{self, ReviewOutcome, ReviewRequest};
 use crate::session::{Context, SessionUse};
 use crate::shell::{ACTIVE_ENV, real_shell};
 use std::ffi::OsString;
@@ -85,6 +87,10 @@ pub fn handle(req: &LineRequest) -> Outcome {
         Ok(ctx) => ctx,
         Err(e) => return Outcome::Refused(e),
     };
+    // A tripped breaker with `action = abort` refuses every line until a person resets it.
+    if let Some(e) = review::abort_refusal(&ctx.state) {
+        return Outcome::Refused(e);
+    }
     let cwd = req.cwd.to_string_lossy();
     let decision = policy::decide_bytes(req.bytes, req.shell, &cwd, &ctx.config, &ctx.resolved);
     let request = RequestId::new_random();
@@ -97,7 +103,7 @@ pub fn handle(req: &LineRequest) -> Outcome {
     {
         return Outcome::Refused(e);
     }
-    let decider = match authorize(&ctx, &decision, &line) {
+    let decider = match authorize(&ctx, &decision, &line, &request) {
         Ok(decider) => decider,
         Err(e) => {
             let logged = record(
@@ -188,18 +194,65 @@ fn decider_of(e: &Error) -> Decider {
 }
 
 /// Who allows the line, or why it is refused.
-fn authorize(ctx: &Context, decision: &Decision, line: &str) -> Result<Decider> {
+fn authorize(
+    ctx: &Context,
+    decision: &Decision,
+    line: &str,
+    request: &RequestId,
+) -> Result<Decider> {
     match decision.decision {
         Verdict::Allow => Ok(Decider::Rule),
         Verdict::Deny => Err(Error::new(decision.code, decision.reason.clone())),
         Verdict::Ask => ask_person(ctx, decision, line, &decision.reason).map(|()| Decider::Person),
-        Verdict::Review => Err(Error::new(
-            Code::NeedsReview,
-            format!(
-                "{}; no reviewer could judge it, so the fail-closed fallback denies it",
-                decision.reason
-            ),
-        )),
+        Verdict::Review => review_line(ctx, decision, line, request),
+    }
+}
+
+/// The reviewer judges the line; its outcome maps 1:1 to what happens.
+fn review_line(
+    ctx: &Context,
+    decision: &Decision,
+    line: &str,
+    request: &RequestId,
+) -> Result<Decider> {
+    let Some(config) = &ctx.config.reviewer else {
+        // The decision core denies review without a `[reviewer]`; this is that same refusal.
+        return Err(Error::new(
+            Code::ReviewerUnconfigured,
+            decision.reason.clone(),
+        ));
+    };
+    let workspace = crate::sandbox::workspace_of(&ctx.cwd);
+    let cache_dir = ctx.paths.as_ref().map(review::cache_dir);
+    let outcome = review::review(&ReviewRequest {
+        line,
+        cwd: &ctx.cwd,
+        workspace: &workspace,
+        decision,
+        config,
+        session: ctx.log.as_ref(),
+        state: &ctx.state,
+        request,
+        person_present: approval::person_present(),
+        cache_dir: cache_dir.as_deref(),
+        now: Timestamp::now(),
+    });
+    match &outcome {
+        ReviewOutcome::Allowed(_) => Ok(Decider::Reviewer),
+        ReviewOutcome::AllowedOnce(_) => Ok(Decider::Fallback),
+        ReviewOutcome::AskPerson(_)
+        | ReviewOutcome::Denied {
+            person_may_override: true,
+            ..
+        } => {
+            let why = outcome
+                .question(line)
+                .unwrap_or_else(|| decision.reason.clone());
+            ask_person(ctx, decision, line, &why).map(|()| Decider::Person)
+        }
+        _ => Err(outcome.refusal(line).unwrap_or_else(|| {
+            Error::internal("the reviewer's outcome neither allows nor refuses the line")
+        })),
     }
 }
 

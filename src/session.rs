@@ -127,15 +127,14 @@ fn open_session(
 
 /// What the fold needs from the config and settings: review's default, budgets, breaker.
 pub fn fold_params(config: &Config, settings: &settings::Settings) -> FoldParams {
-    let mut params = FoldParams {
-        review_default: settings.auto_review.unwrap_or(true),
-        ..FoldParams::default()
-    };
-    if let Some(reviewer) = &config.reviewer {
-        params.budgets = reviewer.budgets;
-        params.breaker = reviewer.breaker;
+    let review_default = settings.auto_review.unwrap_or(true);
+    match &config.reviewer {
+        Some(reviewer) => crate::review::fold_params(reviewer, review_default),
+        None => FoldParams {
+            review_default,
+            ..FoldParams::default()
+        },
     }
-    params
 }
 
 /// What happened in this session that the resolver must know.

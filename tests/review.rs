@@ -1671,3 +1671,68 @@ fn a_person_answers_the_question_a_denial_becomes_on_a_pty() {
         assert_eq!(asking.join().unwrap().unwrap(), expected);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// `run`: the reviewer's verdict decides whether the line runs.
+
+impl Cli {
+    /// `shellgate run -- LINE` with no terminal: exit status, stderr.
+    fn run_line(&self, session: &str, line: &str) -> (i32, String) {
+        let out = self
+            .command(Some(session), &["run", "--", line])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+#[test]
+fn run_executes_what_the_reviewer_allows_and_nothing_else() {
+    let server = ScriptedServer::start();
+    let cli = Cli::new(&reviewer_toml("openai", &server.base_url(), ""));
+    // Allowed: the line runs (in the sandbox, in the workspace).
+    server.script([openai_verdict(
+        "allow",
+        "low",
+        "creates a file in the workspace",
+    )]);
+    let (code, err) = cli.run_line("run-a", "mkdir allowed-dir");
+    assert_eq!(code, 0, "{err}");
+    assert!(cli.work().join("allowed-dir").is_dir());
+    // Denied: nothing runs, the agent reads the reviewer's reason behind the `[auto-review]` marker.
+    server.script([openai_verdict(
+        "deny",
+        "high",
+        "deletes the project's sources",
+    )]);
+    let (code, err) = cli.run_line("run-a", "mkdir denied-dir");
+    assert_eq!(code, 203, "{err}");
+    assert!(err.contains("[auto-review] AUTO_REVIEW_DENIED"), "{err}");
+    assert!(err.contains("deletes the project's sources"), "{err}");
+    assert!(!cli.work().join("denied-dir").exists());
+    // Failed (HTTP 500): a failure, not a denial, and nothing runs.
+    server.script([Action::Text(500, "upstream exploded".into())]);
+    let (code, err) = cli.run_line("run-a", "mkdir failed-dir");
+    assert_eq!(code, 209, "{err}");
+    assert!(
+        err.contains("[auto-review-fallback] AUTO_REVIEW_FAILED"),
+        "{err}"
+    );
+    assert!(err.contains("failure, not a judgment"), "{err}");
+    assert!(!cli.work().join("failed-dir").exists());
+    // The verdicts are in the session log with the lines they judged.
+    let kinds: Vec<String> = cli
+        .log("run-a")
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert!(
+        kinds.iter().filter(|k| *k == "autoReview/verdict").count() >= 2,
+        "{kinds:?}"
+    );
+    assert!(kinds.contains(&"exec/finished".to_owned()), "{kinds:?}");
+}

@@ -53,20 +53,18 @@ pub fn run(args: AutoReviewArgs) -> ExitCode {
     super::exit_with(execute(&args).map(|()| ExitCode::SUCCESS))
 }
 
-/// The fold parameters for the commands. The configured `[reviewer]` limits are wired in by the
-/// configuration resolver; until then the defaults apply, with review on unless the saved settings
-/// say otherwise.
-pub fn fold_params(paths: &StatePaths) -> FoldParams {
-    let saved = settings::load(&paths.settings_file(), &|_| false).settings;
-    FoldParams {
-        review_default: saved.auto_review.unwrap_or(true),
-        ..FoldParams::default()
-    }
+/// The fold parameters for the commands: the configured `[reviewer]` limits (the same the reviewer
+/// enforces), with review on unless the saved settings say otherwise.
+fn fold_params(paths: &StatePaths) -> Result<FoldParams> {
+    let config = super::load_config(&super::working_dir(None))?;
+    let is_full = |id: &str| crate::session::is_full_access(&config, id);
+    let saved = settings::load(&paths.settings_file(), &is_full).settings;
+    Ok(crate::session::fold_params(&config, &saved))
 }
 
 fn execute(args: &AutoReviewArgs) -> Result<()> {
     let paths = StatePaths::from_env()?;
-    let params = fold_params(&paths);
+    let params = fold_params(&paths)?;
     let reading = matches!(args.action, AutoReviewAction::Status);
     let id = resolve_session(&paths, args.session.as_deref(), reading)?;
     if reading {

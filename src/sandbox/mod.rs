@@ -31,12 +31,17 @@ pub use policy::{Policy, Protection, Spec};
 pub use protected::{PROJECT_FILES, SHELL_STARTUP_FILES};
 pub use support::{Support, detect};
 
+/// The workspace of a working directory: its git top-level, else the directory itself.
+pub fn workspace_of(cwd: &Path) -> PathBuf {
+    git::toplevel(cwd).unwrap_or_else(|| cwd.to_owned())
+}
+
 use crate::error::{Code, Error, Result};
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus};
 
 /// The `shellgate sandbox` arguments (everything before `--`) that reproduce `spec`.
