@@ -10,6 +10,7 @@
 //! is discarded, so a stray keypress cannot answer a question the person has not seen.
 
 use crate::error::{Code, Error, Result};
+use crate::intake::visible_line as visible;
 use crate::mode::SandboxPolicy;
 use std::fs::{File, OpenOptions};
 use std::io::{IsTerminal, Read, Write};
@@ -143,39 +144,6 @@ fn describe_sandbox(sandbox: SandboxPolicy) -> &'static str {
         SandboxPolicy::WorkspaceWrite => "workspace-write (writes only beneath the workspace)",
         SandboxPolicy::FullAccess => "NONE: Full access, no sandbox and no review",
     }
-}
-
-/// Makes control and invisible characters visible, so text shown on a terminal (a command line, a
-/// reason from the log) cannot move the cursor, recolor, hide part of itself or reorder itself:
-/// C0 controls as caret notation (`ESC` → `^[`, newline → `^J`), DEL as `^?`, and C1 controls,
-/// bidi overrides, zero-width and line-separator characters as `\u{…}`.
-pub fn visible(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        match ch {
-            '\u{0}'..='\u{1f}' => {
-                out.push('^');
-                out.push(char::from(ch as u8 + 0x40));
-            }
-            '\u{7f}' => out.push_str("^?"),
-            _ if is_invisible(ch) => out.push_str(&format!("\\u{{{:04x}}}", u32::from(ch))),
-            _ => out.push(ch),
-        }
-    }
-    out
-}
-
-/// Characters that render as nothing (or reorder text) but are not ASCII/C1 controls.
-pub fn is_invisible(ch: char) -> bool {
-    matches!(ch,
-        '\u{80}'..='\u{9f}'            // C1 controls (CSI is U+009B)
-        | '\u{ad}'                     // soft hyphen
-        | '\u{200b}'..='\u{200f}'      // zero-width space/joiners, LRM/RLM
-        | '\u{2028}'..='\u{202e}'      // line/paragraph separators, bidi embeddings/overrides
-        | '\u{2060}'..='\u{2064}'      // word joiner, invisible operators
-        | '\u{2066}'..='\u{2069}'      // bidi isolates
-        | '\u{feff}'                   // zero-width no-break space
-    )
 }
 
 /// An open terminal in canonical mode, restored when dropped.
@@ -315,14 +283,6 @@ impl Drop for Terminal {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn control_characters_are_made_visible() {
-        assert_eq!(visible("a\x1b[31mb"), "a^[[31mb");
-        assert_eq!(visible("x\ny\t\x7f"), "x^Jy^I^?");
-        assert_eq!(visible("\u{202e}evil\u{9b}"), "\\u{202e}evil\\u{009b}");
-        assert_eq!(visible("héllo ✓"), "héllo ✓");
-    }
 
     #[test]
     fn answers() {

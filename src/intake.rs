@@ -154,8 +154,30 @@ pub fn forbidden_name(ch: char) -> Option<&'static str> {
     Some(name)
 }
 
-/// Render a line for a person: every character intake would refuse is shown as a visible escape,
-/// so a prompt or a log view can never be rewritten by the text it displays.
+/// Render text for a person on one line: C0 controls in caret notation (`ESC` → `^[`, newline →
+/// `^J`, `DEL` → `^?`), every other character intake refuses as `\u{…}`. A prompt, a log view or
+/// a status line can then never be rewritten by the text it displays.
+pub fn visible_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '\u{0}'..='\u{1f}' => {
+                out.push('^');
+                out.push(char::from(ch as u8 + 0x40));
+            }
+            '\u{7f}' => out.push_str("^?"),
+            _ if forbidden_name(ch).is_some() => {
+                out.push_str(&format!("\\u{{{:04x}}}", u32::from(ch)));
+            }
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// Render text for a person, keeping newlines and tabs: every character intake would refuse is
+/// shown as a visible escape, so a prompt or a log view can never be rewritten by the text it
+/// displays.
 pub fn visible(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for ch in text.chars() {
@@ -237,6 +259,14 @@ mod tests {
         let err = intake_str("ls \u{202e}").unwrap_err();
         assert!(err.reason().contains("U+202E"), "{}", err.reason());
         assert!(err.reason().contains("column 4"), "{}", err.reason());
+    }
+
+    #[test]
+    fn visible_line_uses_caret_notation_and_escapes() {
+        assert_eq!(visible_line("a\x1b[31mb"), "a^[[31mb");
+        assert_eq!(visible_line("x\ny\t\x7f"), "x^Jy^I^?");
+        assert_eq!(visible_line("\u{202e}evil\u{9b}"), "\\u{202e}evil\\u{009b}");
+        assert_eq!(visible_line("héllo ✓"), "héllo ✓");
     }
 
     #[test]

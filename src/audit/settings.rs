@@ -99,7 +99,7 @@ fn from_table(
         Some(toml::Value::String(id)) if !is_valid_mode_id(&id) => {
             notes.push(format!(
                 "the saved mode {:?} is not a valid mode id; starting in {SAFE_MODE:?}",
-                crate::approval::visible(&id)
+                crate::intake::visible_line(&id)
             ));
             SAFE_MODE.to_string()
         }
@@ -142,7 +142,7 @@ fn to_toml(settings: &Settings) -> Result<String> {
     if !is_valid_mode_id(&settings.mode) {
         return Err(Error::usage(format!(
             "refusing to save the invalid mode id {:?}",
-            crate::approval::visible(&settings.mode)
+            crate::intake::visible_line(&settings.mode)
         )));
     }
     let mut table = settings.other.clone();

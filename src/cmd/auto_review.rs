@@ -10,13 +10,14 @@
 //! both append exactly the same events.
 
 use super::log::resolve_session;
-use crate::approval::{person_present, visible};
+use crate::approval::person_present;
 use crate::audit::event::{
     Actor, CircuitChange, CircuitTransition, EventBody, OneShotApproval, ReviewSwitch, Timestamp,
 };
 use crate::audit::fold::{DEFAULT_OVERRIDE_TTL_SECS, FoldParams, SessionState, fold};
 use crate::audit::{Event, Session, SessionId, StatePaths, settings};
 use crate::error::{Code, Error, Result};
+use crate::intake::visible_line as visible;
 use clap::{Args, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;

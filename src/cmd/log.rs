@@ -3,11 +3,11 @@
 //! Everything printed from the log goes through [`visible`]: a logged command line is attacker-
 //! controlled text and must not be able to drive the reader's terminal.
 
-use crate::approval::visible;
 use crate::audit::event::{Event, EventBody, Timestamp};
 use crate::audit::log::{self, SkippedLine};
 use crate::audit::{SessionId, StatePaths};
 use crate::error::{Error, Result};
+use crate::intake::visible_line as visible;
 use clap::{Args, Subcommand};
 use std::fs;
 use std::io::{self, Read, Seek, SeekFrom, Write};

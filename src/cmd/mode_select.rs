@@ -58,7 +58,7 @@ pub fn builtin_choices() -> Vec<ModeChoice> {
 pub fn display_safe(text: &str, max_chars: usize) -> String {
     let cleaned: String = text
         .chars()
-        .filter(|ch| !ch.is_control() && !crate::approval::is_invisible(*ch))
+        .filter(|ch| !ch.is_control() && crate::intake::forbidden_name(*ch).is_none())
         .collect();
     let collapsed = cleaned.split_whitespace().collect::<Vec<_>>().join(" ");
     match collapsed.char_indices().nth(max_chars) {

@@ -7,31 +7,23 @@
 use super::words::{self, Word};
 use super::{FunctionDef, MAX_SCRIPT_DEPTH, Parsed};
 use std::cell::RefCell;
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::{Node, Tree};
 
 /// Deeper syntax trees than this are not walked further; the line is opaque instead. Real lines
 /// nest a handful of levels; the bound keeps the walker's stack use small (see the stack test).
 const MAX_NESTING: usize = 64;
 
 thread_local! {
-    /// One parser per thread: creating a tree-sitter parser costs more than parsing a short line.
-    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+    static PARSER: super::ParserSlot = const { RefCell::new(None) };
 }
 
-/// Parse `src` with tree-sitter-bash. `None` only if the grammar cannot be loaded or parsing is
-/// cancelled, both of which the caller treats as "opaque".
+/// Parse `src` with tree-sitter-bash (see [`scanner_safe`] for the one adjustment made first).
 pub(super) fn syntax_tree(src: &str) -> Option<Tree> {
-    PARSER.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            let mut parser = Parser::new();
-            parser
-                .set_language(&tree_sitter_bash::LANGUAGE.into())
-                .ok()?;
-            *slot = Some(parser);
-        }
-        slot.as_mut()?.parse(scanner_safe(src).as_ref(), None)
-    })
+    super::parse_with(
+        &PARSER,
+        tree_sitter_bash::LANGUAGE.into(),
+        scanner_safe(src).as_ref(),
+    )
 }
 
 /// tree-sitter-bash 0.25.1's external scanner passes the code point after `{`, after `{1..` and

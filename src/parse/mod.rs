@@ -126,6 +126,28 @@ impl Parsed {
     }
 }
 
+/// One tree-sitter parser per thread and grammar: creating a parser costs more than parsing a
+/// short line.
+type ParserSlot = std::cell::RefCell<Option<tree_sitter::Parser>>;
+
+/// Parse `src` with the parser in `slot`, creating it for `language` on first use. `None` only if
+/// the grammar cannot be loaded or parsing is cancelled, both of which callers treat as opaque.
+fn parse_with(
+    slot: &'static std::thread::LocalKey<ParserSlot>,
+    language: tree_sitter::Language,
+    src: &str,
+) -> Option<tree_sitter::Tree> {
+    slot.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut parser = tree_sitter::Parser::new();
+            parser.set_language(&language).ok()?;
+            *slot = Some(parser);
+        }
+        slot.as_mut()?.parse(src, None)
+    })
+}
+
 /// How deeply `bash -c '…'`, `eval '…'` and friends are unwrapped before the line is opaque.
 pub const MAX_SCRIPT_DEPTH: usize = 8;
 

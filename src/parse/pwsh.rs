@@ -11,7 +11,7 @@ use super::bash::{Input, RawCommand, Walker};
 use super::words::Word;
 use super::{MAX_SCRIPT_DEPTH, Parsed};
 use std::cell::RefCell;
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::{Node, Tree};
 
 /// PowerShell's grammar nests about a dozen expression levels around every argument, so its bound
 /// is higher than bash's; see the stack test.
@@ -29,21 +29,11 @@ const HOOK_MARKERS: [&str; 7] = [
 ];
 
 thread_local! {
-    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+    static PARSER: super::ParserSlot = const { RefCell::new(None) };
 }
 
 fn syntax_tree(src: &str) -> Option<Tree> {
-    PARSER.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            let mut parser = Parser::new();
-            parser
-                .set_language(&tree_sitter_powershell::LANGUAGE.into())
-                .ok()?;
-            *slot = Some(parser);
-        }
-        slot.as_mut()?.parse(src, None)
-    })
+    super::parse_with(&PARSER, tree_sitter_powershell::LANGUAGE.into(), src)
 }
 
 /// Does `src` parse as PowerShell without errors? (Used to check the PowerShell hook template.)

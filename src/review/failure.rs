@@ -2,7 +2,7 @@
 //! `AUTO_REVIEW_FAILED` and then the fallback policy decides.
 
 use super::verdict::AnswerError;
-use crate::approval::visible;
+use crate::intake::visible_line as visible;
 use crate::redact::redact;
 use serde::Serialize;
 use std::fmt;

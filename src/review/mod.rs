@@ -30,7 +30,6 @@ pub mod prompt;
 pub mod tools;
 pub mod verdict;
 
-use crate::approval::visible;
 use crate::audit::event::{
     EventBody, FallbackAction, RejectionCause, ReviewRejection, ReviewVerdict, Reviewer, Timestamp,
 };
@@ -41,6 +40,7 @@ use crate::config::{
     RiskLevel,
 };
 use crate::error::{Code, Error};
+use crate::intake::visible_line as visible;
 use crate::policy::Decision;
 use crate::redact::redact;
 use cache::{CacheKey, CachedVerdict, KeyParts, VerdictCache};
