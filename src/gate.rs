@@ -457,6 +457,13 @@ fn wait_or_cancel(child: &mut std::process::Child, cancel: Option<BorrowedFd>) -
             r.intersects(PollFlags::POLLHUP | PollFlags::POLLIN | PollFlags::POLLERR)
         });
         if gone {
+            if let Ok(pid) = i32::try_from(child.id()) {
+                // SAFETY: kill(2) on the process group this function's caller created for the
+                // line (process_group(0) makes its pid the group id); no memory is involved.
+                unsafe {
+                    libc::kill(-pid, libc::SIGKILL);
+                }
+            }
             let _ = child.kill();
             return Ok(());
         }

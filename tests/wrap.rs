@@ -306,3 +306,34 @@ fn claude_code_under_wrap() {
 fn codex_under_wrap() {
     real_agent_lines("run-codex.sh");
 }
+
+#[test]
+fn a_line_dies_with_the_shell_that_asked_for_it() {
+    let f = Fixture::new();
+    std::fs::create_dir_all(f.home.join(".config/shellgate")).unwrap();
+    std::fs::write(
+        f.home.join(".config/shellgate/config.toml"),
+        "[[rules]]\nid = \"t\"\npattern = \"^(sleep|touch)$\"\nfield = \"program\"\npolicy = \"allow\"\nreason = \"test\"\n",
+    )
+    .unwrap();
+    // The agent gives its shell one second, then kills it (as agents do on a tool timeout).
+    let script = [
+        "import subprocess",
+        "try:",
+        "    subprocess.run(['/bin/bash', '-c', 'sleep 3; touch late'], timeout=1)",
+        "except subprocess.TimeoutExpired:",
+        "    print('timed out')",
+    ]
+    .join("\n");
+    let out = f.wrap(&[], &["/usr/bin/python3", "-c", &script]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("timed out"),
+        "{}",
+        text(&out)
+    );
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    assert!(
+        !f.ws.join("late").exists(),
+        "the line outlived the shell that asked for it"
+    );
+}

@@ -1,0 +1,235 @@
+//! `shellgate run` through the real binary: the line's own status and signal deaths pass through,
+//! refusals start nothing and say why (block or JSON), a log that cannot be written stops the line,
+//! and every step is in the session log.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+const SHELLGATE: &str = env!("CARGO_BIN_EXE_shellgate");
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    /// A workspace, and a config that allows `touch`, `sh`, `kill`, `exit` without asking.
+    fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("home/.config/shellgate")).unwrap();
+        std::fs::create_dir_all(dir.path().join("work")).unwrap();
+        std::fs::write(
+            dir.path().join("home/.config/shellgate/config.toml"),
+            "[[rules]]\nid = \"test-allow\"\npattern = \"^(touch|sh|kill|exit|sleep)$\"\nfield = \"program\"\n\
+             policy = \"allow\"\nreason = \"test programs\"\n",
+        )
+        .unwrap();
+        Env { dir }
+    }
+
+    fn work(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    fn state(&self) -> PathBuf {
+        self.dir.path().join("home/.local/state")
+    }
+
+    fn run(&self, line: &str, extra_env: &[(&str, &str)]) -> Output {
+        let mut c = Command::new(SHELLGATE);
+        c.args(["run", "--", line])
+            .current_dir(self.work())
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", self.dir.path().join("home"))
+            .env("XDG_STATE_HOME", self.state())
+            .env("SHELLGATE_SESSION", "run-tests")
+            .stdin(Stdio::null());
+        for (k, v) in extra_env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    }
+
+    fn events(&self) -> Vec<Value> {
+        let path = self.state().join("shellgate/sessions/run-tests.jsonl");
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+fn kinds(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+#[test]
+fn the_lines_own_status_and_output_pass_through() {
+    let env = Env::new();
+    let out = env.run("echo out; echo err >&2; exit 7", &[]);
+    assert_eq!(out.status.code(), Some(7));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "out\n");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "err\n");
+    // A death by signal is reported as shells do: 128 + n.
+    let out = env.run("sh -c 'kill -TERM $$'", &[]);
+    assert_eq!(out.status.code(), Some(128 + 15));
+    let events = env.events();
+    assert_eq!(
+        kinds(&events),
+        [
+            "approval/asked",
+            "approval/decided",
+            "exec/started",
+            "exec/finished",
+            "approval/asked",
+            "approval/decided",
+            "exec/started",
+            "exec/finished"
+        ]
+    );
+    assert_eq!(events[3]["data"]["exit_code"], 7);
+    assert_eq!(events[7]["data"]["signal"], 15);
+    // One request id links each line's chain.
+    assert_eq!(events[0]["request"], events[3]["request"]);
+    assert_ne!(events[0]["request"], events[4]["request"]);
+}
+
+#[test]
+fn the_line_runs_in_the_sandbox() {
+    let env = Env::new();
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let marker = outside.path().join("marker");
+    let out = env.run(&format!("touch inside; touch {}", marker.display()), &[]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(env.work().join("inside").exists());
+    assert!(!marker.exists(), "run wrote outside the workspace");
+}
+
+#[test]
+fn refusals_start_nothing_and_say_why() {
+    let env = Env::new();
+    let out = env.run("touch first; chmod -R 777 /", &[]);
+    assert_eq!(out.status.code(), Some(202));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("[auto-review-never] NEVER_POLICY: "),
+        "{err}"
+    );
+    assert!(
+        err.contains("Do not try to achieve the same effect another way"),
+        "{err}"
+    );
+    assert!(!env.work().join("first").exists());
+    assert!(!kinds(&env.events()).contains(&"exec/started".to_owned()));
+    // The same as one JSON object for headless callers.
+    let out = env.run("touch first; chmod -R 777 /", &[("SHELLGATE_JSON", "1")]);
+    let refusal: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(refusal["code"], "NEVER_POLICY");
+    assert_eq!(refusal["marker"], "[auto-review-never]");
+    assert!(
+        refusal["instruction"]
+            .as_str()
+            .unwrap()
+            .contains("Do not try")
+    );
+    // Too long: intake refuses before anything else.
+    let long = format!("touch x; echo {}", "a".repeat(4000));
+    let out = env.run(&long, &[]);
+    assert_eq!(out.status.code(), Some(205));
+    assert!(!env.work().join("x").exists());
+}
+
+#[test]
+fn a_review_decision_without_a_reviewer_is_denied_not_run() {
+    let env = Env::new();
+    std::fs::write(
+        env.dir.path().join("home/.config/shellgate/config.toml"),
+        "mode = \"auto\"\n",
+    )
+    .unwrap();
+    let out = env.run("mkdir d", &[]);
+    assert_eq!(out.status.code(), Some(208));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("[auto-review-fallback] REVIEWER_UNCONFIGURED")
+    );
+    assert!(!env.work().join("d").exists());
+}
+
+#[test]
+fn a_log_that_cannot_be_written_stops_the_line() {
+    let env = Env::new();
+    // The state directory is a file: nothing can be logged there.
+    std::fs::create_dir_all(env.state()).unwrap();
+    std::fs::write(env.state().join("shellgate"), "not a directory").unwrap();
+    let out = env.run("touch marker", &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(213),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("AUDIT_UNAVAILABLE"));
+    assert!(!env.work().join("marker").exists());
+}
+
+#[test]
+fn a_broken_config_stops_every_line() {
+    let env = Env::new();
+    std::fs::write(
+        env.dir.path().join("home/.config/shellgate/config.toml"),
+        "mode = 3\n",
+    )
+    .unwrap();
+    let out = env.run("touch marker", &[]);
+    assert_eq!(out.status.code(), Some(207));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("config.toml:1:8"));
+    assert!(!env.work().join("marker").exists());
+}
+
+#[test]
+fn the_line_can_come_from_standard_input() {
+    let env = Env::new();
+    let mut c = Command::new(SHELLGATE);
+    c.args(["run", "--", "-"])
+        .current_dir(env.work())
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", env.dir.path().join("home"))
+        .env("XDG_STATE_HOME", env.state())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"touch from-stdin\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(env.work().join("from-stdin").exists());
+}
+
+#[test]
+fn without_a_session_each_run_gets_its_own_log() {
+    let env = Env::new();
+    let mut c = Command::new(SHELLGATE);
+    c.args(["run", "--", "true"])
+        .current_dir(env.work())
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", env.dir.path().join("home"))
+        .env("XDG_STATE_HOME", env.state());
+    assert!(c.status().unwrap().success());
+    let sessions = std::fs::read_dir(env.state().join("shellgate/sessions"))
+        .unwrap()
+        .count();
+    assert_eq!(sessions, 1);
+}
