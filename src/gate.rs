@@ -364,6 +364,11 @@ fn spawn_and_wait(
     command
         .current_dir(req.cwd)
         .env(ACTIVE_ENV, request.as_str());
+    if req.cancel.is_some() {
+        // A line for a caller that may go away runs in a process group of its own, so that all of
+        // it can be ended with the caller.
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    }
     attach_streams(&mut command, req.streams)?;
     record(
         ctx,
