@@ -68,6 +68,10 @@ pub struct LineRequest<'a> {
     pub env: Option<&'a [(OsString, OsString)]>,
     /// When this descriptor hangs up, the caller is gone: the line is killed.
     pub cancel: Option<BorrowedFd<'a>>,
+    /// The workspace the sandbox lets the line write, when it is fixed by the caller rather than
+    /// derived from the working directory (`wrap` anchors it where the agent started, so an agent
+    /// that moves to `/` does not take its sandbox with it).
+    pub workspace: Option<&'a Path>,
 }
 
 /// What became of the line.
@@ -103,7 +107,7 @@ pub fn handle(req: &LineRequest) -> Outcome {
     {
         return Outcome::Refused(e);
     }
-    let decider = match authorize(&ctx, &decision, &line, &request) {
+    let decider = match authorize(&ctx, req, &decision, &line, &request) {
         Ok(decider) => decider,
         Err(e) => {
             let logged = record(
@@ -196,6 +200,7 @@ fn decider_of(e: &Error) -> Decider {
 /// Who allows the line, or why it is refused.
 fn authorize(
     ctx: &Context,
+    req: &LineRequest,
     decision: &Decision,
     line: &str,
     request: &RequestId,
@@ -204,13 +209,19 @@ fn authorize(
         Verdict::Allow => Ok(Decider::Rule),
         Verdict::Deny => Err(Error::new(decision.code, decision.reason.clone())),
         Verdict::Ask => ask_person(ctx, decision, line, &decision.reason).map(|()| Decider::Person),
-        Verdict::Review => review_line(ctx, decision, line, request),
+        Verdict::Review => review_line(ctx, req.workspace, decision, line, request),
     }
+}
+
+/// The workspace of a line: the caller's fixed one, else the git top-level of its directory.
+fn workspace_for(ctx: &Context, fixed: Option<&Path>) -> std::path::PathBuf {
+    fixed.map_or_else(|| crate::sandbox::workspace_of(&ctx.cwd), Path::to_path_buf)
 }
 
 /// The reviewer judges the line; its outcome maps 1:1 to what happens.
 fn review_line(
     ctx: &Context,
+    req_workspace: Option<&Path>,
     decision: &Decision,
     line: &str,
     request: &RequestId,
@@ -222,7 +233,7 @@ fn review_line(
             decision.reason.clone(),
         ));
     };
-    let workspace = crate::sandbox::workspace_of(&ctx.cwd);
+    let workspace = workspace_for(ctx, req_workspace);
     let cache_dir = ctx.paths.as_ref().map(review::cache_dir);
     let outcome = review::review(&ReviewRequest {
         line,
@@ -357,7 +368,7 @@ fn spawn_and_wait(
             c
         }
         policy => {
-            let spec = sandbox_spec(ctx, policy, decision.network)?;
+            let spec = sandbox_spec(ctx, req.workspace, policy, decision.network)?;
             crate::sandbox::command(&spec, &program, &args)?
         }
     };
@@ -491,10 +502,12 @@ fn shell_args(req: &LineRequest, line: &str) -> Vec<OsString> {
 
 fn sandbox_spec(
     ctx: &Context,
+    fixed_workspace: Option<&Path>,
     policy: SandboxPolicy,
     network: bool,
 ) -> Result<crate::sandbox::Spec> {
-    let mut spec = crate::sandbox::Spec::for_cwd(policy, &ctx.cwd)?.with_network(network);
+    let workspace = workspace_for(ctx, fixed_workspace);
+    let mut spec = crate::sandbox::Spec::new(policy, &workspace)?.with_network(network);
     if policy == SandboxPolicy::WorkspaceWrite {
         for dir in &ctx.config.sandbox.writable {
             spec = spec.with_writable(dir)?;

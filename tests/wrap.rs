@@ -337,3 +337,30 @@ fn a_line_dies_with_the_shell_that_asked_for_it() {
         "the line outlived the shell that asked for it"
     );
 }
+
+#[test]
+fn the_sandbox_stays_anchored_where_the_agent_started() {
+    let f = Fixture::new();
+    std::fs::create_dir_all(f.home.join(".config/shellgate")).unwrap();
+    std::fs::write(
+        f.home.join(".config/shellgate/config.toml"),
+        "[[rules]]\nid = \"t\"\npattern = \"^touch$\"\nfield = \"program\"\npolicy = \"allow\"\nreason = \"test\"\n",
+    )
+    .unwrap();
+    let marker = f.outside.join("moved");
+    // The agent moves to / and runs an allowed line there: its sandbox is still the workspace.
+    let script = format!(
+        "import subprocess; p = subprocess.run(['/bin/bash', '-c', 'touch {}'], cwd='/'); print('rc', p.returncode)",
+        marker.display()
+    );
+    let out = f.wrap(&["--no-contain"], &["/usr/bin/python3", "-c", &script]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("rc "),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        !marker.exists(),
+        "a line's sandbox followed the agent out of its workspace"
+    );
+}

@@ -84,6 +84,7 @@ fn decide_and_run(args: &HookArgs, line: &[u8]) -> u8 {
         origin: Origin::Hook,
         env: None,
         cancel: None,
+        workspace: None,
     };
     match gate::handle(&request) {
         Outcome::RunInShell => RUN_IN_SHELL,

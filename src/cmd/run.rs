@@ -57,6 +57,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         origin: Origin::Run,
         env: None,
         cancel: None,
+        workspace: None,
     };
     match gate::handle(&request) {
         Outcome::Ran(status) => ExitCode::from(gate::exit_code(&status)),

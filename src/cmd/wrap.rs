@@ -109,7 +109,8 @@ fn execute(args: &WrapArgs) -> Result<ExitCode> {
     AGENT_PID.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
     forward_termination_signals();
     let mode = args.mode.clone();
-    std::thread::spawn(move || serve(listener, mode));
+    let workspace = crate::sandbox::workspace_of(&cwd);
+    std::thread::spawn(move || serve(listener, mode, workspace));
     let status = child
         .wait()
         .map_err(|e| Error::internal(format!("cannot wait for the agent: {e}")))?;
@@ -201,19 +202,21 @@ fn forward_termination_signals() {
     }
 }
 
-/// The broker loop: one thread per conversation, for as long as the agent runs.
-fn serve(listener: UnixListener, mode: Option<String>) {
+/// The broker loop: one thread per conversation, for as long as the agent runs. Every line's
+/// sandbox is anchored at the agent's workspace, wherever the agent has moved since.
+fn serve(listener: UnixListener, mode: Option<String>, workspace: PathBuf) {
     for stream in listener.incoming().flatten() {
         let mode = mode.clone();
+        let workspace = workspace.clone();
         std::thread::spawn(move || {
             if let Ok(conversation) = broker::greet(stream) {
-                serve_one(conversation, mode);
+                serve_one(conversation, mode, workspace);
             }
         });
     }
 }
 
-fn serve_one(conversation: Conversation, mode: Option<String>) {
+fn serve_one(conversation: Conversation, mode: Option<String>, workspace: PathBuf) {
     let Conversation {
         mut socket,
         streams,
@@ -236,6 +239,7 @@ fn serve_one(conversation: Conversation, mode: Option<String>) {
         origin: Origin::Run,
         env: Some(&request.env),
         cancel: Some(socket.as_fd()),
+        workspace: Some(&workspace),
     };
     let reply = match gate::handle(&line) {
         Outcome::Ran(status) => Reply::Exited(gate::exit_code(&status)),

@@ -98,6 +98,7 @@ fn judge_and_run(kind: ShellKind, line: Vec<u8>, args: Vec<OsString>) -> ExitCod
         origin: Origin::Run,
         env: None,
         cancel: None,
+        workspace: None,
     };
     match gate::handle(&request) {
         Outcome::Ran(status) => ExitCode::from(gate::exit_code(&status)),
