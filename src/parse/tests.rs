@@ -209,6 +209,28 @@ fn xargs_and_find_exec_are_unwrapped() {
 }
 
 #[test]
+fn shellgate_itself_is_unwrapped() {
+    assert_eq!(
+        commands("shellgate run --mode auto -- 'rm -rf ~'"),
+        ["rm -rf ~"]
+    );
+    assert_eq!(commands("shellgate run 'ls'"), ["ls"]);
+    assert_eq!(
+        commands("shellgate sandbox --writable /x -- rm -rf /y"),
+        ["rm -rf /y"]
+    );
+    assert_eq!(
+        commands("shellgate wrap --no-contain -- claude -p hi"),
+        ["claude -p hi"]
+    );
+    assert_eq!(
+        commands("shellgate check -- 'rm -rf ~'"),
+        ["shellgate check -- rm -rf ~"]
+    );
+    assert_opaque("shellgate run -- -");
+}
+
+#[test]
 fn other_runners_are_unwrapped() {
     assert_eq!(commands("watch -n 1 'rm -rf x'"), ["rm -rf x"]);
     assert_eq!(commands("script -q -c 'rm -rf x' /dev/null"), ["rm -rf x"]);

@@ -362,6 +362,7 @@ fn classify(program: &str, args: &[Word], stdin: &Input) -> Step {
         "su" | "runuser" => su(args),
         "flock" => flock(args),
         "eval" => eval(args),
+        "shellgate" => shellgate(args),
         "source" | "." => source(args),
         "ssh" => ssh(args),
         p if POSIX_SHELLS.contains(&p) => shell(p, args, stdin),
@@ -746,6 +747,45 @@ fn value_of_option(args: &[Word], names: &[&str]) -> Option<Word> {
         }
     }
     None
+}
+
+/// shellgate itself: `run -- LINE` runs the line (judged like `bash -c`); `sandbox -- PROGRAM…` and
+/// `wrap -- AGENT…` run a program (unwrapped). Its other commands are plain commands.
+fn shellgate(args: &[Word]) -> Step {
+    let Some(sub) = args.first() else {
+        return Step::Final;
+    };
+    let value_opts: &[&str] = match sub.text.as_str() {
+        "run" => &["--mode", "--shell", "--cwd"],
+        "sandbox" => &["--policy", "--workspace", "--writable", "--drop-protection"],
+        "wrap" => &["--mode", "--writable"],
+        _ => return Step::Final,
+    };
+    let mut i = 1;
+    while i < args.len() {
+        let a = args[i].text.as_str();
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        if !a.starts_with("--") {
+            break;
+        }
+        i += if value_opts.contains(&a) { 2 } else { 1 };
+    }
+    let label = format!("shellgate {}", sub.text);
+    match (sub.text.as_str(), args.get(i)) {
+        ("run", Some(line)) if line.text == "-" => {
+            Step::Opaque("`shellgate run -` runs a line read from standard input".to_owned())
+        }
+        ("run", Some(line)) => Step::Script {
+            script: line.clone(),
+            label,
+            opaque: None,
+        },
+        (_, Some(_)) => strip(i, &label),
+        (_, None) => Step::Final,
+    }
 }
 
 /// `eval` runs its arguments joined by spaces as a script. One literal argument can be parsed like
