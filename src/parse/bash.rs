@@ -206,9 +206,8 @@ impl Walker<'_> {
     fn redirected(&mut self, node: Node, ctx: &Ctx) {
         let mut inner = ctx.nested();
         let mut body = None;
-        let mut cursor = node.walk();
-        for (i, child) in node.children(&mut cursor).enumerate() {
-            if node.field_name_for_child(i as u32) == Some("body") {
+        for (field, child) in fields(node) {
+            if field == Some("body") {
                 body = Some(child);
             } else if child.is_named() {
                 self.redirect(child, &mut inner);
@@ -241,9 +240,8 @@ impl Walker<'_> {
     fn file_redirect(&mut self, node: Node, ctx: &mut Ctx) {
         let mut operator = "";
         let mut destination = None;
-        let mut cursor = node.walk();
-        for (i, child) in node.children(&mut cursor).enumerate() {
-            match node.field_name_for_child(i as u32) {
+        for (field, child) in fields(node) {
+            match field {
                 Some("destination") => destination = Some(child),
                 Some("descriptor") => {}
                 _ if !child.is_named() => operator = child.kind(),
@@ -321,12 +319,11 @@ impl Walker<'_> {
     fn substitution(&mut self, node: Node, ctx: &Ctx) {
         let mut inner = ctx.nested();
         inner.stdin = Input::Inherited;
-        let mut cursor = node.walk();
-        for (i, child) in node.children(&mut cursor).enumerate() {
+        for (field, child) in fields(node) {
             if !child.is_named() {
                 continue;
             }
-            if node.field_name_for_child(i as u32) == Some("redirect") {
+            if field == Some("redirect") {
                 self.redirect(child, &mut inner);
             } else {
                 self.walk(child, &inner);
@@ -342,12 +339,11 @@ impl Walker<'_> {
         };
         let mut redirects = ctx.nested();
         redirects.stdin = ctx.stdin.clone();
-        let mut cursor = node.walk();
-        for (i, child) in node.children(&mut cursor).enumerate() {
+        for (field, child) in fields(node) {
             if !child.is_named() {
                 continue;
             }
-            match node.field_name_for_child(i as u32) {
+            match field {
                 Some("name") => raw.name = Some(self.word(child, ctx)),
                 Some("argument") => raw.args.push(self.word(child, ctx)),
                 Some("redirect") => self.redirect(child, &mut redirects),
@@ -431,9 +427,8 @@ impl Walker<'_> {
     fn assignment(&mut self, node: Node, ctx: &Ctx) -> (String, Word) {
         let mut name = String::new();
         let mut value = Word::default();
-        let mut cursor = node.walk();
-        for (i, child) in node.children(&mut cursor).enumerate() {
-            match node.field_name_for_child(i as u32) {
+        for (field, child) in fields(node) {
+            match field {
                 Some("name") => name = self.text(child).to_owned(),
                 Some("value") => value = self.word(child, ctx),
                 _ => {}
@@ -445,9 +440,8 @@ impl Walker<'_> {
     fn function(&mut self, node: Node, ctx: &Ctx) {
         let mut name = String::new();
         let mut body = None;
-        let mut cursor = node.walk();
-        for (i, child) in node.children(&mut cursor).enumerate() {
-            match node.field_name_for_child(i as u32) {
+        for (field, child) in fields(node) {
+            match field {
                 Some("name") => name = self.word(child, ctx).text,
                 Some("body") => body = Some(child),
                 _ => {}
@@ -560,6 +554,22 @@ impl Walker<'_> {
     pub(super) fn nested_script(&mut self, script: &str, via: Vec<String>) {
         parse_script(script, self.depth + 1, &via, self.out);
     }
+}
+
+/// A node's children with their field names, read in one pass of a cursor (asking a node for a
+/// child's field name by index walks the children again each time).
+pub(super) fn fields<'t>(node: Node<'t>) -> Vec<(Option<&'t str>, Node<'t>)> {
+    let mut out = Vec::with_capacity(node.child_count() as usize);
+    let mut cursor = node.walk();
+    if cursor.goto_first_child() {
+        loop {
+            out.push((cursor.field_name(), cursor.node()));
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// Does this redirection write a file? Duplicating a descriptor, closing one, and writing to the

@@ -179,9 +179,8 @@ fn flatten_and_or<'t>(node: Node<'t>, out: &mut Vec<LeafNodes<'t>>) -> Option<()
 fn leaf(walker: &mut Walker, (command, redirect_nodes): LeafNodes) -> Option<Leaf> {
     let ctx = Ctx::default();
     let mut words = Vec::new();
-    let mut cursor = command.walk();
-    for (i, child) in command.children(&mut cursor).enumerate() {
-        match command.field_name_for_child(i as u32) {
+    for (field, child) in super::bash::fields(command) {
+        match field {
             Some("name") | Some("argument") => words.push(walker.word(child, &ctx)),
             _ if child.is_named() => return None,
             _ => {}
@@ -201,9 +200,8 @@ fn file_redirect(walker: &mut Walker, node: Node, ctx: &Ctx) -> Option<(String, 
     }
     let mut op = String::new();
     let mut target = None;
-    let mut cursor = node.walk();
-    for (i, child) in node.children(&mut cursor).enumerate() {
-        match node.field_name_for_child(i as u32) {
+    for (field, child) in super::bash::fields(node) {
+        match field {
             Some("descriptor") => op.insert_str(0, walker.src.get(child.byte_range())?),
             Some("destination") => target = Some(walker.word(child, ctx)),
             _ if !child.is_named() => op.push_str(child.kind()),

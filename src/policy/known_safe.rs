@@ -199,9 +199,10 @@ fn git_is_safe(args: &[&str]) -> bool {
         "--paginate",
     ];
     if rest.iter().any(|a| {
-        WRITES_OR_RUNS
-            .iter()
-            .any(|w| *a == *w || a.starts_with(&format!("{w}=")))
+        WRITES_OR_RUNS.iter().any(|w| {
+            a.strip_prefix(w)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
+        })
     }) {
         return false;
     }
