@@ -111,15 +111,12 @@ fn open_session(
     match use_ {
         SessionUse::Open => {
             let log = audit::Session::open(paths, id.clone())?;
-            let state = audit::fold(&log.read()?.events, params);
+            let state = audit::memo::fold_log(log.path(), params)?;
             Ok((Some(id), Some(log), state))
         }
         SessionUse::ReadIfNamed => {
             let file = paths.session_log(&id);
-            let state = match audit::log::read_log(&file) {
-                Ok(contents) => audit::fold(&contents.events, params),
-                Err(_) => empty(),
-            };
+            let state = audit::memo::fold_log(&file, params).unwrap_or_else(|_| empty());
             Ok((Some(id), None, state))
         }
     }

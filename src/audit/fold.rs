@@ -23,13 +23,13 @@ use super::event::{
     Timestamp,
 };
 use super::paths::RequestId;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 pub use crate::config::{BreakerAction, BreakerConfig, BudgetConfig};
 
 /// The configuration the fold needs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FoldParams {
     /// Whether review is on before any `autoReview/state` event.
     pub review_default: bool,
@@ -54,7 +54,7 @@ impl Default for FoldParams {
 pub const DEFAULT_OVERRIDE_TTL_SECS: u64 = 300;
 
 /// Review on or off, and who set it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReviewStatus {
     pub enabled: bool,
     pub by: Actor,
@@ -63,7 +63,7 @@ pub struct ReviewStatus {
 }
 
 /// Budget use against the limits.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BudgetStatus {
     pub reviews: u32,
     pub failures: u32,
@@ -104,7 +104,7 @@ impl BudgetStatus {
 }
 
 /// Why the breaker is open.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "cause", rename_all = "kebab-case")]
 pub enum TripCause {
     ConsecutiveDenies {
@@ -133,7 +133,7 @@ impl TripCause {
 }
 
 /// The circuit breaker.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BreakerStatus {
     pub open: bool,
     pub cause: Option<TripCause>,
@@ -153,7 +153,7 @@ impl BreakerStatus {
 }
 
 /// A one-shot approval that has not been used yet.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingOverride {
     pub seq: u64,
     pub time: Timestamp,
@@ -165,7 +165,7 @@ pub struct PendingOverride {
 }
 
 /// Cumulative statistics of the session.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Statistics {
     /// Lines that reached a decision (`approval/asked`).
     pub lines: u64,
@@ -193,7 +193,7 @@ impl Statistics {
 }
 
 /// One verdict as the status views show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VerdictSummary {
     pub seq: u64,
     pub time: Timestamp,
@@ -203,7 +203,7 @@ pub struct VerdictSummary {
 }
 
 /// The mode selected in this session (`mode/changed`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModeStatus {
     pub id: String,
     pub sandbox: crate::mode::SandboxPolicy,
@@ -214,7 +214,7 @@ pub struct ModeStatus {
 
 /// One line of the session as the reviewer's context and the panel show it: what was asked, how it
 /// was decided, how it ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LineSummary {
     pub seq: u64,
     pub time: Timestamp,
@@ -230,7 +230,7 @@ pub struct LineSummary {
 }
 
 /// Everything known about a session, computed from its events.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionState {
     pub params: FoldParams,
     pub events: u64,

@@ -328,7 +328,7 @@ pub fn read_log(path: &Path) -> Result<LogContents> {
 /// rather than a torn one: the read is repeated once under a shared lock (briefly), which waits for
 /// a writer in progress to finish. Readers never hold the lock while reading the whole file, so a
 /// stopped reader cannot block the shell.
-fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+pub(super) fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     let read_failed = |err: io::Error| {
         Error::new(
             Code::AuditUnavailable,

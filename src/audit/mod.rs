@@ -10,6 +10,7 @@ pub mod event;
 pub mod fold;
 mod lock;
 pub mod log;
+pub mod memo;
 pub mod paths;
 pub mod settings;
 
