@@ -94,7 +94,7 @@ pub fn page(panel: &Panel, snapshot: &Snapshot) -> String {
     let header = format!(
         "<h1>Session <code>{id}</code></h1>\n\
          <p class=\"live\"><span id=\"live-status\" role=\"status\">Live updates need JavaScript; \
-         reload to refresh.</span></p>\n"
+         reload to refresh.</span> <span id=\"action-status\" role=\"status\"></span></p>\n"
     );
     let mut body = String::new();
     body.push_str(&session_list(panel, snapshot));
@@ -322,11 +322,8 @@ fn statistics_section(state: &SessionState) -> String {
     let mut rows = String::new();
     row(&mut rows, "Lines decided", &stats.lines.to_string());
     row(&mut rows, "Allowed by review", &stats.allows.to_string());
-    row(
-        &mut rows,
-        "Denied by review",
-        &format!("{} ({} cached verdicts in all)", stats.denies, stats.cached),
-    );
+    row(&mut rows, "Denied by review", &stats.denies.to_string());
+    row(&mut rows, "Cached verdicts", &stats.cached.to_string());
     row(&mut rows, "Fallbacks", &stats.fallbacks.to_string());
     row(
         &mut rows,

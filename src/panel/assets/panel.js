@@ -11,7 +11,10 @@
   if (!main || !main.dataset.live) {
     return;
   }
+  // Three places to speak, so each announcement is heard once: the connection state (changes
+  // rarely), the result of the person's last action, and errors.
   const status = document.getElementById('live-status');
+  const done = document.getElementById('action-status');
   const notice = document.getElementById('notice');
   let drawing = false;
   let drawAgain = false;
@@ -51,11 +54,10 @@
         drawAgain = false;
         const response = await fetch(main.dataset.live, { cache: 'no-store' });
         if (!response.ok) {
-          say('Update failed (' + response.status + '): ' + (await response.text()));
+          warn('Update failed (' + response.status + '): ' + (await response.text()));
           break;
         }
         swap(await response.text());
-        say('Live: updated at ' + new Date().toLocaleTimeString());
       } while (drawAgain);
     } catch (error) {
       say('Update failed; is shellgate panel still running?');
@@ -84,8 +86,9 @@
       });
       if (response.type === 'opaqueredirect' || response.ok) {
         warn('');
-        say('Done: ' + (button ? button.textContent.trim() : 'action') + '.');
+        done.textContent = 'Done: ' + (button ? button.textContent.trim() : 'action') + '.';
       } else {
+        done.textContent = '';
         warn(await response.text());
       }
     } catch (error) {
