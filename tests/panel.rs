@@ -594,5 +594,23 @@ fn a_real_browser_shows_verdicts_and_approves_once_by_keyboard() {
     browser.screenshot(&out.join("panel.png"));
     browser.color_scheme("dark");
     browser.screenshot(&out.join("panel-dark.png"));
+
+    // Each verdict links to its line's whole event chain.
+    browser.color_scheme("light");
+    let link = browser
+        .find("tr.verdict a")
+        .expect("a chain link on the newest verdict");
+    browser.click(&link);
+    eventually("the chain page opens", || {
+        browser.find_all("ol.chain > li").len() == 5
+    });
+    let chain = browser.text_of("ol.chain");
+    let asked = chain.find("approval/asked").expect("asked first");
+    let finished = chain.find("exec/finished").expect("finished last");
+    assert!(
+        asked < finished && chain.contains("cargo build --release"),
+        "{chain}"
+    );
+    browser.screenshot(&out.join("panel-chain.png"));
     eprintln!("screenshots: {}", out.display());
 }

@@ -191,6 +191,15 @@ impl Browser {
         );
     }
 
+    /// Clicks `element` as a pointer would.
+    pub fn click(&self, element: &str) {
+        self.in_session(
+            "POST",
+            &format!("/element/{element}/click"),
+            Some(json!({})),
+        );
+    }
+
     /// The id of the element that has the keyboard focus.
     pub fn focused(&self) -> String {
         let active = self.in_session("GET", "/element/active", None);
