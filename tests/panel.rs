@@ -495,6 +495,28 @@ fn the_live_stream_reports_a_new_event() {
     );
 }
 
+#[test]
+fn a_chosen_port_is_used_and_a_taken_one_refused() {
+    let lab = Lab::new();
+    write_denials(&lab, "p");
+    let taken = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let refused = lab
+        .shellgate()
+        .args(["panel", "--session", "p", "--port", &port.to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("cannot listen on 127.0.0.1"),
+        "{refused:?}"
+    );
+    drop(taken);
+    let panel = PanelRun::start(&lab, &["--session", "p", "--port", &port.to_string()]);
+    assert_eq!(panel.port, port);
+    assert!(panel.get("/s/p/").expect_ok().contains("rm -rf /srv/data"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // A real browser
 
@@ -585,6 +607,10 @@ fn a_real_browser_shows_verdicts_and_approves_once_by_keyboard() {
     });
     eventually("the page shows the pending approval", || {
         browser.source().contains("One-shot approval pending for")
+    });
+    // The redraw replaced the button; the keyboard focus is on its replacement, not lost.
+    eventually("the focus stays on the approve button", || {
+        browser.find(&format!("#approve-{latest_denial}")) == Some(browser.focused())
     });
     let done = browser.text_of("#action-status");
     assert_eq!(done, "Done: Approve once.");

@@ -85,9 +85,9 @@ fn announce(panel: &Panel) -> Result<()> {
         Scope::All => "every session".to_string(),
     };
     eprintln!(
-        "shellgate panel: serving {what} on 127.0.0.1:{} until stopped (Ctrl-C). \
+        "shellgate panel: serving {what} on {} until stopped (Ctrl-C). \
          The URL holds this run's token: do not share it.",
-        panel.loopback.authority().rsplit(':').next().unwrap_or("")
+        panel.loopback.authority()
     );
     if !panel.person {
         eprintln!(

@@ -7,7 +7,7 @@
 //! time, so a new event is seen within one poll.
 
 use bytes::Bytes;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 use tokio::time::{Interval, MissedTickBehavior};
@@ -26,7 +26,7 @@ struct FileMark {
     modified: Option<SystemTime>,
 }
 
-fn mark(path: &PathBuf) -> Option<FileMark> {
+fn mark(path: &Path) -> Option<FileMark> {
     let meta = std::fs::metadata(path).ok()?;
     Some(FileMark {
         len: meta.len(),
@@ -48,7 +48,7 @@ pub struct EventStream {
 impl EventStream {
     /// A stream over `watched` files.
     pub fn new(watched: Vec<PathBuf>) -> EventStream {
-        let marks = watched.iter().map(mark).collect();
+        let marks = watched.iter().map(|path| mark(path)).collect();
         let mut interval = tokio::time::interval(POLL);
         interval.set_missed_tick_behavior(MissedTickBehavior::Delay);
         EventStream {
@@ -75,7 +75,7 @@ impl EventStream {
             if self.interval.poll_tick(cx).is_pending() {
                 return Poll::Pending;
             }
-            let marks: Vec<Option<FileMark>> = self.watched.iter().map(mark).collect();
+            let marks: Vec<Option<FileMark>> = self.watched.iter().map(|path| mark(path)).collect();
             if marks != self.marks {
                 self.marks = marks;
                 self.changes += 1;

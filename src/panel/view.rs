@@ -344,12 +344,13 @@ fn statistics_section(state: &SessionState) -> String {
     )
 }
 
-/// A time as the tables show it: the clock time, with the full time for machines.
+/// A time as the tables show it: the UTC clock time (the log's times are UTC), with the full time
+/// for machines and as a tooltip.
 fn time(t: Timestamp) -> String {
     let full = t.to_string();
     let clock = full.get(11..19).unwrap_or(&full);
     format!(
-        "<time datetime=\"{}\">{}</time>",
+        "<time datetime=\"{0}\" title=\"{0}\">{1}</time>",
         escape(&full),
         escape(clock)
     )
@@ -371,7 +372,7 @@ fn denials_section(panel: &Panel, urls: &SessionUrls, state: &SessionState) -> S
     for pending in state.pending_overrides(now) {
         let _ = writeln!(
             out,
-            "<p class=\"note\">One-shot approval pending for <code>{}</code> until {}.</p>",
+            "<p class=\"note\">One-shot approval pending for <code>{}</code> until {} UTC.</p>",
             shown(&pending.program),
             time(pending.expires)
         );
@@ -384,7 +385,7 @@ fn denials_section(panel: &Panel, urls: &SessionUrls, state: &SessionState) -> S
         "<p class=\"hint\">“Approve once” is <code>shellgate auto-review approve N</code>: the next \
          review of the same program within 5 minutes is told a person approved it; the reviewer \
          still decides.</p>\n<div class=\"scroll\"><table>\n<thead><tr><th scope=\"col\">N</th>\
-         <th scope=\"col\">Time</th><th scope=\"col\">Line</th><th scope=\"col\">Risk</th>\
+         <th scope=\"col\">Time (UTC)</th><th scope=\"col\">Line</th><th scope=\"col\">Risk</th>\
          <th scope=\"col\">Reason</th><th scope=\"col\">Action</th></tr></thead>\n<tbody>\n",
     );
     let action = urls.action("approve");
@@ -422,7 +423,7 @@ fn verdicts_section(urls: &SessionUrls, state: &SessionState) -> String {
         return out;
     }
     out.push_str(
-        "<div class=\"scroll\"><table>\n<thead><tr><th scope=\"col\">Time</th>\
+        "<div class=\"scroll\"><table>\n<thead><tr><th scope=\"col\">Time (UTC)</th>\
          <th scope=\"col\">Line</th><th scope=\"col\">Decision</th><th scope=\"col\">Risk</th>\
          <th scope=\"col\">Reason</th><th scope=\"col\">Reviewer</th><th scope=\"col\">Duration</th>\
          <th scope=\"col\">Cached</th><th scope=\"col\">Events</th></tr></thead>\n<tbody>\n",

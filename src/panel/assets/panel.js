@@ -18,6 +18,9 @@
   const notice = document.getElementById('notice');
   let drawing = false;
   let drawAgain = false;
+  // The control to give the focus back to after the next redraw: a pressed button is disabled
+  // while its request runs, which takes the focus away from it.
+  let refocus = '';
 
   function say(text) {
     status.textContent = text;
@@ -32,7 +35,8 @@
   // when that control is gone or disabled, to its neighbour or the main region).
   function swap(html) {
     const active = document.activeElement;
-    const focusId = active && main.contains(active) ? active.id : '';
+    const focusId = refocus || (active && main.contains(active) ? active.id : '');
+    refocus = '';
     main.innerHTML = html;
     if (!focusId) {
       return;
@@ -76,6 +80,7 @@
     event.preventDefault();
     const button = form.querySelector('button');
     if (button) {
+      refocus = button.id;
       button.disabled = true;
     }
     try {
