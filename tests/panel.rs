@@ -119,6 +119,41 @@ fn wrong_host_origin_or_site_is_refused() {
     refused(&[("Host", &panel.host()), ("Origin", "null")]);
     refused(&[("Host", &panel.host()), ("Sec-Fetch-Site", "cross-site")]);
     refused(&[("Host", &panel.host()), ("Sec-Fetch-Site", "same-site")]);
+    let host = panel.host();
+    let elsewhere = |mode: &'static str, dest: &'static str| {
+        [
+            ("Host", host.as_str()),
+            ("Sec-Fetch-Site", "cross-site"),
+            ("Sec-Fetch-Mode", mode),
+            ("Sec-Fetch-Dest", dest),
+        ]
+    };
+    for (mode, dest) in [
+        ("cors", "empty"),
+        ("navigate", "iframe"),
+        ("no-cors", "script"),
+    ] {
+        refused(&elsewhere(mode, dest));
+    }
+    // A top-level page load from another page (the `--open` launcher is a file:// page) shows
+    // the page: it cannot act, and the page that started it cannot read it.
+    let navigated = http(port, "GET", &page, &elsewhere("navigate", "document"), "");
+    assert_eq!(navigated.status, 200);
+    let csrf = panel.csrf("h");
+    let posted = http(
+        port,
+        "POST",
+        &format!("{}/s/h/review", panel.base),
+        &[
+            ("Host", panel.host().as_str()),
+            ("Origin", "null"),
+            ("Sec-Fetch-Site", "cross-site"),
+            ("Sec-Fetch-Mode", "navigate"),
+            ("Sec-Fetch-Dest", "document"),
+        ],
+        &format!("enable=off&csrf={csrf}"),
+    );
+    assert_eq!(posted.status, 403, "a cross-site form post: {posted:?}");
     // A request target naming another server.
     let absolute = http(
         port,
@@ -567,7 +602,18 @@ fn a_real_browser_shows_verdicts_and_approves_once_by_keyboard() {
 
     let panel = PanelRun::start_as_person(&lab, &["--all"]);
     let browser = Browser::start(&out);
-    browser.goto(&panel.url(&format!("/s/{name}/")));
+    // The way `--open` comes in: a file:// page that redirects to the URL (a cross-site
+    // navigation), then the panel's redirect to the newest session.
+    let launcher = lab.path("work").join("panel-open.html");
+    std::fs::write(
+        &launcher,
+        format!(
+            "<!doctype html><meta http-equiv=\"refresh\" content=\"0; url={}\">",
+            panel.url("/")
+        ),
+    )
+    .unwrap();
+    browser.goto(&format!("file://{}", launcher.display()));
     eventually("the script connects to the live stream", || {
         browser.text_of("#live-status").starts_with("Live")
     });

@@ -11,7 +11,10 @@
 //! 3. **An action comes from the panel's own page.** Actions are POSTs only; they carry a second
 //!    per-run secret (the CSRF token, found only inside the page, never in a URL) and an `Origin`
 //!    that is exactly `http://127.0.0.1:PORT`. `Origin` on any request, and `Sec-Fetch-Site` when a
-//!    browser sends it, must say the request is same-origin (or typed by the person).
+//!    browser sends it, must say the request is same-origin (or typed by the person). The one
+//!    exception is a top-level GET navigation to a page: the `--open` launcher is a `file://` page
+//!    (an opaque origin, so "cross-site"), and a navigation can neither act (GET never does) nor
+//!    let the page that started it read the answer; it still needs the token.
 //!
 //! Everything here is pure: the server hands in the header values, these functions decide.
 
@@ -164,6 +167,18 @@ pub struct RequestFacts<'a> {
     pub target_authority: Option<&'a str>,
     pub origin: Option<&'a str>,
     pub sec_fetch_site: Option<&'a str>,
+    pub sec_fetch_mode: Option<&'a str>,
+    pub sec_fetch_dest: Option<&'a str>,
+    pub is_get: bool,
+}
+
+impl RequestFacts<'_> {
+    /// A top-level page load: a GET whose answer replaces the tab's document.
+    fn is_page_navigation(&self) -> bool {
+        self.is_get
+            && self.sec_fetch_mode == Some("navigate")
+            && self.sec_fetch_dest == Some("document")
+    }
 }
 
 /// Host, Origin and fetch metadata: the checks every request passes, whatever its method or path.
@@ -188,9 +203,10 @@ pub fn check_request(
     }
     // `none` is a navigation the person typed or opened from outside a page; `same-origin` is
     // the panel's own page. `same-site` would include other ports of 127.0.0.1: not ours.
+    let own = |site: &str| site == "same-origin" || site == "none";
     if facts
         .sec_fetch_site
-        .is_some_and(|site| site != "same-origin" && site != "none")
+        .is_some_and(|site| !own(site) && !facts.is_page_navigation())
     {
         return Err(Refusal::CrossSite);
     }

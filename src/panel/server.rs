@@ -147,12 +147,20 @@ fn method(request: &Request<Incoming>) -> Method {
 }
 
 async fn answer(panel: Arc<Panel>, request: Request<Incoming>) -> Response<PanelBody> {
-    let fetch_site = HeaderName::from_static("sec-fetch-site");
+    let fetch = |name: &'static str| HeaderName::from_static(name);
+    let (site, mode, dest) = (
+        fetch("sec-fetch-site"),
+        fetch("sec-fetch-mode"),
+        fetch("sec-fetch-dest"),
+    );
     let facts = RequestFacts {
         host: header_value(&request, &header::HOST),
         target_authority: request.uri().authority().map(|a| a.as_str()),
         origin: header_value(&request, &header::ORIGIN),
-        sec_fetch_site: header_value(&request, &fetch_site),
+        sec_fetch_site: header_value(&request, &site),
+        sec_fetch_mode: header_value(&request, &mode),
+        sec_fetch_dest: header_value(&request, &dest),
+        is_get: request.method() == hyper::Method::GET,
     };
     if let Err(refusal) = check_request(&panel.loopback, &facts) {
         return forbidden(refusal);
