@@ -22,8 +22,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// How long a test waits for something that should take milliseconds before it fails.
-pub const PATIENCE: Duration = Duration::from_secs(10);
+/// How long a test waits for something that should take milliseconds before it fails: generous,
+/// because CI runs the suite on two busy cores. Only a failing test ever waits this long.
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
+/// How long one HTTP exchange may take (starting a browser session is the slowest).
+const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// A home of its own: state, config and a working directory.
 pub struct Lab {
@@ -330,8 +334,10 @@ impl Reply {
 /// One request on a fresh connection to 127.0.0.1:`port`, with exactly `headers` (plus
 /// `Connection: close` and the body's length), read to the end.
 pub fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connects to the panel");
-    stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connects to the server");
+    stream
+        .set_read_timeout(Some(EXCHANGE_TIMEOUT))
+        .expect("timeout");
     let mut request = format!("{method} {path} HTTP/1.1\r\n");
     for (name, value) in headers {
         request.push_str(&format!("{name}: {value}\r\n"));
