@@ -49,6 +49,8 @@ pub enum Command {
     Log(crate::cmd::log::LogArgs),
     /// Turn auto review on or off, show its state, or approve a denied line once.
     AutoReview(crate::cmd::auto_review::AutoReviewArgs),
+    /// Serve the review panel: a local web page of a session's auto review, with its buttons.
+    Panel(cmd::panel::PanelArgs),
     /// Run a program inside the OS sandbox (Landlock + seccomp + protected paths).
     Sandbox(crate::cmd::sandbox::Args),
     /// Report what this system can enforce (kernel, Landlock, seccomp, namespaces, shells).
@@ -91,6 +93,7 @@ pub fn main() -> ExitCode {
         }
         Command::Log(args) => crate::cmd::log::run(args),
         Command::AutoReview(args) => crate::cmd::auto_review::run(args),
+        Command::Panel(args) => cmd::panel::run(args),
         Command::Sandbox(args) => crate::cmd::sandbox::run(args),
         Command::Doctor(args) => cmd::doctor::run(&args, Some(cmd::config_files_in_effect())),
     }

@@ -14,6 +14,7 @@ pub mod error;
 pub mod gate;
 pub mod intake;
 pub mod mode;
+pub mod panel;
 pub mod parse;
 pub mod policy;
 pub mod redact;

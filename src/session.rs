@@ -41,6 +41,22 @@ impl Context {
     /// Load the context for a line in `cwd`. Errors are the failures that deny every line:
     /// `CONFIG_INVALID`, and `AUDIT_UNAVAILABLE` when a session log is needed but cannot be opened.
     pub fn load(cwd: &Path, mode_flag: Option<&str>, use_: SessionUse) -> Result<Context> {
+        Context::load_with(cwd, mode_flag, use_, None)
+    }
+
+    /// The context of the session `id`, read without opening its log for writing (the panel, which
+    /// shows sessions other than the one its environment names). Same loader, so the panel and
+    /// `status` cannot disagree about a session's mode or state.
+    pub fn load_session(cwd: &Path, id: SessionId) -> Result<Context> {
+        Context::load_with(cwd, None, SessionUse::ReadIfNamed, Some(id))
+    }
+
+    fn load_with(
+        cwd: &Path,
+        mode_flag: Option<&str>,
+        use_: SessionUse,
+        named: Option<SessionId>,
+    ) -> Result<Context> {
         let config = crate::cmd::load_config(cwd)?;
         let paths = match StatePaths::from_env() {
             Ok(p) => Some(p),
@@ -56,7 +72,7 @@ impl Context {
             },
         };
         let params = fold_params(&config, &loaded.settings);
-        let (session_id, log, state) = open_session(paths.as_ref(), use_, &params)?;
+        let (session_id, log, state) = open_session(paths.as_ref(), use_, named, &params)?;
         let saved = paths
             .as_ref()
             .filter(|p| p.settings_file().exists())
@@ -95,15 +111,17 @@ impl Context {
 fn open_session(
     paths: Option<&StatePaths>,
     use_: SessionUse,
+    named: Option<SessionId>,
     params: &FoldParams,
 ) -> Result<(Option<SessionId>, Option<audit::Session>, SessionState)> {
     let empty = || SessionState::new(params.clone());
     let Some(paths) = paths else {
         return Ok((None, None, empty()));
     };
-    let id = match use_ {
-        SessionUse::Open => Some(SessionId::from_env_or_new()?),
-        SessionUse::ReadIfNamed => SessionId::from_env().ok().flatten(),
+    let id = match (named, use_) {
+        (Some(id), _) => Some(id),
+        (None, SessionUse::Open) => Some(SessionId::from_env_or_new()?),
+        (None, SessionUse::ReadIfNamed) => SessionId::from_env().ok().flatten(),
     };
     let Some(id) = id else {
         return Ok((None, None, empty()));

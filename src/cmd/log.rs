@@ -263,7 +263,9 @@ pub fn describe_event(event: &Event) -> String {
     )
 }
 
-fn describe_body(body: &EventBody) -> String {
+/// What one event says, without its header (shared with the panel's event chain). Not yet made
+/// visible: callers pass it through [`visible`].
+pub fn describe_body(body: &EventBody) -> String {
     match body {
         EventBody::ApprovalAsked(e) => format!(
             "{}  [cwd {}, mode {}, sandbox {}] {}: {}",

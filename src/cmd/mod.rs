@@ -9,6 +9,7 @@ pub mod init;
 pub mod log;
 pub mod mode;
 pub mod mode_select;
+pub mod panel;
 pub mod rules;
 pub mod run;
 pub mod sandbox;

@@ -15,11 +15,27 @@ pub struct StatusArgs {
     pub json: bool,
 }
 
-#[derive(Serialize)]
-struct SandboxLine {
-    default_policy_enforceable: bool,
-    landlock_abi: u32,
-    reason: Option<String>,
+/// What `status` (and the panel) say about sandbox support: whether the default policy,
+/// workspace-write, can be enforced here, and why not.
+#[derive(Debug, Clone, Serialize)]
+pub struct SandboxLine {
+    pub default_policy_enforceable: bool,
+    pub landlock_abi: u32,
+    pub reason: Option<String>,
+}
+
+/// Probes the kernel once ([`sandbox::detect`]) and summarizes it for `status` and the panel.
+pub fn sandbox_line() -> SandboxLine {
+    let support = sandbox::detect();
+    let workspace_write = support
+        .policies
+        .iter()
+        .find(|p| p.policy == sandbox::Policy::WorkspaceWrite);
+    SandboxLine {
+        default_policy_enforceable: workspace_write.is_some_and(|p| p.enforceable),
+        landlock_abi: support.landlock.effective,
+        reason: workspace_write.and_then(|p| p.reason.clone()),
+    }
 }
 
 pub fn run(args: StatusArgs) -> ExitCode {
@@ -29,16 +45,7 @@ pub fn run(args: StatusArgs) -> ExitCode {
 fn execute(args: &StatusArgs) -> Result<ExitCode> {
     let cwd = super::working_dir(None);
     let ctx = Context::load(&cwd, None, SessionUse::ReadIfNamed)?;
-    let support = sandbox::detect();
-    let workspace_write = support
-        .policies
-        .iter()
-        .find(|p| p.policy == sandbox::Policy::WorkspaceWrite);
-    let sandbox_line = SandboxLine {
-        default_policy_enforceable: workspace_write.is_some_and(|p| p.enforceable),
-        landlock_abi: support.landlock.effective,
-        reason: workspace_write.and_then(|p| p.reason.clone()),
-    };
+    let sandbox_line = sandbox_line();
     let recent: Vec<_> = ctx.state.recent.iter().rev().take(5).collect();
     if args.json {
         super::print_json(&serde_json::json!({

@@ -433,9 +433,12 @@ fn names_shellgate(text: &str) -> bool {
 fn tampers_with_shellgate(c: &Command) -> bool {
     let mutating_self = c.program == "shellgate"
         && c.argv.first().is_some_and(|sub| {
-            matches!(sub.as_str(), "mode" | "permissions" | "auto-review")
-                && c.argv.len() > 1
-                && !c.argv.iter().any(|a| a == "status")
+            // The panel's buttons are `auto-review` actions with the standing of whoever started
+            // it, so starting it at all is one.
+            sub == "panel"
+                || (matches!(sub.as_str(), "mode" | "permissions" | "auto-review")
+                    && c.argv.len() > 1
+                    && !c.argv.iter().any(|a| a == "status"))
         });
     let names = c.argv.iter().any(|a| names_shellgate(a));
     mutating_self || (names && !super::known_safe::is_read_only_program(c))
@@ -570,6 +573,8 @@ mod tests {
             "rm ~/.local/bin/shellgate",
             "shellgate mode full",
             "shellgate auto-review off",
+            "shellgate panel",
+            "shellgate panel --all --port 8700",
             "mv ~/.local/state/shellgate/sessions /tmp",
         ] {
             assert_eq!(hits(line), ["builtin.shellgate-tamper"], "{line}");
