@@ -19,6 +19,8 @@ pub struct Cli {
 pub enum Command {
     /// Decide a line without running it: allow, deny, review or ask.
     Check(cmd::check::CheckArgs),
+    /// Run labelled cases through the rules and the reviewer; write a report (exit 0: all passed).
+    Eval(cmd::eval::EvalArgs),
     /// Decide a line, ask whoever must be asked, run it in the sandbox, and record it.
     Run(cmd::run::RunArgs),
     /// Print the hook for a shell: eval "$(shellgate init bash)".
@@ -77,6 +79,7 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         Command::Check(args) => cmd::check::run(args),
+        Command::Eval(args) => cmd::eval::run(args),
         Command::Status(args) => cmd::status::run(args),
         Command::Mode(args) => cmd::mode::run(args),
         Command::Run(args) => cmd::run::run(args),

@@ -406,6 +406,18 @@ pub fn load(locations: &Locations) -> Result<Config, Error> {
     Ok(config)
 }
 
+/// The built-in config plus one user config file that must exist (`eval --config`,
+/// `eval --reviewer-from`). No project files are read.
+pub fn load_user_file(path: &Path) -> Result<Config, Error> {
+    let Some(text) = read_optional(path)? else {
+        return Err(invalid(path, None, "the file does not exist"));
+    };
+    let mut config = Config::builtin();
+    apply_user(&mut config, &text, path)?;
+    config.user_file = Some(path.to_owned());
+    Ok(config)
+}
+
 fn read_optional(path: &Path) -> Result<Option<String>, Error> {
     match std::fs::read(path) {
         Ok(bytes) => String::from_utf8(bytes)
@@ -446,7 +458,8 @@ fn invalid(path: &Path, at: Option<(&str, Range<usize>)>, message: &str) -> Erro
 }
 
 /// 1-based line and column (in characters) of a byte offset.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
+/// 1-based line and column (in characters) of byte `offset` in `text`.
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let before = text.get(..offset.min(text.len())).unwrap_or(text);
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;

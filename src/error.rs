@@ -6,12 +6,12 @@
 //! drift apart. A failure (reviewer down, sandbox unavailable, corrupt config) is never reported as a
 //! policy denial: [`CodeKind`] keeps them apart.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Stable outcome codes. The `SCREAMING_SNAKE_CASE` names are part of the public interface
 /// (JSON output, docs, tests); never rename one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Code {
     /// The line may run.

@@ -11,6 +11,7 @@ pub mod cli;
 pub mod cmd;
 pub mod config;
 pub mod error;
+pub mod eval;
 pub mod gate;
 pub mod intake;
 pub mod mode;

@@ -15,7 +15,7 @@ use crate::intake::visible;
 use crate::mode::Resolved;
 use crate::parse::ShellKind;
 use crate::policy::{self, Decision, Route, Verdict};
-use crate::review::{self, ReviewOutcome, ReviewReport, ReviewRequest};
+use crate::review::{self, ReviewReport, ReviewRequest};
 use crate::session::{self, Context, SessionUse};
 use clap::Args;
 use serde::Serialize;
@@ -154,13 +154,7 @@ fn reviewed(
         cache_dir: Some(&cache_dir),
         now: Timestamp::now(),
     });
-    decision.decision = match &outcome {
-        ReviewOutcome::Allowed(_) | ReviewOutcome::AllowedOnce(_) => Verdict::Allow,
-        ReviewOutcome::AskPerson(_) => Verdict::Ask,
-        _ => Verdict::Deny,
-    };
-    decision.code = outcome.code();
-    decision.reason = outcome.message(line.as_str());
+    outcome.settle(&mut decision, line.as_str());
     CheckReport {
         review: Some(outcome.report(line.as_str())),
         decision,

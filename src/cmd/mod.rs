@@ -4,6 +4,7 @@ pub mod auto_review;
 pub mod check;
 pub mod config;
 pub mod doctor;
+pub mod eval;
 pub mod hook;
 pub mod init;
 pub mod log;

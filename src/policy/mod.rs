@@ -19,10 +19,10 @@ use crate::intake::{self, Line};
 use crate::mode::{ApprovalPolicy, Resolved, SandboxPolicy};
 use crate::parse::{self, Command, Parsed, ShellKind};
 use rules::{Field, Matcher, Rule, RulePolicy};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What happens to the line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Allow,
@@ -34,7 +34,7 @@ pub enum Verdict {
 }
 
 /// What decided the line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Route {
     /// Intake refused it.
@@ -103,6 +103,9 @@ pub struct Input<'a> {
     pub cwd: &'a str,
     pub config: &'a Config,
     pub mode: &'a Resolved,
+    /// A reviewer can judge what the rules route to `ai` in an auto-review mode. Normally whether
+    /// the config has a `[reviewer]`; `eval --no-review` decides as if it had one, without asking.
+    pub reviewer_configured: bool,
 }
 
 /// What the rules require before the line may run, and why.
@@ -122,6 +125,18 @@ pub fn decide_bytes(
     config: &Config,
     mode: &Resolved,
 ) -> Decision {
+    decide_bytes_routing(bytes, shell, cwd, config, mode, config.reviewer.is_some())
+}
+
+/// [`decide_bytes`] with the reviewer's presence given (see [`Input::reviewer_configured`]).
+pub fn decide_bytes_routing(
+    bytes: &[u8],
+    shell: ShellKind,
+    cwd: &str,
+    config: &Config,
+    mode: &Resolved,
+    reviewer_configured: bool,
+) -> Decision {
     match intake::intake(bytes) {
         Ok(line) => decide(&Input {
             line: &line,
@@ -129,6 +144,7 @@ pub fn decide_bytes(
             cwd,
             config,
             mode,
+            reviewer_configured,
         }),
         Err(rejection) => {
             Decision::refused(rejection.code(), Route::Intake, rejection.reason(), mode)
@@ -316,7 +332,7 @@ fn route_by_mode(req: &Requirement, input: &Input) -> (Verdict, Code, String, Ro
                 ),
                 req.route,
             ),
-            ApprovalPolicy::Auto if input.config.reviewer.is_none() => (
+            ApprovalPolicy::Auto if !input.reviewer_configured => (
                 Verdict::Deny,
                 Code::ReviewerUnconfigured,
                 format!(

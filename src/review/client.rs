@@ -10,12 +10,13 @@
 
 use super::failure::{FailureKind, ReviewFailure};
 use super::tools::Workspace;
+use super::transcript::{ToolTrace, Transcript};
 use super::verdict::Verdict;
 use super::{Reply, ToolCall, anthropic, openai};
 use crate::config::{Provider, ReviewerConfig};
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The largest successful response body read.
 pub const MAX_RESPONSE_BYTES: usize = 1 << 20;
@@ -160,12 +161,14 @@ fn api_key(config: &ReviewerConfig) -> Result<Option<String>, ReviewFailure> {
 }
 
 /// Runs the conversation: sends the prompt, runs requested tools, until a verdict or a failure,
-/// all within `timeout_ms`.
+/// all within `timeout_ms`. With a `transcript`, every round is recorded in it as it happens (so a
+/// timeout leaves the rounds up to the one that did not finish).
 pub fn converse(
     config: &ReviewerConfig,
     workspace: Option<&Workspace>,
     system: String,
     user: String,
+    transcript: Option<&mut Transcript>,
 ) -> Result<Exchange, ReviewFailure> {
     let endpoint = Endpoint::new(config)?;
     let timeout = Duration::from_millis(config.timeout_ms);
@@ -194,6 +197,7 @@ pub fn converse(
         dialogue,
         workspace,
         max_rounds: config.max_tool_rounds,
+        transcript,
     };
     let result = runtime.block_on(async {
         match tokio::time::timeout(timeout, session.run()).await {
@@ -218,6 +222,7 @@ struct Session<'a> {
     dialogue: Dialogue,
     workspace: Option<&'a Workspace>,
     max_rounds: u32,
+    transcript: Option<&'a mut Transcript>,
 }
 
 impl Session<'_> {
@@ -235,6 +240,12 @@ impl Session<'_> {
                 }
                 Reply::Tools(calls) if tools_allowed => {
                     let results = self.run_tools(calls)?;
+                    if let Some(transcript) = self.transcript.as_deref_mut() {
+                        transcript.tools(results.iter().map(|(call, result)| ToolTrace {
+                            call: call.request.describe(),
+                            result: result.clone(),
+                        }));
+                    }
                     self.dialogue.add_results(&results);
                 }
                 Reply::Tools(_) => break,
@@ -279,7 +290,11 @@ impl Session<'_> {
         Ok(results)
     }
 
-    async fn post(&self, body: &Value) -> Result<Vec<u8>, ReviewFailure> {
+    async fn post(&mut self, body: &Value) -> Result<Vec<u8>, ReviewFailure> {
+        if let Some(transcript) = self.transcript.as_deref_mut() {
+            transcript.sent(body);
+        }
+        let started = Instant::now();
         let payload = serde_json::to_vec(body).map_err(|err| {
             ReviewFailure::new(
                 FailureKind::Config,
@@ -299,12 +314,22 @@ impl Session<'_> {
             let body = read_capped(response, MAX_ERROR_BODY_BYTES, false)
                 .await
                 .unwrap_or_default();
+            self.record(status.as_u16(), &body, started);
             return Err(ReviewFailure::http(
                 status.as_u16(),
                 provider_message(self.endpoint.provider, &body),
             ));
         }
-        read_capped(response, MAX_RESPONSE_BYTES, true).await
+        let body = read_capped(response, MAX_RESPONSE_BYTES, true).await?;
+        self.record(status.as_u16(), &body, started);
+        Ok(body)
+    }
+
+    fn record(&mut self, status: u16, body: &[u8], started: Instant) {
+        if let Some(transcript) = self.transcript.as_deref_mut() {
+            let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            transcript.received(status, body, ms);
+        }
     }
 }
 

@@ -28,6 +28,7 @@ pub mod failure;
 pub mod openai;
 pub mod prompt;
 pub mod tools;
+pub mod transcript;
 pub mod verdict;
 
 use crate::audit::event::{
@@ -49,6 +50,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tools::Workspace;
+pub use transcript::Transcript;
 pub use verdict::{ToolRequest, Verdict, VerdictDecision};
 
 /// Characters of the line quoted in messages.
@@ -185,6 +187,20 @@ impl ReviewOutcome {
             ReviewOutcome::CircuitOpen { .. } => Code::CircuitOpen,
             ReviewOutcome::Unavailable(err) => err.code,
         }
+    }
+
+    /// Folds the outcome into the decision core's `review` decision: what `check` and `eval`
+    /// report.
+    pub fn settle(&self, decision: &mut Decision, line: &str) {
+        decision.decision = match self {
+            ReviewOutcome::Allowed(_) | ReviewOutcome::AllowedOnce(_) => {
+                crate::policy::Verdict::Allow
+            }
+            ReviewOutcome::AskPerson(_) => crate::policy::Verdict::Ask,
+            _ => crate::policy::Verdict::Deny,
+        };
+        decision.code = self.code();
+        decision.reason = self.message(line);
     }
 
     /// Whether the line may run without asking anyone.
@@ -377,6 +393,18 @@ impl ReviewReport {
 
 /// Reviews one line. See the module documentation for the order of the steps.
 pub fn review(request: &ReviewRequest) -> ReviewOutcome {
+    review_recorded(request, None)
+}
+
+/// [`review`], recording what passed between shellgate and the model in `transcript` (`eval`).
+pub fn review_with_transcript(
+    request: &ReviewRequest,
+    transcript: &mut Transcript,
+) -> ReviewOutcome {
+    review_recorded(request, Some(transcript))
+}
+
+fn review_recorded(request: &ReviewRequest, transcript: Option<&mut Transcript>) -> ReviewOutcome {
     let program = program_of(request);
     if request.state.breaker.open {
         return breaker_open(request, &program);
@@ -399,7 +427,7 @@ pub fn review(request: &ReviewRequest) -> ReviewOutcome {
         return without_verdict(request, &program, NoVerdict::BudgetExhausted { why });
     }
     let started = Instant::now();
-    let result = ask_model(request, approval);
+    let result = ask_model(request, approval, transcript);
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     match result {
         Ok(verdict) => {
@@ -437,6 +465,7 @@ pub fn review(request: &ReviewRequest) -> ReviewOutcome {
 fn ask_model(
     request: &ReviewRequest,
     approval: Option<&PendingOverride>,
+    transcript: Option<&mut Transcript>,
 ) -> Result<Verdict, ReviewFailure> {
     let config = request.config;
     let style = match (config.provider, config.structured_output) {
@@ -469,7 +498,8 @@ fn ask_model(
     let system = prompt::system_prompt(config, style, config.max_tool_rounds);
     let user = prompt::user_message(&facts);
     let workspace = Workspace::new(request.workspace).ok();
-    client::converse(config, workspace.as_ref(), system, user).map(|exchange| exchange.verdict)
+    client::converse(config, workspace.as_ref(), system, user, transcript)
+        .map(|exchange| exchange.verdict)
 }
 
 /// Applies the risk policy to a verdict and records it.

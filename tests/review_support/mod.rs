@@ -63,11 +63,16 @@ impl Recorded {
     }
 }
 
+/// Chooses the answer from the request itself (order-independent, for concurrent clients).
+pub type Responder = Arc<dyn Fn(&Recorded) -> Action + Send + Sync>;
+
 #[derive(Default)]
 struct Shared {
     script: VecDeque<Action>,
     /// Used when the script is empty.
     fallback: Option<Action>,
+    /// Used before the script, when set.
+    responder: Option<Responder>,
     received: Vec<Recorded>,
 }
 
@@ -119,6 +124,15 @@ impl ScriptedServer {
         self
     }
 
+    /// Answers every request with what `responder` makes of it, whatever the order of arrival.
+    pub fn respond_with(
+        &self,
+        responder: impl Fn(&Recorded) -> Action + Send + Sync + 'static,
+    ) -> &Self {
+        self.shared.lock().unwrap().responder = Some(Arc::new(responder));
+        self
+    }
+
     pub fn received(&self) -> Vec<Recorded> {
         self.shared.lock().unwrap().received.clone()
     }
@@ -131,6 +145,7 @@ impl ScriptedServer {
         let mut shared = self.shared.lock().unwrap();
         shared.script.clear();
         shared.fallback = None;
+        shared.responder = None;
         shared.received.clear();
     }
 }
@@ -156,10 +171,10 @@ fn serve_connection(stream: TcpStream, shared: Arc<Mutex<Shared>>) {
         };
         let action = {
             let mut shared = shared.lock().unwrap();
+            let responded = shared.responder.as_ref().map(|respond| respond(&request));
             shared.received.push(request);
-            shared
-                .script
-                .pop_front()
+            responded
+                .or_else(|| shared.script.pop_front())
                 .or_else(|| shared.fallback.clone())
                 .unwrap_or(Action::Text(500, "no scripted answer".into()))
         };
