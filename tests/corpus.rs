@@ -7,12 +7,12 @@
 //! before any rule looks at it. Those lines are listed, and must be refused for exactly that reason.
 
 use serde::Deserialize;
-use shellgate::config::{Config, ReviewerConfig};
+use shellgate::config::Config;
 use shellgate::error::Code;
 use shellgate::intake::MAX_LINE_CHARS;
 use shellgate::mode::{SessionFacts, resolve};
 use shellgate::parse::ShellKind;
-use shellgate::policy::{Verdict, decide_bytes};
+use shellgate::policy::{Verdict, decide_bytes_routing};
 use std::path::PathBuf;
 
 #[derive(Deserialize)]
@@ -32,16 +32,6 @@ fn corpus() -> Vec<Case> {
         .collect()
 }
 
-fn config() -> Config {
-    let mut config = Config::builtin();
-    let reviewer: ReviewerConfig = toml::from_str(
-        "provider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n",
-    )
-    .unwrap();
-    config.reviewer = Some(reviewer);
-    config
-}
-
 #[test]
 fn dcg_corpus_has_no_misses() {
     let cases = corpus();
@@ -50,7 +40,7 @@ fn dcg_corpus_has_no_misses() {
         "the corpus should have 430 lines, found {}",
         cases.len()
     );
-    let config = config();
+    let config = Config::builtin();
     let mut misses = Vec::new();
     let mut length_refused = Vec::new();
     let mut counts = std::collections::BTreeMap::new();
@@ -58,12 +48,14 @@ fn dcg_corpus_has_no_misses() {
         let resolved = resolve(Some(mode), &config, SessionFacts::default());
         assert_eq!(resolved.mode, mode);
         for case in &cases {
-            let d = decide_bytes(
+            // Lines routed to `ai` are reported as `review`, as with a reviewer configured.
+            let d = decide_bytes_routing(
                 case.line.as_bytes(),
                 ShellKind::Bash,
                 "/work/project",
                 &config,
                 &resolved,
+                true,
             );
             *counts
                 .entry((mode, case.expect.clone(), format!("{:?}", d.decision)))

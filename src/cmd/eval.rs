@@ -57,6 +57,17 @@ pub fn run(args: EvalArgs) -> ExitCode {
                 println!("  … {} more", report.failures.len() - 20);
             }
             println!("report: {}", args.out.join("report.md").display());
+            if report
+                .cases
+                .iter()
+                .any(|c| c.code == Code::ReviewerUnconfigured)
+            {
+                eprintln!(
+                    "shellgate eval: no reviewer is configured, so lines the rules route to review \
+                     were denied with REVIEWER_UNCONFIGURED. Pass --reviewer-from CONFIG to review \
+                     them, or --no-review to report them as `review`."
+                );
+            }
             ExitCode::from(if report.passed() { 0 } else { SOME_CASE_FAILED })
         }
         Err(err) => {
@@ -98,10 +109,9 @@ fn settings(args: &EvalArgs) -> Result<Settings, Error> {
             crate::intake::visible_line(mode)
         )));
     }
-    let base = match &args.config {
-        Some(path) => Some(config::load_user_file(path).map_err(as_usage)?),
-        None => None,
-    };
+    if let Some(path) = &args.config {
+        config::load_user_file(path).map_err(as_usage)?;
+    }
     let reviewer = if args.no_review {
         ReviewerChoice::Off
     } else if let Some(path) = &args.reviewer_from {
@@ -109,15 +119,6 @@ fn settings(args: &EvalArgs) -> Result<Settings, Error> {
     } else {
         ReviewerChoice::FromConfig
     };
-    if matches!(reviewer, ReviewerChoice::FromConfig)
-        && base.as_ref().is_none_or(|c| c.reviewer.is_none())
-    {
-        eprintln!(
-            "shellgate eval: no reviewer is configured: lines the rules route to review are \
-             denied with REVIEWER_UNCONFIGURED in modes that review. Pass --reviewer-from CONFIG \
-             to review them, or --no-review to report them as `review`."
-        );
-    }
     let jobs = args.jobs.map_or_else(
         || std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
         NonZeroUsize::get,
