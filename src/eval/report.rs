@@ -293,15 +293,11 @@ impl Report {
         );
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
         for row in &self.confusion {
-            let counts: Vec<String> = VERDICTS
-                .iter()
-                .map(|v| row.actual[verdict_name(*v)].to_string())
-                .collect();
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} |",
                 row.expected,
-                counts.join(" | "),
+                verdict_cells(&row.actual),
                 row.passed,
                 row.failed
             );
@@ -323,16 +319,12 @@ impl Report {
         );
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
         for row in &self.routes {
-            let counts: Vec<String> = VERDICTS
-                .iter()
-                .map(|v| row.actual[verdict_name(*v)].to_string())
-                .collect();
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} |",
                 row.route,
                 row.cases,
-                counts.join(" | "),
+                verdict_cells(&row.actual),
                 row.reviewed,
                 row.failed
             );
@@ -426,6 +418,21 @@ fn confusion(results: &[CaseResult]) -> Vec<ConfusionRow> {
         });
     }
     rows
+}
+
+/// `allow | deny | ask | review` counts as table cells.
+fn verdict_cells(counts: &BTreeMap<String, usize>) -> String {
+    let cells: Vec<String> = VERDICTS
+        .iter()
+        .map(|v| {
+            counts
+                .get(verdict_name(*v))
+                .copied()
+                .unwrap_or(0)
+                .to_string()
+        })
+        .collect();
+    cells.join(" | ")
 }
 
 fn by_verdict(results: &[&CaseResult]) -> BTreeMap<String, usize> {
