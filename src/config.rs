@@ -61,6 +61,16 @@ pub enum Provider {
     Anthropic,
 }
 
+impl Provider {
+    /// The name as in the config (`openai`, `anthropic`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::Openai => "openai",
+            Provider::Anthropic => "anthropic",
+        }
+    }
+}
+
 /// What happens when the reviewer fails (timeout, HTTP error, invalid verdict).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

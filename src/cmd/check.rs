@@ -244,15 +244,9 @@ fn read_stdin() -> Result<Vec<u8>, Error> {
 pub fn one_line(d: &Decision) -> String {
     let route = match &d.rule {
         Some(rule) => format!("rule {rule}"),
-        None => serde_json::to_value(d.route)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default(),
+        None => d.route.as_str().to_owned(),
     };
-    let verdict = serde_json::to_value(d.decision)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
+    let verdict = d.decision.as_str();
     let note = d
         .note
         .as_ref()

@@ -93,7 +93,7 @@ fn evaluate(args: &EvalArgs) -> Result<Report, Error> {
         files: files.iter().map(|f| f.display().to_string()).collect(),
         mode: args.mode.clone(),
         config: args.config.as_ref().map(|c| c.display().to_string()),
-        reviewer: reviewer_label(&settings),
+        reviewer: settings.reviewer.describe(),
     };
     let report = Report::build(&results, run, settings.jobs, wall_ms);
     write_out(&args.out, &report, &results)?;
@@ -109,15 +109,18 @@ fn settings(args: &EvalArgs) -> Result<Settings, Error> {
             crate::intake::visible_line(mode)
         )));
     }
-    if let Some(path) = &args.config {
-        config::load_user_file(path).map_err(as_usage)?;
-    }
+    let configured = match &args.config {
+        Some(path) => config::load_user_file(path).map_err(as_usage)?.reviewer,
+        None => None,
+    };
     let reviewer = if args.no_review {
         ReviewerChoice::Off
     } else if let Some(path) = &args.reviewer_from {
-        ReviewerChoice::Replace(Box::new(reviewer_from(path)?))
+        ReviewerChoice::Reviewer(Box::new(reviewer_from(path)?))
     } else {
-        ReviewerChoice::FromConfig
+        configured.map_or(ReviewerChoice::Unconfigured, |r| {
+            ReviewerChoice::Reviewer(Box::new(r))
+        })
     };
     let jobs = args.jobs.map_or_else(
         || std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
@@ -139,26 +142,6 @@ fn reviewer_from(path: &Path) -> Result<ReviewerConfig, Error> {
             path.display()
         ))
     })
-}
-
-fn reviewer_label(settings: &Settings) -> String {
-    let describe = |r: &ReviewerConfig| {
-        let provider = match r.provider {
-            config::Provider::Openai => "openai",
-            config::Provider::Anthropic => "anthropic",
-        };
-        format!("{provider} {} ({})", r.model, r.base_url)
-    };
-    match &settings.reviewer {
-        ReviewerChoice::Off => "off (--no-review): rules only".to_owned(),
-        ReviewerChoice::Replace(r) => describe(r),
-        ReviewerChoice::FromConfig => settings
-            .user_config
-            .as_deref()
-            .and_then(|path| config::load_user_file(path).ok())
-            .and_then(|c| c.reviewer)
-            .map_or_else(|| "none configured".to_owned(), |r| describe(&r)),
-    }
 }
 
 /// The output directory: created if missing; an earlier report in it is replaced; anything else
@@ -193,8 +176,8 @@ fn prepare_out(out: &Path) -> Result<(), Error> {
 
 fn write_out(out: &Path, report: &Report, results: &[CaseResult]) -> Result<(), Error> {
     for result in results {
-        let path = out.join("traces").join(format!("{}.json", result.case.id));
-        write_json(&path, &result.trace)?;
+        let path = out.join("traces").join(format!("{}.json", result.id));
+        write_json(&path, result)?;
     }
     write_json(&out.join("report.json"), report)?;
     let path = out.join("report.md");

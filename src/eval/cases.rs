@@ -64,7 +64,7 @@ impl Expect {
             out.push(format!(
                 "decision: expected {}, got {}",
                 want.as_str(),
-                verdict_name(actual.decision)
+                actual.decision.as_str()
             ));
         }
         if let Some(want) = self.code
@@ -77,8 +77,8 @@ impl Expect {
         {
             out.push(format!(
                 "route: expected {}, got {}",
-                route_name(want),
-                route_name(actual.route)
+                want.as_str(),
+                actual.route.as_str()
             ));
         }
         if let Some(want) = &self.rule
@@ -107,7 +107,7 @@ impl Expect {
             parts.push(format!("code {c}"));
         }
         if let Some(r) = self.route {
-            parts.push(format!("route {}", route_name(r)));
+            parts.push(format!("route {}", r.as_str()));
         }
         if let Some(r) = &self.rule {
             parts.push(format!("rule {r}"));
@@ -163,26 +163,6 @@ impl ExpectedDecision {
             ExpectedDecision::NotAllowed => "not-allowed",
             ExpectedDecision::NotDenied => "not-denied",
         }
-    }
-}
-
-pub fn verdict_name(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Allow => "allow",
-        Verdict::Deny => "deny",
-        Verdict::Review => "review",
-        Verdict::Ask => "ask",
-    }
-}
-
-pub fn route_name(r: Route) -> &'static str {
-    match r {
-        Route::Intake => "intake",
-        Route::Config => "config",
-        Route::Rule => "rule",
-        Route::KnownSafe => "known-safe",
-        Route::Mode => "mode",
-        Route::Default => "default",
     }
 }
 

@@ -27,15 +27,28 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-/// Where the reviewer comes from.
+/// The reviewer the cases are judged by.
 #[derive(Debug, Clone)]
 pub enum ReviewerChoice {
-    /// The `[reviewer]` of the config the cases are decided under, if it has one.
-    FromConfig,
-    /// This one (`--reviewer-from`), whatever the config says.
-    Replace(Box<ReviewerConfig>),
+    /// This one (`--reviewer-from`, else `--config`'s `[reviewer]`).
+    Reviewer(Box<ReviewerConfig>),
+    /// None is configured: modes that review deny with `REVIEWER_UNCONFIGURED`, as in a session.
+    Unconfigured,
     /// Rules only (`--no-review`): lines routed to the reviewer are reported as `review`.
     Off,
+}
+
+impl ReviewerChoice {
+    /// For the report's head: `openai smollm2 (http://…)`, `none configured`, `off …`.
+    pub fn describe(&self) -> String {
+        match self {
+            ReviewerChoice::Reviewer(r) => {
+                format!("{} {} ({})", r.provider.as_str(), r.model, r.base_url)
+            }
+            ReviewerChoice::Unconfigured => "none configured".to_owned(),
+            ReviewerChoice::Off => "off (--no-review): rules only".to_owned(),
+        }
+    }
 }
 
 /// What every case of one run shares.
@@ -75,58 +88,35 @@ impl Actual {
     }
 }
 
-/// One evaluated case.
-#[derive(Debug, Clone)]
-pub struct CaseResult {
-    pub case: Case,
-    pub actual: Actual,
-    /// The review, when the rules routed the line to the reviewer and one was asked.
-    pub review: Option<ReviewReport>,
-    /// Why the case failed; empty when it passed.
-    pub misses: Vec<String>,
-    /// Microseconds the decision core took (intake, parse, rules, mode).
-    pub decide_us: f64,
-    /// Milliseconds the review took, when there was one.
-    pub review_ms: Option<f64>,
-    pub usage: Option<Usage>,
-    /// The case's trace (written to `traces/<id>.json`).
-    pub trace: Trace,
-}
-
-impl CaseResult {
-    pub fn passed(&self) -> bool {
-        self.misses.is_empty()
-    }
-
-    /// The reviewer produced no verdict (timeout, HTTP error, malformed answer …).
-    pub fn reviewer_failed(&self) -> bool {
-        self.review.as_ref().is_some_and(|r| r.failure.is_some())
-    }
-}
-
-/// Everything known about one case's evaluation, for its trace file.
+/// One evaluated case: everything known about it, written as its trace (`traces/<id>.json`).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Trace {
+pub struct CaseResult {
     pub id: String,
     pub source: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
     pub line: String,
     /// The directory the line was decided in (the scratch workspace is deleted afterwards).
     pub cwd: String,
     pub expected: Expect,
     pub passed: bool,
+    /// Why the case failed; empty when it passed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub misses: Vec<String>,
     /// The decision core's decision, before any review.
     pub rules: Decision,
     /// The final decision.
     pub actual: Actual,
+    /// The review, when the rules routed the line to the reviewer and one was asked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub review: Option<ReviewReport>,
     /// Every request to the reviewer and its answer (the prompt as sent, after redaction).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transcript: Option<Transcript>,
+    /// Microseconds the decision core took (intake, parse, rules, mode).
     pub decide_us: f64,
+    /// Milliseconds the review took, when there was one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub review_ms: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -180,34 +170,23 @@ pub fn run_case(case: &Case, settings: &Settings, root: &Path) -> Result<CaseRes
     let evaluated = seeded.map(|()| evaluate(case, settings, root, &cwd));
     let _ = std::fs::remove_dir_all(root);
     let evaluated = evaluated?;
-    let actual = Actual::of(&evaluated.settled);
-    let misses = misses(&case.expect, &actual, evaluated.review.as_ref());
-    let usage = evaluated.transcript.as_ref().and_then(Transcript::usage);
-    let trace = Trace {
+    let misses = misses(&case.expect, &evaluated.actual, evaluated.review.as_ref());
+    Ok(CaseResult {
         id: case.id.clone(),
         source: case.source.clone(),
+        category: case.category.clone(),
         line: case.line.clone(),
         cwd: cwd.to_string_lossy().into_owned(),
         expected: case.expect.clone(),
         passed: misses.is_empty(),
-        misses: misses.clone(),
+        misses,
         rules: evaluated.rules,
-        actual: actual.clone(),
-        review: evaluated.review.clone(),
+        actual: evaluated.actual,
+        tokens: evaluated.transcript.as_ref().and_then(Transcript::usage),
+        review: evaluated.review,
         transcript: evaluated.transcript,
         decide_us: evaluated.decide_us,
         review_ms: evaluated.review_ms,
-        tokens: usage,
-    };
-    Ok(CaseResult {
-        case: case.clone(),
-        actual,
-        review: evaluated.review,
-        misses,
-        decide_us: evaluated.decide_us,
-        review_ms: evaluated.review_ms,
-        usage,
-        trace,
     })
 }
 
@@ -215,8 +194,8 @@ pub fn run_case(case: &Case, settings: &Settings, root: &Path) -> Result<CaseRes
 struct Evaluated {
     /// The decision core's.
     rules: Decision,
-    /// After the review, if there was one.
-    settled: Decision,
+    /// The final decision (after the review, if there was one).
+    actual: Actual,
     review: Option<ReviewReport>,
     transcript: Option<Transcript>,
     decide_us: f64,
@@ -225,7 +204,7 @@ struct Evaluated {
 
 fn evaluate(case: &Case, settings: &Settings, root: &Path, cwd: &Path) -> Evaluated {
     let unreviewed = |rules: Decision, decide_us: f64| Evaluated {
-        settled: rules.clone(),
+        actual: Actual::of(&rules),
         rules,
         review: None,
         transcript: None,
@@ -237,8 +216,7 @@ fn evaluate(case: &Case, settings: &Settings, root: &Path, cwd: &Path) -> Evalua
         Err(err) => return unreviewed(config_refusal(case, settings, err), 0.0),
     };
     let mode = resolve_mode(case, settings, &config);
-    let reviewer_configured =
-        config.reviewer.is_some() || matches!(settings.reviewer, ReviewerChoice::Off);
+    let reviewer_configured = !matches!(settings.reviewer, ReviewerChoice::Unconfigured);
     let started = Instant::now();
     let rules = policy::decide_bytes_routing(
         case.line.as_bytes(),
@@ -249,13 +227,12 @@ fn evaluate(case: &Case, settings: &Settings, root: &Path, cwd: &Path) -> Evalua
         reviewer_configured,
     );
     let decide_us = started.elapsed().as_secs_f64() * 1e6;
-    let reviewer = match (&settings.reviewer, &config.reviewer) {
-        (ReviewerChoice::Off, _) | (_, None) => None,
-        (_, Some(reviewer)) => Some(reviewer),
-    };
-    let Some(reviewer) = reviewer.filter(|_| rules.decision == Verdict::Review) else {
+    let ReviewerChoice::Reviewer(reviewer) = &settings.reviewer else {
         return unreviewed(rules, decide_us);
     };
+    if rules.decision != Verdict::Review {
+        return unreviewed(rules, decide_us);
+    }
     let mut transcript = Transcript::default();
     let started = Instant::now();
     let outcome = review::review_with_transcript(
@@ -278,8 +255,8 @@ fn evaluate(case: &Case, settings: &Settings, root: &Path, cwd: &Path) -> Evalua
     let mut settled = rules.clone();
     outcome.settle(&mut settled, &case.line);
     Evaluated {
+        actual: Actual::of(&settled),
         rules,
-        settled,
         review: Some(outcome.report(&case.line)),
         transcript: Some(transcript),
         decide_us,
@@ -287,16 +264,17 @@ fn evaluate(case: &Case, settings: &Settings, root: &Path, cwd: &Path) -> Evalua
     }
 }
 
-/// The config for a case: the user config (if any) plus the project files in its workspace, and
-/// the reviewer `--reviewer-from` names.
+/// The config for a case: the user config (if any) plus the project files in its workspace, with
+/// the run's reviewer.
 fn case_config(settings: &Settings, cwd: &Path) -> Result<Config, Error> {
     let mut config = config::load(&Locations {
         user_file: settings.user_config.clone(),
         cwd: cwd.to_owned(),
     })?;
-    if let ReviewerChoice::Replace(reviewer) = &settings.reviewer {
-        config.reviewer = Some((**reviewer).clone());
-    }
+    config.reviewer = match &settings.reviewer {
+        ReviewerChoice::Reviewer(reviewer) => Some((**reviewer).clone()),
+        ReviewerChoice::Unconfigured | ReviewerChoice::Off => None,
+    };
     Ok(config)
 }
 

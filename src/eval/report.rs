@@ -5,7 +5,7 @@
 //! cases (with any `--jobs`) give the same report apart from that section.
 
 use super::CaseResult;
-use super::cases::{Expect, ExpectedDecision, route_name, verdict_name};
+use super::cases::{Expect, ExpectedDecision};
 use crate::error::Code;
 use crate::intake::visible_line;
 use crate::policy::{Route, Verdict};
@@ -19,6 +19,7 @@ const MAX_CELL_CHARS: usize = 300;
 /// Characters of a failing case's line shown in its code block.
 const MAX_BLOCK_CHARS: usize = 1000;
 
+/// Column order of the decision tables.
 const VERDICTS: [Verdict; 4] = [Verdict::Allow, Verdict::Deny, Verdict::Ask, Verdict::Review];
 
 /// How the run was set up (shown in the report's head).
@@ -177,7 +178,7 @@ impl Percentiles {
 
 impl Report {
     pub fn build(results: &[CaseResult], run: RunInfo, jobs: usize, wall_ms: f64) -> Report {
-        let failed = results.iter().filter(|r| !r.passed()).count();
+        let failed = results.iter().filter(|r| !r.passed).count();
         let mut reviewer_failures = BTreeMap::new();
         for result in results {
             if let Some(failure) = result.review.as_ref().and_then(|r| r.failure.as_ref()) {
@@ -200,7 +201,7 @@ impl Report {
             categories: categories(results),
             failures: results
                 .iter()
-                .filter(|r| !r.passed())
+                .filter(|r| !r.passed)
                 .map(failure_row)
                 .collect(),
             cases: results.iter().map(case_row).collect(),
@@ -351,9 +352,9 @@ impl Report {
             let _ = writeln!(
                 out,
                 "- actual: {} {}, route {}{}, mode {}",
-                verdict_name(actual.decision),
+                actual.decision.as_str(),
                 actual.code,
-                route_name(actual.route),
+                actual.route.as_str(),
                 cell(&rule),
                 cell(&actual.mode)
             );
@@ -404,12 +405,12 @@ fn confusion(results: &[CaseResult]) -> Vec<ConfusionRow> {
     for (expected, label) in labels {
         let matching: Vec<&CaseResult> = results
             .iter()
-            .filter(|r| r.case.expect.decision == expected)
+            .filter(|r| r.expected.decision == expected)
             .collect();
         if matching.is_empty() {
             continue;
         }
-        let failed = matching.iter().filter(|r| !r.passed()).count();
+        let failed = matching.iter().filter(|r| !r.passed).count();
         rows.push(ConfusionRow {
             expected: label.to_owned(),
             actual: by_verdict(&matching),
@@ -424,13 +425,7 @@ fn confusion(results: &[CaseResult]) -> Vec<ConfusionRow> {
 fn verdict_cells(counts: &BTreeMap<String, usize>) -> String {
     let cells: Vec<String> = VERDICTS
         .iter()
-        .map(|v| {
-            counts
-                .get(verdict_name(*v))
-                .copied()
-                .unwrap_or(0)
-                .to_string()
-        })
+        .map(|v| counts.get(v.as_str()).copied().unwrap_or(0).to_string())
         .collect();
     cells.join(" | ")
 }
@@ -440,7 +435,7 @@ fn by_verdict(results: &[&CaseResult]) -> BTreeMap<String, usize> {
         .iter()
         .map(|v| {
             let n = results.iter().filter(|r| r.actual.decision == *v).count();
-            (verdict_name(*v).to_owned(), n)
+            (v.as_str().to_owned(), n)
         })
         .collect()
 }
@@ -456,11 +451,11 @@ fn routes(results: &[CaseResult]) -> Vec<RouteRow> {
     by_route
         .into_iter()
         .map(|(route, cases)| RouteRow {
-            route: route_name(route).to_owned(),
+            route: route.as_str().to_owned(),
             cases: cases.len(),
             actual: by_verdict(&cases),
             reviewed: cases.iter().filter(|r| r.review.is_some()).count(),
-            failed: cases.iter().filter(|r| !r.passed()).count(),
+            failed: cases.iter().filter(|r| !r.passed).count(),
         })
         .collect()
 }
@@ -469,13 +464,12 @@ fn categories(results: &[CaseResult]) -> Vec<CategoryRow> {
     let mut by_category: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for result in results {
         let name = result
-            .case
             .category
             .clone()
             .unwrap_or_else(|| "(none)".to_owned());
         let entry = by_category.entry(name).or_default();
         entry.0 += 1;
-        if !result.passed() {
+        if !result.passed {
             entry.1 += 1;
         }
     }
@@ -492,10 +486,10 @@ fn categories(results: &[CaseResult]) -> Vec<CategoryRow> {
 
 fn failure_row(result: &CaseResult) -> FailureRow {
     FailureRow {
-        id: result.case.id.clone(),
-        source: result.case.source.clone(),
-        line: result.case.line.clone(),
-        expected: result.case.expect.clone(),
+        id: result.id.clone(),
+        source: result.source.clone(),
+        line: result.line.clone(),
+        expected: result.expected.clone(),
         actual: result.actual.clone(),
         misses: result.misses.clone(),
         reviewer_failure: result
@@ -508,10 +502,10 @@ fn failure_row(result: &CaseResult) -> FailureRow {
 
 fn case_row(result: &CaseResult) -> CaseRow {
     CaseRow {
-        id: result.case.id.clone(),
-        source: result.case.source.clone(),
-        category: result.case.category.clone(),
-        passed: result.passed(),
+        id: result.id.clone(),
+        source: result.source.clone(),
+        category: result.category.clone(),
+        passed: result.passed,
         decision: result.actual.decision,
         code: result.actual.code,
         route: result.actual.route,
@@ -525,11 +519,11 @@ fn performance(results: &[CaseResult], jobs: usize, wall_ms: f64) -> Performance
     let review: Vec<f64> = results.iter().filter_map(|r| r.review_ms).collect();
     let usage = results
         .iter()
-        .filter_map(|r| r.usage)
+        .filter_map(|r| r.tokens)
         .fold(Usage::default(), std::ops::Add::add);
     let reviews_without_usage = results
         .iter()
-        .filter(|r| r.review_ms.is_some() && r.usage.is_none())
+        .filter(|r| r.review_ms.is_some() && r.tokens.is_none())
         .count();
     Performance {
         jobs,

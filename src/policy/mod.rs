@@ -51,6 +51,43 @@ pub enum Route {
     Default,
 }
 
+impl Verdict {
+    pub const ALL: [Verdict; 4] = [Verdict::Allow, Verdict::Deny, Verdict::Review, Verdict::Ask];
+
+    /// The name as in JSON (`allow`, `deny`, `review`, `ask`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Allow => "allow",
+            Verdict::Deny => "deny",
+            Verdict::Review => "review",
+            Verdict::Ask => "ask",
+        }
+    }
+}
+
+impl Route {
+    pub const ALL: [Route; 6] = [
+        Route::Intake,
+        Route::Config,
+        Route::Rule,
+        Route::KnownSafe,
+        Route::Mode,
+        Route::Default,
+    ];
+
+    /// The name as in JSON (`intake`, `known-safe`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Route::Intake => "intake",
+            Route::Config => "config",
+            Route::Rule => "rule",
+            Route::KnownSafe => "known-safe",
+            Route::Mode => "mode",
+            Route::Default => "default",
+        }
+    }
+}
+
 /// The outcome of deciding one line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Decision {

@@ -290,3 +290,13 @@ fn decision_json_has_the_documented_fields() {
     );
     assert_eq!(json["commands"][0]["via"], serde_json::json!(["sudo"]));
 }
+
+#[test]
+fn names_match_the_json_form() {
+    for v in Verdict::ALL {
+        assert_eq!(serde_json::to_value(v).unwrap(), v.as_str());
+    }
+    for r in Route::ALL {
+        assert_eq!(serde_json::to_value(r).unwrap(), r.as_str());
+    }
+}

@@ -678,10 +678,7 @@ fn cache_key(request: &ReviewRequest) -> CacheKey {
 
 fn reviewer_of(config: &ReviewerConfig) -> Reviewer {
     Reviewer {
-        provider: match config.provider {
-            Provider::Openai => "openai".to_owned(),
-            Provider::Anthropic => "anthropic".to_owned(),
-        },
+        provider: config.provider.as_str().to_owned(),
         model: config.model.clone(),
     }
 }
