@@ -79,6 +79,31 @@ impl Command {
         }
         out
     }
+
+    /// The command as one shell line: words with spaces, quotes or other shell characters are
+    /// single-quoted, so word boundaries survive (what the reviewer is shown, redacted).
+    pub fn quoted_text(&self) -> String {
+        let mut out = quote_word(&self.program);
+        for a in &self.argv {
+            out.push(' ');
+            out.push_str(&quote_word(a));
+        }
+        out
+    }
+}
+
+/// A word as the shell would read it back: unchanged when it holds only plain characters, else
+/// single-quoted (`'` written as `'\''`).
+pub fn quote_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_alphanumeric() || "-_./:=@%+,~^".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// A function defined on the line.

@@ -180,6 +180,17 @@ fn shell_quote(s: &str) -> String {
 }
 
 #[test]
+fn quoted_text_keeps_word_boundaries() {
+    let p = bash("curl --api-key 'a b c' -d \"it's\" https://x/y?q=1");
+    assert_eq!(
+        p.commands[0].quoted_text(),
+        "curl --api-key 'a b c' -d 'it'\\''s' 'https://x/y?q=1'"
+    );
+    assert_eq!(quote_word(""), "''");
+    assert_eq!(quote_word("src/main.rs"), "src/main.rs");
+}
+
+#[test]
 fn eval_of_one_literal_is_unwrapped() {
     assert_eq!(commands("eval 'rm -rf /'"), ["rm -rf /"]);
     assert_eq!(commands("eval \"git status\""), ["git status"]);

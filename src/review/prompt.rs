@@ -200,7 +200,9 @@ fn push_commands(out: &mut String, commands: &[Command], opaque: &[String]) {
         out.push_str("(none could be extracted)\n");
     }
     for (index, command) in commands.iter().take(MAX_COMMANDS).enumerate() {
-        let mut text = cut(&command.argv_text(), MAX_COMMAND_CHARS);
+        // Quoted so a secret with spaces stays one word for redaction; redacted before the cut so
+        // a secret crossing it is not left half-visible.
+        let mut text = cut(&redact(&command.quoted_text()), MAX_COMMAND_CHARS);
         if !command.via.is_empty() {
             let _ = write!(text, "   [via {}]", command.via.join(" → "));
         }
@@ -382,5 +384,21 @@ mod tests {
         assert!(text.contains("1 older line(s) omitted"), "{text}");
         let start = text.find(LINE_START).unwrap();
         assert!(text.find("Working directory").unwrap() < start);
+    }
+
+    #[test]
+    fn parsed_commands_are_redacted_whole_and_before_the_cut() {
+        let line = "curl --api-key 'skq1 zzsecretpart yysecretpart' https://example.invalid";
+        let parsed = crate::parse::parse(line, crate::parse::ShellKind::Bash);
+        let long_token = format!("ghp_{}", "A".repeat(36));
+        let filler = "x".repeat(MAX_COMMAND_CHARS - 10);
+        let cut_line = format!("echo {filler} {long_token}");
+        let cut_parsed = crate::parse::parse(&cut_line, crate::parse::ShellKind::Bash);
+        let mut out = String::new();
+        push_commands(&mut out, &parsed.commands, &[]);
+        push_commands(&mut out, &cut_parsed.commands, &[]);
+        assert!(!out.contains("zzsecretpart"), "{out}");
+        assert!(!out.contains("yysecretpart"), "{out}");
+        assert!(!out.contains("ghp_AAAA"), "{out}");
     }
 }
