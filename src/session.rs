@@ -134,7 +134,9 @@ fn open_session(
         }
         SessionUse::ReadIfNamed => {
             let file = paths.session_log(&id);
-            let state = audit::memo::fold_log(&file, params).unwrap_or_else(|_| empty());
+            // An unreadable log fails closed (AUDIT_UNAVAILABLE); it is never taken for an empty
+            // session with the breaker closed and no budget used.
+            let state = audit::memo::fold_log(&file, params)?;
             Ok((Some(id), None, state))
         }
     }

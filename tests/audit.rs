@@ -319,6 +319,31 @@ fn write_failure_fails_closed_with_the_os_reason() {
 }
 
 #[test]
+fn an_unreadable_session_log_is_never_taken_for_an_empty_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let paths = paths(tmp.path());
+    // Something that cannot be read as a log where the named session's log should be.
+    fs::create_dir_all(paths.session_log(&session_id("broken"))).unwrap();
+    for args in [&["status"][..], &["check", "--", "ls"][..]] {
+        let out = run(shellgate(tmp.path())
+            .env("SHELLGATE_SESSION", "broken")
+            .args(args));
+        assert_eq!(
+            out.status.code(),
+            Some(213),
+            "{args:?}: {}{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(
+            all.contains("AUDIT_UNAVAILABLE") && all.contains("not a regular file"),
+            "{args:?}: {all}"
+        );
+    }
+}
+
+#[test]
 fn disk_full_fails_closed() {
     let tmp = tempfile::tempdir().unwrap();
     let mut command = shellgate(tmp.path());

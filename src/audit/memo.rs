@@ -53,7 +53,7 @@ pub fn fold_log(path: &Path, params: &FoldParams) -> Result<SessionState> {
     let contents = parse_log(&bytes);
     let state = fold(&contents.events, params);
     if contents.events.len() >= REWRITE_AFTER_EVENTS {
-        write_memo(path, params, &bytes, &state);
+        write_memo(path, params, &bytes, 0, &state);
     }
     Ok(state)
 }
@@ -91,25 +91,29 @@ fn from_memo(path: &Path, params: &FoldParams) -> Option<SessionState> {
         state.apply(event);
     }
     if contents.events.len() >= REWRITE_AFTER_EVENTS {
-        let mut whole = Vec::new();
-        if file.read_to_end_at(&mut whole).is_some() {
-            write_memo(path, params, &whole, &state);
-        }
+        // From the bytes just folded, not a fresh read: events appended since would otherwise be
+        // counted as folded without ever having been applied.
+        write_memo(path, params, &bytes, memo.last_line_start, &state);
     }
     Some(state)
 }
 
-/// Write the memo for `bytes` (the whole log as read) and the state folded from them. Best
-/// effort: a memo that cannot be written only costs the next line a full replay.
-fn write_memo(path: &Path, params: &FoldParams, bytes: &[u8], state: &SessionState) {
+/// Write the memo for `bytes` (the log from byte `base` on, exactly as folded into `state`). Only
+/// when they end with a complete line: an unterminated last event was folded but would be read
+/// again after the memo's offset. Best effort: a memo that cannot be written only costs the next
+/// line a full replay.
+fn write_memo(path: &Path, params: &FoldParams, bytes: &[u8], base: u64, state: &SessionState) {
+    if bytes.last() != Some(&b'\n') {
+        return;
+    }
     let Some((last_line_start, offset)) = last_complete_line(bytes) else {
         return;
     };
     let memo = Memo {
         version: MEMO_VERSION,
         params: params.clone(),
-        offset: offset as u64,
-        last_line_start: last_line_start as u64,
+        offset: base + offset as u64,
+        last_line_start: base + last_line_start as u64,
         last_hash: sha256_hex(&bytes[last_line_start..offset - 1]),
         state: state.clone(),
     };
@@ -144,19 +148,6 @@ fn save(path: &Path, memo: &Memo) -> Result<()> {
         .map_err(failed)?;
     file.write_all(&text).map_err(failed)?;
     std::fs::rename(&tmp, path).map_err(failed)
-}
-
-/// `read_exact_at` to the end of a file.
-trait ReadToEndAt {
-    fn read_to_end_at(&self, out: &mut Vec<u8>) -> Option<()>;
-}
-
-impl ReadToEndAt for File {
-    fn read_to_end_at(&self, out: &mut Vec<u8>) -> Option<()> {
-        let len = usize::try_from(self.metadata().ok()?.len()).ok()?;
-        out.resize(len, 0);
-        self.read_exact_at(out, 0).ok()
-    }
 }
 
 #[cfg(test)]
@@ -216,6 +207,28 @@ mod tests {
         assert_eq!(from_memo, full);
         assert_ne!(first, full);
         assert!(!from_memo.review.enabled);
+    }
+
+    #[test]
+    fn a_memo_covers_only_the_bytes_that_were_folded() {
+        let tmp = tempfile::tempdir().unwrap();
+        let paths = StatePaths::at(tmp.path());
+        let session = Session::open(&paths, SessionId::parse("m").unwrap()).unwrap();
+        let params = FoldParams::default();
+        append_many(&session, 100);
+        let folded = std::fs::read(session.path()).unwrap();
+        let state = fold(&crate::audit::log::parse_log(&folded).events, &params);
+        // Another writer appends between the fold and the memo.
+        append_many(&session, 10);
+        write_memo(session.path(), &params, &folded, 0, &state);
+        let from_memo = fold_log(session.path(), &params).unwrap();
+        let full = fold(&read_log(session.path()).unwrap().events, &params);
+        assert_eq!(from_memo, full);
+        // An unterminated last line is never covered.
+        let cut = &folded[..folded.len() - 1];
+        std::fs::remove_file(memo_path(session.path())).unwrap();
+        write_memo(session.path(), &params, cut, 0, &state);
+        assert!(!memo_path(session.path()).exists());
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! session log. Lines that need no review never create one.
 
 use crate::audit::event::Timestamp;
-use crate::audit::{RequestId, Session, SessionId, StatePaths, fold};
+use crate::audit::{RequestId, Session, SessionId, StatePaths};
 use crate::config::ReviewerConfig;
 use crate::error::{Code, Error};
 use crate::intake::visible;
@@ -16,7 +16,7 @@ use crate::mode::Resolved;
 use crate::parse::ShellKind;
 use crate::policy::{self, Decision, Route, Verdict};
 use crate::review::{self, ReviewReport, ReviewRequest};
-use crate::session::{self, Context, SessionUse};
+use crate::session::{Context, SessionUse};
 use clap::Args;
 use serde::Serialize;
 use std::ffi::OsString;
@@ -132,23 +132,16 @@ fn reviewed(
         Ok(opened) => opened,
         Err(err) => return plain(refuse(decision, err)),
     };
-    // Fold again from the log the verdict will be appended to: a log that cannot be read fails
-    // closed here instead of being taken for an empty session.
-    let params = session::fold_params(&ctx.config, &ctx.settings.settings);
-    let state = match log.read() {
-        Ok(contents) => fold(&contents.events, &params),
-        Err(err) => return plain(refuse(decision, err)),
-    };
     let request_id = RequestId::new_random();
     let cache_dir = review::cache_dir(&paths);
     let outcome = review::review(&ReviewRequest {
         line: line.as_str(),
         cwd,
-        workspace: cwd,
+        workspace: &crate::sandbox::workspace_of(cwd),
         decision: &decision,
         config: reviewer,
         session: Some(&log),
-        state: &state,
+        state: &ctx.state,
         request: &request_id,
         person_present: crate::approval::person_present(),
         cache_dir: Some(&cache_dir),
@@ -187,20 +180,6 @@ fn config_refusal(e: Error) -> Decision {
         e.reason,
         &Resolved::safe_default(None),
     )
-}
-
-/// Load the config, resolve the mode and decide (no review). A broken config denies the line.
-pub fn decide(bytes: &[u8], shell: ShellKind, cwd: &Path, mode: Option<&str>) -> Decision {
-    match Context::load(cwd, mode, SessionUse::ReadIfNamed) {
-        Ok(ctx) => policy::decide_bytes(
-            bytes,
-            shell,
-            &cwd.to_string_lossy(),
-            &ctx.config,
-            &ctx.resolved,
-        ),
-        Err(e) => config_refusal(e),
-    }
 }
 
 /// The line from the arguments: one argument, or `-` for standard input.
