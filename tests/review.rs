@@ -841,6 +841,23 @@ fn fallback_policies_after_a_failure() {
         "{outcome:?}"
     );
     assert!(outcome.message("cargo build").contains("allow-once"));
+    // …but never after a refusal or a tool escape: those are about the line, not an outage.
+    let refused = ScriptedServer::start();
+    refused.always(Action::Json(
+        200,
+        json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": null,
+               "refusal": "I can't help with that."}, "finish_reason": "stop"}]}),
+    ));
+    let config = reviewer("openai", &refused, "fallback_policy = \"allow-once\"");
+    let outcome = Lab::new().review(&config, "cargo build");
+    assert!(matches!(outcome, ReviewOutcome::Failed(_)), "{outcome:?}");
+    assert!(!outcome.runs());
+    assert_eq!(failure_of(&outcome).kind, review::FailureKind::Refusal);
+    assert!(
+        outcome
+            .message("cargo build")
+            .contains("never run by a fallback")
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

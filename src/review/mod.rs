@@ -137,6 +137,18 @@ pub enum NoVerdict {
     BudgetExhausted { why: String },
 }
 
+impl NoVerdict {
+    /// The failure is the reviewer reacting to the line (it refused to judge it, or reached
+    /// outside the workspace, perhaps steered by it), not an outage.
+    pub fn implicates_the_line(&self) -> bool {
+        matches!(
+            self,
+            NoVerdict::Failed { failure, .. }
+                if matches!(failure.kind, FailureKind::Refusal | FailureKind::ToolEscape)
+        )
+    }
+}
+
 /// Why a person decides.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HandoffReason {
@@ -269,6 +281,10 @@ impl ReviewOutcome {
             ReviewOutcome::AskPerson(HandoffReason::Breaker { cause }) => format!(
                 "Auto review of command \"{quoted}\" is paused: its circuit breaker is open \
                  ({cause}); breaker action `delegate` asks you"
+            ),
+            ReviewOutcome::Failed(cause) if cause.implicates_the_line() => format!(
+                "{} (a refusal or a tool escape is never run by a fallback)",
+                no_verdict_message(&quoted, cause, true)
             ),
             ReviewOutcome::Failed(cause) => format!(
                 "{} (fallback_policy = rejected)",
@@ -543,6 +559,9 @@ fn without_verdict(request: &ReviewRequest, program: &str, cause: NoVerdict) -> 
         FallbackPolicy::Delegate if request.person_present => FallbackAction::Delegate,
         // Delegate without a person to delegate to: rejected.
         FallbackPolicy::Delegate => FallbackAction::Rejected,
+        // A refusal or a tool escape says something about the line itself (it can be steered by
+        // the line): no fallback turns it into a run.
+        FallbackPolicy::AllowOnce if cause.implicates_the_line() => FallbackAction::Rejected,
         FallbackPolicy::AllowOnce => FallbackAction::AllowOnce,
     };
     let outcome = match fallback {
