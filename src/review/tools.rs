@@ -217,7 +217,7 @@ impl Workspace {
             Ok(regex) => regex,
             Err(err) => return Ok(format!("grep: invalid regular expression: {err}")),
         };
-        let mut search = Search::new(regex);
+        let mut search = Search::new(self, regex);
         if real.is_file() {
             let rel = real
                 .strip_prefix(&self.root)
@@ -256,16 +256,18 @@ fn read_text(file: File, raw: &str, size: u64) -> String {
 }
 
 /// `grep`'s state: matches found and bytes read so far.
-struct Search {
+struct Search<'a> {
+    workspace: &'a Workspace,
     regex: Regex,
     matches: Vec<String>,
     bytes_read: u64,
     truncated: bool,
 }
 
-impl Search {
-    fn new(regex: Regex) -> Search {
+impl<'a> Search<'a> {
+    fn new(workspace: &'a Workspace, regex: Regex) -> Search<'a> {
         Search {
+            workspace,
             regex,
             matches: Vec::new(),
             bytes_read: 0,
@@ -285,6 +287,10 @@ impl Search {
         else {
             return;
         };
+        // Swapped for a symlink to elsewhere between the walk and the open: skipped.
+        if !self.workspace.opened_inside(&file) {
+            return;
+        }
         let size = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
         if size > MAX_GREP_FILE_BYTES || self.bytes_read + size > MAX_GREP_TOTAL_BYTES {
             self.truncated = self.bytes_read + size > MAX_GREP_TOTAL_BYTES;
@@ -300,7 +306,10 @@ impl Search {
             return;
         }
         self.bytes_read += bytes.len() as u64;
-        let text = String::from_utf8_lossy(&bytes);
+        // Redacted as a whole before lines are picked: a secret spanning lines (a private key's
+        // body) or a long line cut below would otherwise leave pieces that no longer look secret.
+        // Line numbers are those of the redacted text.
+        let text = redact(&String::from_utf8_lossy(&bytes)).into_owned();
         for (number, line) in text.lines().enumerate() {
             if !self.regex.is_match(line) {
                 continue;
@@ -452,6 +461,24 @@ mod tests {
         assert!(missing.contains("no such file"));
         let binary = ws.run(&request(ToolName::ReadFile, "big.bin", "")).unwrap();
         assert!(binary.contains("binary"));
+    }
+
+    #[test]
+    fn grep_never_shows_a_private_key_body() {
+        let (_dir, ws) = setup();
+        let body = "MIIEpAIBAAKCAQEA75qsecretkeybodyline";
+        fs::write(
+            ws.root().join("id_rsa"),
+            format!(
+                "-----BEGIN RSA PRIVATE KEY-----\n{body}\nabc+/=\n-----END RSA PRIVATE KEY-----\n"
+            ),
+        )
+        .unwrap();
+        // A pattern that matches the body lines but not the BEGIN line.
+        let text = ws.run(&request(ToolName::Grep, ".", "^MII")).unwrap();
+        assert!(!text.contains("secretkeybody"), "{text}");
+        let text = ws.run(&request(ToolName::Grep, "id_rsa", "[a-z]")).unwrap();
+        assert!(!text.contains("secretkeybody"), "{text}");
     }
 
     #[test]
