@@ -531,6 +531,39 @@ fn the_live_stream_reports_a_new_event() {
 }
 
 #[test]
+fn the_open_launcher_is_removed_once_the_browser_came_in() {
+    let lab = Lab::new();
+    write_denials(&lab, "l");
+    // A stand-in for xdg-open that keeps a copy of the page it was handed.
+    let bin = lab.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let seen = lab.path("seen.html");
+    let opener = bin.join("xdg-open");
+    std::fs::write(
+        &opener,
+        format!("#!/bin/sh\ncp \"$1\" '{}'\n", seen.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&opener, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let panel = PanelRun::start_with_env(&lab, &["--session", "l", "--open"], &[("PATH", path)]);
+    let launcher = lab.path("state").join("shellgate/panel-open.html");
+    eventually("xdg-open was handed the launcher", || seen.is_file());
+    let page = std::fs::read_to_string(&seen).unwrap();
+    assert!(page.contains(&panel.url("/")), "{page}");
+    assert!(launcher.exists(), "the launcher waits for the browser");
+    // A request without the token does not remove it; the browser's request does.
+    let _ = http(panel.port, "GET", "/nope/", &[("Host", &panel.host())], "");
+    assert!(launcher.exists());
+    assert_eq!(panel.get("/").status, 303);
+    assert!(!launcher.exists(), "the token is not left on disk");
+}
+
+#[test]
 fn a_chosen_port_is_used_and_a_taken_one_refused() {
     let lab = Lab::new();
     write_denials(&lab, "p");

@@ -66,10 +66,19 @@ fn execute(args: &PanelArgs) -> Result<()> {
         loopback: Loopback::new(port),
         person: person_present(),
         sandbox: super::status::sandbox_line(),
+        launcher: std::sync::Mutex::new(None),
     };
     announce(&panel)?;
     if args.open {
         open_browser(&panel);
+    }
+    let panel = std::sync::Arc::new(panel);
+    if args.open {
+        let later = std::sync::Arc::clone(&panel);
+        std::thread::spawn(move || {
+            std::thread::sleep(crate::panel::LAUNCHER_LIFETIME);
+            later.forget_launcher();
+        });
     }
     crate::panel::server::serve(panel, listener)
 }
@@ -100,9 +109,13 @@ fn announce(panel: &Panel) -> Result<()> {
 
 /// Opens the page without putting the token on a command line (where `ps` would show it to any
 /// user): the browser is handed a private file (0600, in the 0700 state directory) that redirects
-/// to the URL. A failure to open is reported, not fatal: the URL is printed anyway.
+/// to the URL, removed once the browser has used it. A failure to open is reported, not fatal: the
+/// URL is printed anyway.
 fn open_browser(panel: &Panel) {
     let opened = write_launcher(panel).and_then(|file| {
+        if let Ok(mut slot) = panel.launcher.lock() {
+            *slot = Some(file.clone());
+        }
         Command::new("xdg-open")
             .arg(&file)
             .stdin(Stdio::null())

@@ -51,12 +51,29 @@ pub struct Panel {
     pub person: bool,
     /// Sandbox support, probed once at start (the kernel does not change while the panel runs).
     pub sandbox: SandboxLine,
+    /// The `--open` redirect page, which holds the token: removed as soon as the browser has come
+    /// in with the token (or after [`LAUNCHER_LIFETIME`]), so it is not left readable.
+    pub launcher: std::sync::Mutex<Option<PathBuf>>,
 }
+
+/// How long the `--open` redirect page may stay when no browser comes.
+pub const LAUNCHER_LIFETIME: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Panel {
     /// The path prefix of every URL: `/TOKEN`.
     pub fn base(&self) -> String {
         format!("/{}", self.secrets.url_token.as_str())
+    }
+
+    /// Removes the `--open` redirect page, if it is still there.
+    pub fn forget_launcher(&self) {
+        let taken = match self.launcher.lock() {
+            Ok(mut slot) => slot.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(file) = taken {
+            let _ = std::fs::remove_file(file);
+        }
     }
 
     /// The URL printed for the person.

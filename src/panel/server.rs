@@ -75,7 +75,7 @@ impl Body for PanelBody {
 }
 
 /// Serves `panel` on `listener` until the process is stopped.
-pub fn serve(panel: Panel, listener: std::net::TcpListener) -> Result<()> {
+pub fn serve(panel: Arc<Panel>, listener: std::net::TcpListener) -> Result<()> {
     let failed = |what: &str, err: std::io::Error| Error::internal(format!("panel: {what}: {err}"));
     listener
         .set_nonblocking(true)
@@ -85,7 +85,7 @@ pub fn serve(panel: Panel, listener: std::net::TcpListener) -> Result<()> {
         .enable_time()
         .build()
         .map_err(|err| failed("cannot start the runtime", err))?;
-    runtime.block_on(accept_loop(Arc::new(panel), listener))
+    runtime.block_on(accept_loop(panel, listener))
 }
 
 async fn accept_loop(panel: Arc<Panel>, listener: std::net::TcpListener) -> Result<()> {
@@ -170,7 +170,11 @@ async fn answer(panel: Arc<Panel>, request: Request<Incoming>) -> Response<Panel
         request.uri().path(),
         &panel.secrets.url_token,
     ) {
-        Ok(route) => route,
+        Ok(route) => {
+            // The browser is in with the token: the redirect page that carried it goes.
+            panel.forget_launcher();
+            route
+        }
         Err(RouteError::Token) => return forbidden(Refusal::Token),
         Err(RouteError::NotFound) => return text(StatusCode::NOT_FOUND, "not found"),
         Err(RouteError::Method { allow }) => return method_not_allowed(allow),

@@ -217,8 +217,14 @@ impl Drop for PanelRun {
 impl PanelRun {
     /// `shellgate panel ARGS` without a terminal (an agent started it).
     pub fn start(lab: &Lab, args: &[&str]) -> PanelRun {
+        PanelRun::start_with_env(lab, args, &[])
+    }
+
+    /// `shellgate panel ARGS` without a terminal, with extra environment variables.
+    pub fn start_with_env(lab: &Lab, args: &[&str], env: &[(&str, String)]) -> PanelRun {
         let mut child = lab
             .shellgate()
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .arg("panel")
             .args(args)
             .stdout(Stdio::piped())
