@@ -2,6 +2,9 @@
 //! refusals start nothing and say why (block or JSON), a log that cannot be written stops the line,
 //! and every step is in the session log.
 
+// The `never` lines these tests expect to be refused are harmless if a bug ever let them run
+// (`mkfs.ext4` of a path that does not exist fails): a test must not be able to damage the machine.
+
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -113,7 +116,10 @@ fn the_line_runs_in_the_sandbox() {
 #[test]
 fn refusals_start_nothing_and_say_why() {
     let env = Env::new();
-    let out = env.run("touch first; chmod -R 777 /", &[]);
+    let out = env.run(
+        "touch first; mkfs.ext4 /nonexistent/shellgate-test-disk",
+        &[],
+    );
     assert_eq!(out.status.code(), Some(202));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -127,7 +133,10 @@ fn refusals_start_nothing_and_say_why() {
     assert!(!env.work().join("first").exists());
     assert!(!kinds(&env.events()).contains(&"exec/started".to_owned()));
     // The same as one JSON object for headless callers.
-    let out = env.run("touch first; chmod -R 777 /", &[("SHELLGATE_JSON", "1")]);
+    let out = env.run(
+        "touch first; mkfs.ext4 /nonexistent/shellgate-test-disk",
+        &[("SHELLGATE_JSON", "1")],
+    );
     let refusal: Value = serde_json::from_slice(&out.stderr).unwrap();
     assert_eq!(refusal["code"], "NEVER_POLICY");
     assert_eq!(refusal["marker"], "[auto-review-never]");

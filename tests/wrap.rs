@@ -3,6 +3,9 @@
 //! Codex CLI driven by a scripted model (`../shared/real-agent/`). Effects are checked: marker
 //! files, what the agent got back as its tool result, the session log.
 
+// The `never` lines these tests expect to be refused are harmless if a bug ever let them run
+// (`mkfs.ext4` of a path that does not exist fails): a test must not be able to damage the machine.
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -110,7 +113,7 @@ fn shells_started_by_absolute_path_are_gated() {
         &f,
         &[
             "ls -a",
-            "touch made; chmod -R 777 /",
+            "touch made; mkfs.ext4 /nonexistent/shellgate-test-disk",
             "x=rm; $x -rf nothing",
         ],
     );
@@ -134,7 +137,7 @@ fn shells_started_by_absolute_path_are_gated() {
     // Every line is in the session log (kept by wrap, outside the agent's sandbox).
     let log = f.log();
     assert!(
-        log.contains("chmod -R 777 /") && log.contains("NEVER_POLICY"),
+        log.contains("mkfs.ext4 /nonexistent/shellgate-test-disk") && log.contains("NEVER_POLICY"),
         "{log}"
     );
 }
@@ -172,7 +175,7 @@ fn make_recipes_are_gated() {
     let f = Fixture::new();
     std::fs::write(
         f.ws.join("Makefile"),
-        "safe:\n\tls -a\nbad:\n\ttouch recipe-marker; chmod -R 777 /\n",
+        "safe:\n\tls -a\nbad:\n\ttouch recipe-marker; mkfs.ext4 /nonexistent/shellgate-test-disk\n",
     )
     .unwrap();
     let out = f.wrap(&[], &["/usr/bin/make", "-s", "safe"]);
@@ -196,7 +199,7 @@ fn git_shell_aliases_are_gated() {
         &[
             "/usr/bin/git",
             "-c",
-            "alias.boom=!touch alias-marker; chmod -R 777 /",
+            "alias.boom=!touch alias-marker; mkfs.ext4 /nonexistent/shellgate-test-disk",
             "boom",
         ],
     );
@@ -214,7 +217,7 @@ fn xargs_sh_c_and_script_c_are_gated() {
     let f = Fixture::new();
     let out = f.wrap(
         &[],
-        &["/usr/bin/python3", "-c", "import subprocess; subprocess.run(['/usr/bin/xargs', '/bin/sh', '-c', 'touch xargs-marker; chmod -R 777 /'], input=b'x\\n')"],
+        &["/usr/bin/python3", "-c", "import subprocess; subprocess.run(['/usr/bin/xargs', '/bin/sh', '-c', 'touch xargs-marker; mkfs.ext4 /nonexistent/shellgate-test-disk'], input=b'x\\n')"],
     );
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("NEVER_POLICY"),
@@ -229,7 +232,7 @@ fn xargs_sh_c_and_script_c_are_gated() {
             "-q",
             "-e",
             "-c",
-            "touch script-marker; chmod -R 777 /",
+            "touch script-marker; mkfs.ext4 /nonexistent/shellgate-test-disk",
             "/dev/null",
         ],
     );
@@ -262,7 +265,11 @@ fn real_agent(runner: &str, line: &str, expect: &str) -> (Output, String) {
 
 fn real_agent_lines(runner: &str) {
     // A destructive line never takes effect, and the refusal is what the agent gets back.
-    let (out, result) = real_agent(runner, "echo pwned > marker; chmod -R 777 /", "absent");
+    let (out, result) = real_agent(
+        runner,
+        "echo pwned > marker; mkfs.ext4 /nonexistent/shellgate-test-disk",
+        "absent",
+    );
     assert_eq!(
         out.status.code(),
         Some(0),
