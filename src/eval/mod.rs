@@ -43,7 +43,9 @@ impl ReviewerChoice {
     pub fn describe(&self) -> String {
         match self {
             ReviewerChoice::Reviewer(r) => {
-                format!("{} {} ({})", r.provider.as_str(), r.model, r.base_url)
+                // The URL may carry credentials; the report is a CI artifact.
+                let url = crate::redact::redact(&r.base_url);
+                format!("{} {} ({url})", r.provider.as_str(), r.model)
             }
             ReviewerChoice::Unconfigured => "none configured".to_owned(),
             ReviewerChoice::Off => "off (--no-review): rules only".to_owned(),

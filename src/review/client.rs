@@ -25,14 +25,6 @@ const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 /// Tool calls executed per round; further calls in the same round are answered as skipped.
 pub const MAX_CALLS_PER_ROUND: usize = 4;
 
-/// A finished conversation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Exchange {
-    pub verdict: Verdict,
-    /// Requests sent (1 + tool rounds).
-    pub requests: u32,
-}
-
 /// The conversation in the provider's wire format.
 enum Dialogue {
     OpenAi(openai::Dialogue),
@@ -169,7 +161,7 @@ pub fn converse(
     system: String,
     user: String,
     transcript: Option<&mut Transcript>,
-) -> Result<Exchange, ReviewFailure> {
+) -> Result<Verdict, ReviewFailure> {
     let endpoint = Endpoint::new(config)?;
     let timeout = Duration::from_millis(config.timeout_ms);
     let dialogue = match config.provider {
@@ -226,18 +218,13 @@ struct Session<'a> {
 }
 
 impl Session<'_> {
-    async fn run(mut self) -> Result<Exchange, ReviewFailure> {
+    async fn run(mut self) -> Result<Verdict, ReviewFailure> {
         for round in 0..=self.max_rounds {
             let tools_allowed = round < self.max_rounds;
             let body = self.dialogue.body(tools_allowed);
             let bytes = self.post(&body).await?;
             match self.dialogue.read(&bytes)? {
-                Reply::Verdict(verdict) => {
-                    return Ok(Exchange {
-                        verdict,
-                        requests: round + 1,
-                    });
-                }
+                Reply::Verdict(verdict) => return Ok(verdict),
                 Reply::Tools(calls) if tools_allowed => {
                     let results = self.run_tools(calls)?;
                     if let Some(transcript) = self.transcript.as_deref_mut() {

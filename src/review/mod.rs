@@ -515,7 +515,6 @@ fn ask_model(
     let user = prompt::user_message(&facts);
     let workspace = Workspace::new(request.workspace).ok();
     client::converse(config, workspace.as_ref(), system, user, transcript)
-        .map(|exchange| exchange.verdict)
 }
 
 /// Applies the risk policy to a verdict and records it.
