@@ -95,6 +95,13 @@ pub enum RiskLevel {
 }
 
 impl RiskLevel {
+    pub const ALL: [RiskLevel; 4] = [
+        RiskLevel::Low,
+        RiskLevel::Medium,
+        RiskLevel::High,
+        RiskLevel::Critical,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             RiskLevel::Low => "low",
@@ -149,6 +156,23 @@ pub enum BreakerAction {
     Reject,
     /// Refuse every line until a person resets the breaker.
     Abort,
+}
+
+impl BreakerAction {
+    pub const ALL: [BreakerAction; 3] = [
+        BreakerAction::Delegate,
+        BreakerAction::Reject,
+        BreakerAction::Abort,
+    ];
+
+    /// The name as in the config (`delegate`, `reject`, `abort`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BreakerAction::Delegate => "delegate",
+            BreakerAction::Reject => "reject",
+            BreakerAction::Abort => "abort",
+        }
+    }
 }
 
 /// `[reviewer.breaker]`: the per-session circuit breaker.
@@ -739,6 +763,19 @@ fn expand_home(dir: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_match_the_config_form() {
+        for r in RiskLevel::ALL {
+            assert_eq!(serde_json::to_value(r).unwrap(), r.as_str());
+        }
+        for a in BreakerAction::ALL {
+            assert_eq!(serde_json::to_value(a).unwrap(), a.as_str());
+        }
+        for p in [Provider::Openai, Provider::Anthropic] {
+            assert_eq!(serde_json::to_value(p).unwrap(), p.as_str());
+        }
+    }
 
     fn user(text: &str) -> Result<Config, Error> {
         let mut config = Config::builtin();

@@ -230,12 +230,12 @@ pub fn render_status(id: &SessionId, state: &SessionState, now: Timestamp) -> St
     let breaker = &state.breaker;
     if breaker.open {
         out.push_str(&format!(
-            "breaker: OPEN ({}; action {:?}); a person resets it with `shellgate auto-review on`\n",
+            "breaker: OPEN ({}; action {}); a person resets it with `shellgate auto-review on`\n",
             breaker
                 .cause
                 .as_ref()
                 .map_or(String::new(), |c| visible(&c.describe())),
-            breaker.action
+            breaker.action.as_str()
         ));
     } else {
         out.push_str(&format!(

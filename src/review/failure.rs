@@ -45,6 +45,23 @@ pub enum FailureKind {
 }
 
 impl FailureKind {
+    pub const ALL: [FailureKind; 14] = [
+        FailureKind::Timeout,
+        FailureKind::Connect,
+        FailureKind::Tls,
+        FailureKind::HttpStatus,
+        FailureKind::Transport,
+        FailureKind::TooLarge,
+        FailureKind::FinishReason,
+        FailureKind::Refusal,
+        FailureKind::Empty,
+        FailureKind::Unparseable,
+        FailureKind::Schema,
+        FailureKind::ToolLimit,
+        FailureKind::ToolEscape,
+        FailureKind::Config,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             FailureKind::Timeout => "timeout",
@@ -175,6 +192,13 @@ pub fn clean(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kind_names_match_the_json_form() {
+        for kind in FailureKind::ALL {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
+        }
+    }
 
     #[test]
     fn messages_name_status_finish_and_provider_text() {

@@ -293,7 +293,7 @@ impl ReviewOutcome {
             ReviewOutcome::CircuitOpen { action, cause } => format!(
                 "Auto review refuses command \"{quoted}\": the circuit breaker is open ({cause}) \
                  with action `{}`; a person resets it with `shellgate auto-review on`",
-                breaker_action_name(*action)
+                action.as_str()
             ),
             ReviewOutcome::Unavailable(err) => err.reason.clone(),
         }
@@ -707,14 +707,6 @@ fn breaker_cause(state: &SessionState) -> String {
         .cause
         .as_ref()
         .map_or_else(|| "tripped".to_owned(), |cause| visible(&cause.describe()))
-}
-
-fn breaker_action_name(action: BreakerAction) -> &'static str {
-    match action {
-        BreakerAction::Delegate => "delegate",
-        BreakerAction::Reject => "reject",
-        BreakerAction::Abort => "abort",
-    }
 }
 
 fn denied_message(quoted: &str, v: &ReviewedVerdict, ceiling: Option<RiskLevel>) -> String {

@@ -185,16 +185,10 @@ pub fn parse_verdict(object: &Map<String, Value>) -> Result<Verdict, AnswerError
         }
     };
     let risk = required_str(object, "riskLevel")?;
-    let risk_level = match risk {
-        "low" => RiskLevel::Low,
-        "medium" => RiskLevel::Medium,
-        "high" => RiskLevel::High,
-        "critical" => RiskLevel::Critical,
-        other => {
-            return Err(schema(&format!(
-                "`riskLevel` must be low, medium, high or critical, not {other:?}"
-            )));
-        }
+    let Some(risk_level) = RiskLevel::ALL.into_iter().find(|r| r.as_str() == risk) else {
+        return Err(schema(&format!(
+            "`riskLevel` must be low, medium, high or critical, not {risk:?}"
+        )));
     };
     let reason = required_str(object, "reason")?.trim();
     if reason.is_empty() {
