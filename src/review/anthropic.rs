@@ -7,10 +7,7 @@
 //! tool request, else the review fails.
 
 use super::failure::{FailureKind, ReviewFailure};
-use super::verdict::{
-    self, Answer, SUBMIT_VERDICT, ToolName, parse_answer_text, parse_tool_arguments,
-    tool_arguments_schema, verdict_schema,
-};
+use super::verdict::{SUBMIT_VERDICT, ToolName, tool_arguments_schema, verdict_schema};
 use super::{Reply, ToolCall};
 use crate::config::ReviewerConfig;
 use serde_json::{Value, json};
@@ -77,7 +74,7 @@ impl Dialogue {
         check_stop(response["stop_reason"].as_str(), self.max_tokens, &text)?;
         let calls: Vec<&Value> = blocks.iter().filter(|b| b["type"] == "tool_use").collect();
         let reply = if calls.is_empty() {
-            embedded_reply(&text)?
+            Reply::from_answer_text(&text)?
         } else {
             native_reply(&calls)?
         };
@@ -104,13 +101,9 @@ impl Dialogue {
             self.messages
                 .push(json!({"role": "user", "content": blocks}));
         } else {
-            let pairs: Vec<(String, String)> = results
-                .iter()
-                .map(|(call, result)| (call.request.describe(), result.clone()))
-                .collect();
             self.messages.push(json!({
                 "role": "user",
-                "content": super::prompt::tool_results_message(&pairs),
+                "content": super::prompt::tool_results_message(results),
             }));
         }
     }
@@ -162,38 +155,16 @@ fn text_of(blocks: &[Value]) -> String {
         .join("")
 }
 
-fn embedded_reply(text: &str) -> Result<Reply, ReviewFailure> {
-    match parse_answer_text(text)? {
-        Answer::Verdict(verdict) => Ok(Reply::Verdict(verdict)),
-        Answer::Tool(request) => Ok(Reply::Tools(vec![ToolCall { id: None, request }])),
-    }
-}
-
+/// `tool_use` blocks: `name`, `id` and an `input` object.
 fn native_reply(calls: &[&Value]) -> Result<Reply, ReviewFailure> {
-    let mut requests = Vec::new();
-    for call in calls {
+    Reply::from_native_calls(calls.iter().map(|call| {
         let name = call["name"].as_str().unwrap_or_default();
+        let id = call["id"].as_str().unwrap_or("toolu").to_owned();
         let input = call["input"].as_object().ok_or_else(|| {
             ReviewFailure::new(FailureKind::Schema, "a tool_use block has no input object")
         })?;
-        if name == SUBMIT_VERDICT {
-            return Ok(Reply::Verdict(verdict::parse_verdict(input)?));
-        }
-        let tool = ToolName::parse(name).ok_or_else(|| {
-            ReviewFailure::new(
-                FailureKind::Schema,
-                format!(
-                    "the model called an unknown tool {:?}",
-                    super::failure::clean(name)
-                ),
-            )
-        })?;
-        requests.push(ToolCall {
-            id: Some(call["id"].as_str().unwrap_or("toolu").to_owned()),
-            request: parse_tool_arguments(tool, input)?,
-        });
-    }
-    Ok(Reply::Tools(requests))
+        Ok((name, id, input.clone()))
+    }))
 }
 
 /// The assistant blocks as sent back: text and tool_use with only the fields the API accepts.

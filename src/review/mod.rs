@@ -762,6 +762,49 @@ pub enum Reply {
     Tools(Vec<ToolCall>),
 }
 
+impl Reply {
+    /// A reply whose text carries the answer (a verdict or one embedded tool request).
+    fn from_answer_text(text: &str) -> Result<Reply, ReviewFailure> {
+        Ok(match verdict::parse_answer_text(text)? {
+            verdict::Answer::Verdict(verdict) => Reply::Verdict(verdict),
+            verdict::Answer::Tool(request) => Reply::Tools(vec![ToolCall { id: None, request }]),
+        })
+    }
+
+    /// A reply of native tool calls, each `(name, id, arguments)`: a `submit_verdict` call is the
+    /// verdict; the others are tool requests.
+    fn from_native_calls<'a>(
+        calls: impl IntoIterator<
+            Item = Result<
+                (&'a str, String, serde_json::Map<String, serde_json::Value>),
+                ReviewFailure,
+            >,
+        >,
+    ) -> Result<Reply, ReviewFailure> {
+        let mut requests = Vec::new();
+        for call in calls {
+            let (name, id, arguments) = call?;
+            if name == verdict::SUBMIT_VERDICT {
+                return Ok(Reply::Verdict(verdict::parse_verdict(&arguments)?));
+            }
+            let tool = verdict::ToolName::parse(name).ok_or_else(|| {
+                ReviewFailure::new(
+                    FailureKind::Schema,
+                    format!(
+                        "the model called an unknown tool {:?}",
+                        failure::clean(name)
+                    ),
+                )
+            })?;
+            requests.push(ToolCall {
+                id: Some(id),
+                request: verdict::parse_tool_arguments(tool, &arguments)?,
+            });
+        }
+        Ok(Reply::Tools(requests))
+    }
+}
+
 /// One tool call; `id` is the provider's id for a native call, `None` for an embedded request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolCall {

@@ -13,8 +13,7 @@
 
 use super::failure::{FailureKind, ReviewFailure};
 use super::verdict::{
-    self, Answer, SUBMIT_VERDICT, ToolName, answer_schema, parse_answer_text, parse_tool_arguments,
-    tool_arguments_schema, verdict_schema,
+    SUBMIT_VERDICT, ToolName, answer_schema, tool_arguments_schema, verdict_schema,
 };
 use super::{Reply, ToolCall};
 use crate::config::{ReviewerConfig, StructuredOutput};
@@ -105,7 +104,7 @@ impl Dialogue {
             .filter(|calls| !calls.is_empty())
         {
             Some(calls) => native_reply(calls)?,
-            None => embedded_reply(&content_text(&message["content"]))?,
+            None => Reply::from_answer_text(&content_text(&message["content"]))?,
         };
         self.last_assistant = Some(assistant_replay(message));
         Ok(reply)
@@ -126,13 +125,9 @@ impl Dialogue {
                 }));
             }
         } else {
-            let pairs: Vec<(String, String)> = results
-                .iter()
-                .map(|(call, result)| (call.request.describe(), result.clone()))
-                .collect();
             self.messages.push(json!({
                 "role": "user",
-                "content": super::prompt::tool_results_message(&pairs),
+                "content": super::prompt::tool_results_message(results),
             }));
         }
     }
@@ -196,37 +191,13 @@ fn content_text(content: &Value) -> String {
     }
 }
 
-fn embedded_reply(text: &str) -> Result<Reply, ReviewFailure> {
-    match parse_answer_text(text)? {
-        Answer::Verdict(verdict) => Ok(Reply::Verdict(verdict)),
-        Answer::Tool(request) => Ok(Reply::Tools(vec![ToolCall { id: None, request }])),
-    }
-}
-
-/// Native tool calls: a `submit_verdict` call is the verdict; the others are tool requests.
+/// Native tool calls: `function.name`, `id`, and `function.arguments` (a JSON string or object).
 fn native_reply(calls: &[Value]) -> Result<Reply, ReviewFailure> {
-    let mut requests = Vec::new();
-    for call in calls {
+    Reply::from_native_calls(calls.iter().map(|call| {
         let name = call["function"]["name"].as_str().unwrap_or_default();
-        let arguments = arguments_object(&call["function"]["arguments"])?;
-        if name == SUBMIT_VERDICT {
-            return Ok(Reply::Verdict(verdict::parse_verdict(&arguments)?));
-        }
-        let tool = ToolName::parse(name).ok_or_else(|| {
-            ReviewFailure::new(
-                FailureKind::Schema,
-                format!(
-                    "the model called an unknown tool {:?}",
-                    super::failure::clean(name)
-                ),
-            )
-        })?;
-        requests.push(ToolCall {
-            id: Some(call["id"].as_str().unwrap_or("call").to_owned()),
-            request: parse_tool_arguments(tool, &arguments)?,
-        });
-    }
-    Ok(Reply::Tools(requests))
+        let id = call["id"].as_str().unwrap_or("call").to_owned();
+        Ok((name, id, arguments_object(&call["function"]["arguments"])?))
+    }))
 }
 
 /// Tool arguments arrive as a JSON string (OpenAI) or an object (some compatible servers).

@@ -176,10 +176,10 @@ pub fn user_message(facts: &Facts) -> String {
 }
 
 /// The message that carries tool results back when the model asked in its answer text.
-pub fn tool_results_message(results: &[(String, String)]) -> String {
+pub fn tool_results_message(results: &[(super::ToolCall, String)]) -> String {
     let mut out = String::from("Results of your tool requests:\n");
-    for (request, result) in results {
-        out.push_str(&tool_result_block(request, result));
+    for (call, result) in results {
+        out.push_str(&tool_result_block(&call.request.describe(), result));
     }
     out.push_str("Now answer with a verdict or another tool request.");
     out
