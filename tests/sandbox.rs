@@ -337,6 +337,64 @@ fn workspace_inside_tmp_cannot_be_renamed_away() {
     assert!(!moved.exists());
 }
 
+#[test]
+fn git_paths_stay_protected_after_head_is_moved_away() {
+    let s = Scratch::new();
+    s.git_repo();
+    let config = read(&s.ws.join(".git/config")).unwrap();
+    // Line 1 hides HEAD (allowed: .git is only pinned, not read-only) ...
+    s.sandbox().sh("mv .git/HEAD head-aside").ok();
+    // ... line 2 must still find .git/config and .git/hooks protected.
+    s.sandbox()
+        .sh("echo '#!/bin/sh' > .git/hooks/pre-commit")
+        .program_failed();
+    s.sandbox()
+        .sh("printf '[core]\\n\\tfsmonitor = evil\\n' >> .git/config")
+        .program_failed();
+    s.sandbox().sh("mv head-aside .git/HEAD").ok();
+    assert!(!s.ws.join(".git/hooks/pre-commit").exists());
+    assert_eq!(read(&s.ws.join(".git/config")).unwrap(), config);
+}
+
+#[test]
+fn submodule_git_dir_stays_protected_after_its_head_is_moved_away() {
+    let s = Scratch::new();
+    s.git_repo();
+    let module = s.ws.join(".git/modules/lib");
+    fs::create_dir_all(module.join("hooks")).unwrap();
+    fs::write(module.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    fs::write(module.join("config"), "[core]\n").unwrap();
+    s.sandbox().sh("mv .git/modules/lib/HEAD head-aside").ok();
+    s.sandbox()
+        .sh("echo '\tfsmonitor = evil' >> .git/modules/lib/config")
+        .program_failed();
+    s.sandbox()
+        .sh("touch .git/modules/lib/hooks/post-checkout")
+        .program_failed();
+    assert_eq!(read(&module.join("config")).as_deref(), Some("[core]\n"));
+    assert!(!module.join("hooks/post-checkout").exists());
+}
+
+#[test]
+fn unreadable_git_dir_refuses_instead_of_unprotecting() {
+    let Some(nobody) = Nobody::new() else {
+        return;
+    };
+    let config = read(&nobody.ws.join(".git/config")).unwrap();
+    // Line 1: make .git unsearchable for its owner (allowed: chmod is not a write).
+    let out = nobody.sandbox("chmod 000 .git");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // Line 2: the launcher cannot tell what exists in .git, so it must not run anything.
+    let out = nobody
+        .sandbox("chmod 755 .git; echo '\tfsmonitor = evil' >> .git/config; touch .git/hooks/x");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(SANDBOX_UNAVAILABLE), "{stderr}");
+    assert!(stderr.contains("cannot check protected path"), "{stderr}");
+    nobody.chmod(".git", 0o755);
+    assert_eq!(read(&nobody.ws.join(".git/config")).unwrap(), config);
+    assert!(!nobody.ws.join(".git/hooks/x").exists());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Network.
 

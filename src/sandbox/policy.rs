@@ -180,7 +180,7 @@ impl Spec {
         let workspace = canonical_dir(workspace, "workspace")?;
         let (temp_dirs, git_dirs) = match policy {
             Policy::ReadOnly => (Vec::new(), Vec::new()),
-            Policy::WorkspaceWrite => (default_temp_dirs(), worktree_git_dirs(&workspace)),
+            Policy::WorkspaceWrite => (default_temp_dirs(), worktree_git_dirs(&workspace)?),
         };
         Ok(Spec {
             policy,
@@ -262,10 +262,18 @@ pub fn default_temp_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-fn worktree_git_dirs(workspace: &Path) -> Vec<PathBuf> {
-    git::inspect(workspace)
+/// A linked worktree's git dirs, writable so `git commit` works there. `.git` must be readable:
+/// the protected-path planner relies on the same answer.
+fn worktree_git_dirs(workspace: &Path) -> Result<Vec<PathBuf>> {
+    let layout = git::inspect(workspace).map_err(|e| {
+        Error::new(
+            Code::SandboxUnavailable,
+            format!("cannot read {}: {e}", workspace.join(".git").display()),
+        )
+    })?;
+    Ok(layout
         .map(|layout| git::linked_worktree_dirs(&layout))
-        .unwrap_or_default()
+        .unwrap_or_default())
 }
 
 fn canonical_dir(dir: &Path, what: &str) -> Result<PathBuf> {

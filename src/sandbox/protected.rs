@@ -17,9 +17,14 @@
 //!
 //! A protected path reached through a symlink cannot be pinned (a symlink cannot be a mount
 //! point), so it refuses to run unless the protection is dropped.
+//!
+//! What the sandboxed program may have changed since the last launch decides nothing here: a
+//! missing `HEAD` only means missing paths are not *created* (existing `config` and `hooks/` are
+//! protected whatever `HEAD` says), and a path that cannot be checked (`EACCES` after a
+//! `chmod 000 .git`, `EIO`) refuses to run instead of counting as missing.
 
 use crate::error::{Code, Error, Result};
-use crate::sandbox::git::{self, GitLayout};
+use crate::sandbox::git;
 use crate::sandbox::policy::{Protection, Spec};
 use crate::sandbox::sys;
 use std::path::{Component, Path, PathBuf};
@@ -41,8 +46,12 @@ pub const SHELL_STARTUP_FILES: [&str; 10] = [
 /// Project files protected at the top of every writable root.
 pub const PROJECT_FILES: [&str; 2] = [".gitmodules", ".shellgate.toml"];
 
-/// How deep `.git/modules/<name>/modules/...` is searched for submodule git dirs.
-const SUBMODULE_DEPTH: usize = 4;
+/// How many directory levels beneath `.git/modules` are searched for submodule git dirs (a nested
+/// submodule takes two: `<name>/modules/<name>`).
+const SUBMODULE_DEPTH: usize = 8;
+
+/// Directories of a git dir that hold no submodule git dirs and can be large: not searched.
+const GIT_DIR_INTERNALS: [&str; 3] = ["objects", "refs", "logs"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -50,22 +59,44 @@ enum Kind {
     Dir,
 }
 
-/// A path that must stay read-only, and whether shellgate may create it when missing.
+/// What to do about a protected path that does not exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Missing {
+    /// Create it (empty) and protect it: git or shellgate would create it anyway.
+    Create(Kind),
+    /// Leave it: the program could create it (a known gap, listed in [`Plan::unenforced`]).
+    Unenforced,
+    /// Leave it silently: only probed in case it exists (`config` in a directory beneath
+    /// `.git/modules` that may or may not be a submodule's git dir).
+    Probe,
+}
+
+/// A path that must stay read-only, and what to do when it is missing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Candidate {
     path: PathBuf,
-    create: Option<Kind>,
+    missing: Missing,
 }
 
 impl Candidate {
     fn existing(path: PathBuf) -> Candidate {
-        Candidate { path, create: None }
+        Candidate {
+            path,
+            missing: Missing::Unenforced,
+        }
     }
 
     fn created(path: PathBuf, kind: Kind) -> Candidate {
         Candidate {
             path,
-            create: Some(kind),
+            missing: Missing::Create(kind),
+        }
+    }
+
+    fn probed(path: PathBuf) -> Candidate {
+        Candidate {
+            path,
+            missing: Missing::Probe,
         }
     }
 }
@@ -134,7 +165,7 @@ pub fn plan(spec: &Spec, env: &HomeEnv) -> Result<Plan> {
     let mut targets = Vec::new();
     // Candidates share a handful of parents (each root, each git dir, $HOME): place each once.
     let mut placed_parents: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
-    for candidate in candidates(spec, env) {
+    for candidate in candidates(spec, env)? {
         let (Some(parent), Some(name)) = (candidate.path.parent(), candidate.path.file_name())
         else {
             continue;
@@ -154,12 +185,14 @@ pub fn plan(spec: &Spec, env: &HomeEnv) -> Result<Plan> {
         if !beneath_any(&path, &roots) {
             continue;
         }
-        match resolve(&path, candidate.create)? {
+        match resolve(&path, candidate.missing)? {
             Some(path) => targets.push(path),
-            None => plan.unenforced.push(path),
+            None if candidate.missing == Missing::Unenforced => plan.unenforced.push(path),
+            None => {}
         }
     }
-    targets.sort_by_key(|p| depth(p));
+    // Parents before children; equal paths adjacent, so `dedup` removes every duplicate.
+    targets.sort_by(|a, b| depth(a).cmp(&depth(b)).then_with(|| a.cmp(b)));
     targets.dedup();
     for target in targets {
         for pin in pins_for(&target, &roots) {
@@ -178,84 +211,95 @@ pub fn plan(spec: &Spec, env: &HomeEnv) -> Result<Plan> {
     Ok(plan)
 }
 
-fn candidates(spec: &Spec, env: &HomeEnv) -> Vec<Candidate> {
+fn candidates(spec: &Spec, env: &HomeEnv) -> Result<Vec<Candidate>> {
     let mut list = Vec::new();
     let mut roots = vec![spec.workspace.clone()];
     roots.extend(spec.writable.iter().cloned());
     for root in &roots {
         let dot_git = root.join(".git");
-        if dot_git.is_symlink() {
-            // Git follows it; we cannot pin it: `place` refuses it.
-            list.push(Candidate::existing(dot_git));
+        let dot_git_meta = git::missing_as_none(dot_git.symlink_metadata())
+            .map_err(|e| unchecked(&dot_git, &e))?;
+        if dot_git_meta.is_some_and(|meta| !meta.is_dir()) {
+            // A pointer file decides which git dir git uses: it must not be redirected, even when
+            // what it points to is missing or unreadable now. A symlink is refused (`resolve`):
+            // git follows it and a mount cannot pin it.
+            list.push(Candidate::existing(dot_git.clone()));
         }
-        if let Some(layout) = git::inspect(root) {
-            list.extend(layout_candidates(&layout));
+        let layout = git::inspect(root).map_err(|e| unchecked(&dot_git, &e))?;
+        if let Some(layout) = layout {
+            for dir in layout.dirs() {
+                list.extend(git_dir_candidates(dir)?);
+            }
         }
         for name in PROJECT_FILES.iter().chain(&SHELL_STARTUP_FILES) {
             list.push(Candidate::existing(root.join(name)));
         }
     }
     for dir in &spec.git_dirs {
-        list.extend(git_dir_candidates(dir));
+        list.extend(git_dir_candidates(dir)?);
     }
     list.extend(home_candidates(env));
-    list
-}
-
-fn layout_candidates(layout: &GitLayout) -> Vec<Candidate> {
-    let mut list = Vec::new();
-    if layout.is_pointer() {
-        // The pointer file decides which git dir git uses: it must not be redirected.
-        list.push(Candidate::existing(layout.dot_git.clone()));
-    }
-    for dir in layout.dirs() {
-        list.extend(git_dir_candidates(dir));
-    }
-    list
+    Ok(list)
 }
 
 /// The files git executes or reads configuration from, inside one git dir.
-fn git_dir_candidates(git_dir: &Path) -> Vec<Candidate> {
-    // Only a real git dir gets paths created in it.
-    if !git_dir.join("HEAD").exists() {
-        return Vec::new();
-    }
-    let mut list = vec![
-        Candidate::created(git_dir.join("config"), Kind::File),
-        Candidate::created(git_dir.join("hooks"), Kind::Dir),
-        Candidate::existing(git_dir.join("config.worktree")),
-        Candidate::existing(git_dir.join("commondir")),
-    ];
+///
+/// `HEAD` only decides whether missing `config` and `hooks/` are *created* (in something that is
+/// not a repository they would be litter): existing ones are protected either way, since the
+/// program can move `HEAD` away in one command to unprotect them for the next.
+fn git_dir_candidates(git_dir: &Path) -> Result<Vec<Candidate>> {
+    let head = git_dir.join("HEAD");
+    let is_repository = head.try_exists().map_err(|e| unchecked(&head, &e))?;
+    let config_and_hooks = if is_repository {
+        [
+            Candidate::created(git_dir.join("config"), Kind::File),
+            Candidate::created(git_dir.join("hooks"), Kind::Dir),
+        ]
+    } else {
+        [
+            Candidate::existing(git_dir.join("config")),
+            Candidate::existing(git_dir.join("hooks")),
+        ]
+    };
+    let mut list = Vec::from(config_and_hooks);
+    list.push(Candidate::existing(git_dir.join("config.worktree")));
+    list.push(Candidate::existing(git_dir.join("commondir")));
     // Other linked worktrees' per-worktree config and common-dir pointers.
-    for admin in subdirs(&git_dir.join("worktrees")) {
+    for admin in subdirs(&git_dir.join("worktrees"))? {
         list.push(Candidate::existing(admin.join("config.worktree")));
         list.push(Candidate::existing(admin.join("commondir")));
     }
     list.extend(submodule_candidates(
         &git_dir.join("modules"),
         SUBMODULE_DEPTH,
-    ));
-    list
+    )?);
+    Ok(list)
 }
 
 /// Submodule git dirs (`.git/modules/<name>`, nested): `git status` in the superproject runs
 /// git in them, which reads their config (`core.fsmonitor` executes a program).
-fn submodule_candidates(modules: &Path, depth: usize) -> Vec<Candidate> {
+///
+/// Every directory is probed for `config` and `hooks/` and searched further, whether or not it
+/// has a `HEAD` now: a submodule's name may contain slashes (`modules/a/b`), nested submodules
+/// live in `<git dir>/modules/`, and `HEAD` files are the program's to move or plant. Only the
+/// big internals of a git dir (objects, refs, logs) are not searched.
+fn submodule_candidates(modules: &Path, depth: usize) -> Result<Vec<Candidate>> {
     if depth == 0 {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let mut list = Vec::new();
-    for dir in subdirs(modules) {
-        if dir.join("HEAD").exists() {
-            list.push(Candidate::existing(dir.join("config")));
-            list.push(Candidate::existing(dir.join("hooks")));
-            list.extend(submodule_candidates(&dir.join("modules"), depth - 1));
-        } else {
-            // Submodule names may contain slashes: `modules/a/b`.
-            list.extend(submodule_candidates(&dir, depth - 1));
+    for dir in subdirs(modules)? {
+        if dir
+            .file_name()
+            .is_some_and(|name| GIT_DIR_INTERNALS.iter().any(|i| name == *i))
+        {
+            continue;
         }
+        list.push(Candidate::probed(dir.join("config")));
+        list.push(Candidate::probed(dir.join("hooks")));
+        list.extend(submodule_candidates(&dir, depth - 1)?);
     }
-    list
+    Ok(list)
 }
 
 fn home_candidates(env: &HomeEnv) -> Vec<Candidate> {
@@ -281,17 +325,25 @@ fn home_candidates(env: &HomeEnv) -> Vec<Candidate> {
     list
 }
 
-fn subdirs(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
+/// The subdirectories of `dir` (none when it does not exist), sorted.
+fn subdirs(dir: &Path) -> Result<Vec<PathBuf>> {
+    let Some(entries) =
+        git::missing_as_none(std::fs::read_dir(dir)).map_err(|e| unchecked(dir, &e))?
+    else {
+        return Ok(Vec::new());
     };
-    let mut dirs: Vec<PathBuf> = entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.path())
-        .collect();
+    let mut dirs = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| unchecked(dir, &e))?;
+        let file_type = entry
+            .file_type()
+            .map_err(|e| unchecked(&entry.path(), &e))?;
+        if file_type.is_dir() {
+            dirs.push(entry.path());
+        }
+    }
     dirs.sort();
-    dirs
+    Ok(dirs)
 }
 
 /// Walks `path` from `/`, resolving symlinks that live *outside* the writable roots (a symlinked
@@ -327,42 +379,44 @@ fn place(path: &Path, roots: &[PathBuf]) -> Result<Option<PathBuf>> {
                 if beneath_any(&placed, roots) {
                     return Err(symlinked(&next));
                 }
-                match std::fs::canonicalize(&next) {
-                    Ok(target) => placed = target,
-                    Err(_) => return Ok(None),
+                match git::missing_as_none(std::fs::canonicalize(&next)) {
+                    Ok(Some(target)) => placed = target,
+                    Ok(None) => return Ok(None),
+                    Err(e) => return Err(unchecked(&next, &e)),
                 }
             }
             Ok(_) => placed = next,
-            Err(_) => {
+            Err(e) if git::is_missing(&e) => {
                 placed = next;
                 placed.extend(components);
                 return Ok(Some(placed));
             }
+            Err(e) => return Err(unchecked(&next, &e)),
         }
     }
     Ok(Some(placed))
 }
 
 /// Checks one in-root protected path (its parent already placed): `Some(path)` when it exists (or
-/// was created) and can be mounted on, `None` when it is missing and must stay unenforced. A
-/// symlink here lives in a writable directory, so the program could swap it: refused.
-fn resolve(placed: &Path, create: Option<Kind>) -> Result<Option<PathBuf>> {
+/// was created) and can be mounted on, `None` when it is missing and stays so. A symlink here
+/// lives in a writable directory, so the program could swap it: refused.
+fn resolve(placed: &Path, missing: Missing) -> Result<Option<PathBuf>> {
     match placed.symlink_metadata() {
         Ok(meta) if meta.file_type().is_symlink() => Err(symlinked(placed)),
         Ok(_) => Ok(Some(placed.to_path_buf())),
-        Err(_) => match create {
-            Some(kind) if placed.parent().is_some_and(Path::is_dir) => {
-                materialize(placed, kind)?;
-                Ok(Some(placed.to_path_buf()))
-            }
-            _ => Ok(None),
+        Err(e) if git::is_missing(&e) => match missing {
+            // A missing parent (NotFound from the create) leaves it missing.
+            Missing::Create(kind) => Ok(materialize(placed, kind)?.then(|| placed.to_path_buf())),
+            Missing::Unenforced | Missing::Probe => Ok(None),
         },
+        Err(e) => Err(unchecked(placed, &e)),
     }
 }
 
 /// Creates an empty protected file or directory, as git (`hooks/`, `config`) or shellgate (its
-/// config and state dirs) would, so it can be mounted read-only.
-fn materialize(path: &Path, kind: Kind) -> Result<()> {
+/// config and state dirs) would, so it can be mounted read-only. `false` when its parent does not
+/// exist (nothing to create it in).
+fn materialize(path: &Path, kind: Kind) -> Result<bool> {
     let made = match kind {
         Kind::Dir => std::fs::create_dir(path),
         Kind::File => std::fs::OpenOptions::new()
@@ -372,8 +426,9 @@ fn materialize(path: &Path, kind: Kind) -> Result<()> {
             .map(drop),
     };
     match made {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(true),
+        Err(e) if git::is_missing(&e) => Ok(false),
         Err(e) => Err(Error::new(
             Code::SandboxUnavailable,
             format!(
@@ -384,6 +439,19 @@ fn materialize(path: &Path, kind: Kind) -> Result<()> {
             ),
         )),
     }
+}
+
+/// A protected path whose existence could not be established: refuse rather than guess "missing".
+fn unchecked(path: &Path, error: &std::io::Error) -> Error {
+    Error::new(
+        Code::SandboxUnavailable,
+        format!(
+            "cannot check protected path {}: {error}; choices: restore its permissions (or its \
+             parent's), or drop the protection explicitly with --drop-protection {}",
+            path.display(),
+            Protection::ProtectedPaths
+        ),
+    )
 }
 
 fn symlinked(path: &Path) -> Error {
@@ -460,6 +528,37 @@ mod tests {
         assert_eq!(fs::read(ws.join(".git/config")).unwrap(), b"");
         assert!(plan.pins.contains(&ws.join(".git")));
         assert!(plan.unenforced.contains(&ws.join(".gitmodules")));
+    }
+
+    #[test]
+    fn existing_git_paths_are_protected_without_head() {
+        let (_dir, ws) = repo();
+        fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        fs::write(ws.join(".git/config"), "").unwrap();
+        fs::create_dir_all(ws.join(".git/modules/a/b/hooks")).unwrap();
+        fs::write(ws.join(".git/modules/a/b/config"), "").unwrap();
+        fs::remove_file(ws.join(".git/HEAD")).unwrap();
+        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &ws).unwrap();
+        let plan = plan(&spec, &HomeEnv::default()).unwrap();
+        for path in [
+            ".git/config",
+            ".git/hooks",
+            ".git/modules/a/b/config",
+            ".git/modules/a/b/hooks",
+        ] {
+            assert!(plan.read_only.contains(&ws.join(path)), "{path}: {plan:?}");
+        }
+    }
+
+    #[test]
+    fn nothing_is_created_in_a_git_dir_without_head() {
+        let (_dir, ws) = repo();
+        fs::remove_file(ws.join(".git/HEAD")).unwrap();
+        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &ws).unwrap();
+        let plan = plan(&spec, &HomeEnv::default()).unwrap();
+        assert!(!ws.join(".git/config").exists());
+        assert!(!ws.join(".git/hooks").exists());
+        assert!(plan.unenforced.contains(&ws.join(".git/config")));
     }
 
     #[test]
