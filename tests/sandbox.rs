@@ -395,6 +395,25 @@ fn unreadable_git_dir_refuses_instead_of_unprotecting() {
     assert!(!nobody.ws.join(".git/hooks/x").exists());
 }
 
+#[test]
+fn the_root_directory_is_never_a_writable_root() {
+    let s = Scratch::new();
+    let marker = s.outside.join("marker");
+    let touch = format!("touch {}", marker.display());
+    let stderr = Run::bare(&s)
+        .flags(["--workspace", "/"])
+        .sh(&touch)
+        .refused();
+    assert!(stderr.contains("whole filesystem"), "{stderr}");
+    // The workspace derived from a working directory of `/` (e.g. a deleted one replaced by /).
+    Run::bare(&s).cwd("/".as_ref()).sh(&touch).refused();
+    s.sandbox().flags(["--writable", "/"]).sh(&touch).refused();
+    assert!(!marker.exists());
+    // The library refuses it too, for every caller.
+    let error = Spec::new(SandboxPolicy::WorkspaceWrite, "/".as_ref()).unwrap_err();
+    assert_eq!(error.code, Code::SandboxUnavailable);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Network.
 

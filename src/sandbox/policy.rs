@@ -178,6 +178,9 @@ impl Spec {
     pub fn new(policy: SandboxPolicy, workspace: &Path) -> Result<Spec> {
         let policy = Policy::try_from(policy)?;
         let workspace = canonical_dir(workspace, "workspace")?;
+        if policy == Policy::WorkspaceWrite {
+            refuse_filesystem_root(&workspace, "workspace")?;
+        }
         let (temp_dirs, git_dirs) = match policy {
             Policy::ReadOnly => (Vec::new(), Vec::new()),
             Policy::WorkspaceWrite => (default_temp_dirs(), worktree_git_dirs(&workspace)?),
@@ -205,6 +208,7 @@ impl Spec {
             return Ok(self);
         }
         let dir = canonical_dir(dir, "writable root")?;
+        refuse_filesystem_root(&dir, "writable root")?;
         if !self.writable.contains(&dir) {
             self.writable.push(dir);
         }
@@ -276,6 +280,23 @@ fn worktree_git_dirs(workspace: &Path) -> Result<Vec<PathBuf>> {
         .unwrap_or_default())
 }
 
+/// A writable `/` would make the whole filesystem writable: that is Full access, which only a
+/// person can confirm, not a sandbox. Checked here, where every spec is made, because a caller may
+/// derive the workspace from a working directory that turned into `/` (deleted, or unreadable).
+fn refuse_filesystem_root(canonical: &Path, what: &str) -> Result<()> {
+    if canonical.parent().is_some() {
+        return Ok(());
+    }
+    Err(Error::new(
+        Code::SandboxUnavailable,
+        format!(
+            "the {what} is / (the whole filesystem): a workspace-write sandbox there would let \
+             the program write every file; choices: run from a project directory or name one \
+             with --workspace, or have a person confirm Full access (no sandbox)"
+        ),
+    ))
+}
+
 fn canonical_dir(dir: &Path, what: &str) -> Result<PathBuf> {
     let canonical = std::fs::canonicalize(dir)
         .map_err(|e| Error::usage(format!("{what} {}: {e}", dir.display())))?;
@@ -328,6 +349,26 @@ mod tests {
             .with_writable(&dir.path().join("not-there"))
             .unwrap();
         assert!(spec.writable.is_empty());
+    }
+
+    #[test]
+    fn the_filesystem_root_is_never_writable() {
+        let root = Path::new("/");
+        let error = Spec::new(SandboxPolicy::WorkspaceWrite, root).unwrap_err();
+        assert_eq!(error.code, Code::SandboxUnavailable);
+        assert!(
+            error.reason.contains("whole filesystem"),
+            "{}",
+            error.reason
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, dir.path()).unwrap();
+        assert_eq!(
+            spec.with_writable(root).unwrap_err().code,
+            Code::SandboxUnavailable
+        );
+        // Read-only writes nothing there: `/` is a fine workspace for it.
+        assert!(Spec::new(SandboxPolicy::ReadOnly, root).is_ok());
     }
 
     #[test]
