@@ -414,6 +414,77 @@ fn the_root_directory_is_never_a_writable_root() {
     assert_eq!(error.code, Code::SandboxUnavailable);
 }
 
+#[test]
+fn tmpdir_outside_the_temp_dirs_does_not_become_writable() {
+    let s = Scratch::new();
+    // `export TMPDIR=$HOME` in the agent's shell must not make $HOME writable for later lines.
+    let out = s
+        .sandbox()
+        .env("TMPDIR", &s.home)
+        .sh("echo x > \"$TMPDIR/planted\"");
+    out.program_failed();
+    assert!(!s.home.join("planted").exists());
+    assert!(
+        out.stderr().contains("TMPDIR") && out.stderr().contains("sandbox.writable"),
+        "the launcher says why: {}",
+        out.stderr()
+    );
+    // Nor through a symlink that lives under /tmp.
+    let link_dir = tempfile::Builder::new()
+        .prefix("shellgate-tmpdir-link-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let link = link_dir.path().join("home");
+    std::os::unix::fs::symlink(&s.home, &link).unwrap();
+    s.sandbox()
+        .env("TMPDIR", &link)
+        .sh("echo x > \"$TMPDIR/planted\"")
+        .program_failed();
+    assert!(!s.home.join("planted").exists());
+}
+
+#[test]
+fn the_password_database_home_is_protected_whatever_home_says() {
+    if !sandbox_is_root() || which("unshare").is_err() {
+        eprintln!("needs root and unshare; skipping");
+        return;
+    }
+    let s = Scratch::new();
+    // The real home (per /etc/passwd) lies beneath the workspace; $HOME names somewhere else.
+    let real_home = s.ws.join("me");
+    fs::create_dir_all(&real_home).unwrap();
+    fs::write(real_home.join(".bashrc"), "original\n").unwrap();
+    let passwd = s.root.join("passwd");
+    fs::write(
+        &passwd,
+        format!("root:x:0:0:root:{}:/bin/sh\n", real_home.display()),
+    )
+    .unwrap();
+    // A private mount namespace (outside the sandbox) with that passwd file in place.
+    let script = format!(
+        "mount --bind {passwd} /etc/passwd || exit 90; \
+         [ \"$(getent passwd 0 | cut -d: -f6)\" = {home} ] || exit 91; \
+         exec {SHELLGATE} sandbox --workspace {ws} -- sh -c 'echo evil >> {home}/.bashrc'",
+        passwd = passwd.display(),
+        home = real_home.display(),
+        ws = s.ws.display()
+    );
+    let out = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+        .env("HOME", &s.home)
+        .output()
+        .unwrap();
+    if matches!(out.status.code(), Some(90 | 91)) {
+        eprintln!("cannot fake the password database here; skipping");
+        return;
+    }
+    assert_ne!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        read(&real_home.join(".bashrc")).as_deref(),
+        Some("original\n")
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Network.
 

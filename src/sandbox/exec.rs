@@ -51,6 +51,9 @@ pub fn launch(spec: impl FnOnce() -> Result<Spec>, program: &OsStr, args: &[OsSt
 struct Ready {
     /// Read-only's private temp dir, exported as `TMPDIR`.
     private_tmp: Option<PathBuf>,
+    /// A line for the program's stderr about something the caller may not expect (printed only
+    /// when the program is started, so a refusal stays one line).
+    note: Option<String>,
 }
 
 fn enter(spec: &Spec) -> Result<Ready> {
@@ -77,7 +80,31 @@ fn enter(spec: &Spec) -> Result<Ready> {
     landlock::restrict(&abi, &grants)?;
     seccomp::install(spec.network)?;
     caps::verify()?;
-    Ok(Ready { private_tmp })
+    Ok(Ready {
+        private_tmp,
+        note: ignored_tmpdir_note(spec),
+    })
+}
+
+/// A `$TMPDIR` that was not accepted as a writable root (see [`crate::sandbox::policy::TempDirs`])
+/// and is not writable otherwise: writing there will fail, so say why and what to do.
+fn ignored_tmpdir_note(spec: &Spec) -> Option<String> {
+    let tmpdir = spec.ignored_tmpdir.as_ref()?;
+    let canonical = std::fs::canonicalize(tmpdir).ok()?;
+    if spec
+        .writable_roots()
+        .iter()
+        .any(|r| canonical.starts_with(r))
+    {
+        return None;
+    }
+    Some(format!(
+        "[shellgate] note: $TMPDIR ({}) is not writable in this sandbox: only a TMPDIR beneath \
+         /tmp, /var/tmp or /run/user/{} is; name another temp dir in the configuration's \
+         sandbox.writable",
+        tmpdir.display(),
+        sys::geteuid()
+    ))
 }
 
 /// Workspace-write: the read-only binds of the protected paths, unless dropped explicitly.
@@ -85,7 +112,7 @@ fn protect_paths(spec: &Spec, abi: &DetectedAbi) -> Result<()> {
     if spec.dropped.contains(&Protection::ProtectedPaths) {
         return Ok(());
     }
-    let plan = protected::plan(spec, &HomeEnv::from_env())?;
+    let plan = protected::plan(spec, &HomeEnv::from_env()?)?;
     if !plan.needs_mounts() {
         return Ok(());
     }
@@ -122,6 +149,9 @@ fn exec(spec: &Spec, ready: &Ready, program: &OsStr, args: &[OsString]) -> Error
         .env_remove(REPORT_FD_ENV);
     if let Some(tmp) = &ready.private_tmp {
         command.env("TMPDIR", tmp);
+    }
+    if let Some(note) = &ready.note {
+        eprintln!("{note}");
     }
     // `CommandExt::exec` is execvp plus restoring SIGPIPE to its default (Rust ignores it), so
     // the program sees the signal dispositions it would have without shellgate.

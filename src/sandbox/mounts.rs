@@ -8,6 +8,7 @@
 //! swapped for a symlink between the check and the mount.
 
 use crate::error::{Code, Error, Result};
+use crate::sandbox::policy::TempDirs;
 use crate::sandbox::protected::Plan;
 use crate::sandbox::sys;
 use serde::Serialize;
@@ -145,7 +146,7 @@ fn rechdir() {
 /// the host, with a fresh tmpfs over it inside each sandbox.
 pub fn private_tmp_mount_point() -> Result<PathBuf> {
     let uid = sys::geteuid();
-    let path = std::env::temp_dir().join(format!(".shellgate-private-{uid}"));
+    let path = TempDirs::base().join(format!(".shellgate-private-{uid}"));
     match std::fs::create_dir(&path) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
@@ -188,7 +189,7 @@ pub fn mount_private_tmp(path: &Path) -> Result<()> {
 /// private temp dir is a fresh directory instead; it is left behind when the program exits.
 pub fn fresh_private_dir() -> Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
-    let base = std::env::temp_dir();
+    let base = TempDirs::base();
     let pid = std::process::id();
     for attempt in 0..100u32 {
         let path = base.join(format!("shellgate-ro-{pid}-{attempt}"));

@@ -154,10 +154,15 @@ pub struct Spec {
     pub workspace: PathBuf,
     /// Extra writable roots (canonical; `--writable`). Empty for read-only.
     pub writable: Vec<PathBuf>,
-    /// `/tmp` and `$TMPDIR` (canonical, existing) for workspace-write; empty for read-only, which
-    /// gets a private temp dir instead. Derived from the environment of the process that resolves
-    /// the spec: the launcher resolves its own from the environment its command was given.
+    /// `/tmp`, and `$TMPDIR` when it lies beneath a temp dir (see [`TempDirs`]), canonical and
+    /// existing, for workspace-write; empty for read-only, which gets a private temp dir instead.
+    /// Derived from the environment of the process that resolves the spec: the launcher resolves
+    /// its own from the environment its command was given.
     pub temp_dirs: Vec<PathBuf>,
+    /// `$TMPDIR` when it was *not* accepted as a writable root (workspace-write only), so the
+    /// launcher can say why writing there fails.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ignored_tmpdir: Option<PathBuf>,
     /// A linked worktree's git dir and common dir, writable so `git commit` works there.
     pub git_dirs: Vec<PathBuf>,
     /// Allow network access (sockets of every family, Landlock TCP rules off).
@@ -181,15 +186,16 @@ impl Spec {
         if policy == Policy::WorkspaceWrite {
             refuse_filesystem_root(&workspace, "workspace")?;
         }
-        let (temp_dirs, git_dirs) = match policy {
-            Policy::ReadOnly => (Vec::new(), Vec::new()),
-            Policy::WorkspaceWrite => (default_temp_dirs(), worktree_git_dirs(&workspace)?),
+        let (temp, git_dirs) = match policy {
+            Policy::ReadOnly => (TempDirs::default(), Vec::new()),
+            Policy::WorkspaceWrite => (TempDirs::from_env(), worktree_git_dirs(&workspace)?),
         };
         Ok(Spec {
             policy,
             workspace,
             writable: Vec::new(),
-            temp_dirs,
+            temp_dirs: temp.writable,
+            ignored_tmpdir: temp.ignored_tmpdir,
             git_dirs,
             network: false,
             dropped: BTreeSet::new(),
@@ -247,23 +253,69 @@ impl Spec {
     }
 }
 
-/// `/tmp` and `$TMPDIR`, canonical, when they exist. A relative `$TMPDIR` is ignored.
-pub fn default_temp_dirs() -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    let tmpdir = std::env::var_os("TMPDIR").map(PathBuf::from);
-    let candidates = [Some(PathBuf::from("/tmp")), tmpdir];
-    for dir in candidates.into_iter().flatten() {
-        if !dir.is_absolute() {
-            continue;
-        }
-        if let Ok(dir) = std::fs::canonicalize(&dir)
-            && dir.is_dir()
-            && !dirs.contains(&dir)
+/// Where temporary files may go: `/tmp`, and `$TMPDIR` only when it lies (after resolving
+/// symlinks) beneath `/tmp`, `/var/tmp` or `/run/user/<uid>`.
+///
+/// The launcher inherits its environment from whoever starts it; in hook mode that is the
+/// agent's shell, where one sandboxed line cannot but the agent itself can `export TMPDIR=$HOME`.
+/// Taken as is, `$TMPDIR` would make any directory writable for every later line. Another temp
+/// dir belongs in the configuration (`sandbox.writable`), which a person writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TempDirs {
+    /// The writable temp dirs, canonical and existing.
+    pub writable: Vec<PathBuf>,
+    /// `$TMPDIR` when it is set, absolute and existing but not beneath a temp dir (ignored).
+    pub ignored_tmpdir: Option<PathBuf>,
+}
+
+impl TempDirs {
+    pub fn from_env() -> TempDirs {
+        let mut temp = TempDirs::default();
+        if let Ok(tmp) = std::fs::canonicalize("/tmp")
+            && tmp.is_dir()
         {
-            dirs.push(dir);
+            temp.writable.push(tmp);
         }
+        let tmpdir = std::env::var_os("TMPDIR").map(PathBuf::from);
+        let Some(tmpdir) = tmpdir.filter(|dir| dir.is_absolute()) else {
+            return temp;
+        };
+        let Ok(canonical) = std::fs::canonicalize(&tmpdir) else {
+            return temp;
+        };
+        if !canonical.is_dir() || temp.writable.contains(&canonical) {
+            return temp;
+        }
+        if is_beneath_a_temp_dir(&canonical) {
+            temp.writable.push(canonical);
+        } else {
+            temp.ignored_tmpdir = Some(tmpdir);
+        }
+        temp
     }
-    dirs
+
+    /// Where shellgate itself puts temporary directories (read-only's private temp dir): the
+    /// accepted `$TMPDIR`, else `/tmp`.
+    pub fn base() -> PathBuf {
+        let temp = TempDirs::from_env();
+        temp.writable
+            .last()
+            .cloned()
+            .unwrap_or_else(|| PathBuf::from("/tmp"))
+    }
+}
+
+/// Whether a canonical directory lies beneath `/tmp`, `/var/tmp` or `/run/user/<euid>`.
+fn is_beneath_a_temp_dir(canonical: &Path) -> bool {
+    let runtime_dir = PathBuf::from(format!("/run/user/{}", crate::sandbox::sys::geteuid()));
+    [
+        PathBuf::from("/tmp"),
+        PathBuf::from("/var/tmp"),
+        runtime_dir,
+    ]
+    .iter()
+    .filter_map(|base| std::fs::canonicalize(base).ok())
+    .any(|base| canonical.starts_with(base))
 }
 
 /// A linked worktree's git dirs, writable so `git commit` works there. `.git` must be readable:
@@ -328,6 +380,18 @@ mod tests {
         let roots = spec.writable_roots();
         assert_eq!(roots[0], std::fs::canonicalize(dir.path()).unwrap());
         assert!(roots.contains(&PathBuf::from("/tmp")));
+    }
+
+    #[test]
+    fn tmpdir_counts_only_beneath_a_temp_dir() {
+        let var_tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+        assert!(is_beneath_a_temp_dir(
+            &std::fs::canonicalize(var_tmp.path()).unwrap()
+        ));
+        assert!(is_beneath_a_temp_dir(Path::new("/tmp")));
+        assert!(!is_beneath_a_temp_dir(Path::new("/usr")));
+        assert!(!is_beneath_a_temp_dir(Path::new("/")));
+        assert!(!is_beneath_a_temp_dir(Path::new("/tmpfoo")));
     }
 
     #[test]

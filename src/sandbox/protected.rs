@@ -23,6 +23,8 @@
 //! protected whatever `HEAD` says), and a path that cannot be checked (`EACCES` after a
 //! `chmod 000 .git`, `EIO`) refuses to run instead of counting as missing.
 
+use crate::audit::StatePaths;
+use crate::config;
 use crate::error::{Code, Error, Result};
 use crate::sandbox::git;
 use crate::sandbox::policy::{Protection, Spec};
@@ -101,40 +103,82 @@ impl Candidate {
     }
 }
 
-/// The environment values the candidate list depends on (read once, passed in for tests).
+/// Where the user's shell startup files and git's and shellgate's own configuration live. Read
+/// once by [`HomeEnv::from_env`]; a plain value, so tests can pass their own.
 #[derive(Debug, Clone, Default)]
 pub struct HomeEnv {
-    pub home: Option<PathBuf>,
+    /// `$HOME`, and the home the password database gives the effective uid when it differs.
+    /// In hook mode the launcher inherits the agent's environment, where `HOME` can name
+    /// anything: the real home must be protected whatever it says.
+    pub homes: Vec<PathBuf>,
+    /// `$ZDOTDIR`, where zsh reads its startup files.
     pub zdotdir: Option<PathBuf>,
-    pub xdg_config_home: Option<PathBuf>,
-    pub xdg_state_home: Option<PathBuf>,
+    /// Git's user configuration directories: `$XDG_CONFIG_HOME/git` and `.config/git` in each
+    /// home.
+    pub git_config_dirs: Vec<PathBuf>,
+    /// shellgate's own directories, created when missing: the ones it really uses
+    /// ([`config::config_dir`], [`StatePaths::from_env`]) and their defaults in the password
+    /// database's home.
+    pub shellgate_dirs: Vec<PathBuf>,
 }
 
 impl HomeEnv {
-    pub fn from_env() -> HomeEnv {
+    /// From the environment and the password database. A failing lookup (not a missing entry)
+    /// refuses: the home it would name is what must be protected.
+    pub fn from_env() -> Result<HomeEnv> {
         let abs = |name: &str| {
             std::env::var_os(name)
                 .map(PathBuf::from)
                 .filter(|p| p.is_absolute())
         };
-        HomeEnv {
-            home: abs("HOME"),
+        let uid = sys::geteuid();
+        let passwd_home = sys::passwd_home(uid)
+            .map_err(|e| {
+                Error::new(
+                    Code::SandboxUnavailable,
+                    format!(
+                        "cannot look up the home directory of uid {uid} in the password \
+                         database (to protect its startup files): {e}"
+                    ),
+                )
+            })?
+            .filter(|p| p.is_absolute());
+        let mut env = HomeEnv {
             zdotdir: abs("ZDOTDIR"),
-            xdg_config_home: abs("XDG_CONFIG_HOME"),
-            xdg_state_home: abs("XDG_STATE_HOME"),
+            ..HomeEnv::default()
+        };
+        for home in abs("HOME").into_iter().chain(passwd_home.clone()) {
+            push_new(&mut env.homes, home);
         }
+        if let Some(config_home) = abs("XDG_CONFIG_HOME") {
+            push_new(&mut env.git_config_dirs, config_home.join("git"));
+        }
+        for home in env.homes.clone() {
+            push_new(&mut env.git_config_dirs, home.join(".config/git"));
+        }
+        let used = [
+            config::config_dir().filter(|p| p.is_absolute()),
+            StatePaths::from_env().ok().map(|p| p.root().to_path_buf()),
+        ];
+        let defaults = passwd_home.iter().flat_map(|home| {
+            [
+                home.join(".config").join(SHELLGATE_DIR),
+                home.join(".local/state").join(SHELLGATE_DIR),
+            ]
+        });
+        for dir in used.into_iter().flatten().chain(defaults) {
+            push_new(&mut env.shellgate_dirs, dir);
+        }
+        Ok(env)
     }
+}
 
-    fn config_home(&self) -> Option<PathBuf> {
-        self.xdg_config_home
-            .clone()
-            .or_else(|| self.home.as_ref().map(|h| h.join(".config")))
-    }
+/// The name of shellgate's directory under the XDG config and state dirs.
+const SHELLGATE_DIR: &str = "shellgate";
 
-    fn state_home(&self) -> Option<PathBuf> {
-        self.xdg_state_home
-            .clone()
-            .or_else(|| self.home.as_ref().map(|h| h.join(".local/state")))
+fn push_new(list: &mut Vec<PathBuf>, path: PathBuf) {
+    if !list.contains(&path) {
+        list.push(path);
     }
 }
 
@@ -304,7 +348,7 @@ fn submodule_candidates(modules: &Path, depth: usize) -> Result<Vec<Candidate>> 
 
 fn home_candidates(env: &HomeEnv) -> Vec<Candidate> {
     let mut list = Vec::new();
-    if let Some(home) = &env.home {
+    for home in &env.homes {
         for name in SHELL_STARTUP_FILES {
             list.push(Candidate::existing(home.join(name)));
         }
@@ -315,12 +359,11 @@ fn home_candidates(env: &HomeEnv) -> Vec<Candidate> {
             list.push(Candidate::existing(zdotdir.join(name)));
         }
     }
-    if let Some(config) = env.config_home() {
-        list.push(Candidate::existing(config.join("git")));
-        list.push(Candidate::created(config.join("shellgate"), Kind::Dir));
+    for dir in &env.git_config_dirs {
+        list.push(Candidate::existing(dir.clone()));
     }
-    if let Some(state) = env.state_home() {
-        list.push(Candidate::created(state.join("shellgate"), Kind::Dir));
+    for dir in &env.shellgate_dirs {
+        list.push(Candidate::created(dir.clone(), Kind::Dir));
     }
     list
 }
@@ -592,7 +635,8 @@ mod tests {
         fs::create_dir_all(&home).unwrap();
         fs::write(home.join(".bashrc"), "").unwrap();
         let env = HomeEnv {
-            home: Some(home.clone()),
+            homes: vec![home.clone()],
+            shellgate_dirs: vec![home.join(".config/shellgate")],
             ..HomeEnv::default()
         };
         let mut spec = Spec::new(SandboxPolicy::WorkspaceWrite, &ws).unwrap();
@@ -610,7 +654,8 @@ mod tests {
         fs::write(ws.join(".profile"), "").unwrap();
         fs::create_dir_all(ws.join(".config")).unwrap();
         let env = HomeEnv {
-            home: Some(ws.clone()),
+            homes: vec![ws.clone()],
+            shellgate_dirs: vec![ws.join(".config/shellgate")],
             ..HomeEnv::default()
         };
         let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &ws).unwrap();

@@ -19,8 +19,12 @@ pub const SANDBOX_EXEC_FAILED: i32 = 212;
 
 /// One test's directories: `ws` (the workspace), `outside` (not writable), `tmpdir` (`$TMPDIR`)
 /// and `home` (`$HOME`, outside every writable root).
+///
+/// `tmpdir` lives under `/var/tmp`: the launcher accepts `$TMPDIR` as a writable root only
+/// beneath `/tmp`, `/var/tmp` or `/run/user/<uid>`, and one under `/tmp` would be writable anyway.
 pub struct Scratch {
     _dir: tempfile::TempDir,
+    _tmp: tempfile::TempDir,
     pub root: PathBuf,
     pub ws: PathBuf,
     pub outside: PathBuf,
@@ -40,13 +44,18 @@ impl Scratch {
             std::fs::create_dir_all(&path).expect("scratch subdir");
             path
         };
+        let tmp = tempfile::Builder::new()
+            .prefix("shellgate-test-tmpdir-")
+            .tempdir_in("/var/tmp")
+            .expect("scratch TMPDIR");
         Scratch {
             ws: sub("ws"),
             outside: sub("outside"),
-            tmpdir: sub("tmpdir"),
+            tmpdir: std::fs::canonicalize(tmp.path()).expect("canonical TMPDIR"),
             home: sub("home"),
             root,
             _dir: dir,
+            _tmp: tmp,
         }
     }
 
