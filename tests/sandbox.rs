@@ -485,6 +485,62 @@ fn the_password_database_home_is_protected_whatever_home_says() {
     );
 }
 
+#[test]
+fn deleted_working_directory_is_refused() {
+    let s = Scratch::new();
+    s.git_repo();
+    // A working directory that cannot be re-resolved after the mounts stays on the mount *under*
+    // the pins and read-only binds. (From this one, `..` happens to cross back into the pin: the
+    // kernel follows a mount when `..` lands on its mount point.) Refuse rather than run there.
+    let script = format!(
+        "mkdir {ws}/.git/gone && cd {ws}/.git/gone && rmdir {ws}/.git/gone && \
+         exec {SHELLGATE} sandbox --workspace {ws} -- touch {ws}/ran",
+        ws = s.ws.display()
+    );
+    let out = Outcome(Command::new("sh").args(["-c", &script]).output().unwrap());
+    let stderr = out.refused();
+    assert!(stderr.contains("working directory"), "{stderr}");
+    assert!(!s.ws.join("ran").exists());
+    // Re-resolved, a working directory inside a protected directory is the read-only bind.
+    let hooks = s.ws.join(".git/hooks");
+    s.sandbox()
+        .cwd(&hooks)
+        .sh("echo '#!/bin/sh' > pre-commit")
+        .program_failed();
+    assert!(!hooks.join("pre-commit").exists());
+}
+
+#[test]
+fn inherited_file_fds_on_protected_paths_cannot_be_reopened_for_writing() {
+    let s = Scratch::new();
+    s.git_repo();
+    let config = read(&s.ws.join(".git/config")).unwrap();
+    let hook = s.ws.join(".git/hooks/post-checkout");
+    fs::write(&hook, "#!/bin/sh\n").unwrap();
+    // Read-only fds opened before the sandbox, reopened for writing through /proc inside.
+    let script = format!(
+        "exec 3< {ws}/.git/config 4< {hook}; {SHELLGATE} sandbox --workspace {ws} -- \
+         sh -c 'echo evil >> /proc/self/fd/3; echo evil >> /proc/self/fd/4'",
+        ws = s.ws.display(),
+        hook = hook.display()
+    );
+    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_ne!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(read(&s.ws.join(".git/config")).unwrap(), config);
+    assert_eq!(read(&hook).as_deref(), Some("#!/bin/sh\n"));
+    // A standard stream on a protected file cannot be closed: the launcher refuses.
+    fs::write(s.ws.join(".bashrc"), "original\n").unwrap();
+    let script = format!(
+        "{SHELLGATE} sandbox --workspace {ws} -- sh -c 'echo evil >> /proc/self/fd/0' \
+         < {ws}/.bashrc",
+        ws = s.ws.display()
+    );
+    let out = Outcome(Command::new("sh").args(["-c", &script]).output().unwrap());
+    let stderr = out.refused();
+    assert!(stderr.contains("stdin"), "{stderr}");
+    assert_eq!(read(&s.ws.join(".bashrc")).as_deref(), Some("original\n"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Network.
 

@@ -86,8 +86,7 @@ pub fn apply(plan: &Plan) -> Result<()> {
         bind(target, true)?;
         remount_read_only(target)?;
     }
-    rechdir();
-    Ok(())
+    rechdir()
 }
 
 fn bind(path: &Path, recursive: bool) -> Result<()> {
@@ -135,11 +134,27 @@ fn kept_flags(st: libc::c_ulong) -> libc::c_ulong {
 }
 
 /// The working directory was resolved before the mounts; resolve it again so relative paths go
-/// through the pins and read-only binds rather than the mounts underneath them.
-fn rechdir() {
-    if let Ok(cwd) = std::env::current_dir() {
-        let _ = std::env::set_current_dir(cwd);
-    }
+/// through the pins and read-only binds rather than the mounts underneath them. If that fails
+/// (the directory was removed, a path too long), the program would start *under* the binds:
+/// inside a protected directory, `echo x > pre-commit` would reach the writable one. Refuse.
+fn rechdir() -> Result<()> {
+    let refuse = |what: String, e: io::Error| {
+        Error::new(
+            Code::SandboxUnavailable,
+            format!(
+                "{what}: {e}; the program would start beneath the read-only protected paths \
+                 instead of on them; choices: run it from an existing directory"
+            ),
+        )
+    };
+    let cwd = std::env::current_dir()
+        .map_err(|e| refuse("cannot read the working directory".into(), e))?;
+    std::env::set_current_dir(&cwd).map_err(|e| {
+        refuse(
+            format!("cannot re-enter the working directory {}", cwd.display()),
+            e,
+        )
+    })
 }
 
 /// The fixed, per-user mount point of read-only's private temp dir: an empty `0700` directory on
