@@ -1093,6 +1093,42 @@ fn doctor_reports_an_enforceable_default() {
     assert_eq!(refused.status.code(), Some(SANDBOX_UNAVAILABLE));
 }
 
+#[test]
+fn doctor_shows_what_the_workspace_leaves_unprotected_without_creating_anything() {
+    let s = Scratch::new();
+    s.git_repo();
+    fs::remove_dir_all(s.ws.join(".git/hooks")).unwrap();
+    fs::write(s.ws.join(".bashrc"), "").unwrap();
+    let out = Command::new(SHELLGATE)
+        .args(["doctor", "--json"])
+        .current_dir(&s.ws)
+        .env("HOME", &s.home)
+        .env("TMPDIR", &s.home)
+        .env_remove("SHELLGATE_LANDLOCK_ABI_MAX")
+        .env_remove("SHELLGATE_SANDBOX_NO_NAMESPACES")
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let workspace = &report["workspace"];
+    let listed = |key: &str, name: &str| {
+        let path = s.ws.join(name);
+        workspace[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p.as_str() == path.to_str())
+    };
+    assert_eq!(workspace["path"].as_str(), s.ws.to_str(), "{workspace}");
+    assert!(listed("read_only", ".git/config"), "{workspace}");
+    assert!(listed("read_only", ".git/hooks"), "{workspace}");
+    assert!(listed("read_only", ".bashrc"), "{workspace}");
+    assert!(listed("unenforced", ".gitmodules"), "{workspace}");
+    assert!(listed("unenforced", ".shellgate.toml"), "{workspace}");
+    assert_eq!(workspace["ignored_tmpdir"].as_str(), s.home.to_str());
+    // Only a preview: the hooks dir the launcher would create is still missing.
+    assert!(!s.ws.join(".git/hooks").exists());
+}
+
 // ---------------------------------------------------------------------------------------------
 // The library API `run` uses.
 

@@ -175,8 +175,7 @@ impl Spec {
     /// A spec for the workspace that contains `cwd`: its git top-level, else `cwd` itself.
     pub fn for_cwd(policy: SandboxPolicy, cwd: &Path) -> Result<Spec> {
         let cwd = canonical_dir(cwd, "working directory")?;
-        let workspace = git::toplevel(&cwd).unwrap_or(cwd);
-        Spec::new(policy, &workspace)
+        Spec::new(policy, &crate::sandbox::workspace_of(&cwd))
     }
 
     /// A spec for an explicit workspace directory, with the default temp dirs.

@@ -12,8 +12,9 @@
 //! * missing paths inside a git dir (`hooks/`, `config`) and shellgate's own config/state dirs are
 //!   created (empty, as git and shellgate would create them) so they can be protected;
 //! * other missing paths (`.gitmodules`, `.shellgate.toml`, shell startup files) cannot be made
-//!   uncreatable without leaving placeholder files in the user's workspace: they are reported in
-//!   [`Plan::unenforced`] and documented as a known gap.
+//!   uncreatable without leaving placeholder files in the user's workspace: they are listed in
+//!   [`Plan::unenforced`], which `shellgate doctor` shows for the current workspace ([`preview`]),
+//!   and documented as a known gap.
 //!
 //! A protected path reached through a symlink cannot be pinned (a symlink cannot be a mount
 //! point), so it refuses to run unless the protection is dropped.
@@ -29,10 +30,11 @@ use crate::error::{Code, Error, Result};
 use crate::sandbox::git;
 use crate::sandbox::policy::{Protection, Spec};
 use crate::sandbox::sys;
+use serde::Serialize;
 use std::path::{Component, Path, PathBuf};
 
 /// Shell startup files protected in every writable root and in `$HOME`.
-pub const SHELL_STARTUP_FILES: [&str; 10] = [
+const SHELL_STARTUP_FILES: [&str; 10] = [
     ".bashrc",
     ".bash_profile",
     ".bash_login",
@@ -46,7 +48,7 @@ pub const SHELL_STARTUP_FILES: [&str; 10] = [
 ];
 
 /// Project files protected at the top of every writable root.
-pub const PROJECT_FILES: [&str; 2] = [".gitmodules", ".shellgate.toml"];
+const PROJECT_FILES: [&str; 2] = [".gitmodules", config::PROJECT_FILE];
 
 /// How many directory levels beneath `.git/modules` are searched for submodule git dirs (a nested
 /// submodule takes two: `<name>/modules/<name>`).
@@ -183,7 +185,7 @@ fn push_new(list: &mut Vec<PathBuf>, path: PathBuf) {
 }
 
 /// What the mount namespace has to do.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Plan {
     /// Directories to bind onto themselves (top-down), so they cannot be renamed or removed.
     pub pins: Vec<PathBuf>,
@@ -204,6 +206,23 @@ impl Plan {
 
 /// Works out the plan for `spec`, creating the missing git/shellgate paths it may create.
 pub fn plan(spec: &Spec, env: &HomeEnv) -> Result<Plan> {
+    plan_with(spec, env, Creating::Yes)
+}
+
+/// The plan the launcher would make for `spec`, without creating anything (for `doctor`): paths
+/// it would create count as read-only.
+pub fn preview(spec: &Spec, env: &HomeEnv) -> Result<Plan> {
+    plan_with(spec, env, Creating::No)
+}
+
+/// Whether planning may create the missing paths it protects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Creating {
+    Yes,
+    No,
+}
+
+fn plan_with(spec: &Spec, env: &HomeEnv, creating: Creating) -> Result<Plan> {
     let roots = spec.writable_roots();
     let mut plan = Plan::default();
     let mut targets = Vec::new();
@@ -229,7 +248,7 @@ pub fn plan(spec: &Spec, env: &HomeEnv) -> Result<Plan> {
         if !beneath_any(&path, &roots) {
             continue;
         }
-        match resolve(&path, candidate.missing)? {
+        match resolve(&path, candidate.missing, creating)? {
             Some(path) => targets.push(path),
             None if candidate.missing == Missing::Unenforced => plan.unenforced.push(path),
             None => {}
@@ -443,11 +462,12 @@ fn place(path: &Path, roots: &[PathBuf]) -> Result<Option<PathBuf>> {
 /// Checks one in-root protected path (its parent already placed): `Some(path)` when it exists (or
 /// was created) and can be mounted on, `None` when it is missing and stays so. A symlink here
 /// lives in a writable directory, so the program could swap it: refused.
-fn resolve(placed: &Path, missing: Missing) -> Result<Option<PathBuf>> {
+fn resolve(placed: &Path, missing: Missing, creating: Creating) -> Result<Option<PathBuf>> {
     match placed.symlink_metadata() {
         Ok(meta) if meta.file_type().is_symlink() => Err(symlinked(placed)),
         Ok(_) => Ok(Some(placed.to_path_buf())),
         Err(e) if git::is_missing(&e) => match missing {
+            Missing::Create(_) if creating == Creating::No => Ok(Some(placed.to_path_buf())),
             // A missing parent (NotFound from the create) leaves it missing.
             Missing::Create(kind) => Ok(materialize(placed, kind)?.then(|| placed.to_path_buf())),
             Missing::Unenforced | Missing::Probe => Ok(None),
@@ -602,6 +622,17 @@ mod tests {
         assert!(!ws.join(".git/config").exists());
         assert!(!ws.join(".git/hooks").exists());
         assert!(plan.unenforced.contains(&ws.join(".git/config")));
+    }
+
+    #[test]
+    fn preview_creates_nothing() {
+        let (_dir, ws) = repo();
+        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &ws).unwrap();
+        let preview = preview(&spec, &HomeEnv::default()).unwrap();
+        assert!(preview.read_only.contains(&ws.join(".git/hooks")));
+        assert!(!ws.join(".git/hooks").exists());
+        assert!(!ws.join(".git/config").exists());
+        assert!(preview.unenforced.contains(&ws.join(".shellgate.toml")));
     }
 
     #[test]
