@@ -161,35 +161,32 @@ fn scratch_workspace() -> Result<tempfile::TempDir, String> {
 
 /// What workspace-write would protect from the current directory, or why it would refuse.
 fn workspace_report() -> WorkspaceReport {
-    let planned = std::env::current_dir()
+    let spec = std::env::current_dir()
         .map_err(|e| format!("cannot read the current directory: {e}"))
         .and_then(|cwd| {
             Spec::for_cwd(SandboxPolicy::WorkspaceWrite, &cwd).map_err(|e| e.to_string())
-        })
-        .and_then(|spec| {
-            let plan = sandbox::preview_protected_paths(&spec).map_err(|e| e.to_string());
-            Ok((spec, plan))
         });
-    match planned {
-        Err(error) => WorkspaceReport {
-            error: Some(error),
-            ..WorkspaceReport::default()
-        },
-        Ok((spec, plan)) => {
-            let (plan, error) = match plan {
-                Ok(plan) => (plan, None),
-                Err(error) => (sandbox::Plan::default(), Some(error)),
+    let spec = match spec {
+        Ok(spec) => spec,
+        Err(error) => {
+            return WorkspaceReport {
+                error: Some(error),
+                ..WorkspaceReport::default()
             };
-            WorkspaceReport {
-                path: Some(spec.workspace),
-                temp_dirs: spec.temp_dirs,
-                ignored_tmpdir: spec.ignored_tmpdir,
-                read_only: plan.read_only,
-                unenforced: plan.unenforced,
-                already_enforced: plan.already_enforced,
-                error,
-            }
         }
+    };
+    let (plan, error) = match sandbox::preview_protected_paths(&spec) {
+        Ok(plan) => (plan, None),
+        Err(e) => (sandbox::Plan::default(), Some(e.to_string())),
+    };
+    WorkspaceReport {
+        path: Some(spec.workspace),
+        temp_dirs: spec.temp_dirs,
+        ignored_tmpdir: spec.ignored_tmpdir,
+        read_only: plan.read_only,
+        unenforced: plan.unenforced,
+        already_enforced: plan.already_enforced,
+        error,
     }
 }
 
