@@ -228,7 +228,8 @@ fn close_inherited_fds(plan: &Plan) -> Result<()> {
     Ok(())
 }
 
-/// The path of an fd's file when it lies beneath a protected path of the plan.
+/// The path of an fd's file when it lies beneath a protected path of the plan. `readlink` of an
+/// open fd's `/proc/self/fd` entry only fails when the fd is not open (nothing to close).
 fn protected_target(fd: RawFd, plan: &Plan) -> Option<PathBuf> {
     let target = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
     plan.read_only

@@ -3,6 +3,7 @@
 //! No `git` process is spawned: the launcher runs for every sandboxed command, and reading a
 //! `.git` file is cheaper than a fork. The rules here follow `gitrepository-layout(5)`.
 
+use crate::sandbox::sys::missing_as_none;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -62,24 +63,6 @@ pub fn inspect(worktree: &Path) -> io::Result<Option<GitLayout>> {
         git_dir,
         common_dir,
     }))
-}
-
-/// `Ok(None)` for an answer that says the path does not exist (`ENOENT`, or `ENOTDIR`: a
-/// component is not a directory, so it cannot exist either); any other error stays an error.
-pub fn missing_as_none<T>(result: io::Result<T>) -> io::Result<Option<T>> {
-    match result {
-        Ok(value) => Ok(Some(value)),
-        Err(e) if is_missing(&e) => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
-/// Whether an error means "does not exist" rather than "could not be checked".
-pub fn is_missing(error: &io::Error) -> bool {
-    matches!(
-        error.kind(),
-        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-    )
 }
 
 /// The git dirs a sandboxed `git commit` in a *linked worktree* must write to, or nothing.

@@ -54,7 +54,8 @@ const PROJECT_FILES: [&str; 2] = [".gitmodules", config::PROJECT_FILE];
 /// submodule takes two: `<name>/modules/<name>`).
 const SUBMODULE_DEPTH: usize = 8;
 
-/// Directories of a git dir that hold no submodule git dirs and can be large: not searched.
+/// Directories of a git dir that hold no submodule git dirs and can be large: not searched
+/// inside a directory that has a `HEAD`.
 const GIT_DIR_INTERNALS: [&str; 3] = ["objects", "refs", "logs"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -280,7 +281,7 @@ fn candidates(spec: &Spec, env: &HomeEnv) -> Result<Vec<Candidate>> {
     roots.extend(spec.writable.iter().cloned());
     for root in &roots {
         let dot_git = root.join(".git");
-        let dot_git_meta = git::missing_as_none(dot_git.symlink_metadata())
+        let dot_git_meta = sys::missing_as_none(dot_git.symlink_metadata())
             .map_err(|e| unchecked(&dot_git, &e))?;
         if dot_git_meta.is_some_and(|meta| !meta.is_dir()) {
             // A pointer file decides which git dir git uses: it must not be redirected, even when
@@ -332,10 +333,7 @@ fn git_dir_candidates(git_dir: &Path) -> Result<Vec<Candidate>> {
         list.push(Candidate::existing(admin.join("config.worktree")));
         list.push(Candidate::existing(admin.join("commondir")));
     }
-    list.extend(submodule_candidates(
-        &git_dir.join("modules"),
-        SUBMODULE_DEPTH,
-    )?);
+    list.extend(submodule_candidates(&git_dir.join("modules"))?);
     Ok(list)
 }
 
@@ -343,24 +341,32 @@ fn git_dir_candidates(git_dir: &Path) -> Result<Vec<Candidate>> {
 /// git in them, which reads their config (`core.fsmonitor` executes a program).
 ///
 /// Every directory is probed for `config` and `hooks/` and searched further, whether or not it
-/// has a `HEAD` now: a submodule's name may contain slashes (`modules/a/b`), nested submodules
-/// live in `<git dir>/modules/`, and `HEAD` files are the program's to move or plant. Only the
-/// big internals of a git dir (objects, refs, logs) are not searched.
-fn submodule_candidates(modules: &Path, depth: usize) -> Result<Vec<Candidate>> {
+/// has a `HEAD` now: a submodule's name may contain slashes (`modules/libs/a`), nested submodules
+/// live in `<git dir>/modules/`, and `HEAD` files are the program's to move or plant. The one
+/// thing a `HEAD` decides is that the big internals of a git dir (`objects`, `refs`, `logs`) are
+/// not searched: planting one in `modules/libs` hides only submodules named `libs/objects/...`,
+/// `libs/refs/...` or `libs/logs/...`.
+fn submodule_candidates(modules: &Path) -> Result<Vec<Candidate>> {
+    search_modules(modules, false, SUBMODULE_DEPTH)
+}
+
+fn search_modules(dir: &Path, is_git_dir: bool, depth: usize) -> Result<Vec<Candidate>> {
     if depth == 0 {
         return Ok(Vec::new());
     }
     let mut list = Vec::new();
-    for dir in subdirs(modules)? {
-        if dir
+    for sub in subdirs(dir)? {
+        let internal = sub
             .file_name()
-            .is_some_and(|name| GIT_DIR_INTERNALS.iter().any(|i| name == *i))
-        {
+            .is_some_and(|name| GIT_DIR_INTERNALS.iter().any(|i| name == *i));
+        if is_git_dir && internal {
             continue;
         }
-        list.push(Candidate::probed(dir.join("config")));
-        list.push(Candidate::probed(dir.join("hooks")));
-        list.extend(submodule_candidates(&dir, depth - 1)?);
+        list.push(Candidate::probed(sub.join("config")));
+        list.push(Candidate::probed(sub.join("hooks")));
+        let head = sub.join("HEAD");
+        let sub_is_git_dir = head.try_exists().map_err(|e| unchecked(&head, &e))?;
+        list.extend(search_modules(&sub, sub_is_git_dir, depth - 1)?);
     }
     Ok(list)
 }
@@ -390,7 +396,7 @@ fn home_candidates(env: &HomeEnv) -> Vec<Candidate> {
 /// The subdirectories of `dir` (none when it does not exist), sorted.
 fn subdirs(dir: &Path) -> Result<Vec<PathBuf>> {
     let Some(entries) =
-        git::missing_as_none(std::fs::read_dir(dir)).map_err(|e| unchecked(dir, &e))?
+        sys::missing_as_none(std::fs::read_dir(dir)).map_err(|e| unchecked(dir, &e))?
     else {
         return Ok(Vec::new());
     };
@@ -441,14 +447,14 @@ fn place(path: &Path, roots: &[PathBuf]) -> Result<Option<PathBuf>> {
                 if beneath_any(&placed, roots) {
                     return Err(symlinked(&next));
                 }
-                match git::missing_as_none(std::fs::canonicalize(&next)) {
+                match sys::missing_as_none(std::fs::canonicalize(&next)) {
                     Ok(Some(target)) => placed = target,
                     Ok(None) => return Ok(None),
                     Err(e) => return Err(unchecked(&next, &e)),
                 }
             }
             Ok(_) => placed = next,
-            Err(e) if git::is_missing(&e) => {
+            Err(e) if sys::is_missing(&e) => {
                 placed = next;
                 placed.extend(components);
                 return Ok(Some(placed));
@@ -466,7 +472,7 @@ fn resolve(placed: &Path, missing: Missing, creating: Creating) -> Result<Option
     match placed.symlink_metadata() {
         Ok(meta) if meta.file_type().is_symlink() => Err(symlinked(placed)),
         Ok(_) => Ok(Some(placed.to_path_buf())),
-        Err(e) if git::is_missing(&e) => match missing {
+        Err(e) if sys::is_missing(&e) => match missing {
             Missing::Create(_) if creating == Creating::No => Ok(Some(placed.to_path_buf())),
             // A missing parent (NotFound from the create) leaves it missing.
             Missing::Create(kind) => Ok(materialize(placed, kind)?.then(|| placed.to_path_buf())),
@@ -491,7 +497,7 @@ fn materialize(path: &Path, kind: Kind) -> Result<bool> {
     match made {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(true),
-        Err(e) if git::is_missing(&e) => Ok(false),
+        Err(e) if sys::is_missing(&e) => Ok(false),
         Err(e) => Err(Error::new(
             Code::SandboxUnavailable,
             format!(
@@ -610,6 +616,24 @@ mod tests {
             ".git/modules/a/b/hooks",
         ] {
             assert!(plan.read_only.contains(&ws.join(path)), "{path}: {plan:?}");
+        }
+    }
+
+    #[test]
+    fn planted_heads_do_not_hide_submodule_git_dirs() {
+        let (_dir, ws) = repo();
+        let modules = ws.join(".git/modules");
+        for name in ["logs", "libs/a"] {
+            fs::create_dir_all(modules.join(name).join("hooks")).unwrap();
+            fs::write(modules.join(name).join("config"), "").unwrap();
+        }
+        // Planted: `modules` and `modules/libs` look like git dirs now.
+        fs::write(modules.join("HEAD"), "").unwrap();
+        fs::write(modules.join("libs/HEAD"), "").unwrap();
+        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &ws).unwrap();
+        let plan = plan(&spec, &HomeEnv::default()).unwrap();
+        for path in ["logs/config", "logs/hooks", "libs/a/config", "libs/a/hooks"] {
+            assert!(plan.read_only.contains(&modules.join(path)), "{path}");
         }
     }
 

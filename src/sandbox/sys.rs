@@ -1,5 +1,6 @@
 //! Thin wrappers around the Linux calls the launcher makes, so every `unsafe` block lives in one
-//! file with the reason it is sound. Each wrapper returns `io::Result` and adds no policy.
+//! file with the reason it is sound. Each wrapper returns `io::Result` and adds no policy; the
+//! one rule about errors lives here too: only `ENOENT`/`ENOTDIR` mean "does not exist".
 
 use std::ffi::CString;
 use std::io;
@@ -18,6 +19,24 @@ fn check(ret: libc::c_int) -> io::Result<()> {
     } else {
         Ok(())
     }
+}
+
+/// `Ok(None)` for an answer that says the path does not exist (`ENOENT`, or `ENOTDIR`: a
+/// component is not a directory, so it cannot exist either); any other error stays an error.
+pub fn missing_as_none<T>(result: io::Result<T>) -> io::Result<Option<T>> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(e) if is_missing(&e) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether an error means "does not exist" rather than "could not be checked".
+pub fn is_missing(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
 }
 
 /// `unshare(2)`.
