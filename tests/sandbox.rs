@@ -337,6 +337,210 @@ fn workspace_inside_tmp_cannot_be_renamed_away() {
     assert!(!moved.exists());
 }
 
+#[test]
+fn git_paths_stay_protected_after_head_is_moved_away() {
+    let s = Scratch::new();
+    s.git_repo();
+    let config = read(&s.ws.join(".git/config")).unwrap();
+    // Line 1 hides HEAD (allowed: .git is only pinned, not read-only) ...
+    s.sandbox().sh("mv .git/HEAD head-aside").ok();
+    // ... line 2 must still find .git/config and .git/hooks protected.
+    s.sandbox()
+        .sh("echo '#!/bin/sh' > .git/hooks/pre-commit")
+        .program_failed();
+    s.sandbox()
+        .sh("printf '[core]\\n\\tfsmonitor = evil\\n' >> .git/config")
+        .program_failed();
+    s.sandbox().sh("mv head-aside .git/HEAD").ok();
+    assert!(!s.ws.join(".git/hooks/pre-commit").exists());
+    assert_eq!(read(&s.ws.join(".git/config")).unwrap(), config);
+}
+
+#[test]
+fn submodule_git_dir_stays_protected_after_its_head_is_moved_away() {
+    let s = Scratch::new();
+    s.git_repo();
+    let module = s.ws.join(".git/modules/lib");
+    fs::create_dir_all(module.join("hooks")).unwrap();
+    fs::write(module.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    fs::write(module.join("config"), "[core]\n").unwrap();
+    s.sandbox().sh("mv .git/modules/lib/HEAD head-aside").ok();
+    s.sandbox()
+        .sh("echo '\tfsmonitor = evil' >> .git/modules/lib/config")
+        .program_failed();
+    s.sandbox()
+        .sh("touch .git/modules/lib/hooks/post-checkout")
+        .program_failed();
+    assert_eq!(read(&module.join("config")).as_deref(), Some("[core]\n"));
+    assert!(!module.join("hooks/post-checkout").exists());
+}
+
+#[test]
+fn unreadable_git_dir_refuses_instead_of_unprotecting() {
+    let Some(nobody) = Nobody::new() else {
+        return;
+    };
+    let config = read(&nobody.ws.join(".git/config")).unwrap();
+    // Line 1: make .git unsearchable for its owner (allowed: chmod is not a write).
+    let out = nobody.sandbox("chmod 000 .git");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // Line 2: the launcher cannot tell what exists in .git, so it must not run anything.
+    let out = nobody
+        .sandbox("chmod 755 .git; echo '\tfsmonitor = evil' >> .git/config; touch .git/hooks/x");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(SANDBOX_UNAVAILABLE), "{stderr}");
+    assert!(stderr.contains("cannot check protected path"), "{stderr}");
+    nobody.chmod(".git", 0o755);
+    assert_eq!(read(&nobody.ws.join(".git/config")).unwrap(), config);
+    assert!(!nobody.ws.join(".git/hooks/x").exists());
+}
+
+#[test]
+fn the_root_directory_is_never_a_writable_root() {
+    let s = Scratch::new();
+    let marker = s.outside.join("marker");
+    let touch = format!("touch {}", marker.display());
+    let stderr = Run::bare(&s)
+        .flags(["--workspace", "/"])
+        .sh(&touch)
+        .refused();
+    assert!(stderr.contains("whole filesystem"), "{stderr}");
+    // The workspace derived from a working directory of `/` (e.g. a deleted one replaced by /).
+    Run::bare(&s).cwd("/".as_ref()).sh(&touch).refused();
+    s.sandbox().flags(["--writable", "/"]).sh(&touch).refused();
+    assert!(!marker.exists());
+    // The library refuses it too, for every caller.
+    let error = Spec::new(SandboxPolicy::WorkspaceWrite, "/".as_ref()).unwrap_err();
+    assert_eq!(error.code, Code::SandboxUnavailable);
+}
+
+#[test]
+fn tmpdir_outside_the_temp_dirs_does_not_become_writable() {
+    let s = Scratch::new();
+    // `export TMPDIR=$HOME` in the agent's shell must not make $HOME writable for later lines.
+    let out = s
+        .sandbox()
+        .env("TMPDIR", &s.home)
+        .sh("echo x > \"$TMPDIR/planted\"");
+    out.program_failed();
+    assert!(!s.home.join("planted").exists());
+    assert!(
+        out.stderr().contains("TMPDIR") && out.stderr().contains("sandbox.writable"),
+        "the launcher says why: {}",
+        out.stderr()
+    );
+    // Nor through a symlink that lives under /tmp.
+    let link_dir = tempfile::Builder::new()
+        .prefix("shellgate-tmpdir-link-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let link = link_dir.path().join("home");
+    std::os::unix::fs::symlink(&s.home, &link).unwrap();
+    s.sandbox()
+        .env("TMPDIR", &link)
+        .sh("echo x > \"$TMPDIR/planted\"")
+        .program_failed();
+    assert!(!s.home.join("planted").exists());
+}
+
+#[test]
+fn the_password_database_home_is_protected_whatever_home_says() {
+    if !sandbox_is_root() || which("unshare").is_err() {
+        eprintln!("needs root and unshare; skipping");
+        return;
+    }
+    let s = Scratch::new();
+    // The real home (per /etc/passwd) lies beneath the workspace; $HOME names somewhere else.
+    let real_home = s.ws.join("me");
+    fs::create_dir_all(&real_home).unwrap();
+    fs::write(real_home.join(".bashrc"), "original\n").unwrap();
+    let passwd = s.root.join("passwd");
+    fs::write(
+        &passwd,
+        format!("root:x:0:0:root:{}:/bin/sh\n", real_home.display()),
+    )
+    .unwrap();
+    // A private mount namespace (outside the sandbox) with that passwd file in place.
+    let script = format!(
+        "mount --bind {passwd} /etc/passwd || exit 90; \
+         [ \"$(getent passwd 0 | cut -d: -f6)\" = {home} ] || exit 91; \
+         exec {SHELLGATE} sandbox --workspace {ws} -- sh -c 'echo evil >> {home}/.bashrc'",
+        passwd = passwd.display(),
+        home = real_home.display(),
+        ws = s.ws.display()
+    );
+    let out = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+        .env("HOME", &s.home)
+        .output()
+        .unwrap();
+    if matches!(out.status.code(), Some(90 | 91)) {
+        eprintln!("cannot fake the password database here; skipping");
+        return;
+    }
+    assert_ne!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        read(&real_home.join(".bashrc")).as_deref(),
+        Some("original\n")
+    );
+}
+
+#[test]
+fn deleted_working_directory_is_refused() {
+    let s = Scratch::new();
+    s.git_repo();
+    // A working directory that cannot be re-resolved after the mounts stays on the mount *under*
+    // the pins and read-only binds. (From this one, `..` happens to cross back into the pin: the
+    // kernel follows a mount when `..` lands on its mount point.) Refuse rather than run there.
+    let script = format!(
+        "mkdir {ws}/.git/gone && cd {ws}/.git/gone && rmdir {ws}/.git/gone && \
+         exec {SHELLGATE} sandbox --workspace {ws} -- touch {ws}/ran",
+        ws = s.ws.display()
+    );
+    let out = Outcome(Command::new("sh").args(["-c", &script]).output().unwrap());
+    let stderr = out.refused();
+    assert!(stderr.contains("working directory"), "{stderr}");
+    assert!(!s.ws.join("ran").exists());
+    // Re-resolved, a working directory inside a protected directory is the read-only bind.
+    let hooks = s.ws.join(".git/hooks");
+    s.sandbox()
+        .cwd(&hooks)
+        .sh("echo '#!/bin/sh' > pre-commit")
+        .program_failed();
+    assert!(!hooks.join("pre-commit").exists());
+}
+
+#[test]
+fn inherited_file_fds_on_protected_paths_cannot_be_reopened_for_writing() {
+    let s = Scratch::new();
+    s.git_repo();
+    let config = read(&s.ws.join(".git/config")).unwrap();
+    let hook = s.ws.join(".git/hooks/post-checkout");
+    fs::write(&hook, "#!/bin/sh\n").unwrap();
+    // Read-only fds opened before the sandbox, reopened for writing through /proc inside.
+    let script = format!(
+        "exec 3< {ws}/.git/config 4< {hook}; {SHELLGATE} sandbox --workspace {ws} -- \
+         sh -c 'echo evil >> /proc/self/fd/3; echo evil >> /proc/self/fd/4'",
+        ws = s.ws.display(),
+        hook = hook.display()
+    );
+    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_ne!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(read(&s.ws.join(".git/config")).unwrap(), config);
+    assert_eq!(read(&hook).as_deref(), Some("#!/bin/sh\n"));
+    // A standard stream on a protected file cannot be closed: the launcher refuses.
+    fs::write(s.ws.join(".bashrc"), "original\n").unwrap();
+    let script = format!(
+        "{SHELLGATE} sandbox --workspace {ws} -- sh -c 'echo evil >> /proc/self/fd/0' \
+         < {ws}/.bashrc",
+        ws = s.ws.display()
+    );
+    let out = Outcome(Command::new("sh").args(["-c", &script]).output().unwrap());
+    let stderr = out.refused();
+    assert!(stderr.contains("stdin"), "{stderr}");
+    assert_eq!(read(&s.ws.join(".bashrc")).as_deref(), Some("original\n"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Network.
 
@@ -719,11 +923,6 @@ fn file_capabilities_grant_nothing_inside() {
     );
 }
 
-fn sandbox_is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 #[test]
 fn stdin_and_stdout_pass_through() {
     let s = Scratch::new();
@@ -768,14 +967,9 @@ fn missing_landlock_refuses_and_runs_nothing() {
         .sandbox()
         .env("SHELLGATE_LANDLOCK_ABI_MAX", "0")
         .sh("touch marker");
-    assert_eq!(out.code(), Some(SANDBOX_UNAVAILABLE));
+    let stderr = out.refused();
     assert!(!s.ws.join("marker").exists());
-    let stderr = out.stderr();
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(
-        stderr.contains("SANDBOX_UNAVAILABLE") && stderr.contains("Landlock"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("Landlock"), "{stderr}");
     assert!(stderr.contains("Full access"), "{stderr}");
 }
 
@@ -786,12 +980,8 @@ fn old_abi_refuses_unless_the_protection_is_dropped_explicitly() {
         .sandbox()
         .env("SHELLGATE_LANDLOCK_ABI_MAX", "5")
         .sh("touch marker");
-    assert_eq!(out.code(), Some(SANDBOX_UNAVAILABLE));
-    assert!(
-        out.stderr().contains("--drop-protection scope"),
-        "{}",
-        out.stderr()
-    );
+    let stderr = out.refused();
+    assert!(stderr.contains("--drop-protection scope"), "{stderr}");
     assert!(!s.ws.join("marker").exists());
     // Dropping it explicitly runs, still confined otherwise.
     s.sandbox()
@@ -810,7 +1000,7 @@ fn garbage_abi_limit_fails_closed() {
         .sandbox()
         .env("SHELLGATE_LANDLOCK_ABI_MAX", "lots")
         .sh("touch marker");
-    assert_eq!(out.code(), Some(SANDBOX_UNAVAILABLE));
+    out.refused();
     assert!(!s.ws.join("marker").exists());
 }
 
@@ -822,8 +1012,11 @@ fn missing_namespaces_refuse_when_paths_need_protection() {
         .sandbox()
         .env("SHELLGATE_SANDBOX_NO_NAMESPACES", "1")
         .sh("touch marker");
-    assert_eq!(out.code(), Some(SANDBOX_UNAVAILABLE));
-    assert!(out.stderr().contains("--drop-protection protected-paths"));
+    let stderr = out.refused();
+    assert!(
+        stderr.contains("--drop-protection protected-paths"),
+        "{stderr}"
+    );
     assert!(!s.ws.join("marker").exists());
     s.sandbox()
         .env("SHELLGATE_SANDBOX_NO_NAMESPACES", "1")
@@ -900,6 +1093,42 @@ fn doctor_reports_an_enforceable_default() {
     assert_eq!(refused.status.code(), Some(SANDBOX_UNAVAILABLE));
 }
 
+#[test]
+fn doctor_shows_what_the_workspace_leaves_unprotected_without_creating_anything() {
+    let s = Scratch::new();
+    s.git_repo();
+    fs::remove_dir_all(s.ws.join(".git/hooks")).unwrap();
+    fs::write(s.ws.join(".bashrc"), "").unwrap();
+    let out = Command::new(SHELLGATE)
+        .args(["doctor", "--json"])
+        .current_dir(&s.ws)
+        .env("HOME", &s.home)
+        .env("TMPDIR", &s.home)
+        .env_remove("SHELLGATE_LANDLOCK_ABI_MAX")
+        .env_remove("SHELLGATE_SANDBOX_NO_NAMESPACES")
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let workspace = &report["workspace"];
+    let listed = |key: &str, name: &str| {
+        let path = s.ws.join(name);
+        workspace[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p.as_str() == path.to_str())
+    };
+    assert_eq!(workspace["path"].as_str(), s.ws.to_str(), "{workspace}");
+    assert!(listed("read_only", ".git/config"), "{workspace}");
+    assert!(listed("read_only", ".git/hooks"), "{workspace}");
+    assert!(listed("read_only", ".bashrc"), "{workspace}");
+    assert!(listed("unenforced", ".gitmodules"), "{workspace}");
+    assert!(listed("unenforced", ".shellgate.toml"), "{workspace}");
+    assert_eq!(workspace["ignored_tmpdir"].as_str(), s.home.to_str());
+    // Only a preview: the hooks dir the launcher would create is still missing.
+    assert!(!s.ws.join(".git/hooks").exists());
+}
+
 // ---------------------------------------------------------------------------------------------
 // The library API `run` uses.
 
@@ -970,46 +1199,14 @@ fn spec_round_trips_through_the_launcher_arguments() {
 
 #[test]
 fn unprivileged_user_gets_the_same_sandbox_through_a_user_namespace() {
-    if !sandbox_is_root() {
-        // Every other test already runs the user-namespace path.
-        return;
-    }
-    let Ok(setpriv) = which("setpriv") else {
-        eprintln!("setpriv not installed; skipping");
+    // Every other test already runs the user-namespace path when not root.
+    let Some(nobody) = Nobody::new() else {
         return;
     };
-    // Somewhere `nobody` can traverse, with its own copy of the binary.
-    let dir = tempfile::Builder::new()
-        .prefix("shellgate-nobody-")
-        .tempdir_in("/tmp")
-        .unwrap();
-    let root = dir.path();
-    let ws = root.join("ws");
-    fs::create_dir_all(ws.join(".git/hooks")).unwrap();
-    fs::write(ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
-    fs::write(ws.join(".git/config"), "[core]\n").unwrap();
-    let binary = root.join("shellgate");
-    fs::copy(SHELLGATE, &binary).unwrap();
-    let chown = Command::new("chown")
-        .args(["-R", "65534:65534"])
-        .arg(root)
-        .status()
-        .unwrap();
-    assert!(chown.success());
-    let out = Command::new(setpriv)
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "env"])
-        .arg(format!("HOME={}", root.display()))
-        .arg(&binary)
-        .args(["sandbox", "--workspace"])
-        .arg(&ws)
-        .args(["--", "sh", "-c"])
-        .arg(
-            "echo ok > inside; echo evil >> .git/config; touch .git/hooks/x; \
-              grep -E '^(CapEff|NoNewPrivs):' /proc/self/status",
-        )
-        .current_dir(&ws)
-        .output()
-        .unwrap();
+    let out = nobody.sandbox(
+        "echo ok > inside; echo evil >> .git/config; touch .git/hooks/x; \
+         grep -E '^(CapEff|NoNewPrivs):' /proc/self/status",
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("NoNewPrivs:\t1"),
@@ -1017,15 +1214,8 @@ fn unprivileged_user_gets_the_same_sandbox_through_a_user_namespace() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("CapEff:\t0000000000000000"), "{stdout}");
+    let ws = &nobody.ws;
     assert_eq!(read(&ws.join("inside")).as_deref(), Some("ok\n"));
     assert_eq!(read(&ws.join(".git/config")).as_deref(), Some("[core]\n"));
     assert!(!ws.join(".git/hooks/x").exists());
-}
-
-fn which(name: &str) -> Result<std::path::PathBuf, ()> {
-    ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]
-        .iter()
-        .map(|dir| std::path::Path::new(dir).join(name))
-        .find(|p| p.exists())
-        .ok_or(())
 }

@@ -8,9 +8,10 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 
-/// Report the kernel's sandbox features, whether each policy can be enforced here, the installed
-/// shells and the config files in effect. Exits 211 when the default policy (workspace-write)
-/// cannot be enforced.
+/// Report the kernel's sandbox features, whether each policy can be enforced here, what the
+/// sandbox would protect in the current workspace (and what it cannot), the installed shells and
+/// the config files in effect. Exits 211 when the default policy (workspace-write) cannot be
+/// enforced.
 #[derive(Debug, ClapArgs)]
 pub struct Args {
     /// Print one JSON object instead of text.
@@ -27,6 +28,8 @@ struct Report {
     support: Support,
     /// A real `shellgate sandbox` launch per policy, in a scratch git workspace.
     probes: Vec<Probe>,
+    /// What workspace-write would protect in the current directory's workspace.
+    workspace: WorkspaceReport,
     shells: Vec<Shell>,
     /// CONFIG FILES IN EFFECT: filled in by the caller (the config module), in precedence
     /// order; `null` while no caller reports them.
@@ -40,6 +43,25 @@ struct Probe {
     policy: Policy,
     ok: bool,
     reason: Option<String>,
+}
+
+/// The sandbox `shellgate sandbox` would make from the current directory (workspace-write),
+/// planned without creating anything.
+#[derive(Debug, Default, Serialize)]
+struct WorkspaceReport {
+    path: Option<PathBuf>,
+    /// Writable temp dirs.
+    temp_dirs: Vec<PathBuf>,
+    /// `$TMPDIR` when it is not accepted as a writable root.
+    ignored_tmpdir: Option<PathBuf>,
+    /// Bound read-only (created first where git or shellgate would create them).
+    read_only: Vec<PathBuf>,
+    /// Protected names that do not exist: NOT enforced, the sandboxed program could create them.
+    unenforced: Vec<PathBuf>,
+    /// Already read-only mounts (this runs inside another sandbox).
+    already_enforced: Vec<PathBuf>,
+    /// Why the launcher would refuse to run here.
+    error: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -58,6 +80,7 @@ pub fn run(args: &Args, config_files: Option<Vec<PathBuf>>) -> ExitCode {
     let report = Report {
         support,
         probes,
+        workspace: workspace_report(),
         shells: shells(),
         config_files,
         default_policy: DEFAULT_POLICY,
@@ -89,11 +112,7 @@ fn verdict(support: &Support, probes: &[Probe], policy: Policy) -> bool {
 /// Launches `/bin/sh -c :` under `policy` in a scratch workspace that has a `.git`, so the
 /// protected-path mounts are exercised too.
 fn probe(policy: Policy) -> Probe {
-    let result = scratch_workspace().and_then(|dir| {
-        let outcome = launch_probe(policy, &dir);
-        let _ = std::fs::remove_dir_all(&dir);
-        outcome
-    });
+    let result = scratch_workspace().and_then(|dir| launch_probe(policy, dir.path()));
     Probe {
         policy,
         ok: result.is_ok(),
@@ -121,19 +140,54 @@ fn launch_probe(policy: Policy, workspace: &Path) -> Result<(), String> {
     }
 }
 
-fn scratch_workspace() -> Result<PathBuf, String> {
-    let dir = std::env::temp_dir().join(format!("shellgate-doctor-{}", std::process::id()));
-    let git = dir.join(".git");
+/// A fresh, unpredictable scratch git workspace, removed when dropped.
+fn scratch_workspace() -> Result<tempfile::TempDir, String> {
+    let dir = tempfile::Builder::new()
+        .prefix("shellgate-doctor-")
+        .tempdir()
+        .map_err(|e| format!("cannot create a scratch workspace: {e}"))?;
+    let git = dir.path().join(".git");
     std::fs::create_dir_all(git.join("hooks"))
         .and_then(|()| std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n"))
         .and_then(|()| std::fs::write(git.join("config"), ""))
         .map_err(|e| {
             format!(
                 "cannot create a scratch workspace in {}: {e}",
-                dir.display()
+                dir.path().display()
             )
         })?;
     Ok(dir)
+}
+
+/// What workspace-write would protect from the current directory, or why it would refuse.
+fn workspace_report() -> WorkspaceReport {
+    let spec = std::env::current_dir()
+        .map_err(|e| format!("cannot read the current directory: {e}"))
+        .and_then(|cwd| {
+            Spec::for_cwd(SandboxPolicy::WorkspaceWrite, &cwd).map_err(|e| e.to_string())
+        });
+    let spec = match spec {
+        Ok(spec) => spec,
+        Err(error) => {
+            return WorkspaceReport {
+                error: Some(error),
+                ..WorkspaceReport::default()
+            };
+        }
+    };
+    let (plan, error) = match sandbox::preview_protected_paths(&spec) {
+        Ok(plan) => (plan, None),
+        Err(e) => (sandbox::Plan::default(), Some(e.to_string())),
+    };
+    WorkspaceReport {
+        path: Some(spec.workspace),
+        temp_dirs: spec.temp_dirs,
+        ignored_tmpdir: spec.ignored_tmpdir,
+        read_only: plan.read_only,
+        unenforced: plan.unenforced,
+        already_enforced: plan.already_enforced,
+        error,
+    }
 }
 
 fn shells() -> Vec<Shell> {
@@ -196,6 +250,7 @@ fn render(report: &Report) -> String {
         },
     );
     line("mount namespace", namespace_line(s));
+    render_workspace(&report.workspace, &mut line);
     for p in &s.protections {
         let value = match &p.reason {
             None => "enforceable".to_string(),
@@ -238,6 +293,60 @@ fn render(report: &Report) -> String {
         format!("{} {verdict}", report.default_policy),
     );
     out
+}
+
+fn render_workspace(w: &WorkspaceReport, line: &mut impl FnMut(&str, String)) {
+    let Some(workspace) = &w.path else {
+        line(
+            "workspace",
+            format!(
+                "cannot sandbox here: {}",
+                w.error.clone().unwrap_or_default()
+            ),
+        );
+        return;
+    };
+    line("workspace", workspace.display().to_string());
+    let mut temp = paths(&w.temp_dirs, None);
+    if let Some(tmpdir) = &w.ignored_tmpdir {
+        temp.push_str(&format!(
+            " ($TMPDIR {} ignored: not beneath /tmp, /var/tmp or /run/user/<uid>; name it in \
+             sandbox.writable)",
+            tmpdir.display()
+        ));
+    }
+    line("temp dirs", temp);
+    if let Some(error) = &w.error {
+        line("protected paths", format!("cannot sandbox here: {error}"));
+        return;
+    }
+    line("read-only paths", paths(&w.read_only, Some(workspace)));
+    line(
+        "NOT protected (missing)",
+        paths(&w.unenforced, Some(workspace)),
+    );
+    if !w.already_enforced.is_empty() {
+        line(
+            "already read-only",
+            paths(&w.already_enforced, Some(workspace)),
+        );
+    }
+}
+
+/// A list of paths, relative to `base` where they lie beneath it.
+fn paths(list: &[PathBuf], base: Option<&PathBuf>) -> String {
+    if list.is_empty() {
+        return "none".into();
+    }
+    list.iter()
+        .map(|p| {
+            base.and_then(|b| p.strip_prefix(b).ok())
+                .unwrap_or(p)
+                .display()
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn landlock_line(s: &Support) -> String {

@@ -17,7 +17,7 @@ use crate::error::{Code, Error, Result};
 use crate::sandbox::abi::DetectedAbi;
 use crate::sandbox::landlock::{self, Grants};
 use crate::sandbox::policy::{Policy, Protection, Spec};
-use crate::sandbox::protected::{self, HomeEnv};
+use crate::sandbox::protected::{self, HomeEnv, Plan};
 use crate::sandbox::requirements::{self, Gap};
 use crate::sandbox::{caps, mounts, seccomp, sys};
 use std::ffi::{OsStr, OsString};
@@ -51,6 +51,9 @@ pub fn launch(spec: impl FnOnce() -> Result<Spec>, program: &OsStr, args: &[OsSt
 struct Ready {
     /// Read-only's private temp dir, exported as `TMPDIR`.
     private_tmp: Option<PathBuf>,
+    /// A line for the program's stderr about something the caller may not expect (printed only
+    /// when the program is started, so a refusal stays one line).
+    note: Option<String>,
 }
 
 fn enter(spec: &Spec) -> Result<Ready> {
@@ -77,7 +80,31 @@ fn enter(spec: &Spec) -> Result<Ready> {
     landlock::restrict(&abi, &grants)?;
     seccomp::install(spec.network)?;
     caps::verify()?;
-    Ok(Ready { private_tmp })
+    Ok(Ready {
+        private_tmp,
+        note: ignored_tmpdir_note(spec),
+    })
+}
+
+/// A `$TMPDIR` that was not accepted as a writable root (see [`crate::sandbox::policy::TempDirs`])
+/// and is not writable otherwise: writing there will fail, so say why and what to do.
+fn ignored_tmpdir_note(spec: &Spec) -> Option<String> {
+    let tmpdir = spec.ignored_tmpdir.as_ref()?;
+    let canonical = std::fs::canonicalize(tmpdir).ok()?;
+    if spec
+        .writable_roots()
+        .iter()
+        .any(|r| canonical.starts_with(r))
+    {
+        return None;
+    }
+    Some(format!(
+        "[shellgate] note: $TMPDIR ({}) is not writable in this sandbox: only a TMPDIR beneath \
+         /tmp, /var/tmp or /run/user/{} is; name another temp dir in the configuration's \
+         sandbox.writable",
+        tmpdir.display(),
+        sys::geteuid()
+    ))
 }
 
 /// Workspace-write: the read-only binds of the protected paths, unless dropped explicitly.
@@ -85,13 +112,13 @@ fn protect_paths(spec: &Spec, abi: &DetectedAbi) -> Result<()> {
     if spec.dropped.contains(&Protection::ProtectedPaths) {
         return Ok(());
     }
-    let plan = protected::plan(spec, &HomeEnv::from_env())?;
+    let plan = protected::plan(spec, &HomeEnv::from_env()?)?;
     if !plan.needs_mounts() {
         return Ok(());
     }
     // Descriptors opened before the namespace see the mounts *under* the read-only binds.
-    check_std_fds()?;
-    close_inherited_dirs();
+    check_std_fds(&plan)?;
+    close_inherited_fds(&plan)?;
     if let Err(why) = mounts::enter() {
         return Err(Error::new(
             Code::SandboxUnavailable,
@@ -123,6 +150,9 @@ fn exec(spec: &Spec, ready: &Ready, program: &OsStr, args: &[OsString]) -> Error
     if let Some(tmp) = &ready.private_tmp {
         command.env("TMPDIR", tmp);
     }
+    if let Some(note) = &ready.note {
+        eprintln!("{note}");
+    }
     // `CommandExt::exec` is execvp plus restoring SIGPIPE to its default (Rust ignores it), so
     // the program sees the signal dispositions it would have without shellgate.
     let error = command.exec();
@@ -139,8 +169,10 @@ fn exec(spec: &Spec, ready: &Ready, program: &OsStr, args: &[OsString]) -> Error
 }
 
 /// A standard stream that is a directory would be a handle on the host's mount tree below the
-/// protected-path binds (`openat(0, ".git/config")`): refuse rather than guess.
-fn check_std_fds() -> Result<()> {
+/// protected-path binds (`openat(0, ".git/config")`), and one on a protected file could be
+/// reopened for writing (`echo x >> /proc/self/fd/0`): refuse rather than guess. Neither can be
+/// closed, as the program expects its standard streams.
+fn check_std_fds(plan: &Plan) -> Result<()> {
     for (fd, name) in [(0, "stdin"), (1, "stdout"), (2, "stderr")] {
         if sys::fd_file_type(fd) == Some(libc::S_IFDIR) {
             return Err(Error::new(
@@ -148,28 +180,63 @@ fn check_std_fds() -> Result<()> {
                 format!("{name} is a directory, which would bypass the read-only protected paths"),
             ));
         }
+        if let Some(path) = protected_target(fd, plan) {
+            return Err(Error::new(
+                Code::SandboxUnavailable,
+                format!(
+                    "{name} is {}, beneath a read-only protected path: the program could reopen \
+                     it for writing through /proc/self/fd/{fd}",
+                    path.display()
+                ),
+            ));
+        }
     }
     Ok(())
 }
 
-/// Inherited directory and `O_PATH` descriptors were opened before the mount namespace existed
-/// and see the mounts *below* the read-only binds; close them (files, pipes and sockets stay).
-fn close_inherited_dirs() {
-    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
-        return;
+/// Inherited descriptors opened before the mount namespace existed refer to the mounts *below*
+/// the read-only binds. Directory and `O_PATH` ones reach every path beneath them, and one on a
+/// protected file (even opened read-only) can be reopened for writing through
+/// `/proc/self/fd/N`: close those. Other files, pipes and sockets stay.
+fn close_inherited_fds(plan: &Plan) -> Result<()> {
+    let unlisted = |e: std::io::Error| {
+        Error::new(
+            Code::SandboxUnavailable,
+            format!(
+                "cannot list the inherited file descriptors in /proc/self/fd ({e}), some of \
+                 which could reach beneath the read-only protected paths"
+            ),
+        )
     };
-    let fds: Vec<RawFd> = entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse().ok())
-        .filter(|fd| *fd > 2)
-        .collect();
+    let mut fds: Vec<RawFd> = Vec::new();
+    for entry in std::fs::read_dir("/proc/self/fd").map_err(unlisted)? {
+        let name = entry.map_err(unlisted)?.file_name();
+        if let Some(fd) = name.to_str().and_then(|n| n.parse().ok())
+            && fd > 2
+        {
+            fds.push(fd);
+        }
+    }
+    // The listing's own descriptor is among them, already closed again: closing it is a no-op.
     for fd in fds {
         let is_dir = sys::fd_file_type(fd) == Some(libc::S_IFDIR);
         let is_path = sys::fd_status_flags(fd).is_some_and(|f| f & libc::O_PATH != 0);
-        if is_dir || is_path {
+        if is_dir || is_path || protected_target(fd, plan).is_some() {
             sys::close_inherited(fd);
         }
     }
+    Ok(())
+}
+
+/// The path of an fd's file when it lies beneath a protected path of the plan. `readlink` of an
+/// open fd's `/proc/self/fd` entry only fails when the fd is not open (nothing to close).
+fn protected_target(fd: RawFd, plan: &Plan) -> Option<PathBuf> {
+    let target = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
+    plan.read_only
+        .iter()
+        .chain(&plan.already_enforced)
+        .any(|protected| target.starts_with(protected))
+        .then_some(target)
 }
 
 /// The terminal devices behind stdin/stdout/stderr, so a program can reopen its own terminal.

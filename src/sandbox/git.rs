@@ -3,6 +3,8 @@
 //! No `git` process is spawned: the launcher runs for every sandboxed command, and reading a
 //! `.git` file is cheaper than a fork. The rules here follow `gitrepository-layout(5)`.
 
+use crate::sandbox::sys::missing_as_none;
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// Where a working tree keeps its repository.
@@ -24,11 +26,6 @@ impl GitLayout {
         dirs.extend(self.common_dir.as_deref());
         dirs
     }
-
-    /// True when `.git` is a pointer file (linked worktree or submodule checkout).
-    pub fn is_pointer(&self) -> bool {
-        self.git_dir != self.dot_git
-    }
 }
 
 /// The nearest ancestor of `dir` (itself included) that contains `.git`, like
@@ -39,27 +36,33 @@ pub fn toplevel(dir: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
-/// Reads `<worktree>/.git`. Returns `None` when there is none or it is unreadable.
-pub fn inspect(worktree: &Path) -> Option<GitLayout> {
+/// Reads `<worktree>/.git`: `None` when there is none, when it is neither a directory nor a file,
+/// or when a pointer names no existing git dir. An error that leaves this unknown (`EACCES`, `EIO`)
+/// is returned, not taken for "no repository": the caller decides what is protected from this.
+pub fn inspect(worktree: &Path) -> io::Result<Option<GitLayout>> {
     let dot_git = worktree.join(".git");
-    let meta = dot_git.symlink_metadata().ok()?;
+    let Some(meta) = missing_as_none(dot_git.symlink_metadata())? else {
+        return Ok(None);
+    };
     if meta.is_dir() {
-        return Some(GitLayout {
+        return Ok(Some(GitLayout {
             git_dir: dot_git.clone(),
             dot_git,
             common_dir: None,
-        });
+        }));
     }
     if !meta.is_file() {
-        return None;
+        return Ok(None);
     }
-    let git_dir = read_pointer(&dot_git, worktree)?;
-    let common_dir = read_commondir(&git_dir);
-    Some(GitLayout {
+    let Some(git_dir) = read_pointer(&dot_git, worktree)? else {
+        return Ok(None);
+    };
+    let common_dir = read_commondir(&git_dir)?;
+    Ok(Some(GitLayout {
         dot_git,
         git_dir,
         common_dir,
-    })
+    }))
 }
 
 /// The git dirs a sandboxed `git commit` in a *linked worktree* must write to, or nothing.
@@ -88,16 +91,25 @@ pub fn linked_worktree_dirs(layout: &GitLayout) -> Vec<PathBuf> {
     }
 }
 
-fn read_pointer(dot_git: &Path, worktree: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(dot_git).ok()?;
-    let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
-    let path = worktree.join(target);
-    std::fs::canonicalize(path).ok()
+fn read_pointer(dot_git: &Path, worktree: &Path) -> io::Result<Option<PathBuf>> {
+    let Some(text) = missing_as_none(std::fs::read_to_string(dot_git))? else {
+        return Ok(None);
+    };
+    let Some(target) = text
+        .lines()
+        .next()
+        .and_then(|line| line.strip_prefix("gitdir:"))
+    else {
+        return Ok(None);
+    };
+    missing_as_none(std::fs::canonicalize(worktree.join(target.trim())))
 }
 
-fn read_commondir(git_dir: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(git_dir.join("commondir")).ok()?;
-    std::fs::canonicalize(git_dir.join(text.trim())).ok()
+fn read_commondir(git_dir: &Path) -> io::Result<Option<PathBuf>> {
+    let Some(text) = missing_as_none(std::fs::read_to_string(git_dir.join("commondir")))? else {
+        return Ok(None);
+    };
+    missing_as_none(std::fs::canonicalize(git_dir.join(text.trim())))
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -119,7 +131,7 @@ mod tests {
         fs::create_dir_all(top.join(".git")).unwrap();
         fs::create_dir_all(top.join("a/b")).unwrap();
         assert_eq!(toplevel(&top.join("a/b")), Some(top.clone()));
-        assert_eq!(inspect(&top).unwrap().git_dir, top.join(".git"));
+        assert_eq!(inspect(&top).unwrap().unwrap().git_dir, top.join(".git"));
     }
 
     #[test]
@@ -131,8 +143,8 @@ mod tests {
         fs::create_dir_all(&ws).unwrap();
         fs::write(ws.join(".git"), format!("gitdir: {}\n", secret.display())).unwrap();
         fs::write(secret.join("commondir"), "x\n").unwrap();
-        let layout = inspect(&ws).unwrap();
-        assert!(layout.is_pointer());
+        let layout = inspect(&ws).unwrap().unwrap();
+        assert_ne!(layout.git_dir, layout.dot_git, "read as a pointer");
         assert!(linked_worktree_dirs(&layout).is_empty());
     }
 
@@ -152,7 +164,7 @@ mod tests {
             format!("{}\n", wt.join(".git").display()),
         )
         .unwrap();
-        let layout = inspect(&wt).unwrap();
+        let layout = inspect(&wt).unwrap().unwrap();
         assert_eq!(layout.common_dir.as_deref(), Some(common.as_path()));
         assert_eq!(linked_worktree_dirs(&layout), vec![admin, common]);
     }

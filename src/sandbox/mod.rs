@@ -28,8 +28,14 @@ pub use abi::{ABI_MAX_ENV, DetectedAbi, Feature};
 pub use exec::{REPORT_FD_ENV, SANDBOXED_ENV, launch};
 pub use mounts::NO_NAMESPACES_ENV;
 pub use policy::{Policy, Protection, Spec};
-pub use protected::{PROJECT_FILES, SHELL_STARTUP_FILES};
+pub use protected::Plan;
 pub use support::{Support, detect};
+
+/// What the launcher would protect for `spec` (read-only binds, names it cannot protect because
+/// they are missing, paths already read-only), without creating anything: for `doctor`.
+pub fn preview_protected_paths(spec: &Spec) -> Result<Plan> {
+    protected::preview(spec, &protected::HomeEnv::from_env()?)
+}
 
 /// The workspace of a working directory: its git top-level, else the directory itself.
 pub fn workspace_of(cwd: &Path) -> PathBuf {

@@ -8,6 +8,7 @@
 //! swapped for a symlink between the check and the mount.
 
 use crate::error::{Code, Error, Result};
+use crate::sandbox::policy::TempDirs;
 use crate::sandbox::protected::Plan;
 use crate::sandbox::sys;
 use serde::Serialize;
@@ -85,8 +86,7 @@ pub fn apply(plan: &Plan) -> Result<()> {
         bind(target, true)?;
         remount_read_only(target)?;
     }
-    rechdir();
-    Ok(())
+    rechdir()
 }
 
 fn bind(path: &Path, recursive: bool) -> Result<()> {
@@ -134,18 +134,34 @@ fn kept_flags(st: libc::c_ulong) -> libc::c_ulong {
 }
 
 /// The working directory was resolved before the mounts; resolve it again so relative paths go
-/// through the pins and read-only binds rather than the mounts underneath them.
-fn rechdir() {
-    if let Ok(cwd) = std::env::current_dir() {
-        let _ = std::env::set_current_dir(cwd);
-    }
+/// through the pins and read-only binds rather than the mounts underneath them. If that fails
+/// (the directory was removed, a path too long), the program would start *under* the binds:
+/// inside a protected directory, `echo x > pre-commit` would reach the writable one. Refuse.
+fn rechdir() -> Result<()> {
+    let refuse = |what: String, e: io::Error| {
+        Error::new(
+            Code::SandboxUnavailable,
+            format!(
+                "{what}: {e}; the program would start beneath the read-only protected paths \
+                 instead of on them; choices: run it from an existing directory"
+            ),
+        )
+    };
+    let cwd = std::env::current_dir()
+        .map_err(|e| refuse("cannot read the working directory".into(), e))?;
+    std::env::set_current_dir(&cwd).map_err(|e| {
+        refuse(
+            format!("cannot re-enter the working directory {}", cwd.display()),
+            e,
+        )
+    })
 }
 
 /// The fixed, per-user mount point of read-only's private temp dir: an empty `0700` directory on
 /// the host, with a fresh tmpfs over it inside each sandbox.
 pub fn private_tmp_mount_point() -> Result<PathBuf> {
     let uid = sys::geteuid();
-    let path = std::env::temp_dir().join(format!(".shellgate-private-{uid}"));
+    let path = TempDirs::base().join(format!(".shellgate-private-{uid}"));
     match std::fs::create_dir(&path) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
@@ -188,7 +204,7 @@ pub fn mount_private_tmp(path: &Path) -> Result<()> {
 /// private temp dir is a fresh directory instead; it is left behind when the program exits.
 pub fn fresh_private_dir() -> Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
-    let base = std::env::temp_dir();
+    let base = TempDirs::base();
     let pid = std::process::id();
     for attempt in 0..100u32 {
         let path = base.join(format!("shellgate-ro-{pid}-{attempt}"));

@@ -154,10 +154,15 @@ pub struct Spec {
     pub workspace: PathBuf,
     /// Extra writable roots (canonical; `--writable`). Empty for read-only.
     pub writable: Vec<PathBuf>,
-    /// `/tmp` and `$TMPDIR` (canonical, existing) for workspace-write; empty for read-only, which
-    /// gets a private temp dir instead. Derived from the environment of the process that resolves
-    /// the spec: the launcher resolves its own from the environment its command was given.
+    /// `/tmp`, and `$TMPDIR` when it lies beneath a temp dir (see [`TempDirs`]), canonical and
+    /// existing, for workspace-write; empty for read-only, which gets a private temp dir instead.
+    /// Derived from the environment of the process that resolves the spec: the launcher resolves
+    /// its own from the environment its command was given.
     pub temp_dirs: Vec<PathBuf>,
+    /// `$TMPDIR` when it was *not* accepted as a writable root (workspace-write only), so the
+    /// launcher can say why writing there fails.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ignored_tmpdir: Option<PathBuf>,
     /// A linked worktree's git dir and common dir, writable so `git commit` works there.
     pub git_dirs: Vec<PathBuf>,
     /// Allow network access (sockets of every family, Landlock TCP rules off).
@@ -170,23 +175,26 @@ impl Spec {
     /// A spec for the workspace that contains `cwd`: its git top-level, else `cwd` itself.
     pub fn for_cwd(policy: SandboxPolicy, cwd: &Path) -> Result<Spec> {
         let cwd = canonical_dir(cwd, "working directory")?;
-        let workspace = git::toplevel(&cwd).unwrap_or(cwd);
-        Spec::new(policy, &workspace)
+        Spec::new(policy, &crate::sandbox::workspace_of(&cwd))
     }
 
     /// A spec for an explicit workspace directory, with the default temp dirs.
     pub fn new(policy: SandboxPolicy, workspace: &Path) -> Result<Spec> {
         let policy = Policy::try_from(policy)?;
         let workspace = canonical_dir(workspace, "workspace")?;
-        let (temp_dirs, git_dirs) = match policy {
-            Policy::ReadOnly => (Vec::new(), Vec::new()),
-            Policy::WorkspaceWrite => (default_temp_dirs(), worktree_git_dirs(&workspace)),
+        if policy == Policy::WorkspaceWrite {
+            refuse_filesystem_root(&workspace, "workspace")?;
+        }
+        let (temp, git_dirs) = match policy {
+            Policy::ReadOnly => (TempDirs::default(), Vec::new()),
+            Policy::WorkspaceWrite => (TempDirs::from_env(), worktree_git_dirs(&workspace)?),
         };
         Ok(Spec {
             policy,
             workspace,
             writable: Vec::new(),
-            temp_dirs,
+            temp_dirs: temp.writable,
+            ignored_tmpdir: temp.ignored_tmpdir,
             git_dirs,
             network: false,
             dropped: BTreeSet::new(),
@@ -205,6 +213,7 @@ impl Spec {
             return Ok(self);
         }
         let dir = canonical_dir(dir, "writable root")?;
+        refuse_filesystem_root(&dir, "writable root")?;
         if !self.writable.contains(&dir) {
             self.writable.push(dir);
         }
@@ -243,29 +252,100 @@ impl Spec {
     }
 }
 
-/// `/tmp` and `$TMPDIR`, canonical, when they exist. A relative `$TMPDIR` is ignored.
-pub fn default_temp_dirs() -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    let tmpdir = std::env::var_os("TMPDIR").map(PathBuf::from);
-    let candidates = [Some(PathBuf::from("/tmp")), tmpdir];
-    for dir in candidates.into_iter().flatten() {
-        if !dir.is_absolute() {
-            continue;
-        }
-        if let Ok(dir) = std::fs::canonicalize(&dir)
-            && dir.is_dir()
-            && !dirs.contains(&dir)
-        {
-            dirs.push(dir);
-        }
-    }
-    dirs
+/// Where temporary files may go: `/tmp`, and `$TMPDIR` only when it lies (after resolving
+/// symlinks) beneath `/tmp`, `/var/tmp` or `/run/user/<uid>`.
+///
+/// The launcher inherits its environment from whoever starts it; in hook mode that is the
+/// agent's shell, where one sandboxed line cannot but the agent itself can `export TMPDIR=$HOME`.
+/// Taken as is, `$TMPDIR` would make any directory writable for every later line. Another temp
+/// dir belongs in the configuration (`sandbox.writable`), which a person writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TempDirs {
+    /// The writable temp dirs, canonical and existing.
+    pub writable: Vec<PathBuf>,
+    /// `$TMPDIR` when it is set, absolute and existing but not beneath a temp dir (ignored).
+    pub ignored_tmpdir: Option<PathBuf>,
 }
 
-fn worktree_git_dirs(workspace: &Path) -> Vec<PathBuf> {
-    git::inspect(workspace)
+impl TempDirs {
+    pub fn from_env() -> TempDirs {
+        let mut temp = TempDirs::default();
+        if let Ok(tmp) = std::fs::canonicalize("/tmp")
+            && tmp.is_dir()
+        {
+            temp.writable.push(tmp);
+        }
+        let tmpdir = std::env::var_os("TMPDIR").map(PathBuf::from);
+        let Some(tmpdir) = tmpdir.filter(|dir| dir.is_absolute()) else {
+            return temp;
+        };
+        let Ok(canonical) = std::fs::canonicalize(&tmpdir) else {
+            return temp;
+        };
+        if !canonical.is_dir() || temp.writable.contains(&canonical) {
+            return temp;
+        }
+        if is_beneath_a_temp_dir(&canonical) {
+            temp.writable.push(canonical);
+        } else {
+            temp.ignored_tmpdir = Some(tmpdir);
+        }
+        temp
+    }
+
+    /// Where shellgate itself puts temporary directories (read-only's private temp dir): the
+    /// accepted `$TMPDIR`, else `/tmp`.
+    pub fn base() -> PathBuf {
+        let temp = TempDirs::from_env();
+        temp.writable
+            .last()
+            .cloned()
+            .unwrap_or_else(|| PathBuf::from("/tmp"))
+    }
+}
+
+/// Whether a canonical directory lies beneath `/tmp`, `/var/tmp` or `/run/user/<euid>`.
+fn is_beneath_a_temp_dir(canonical: &Path) -> bool {
+    let runtime_dir = PathBuf::from(format!("/run/user/{}", crate::sandbox::sys::geteuid()));
+    [
+        PathBuf::from("/tmp"),
+        PathBuf::from("/var/tmp"),
+        runtime_dir,
+    ]
+    .iter()
+    .filter_map(|base| std::fs::canonicalize(base).ok())
+    .any(|base| canonical.starts_with(base))
+}
+
+/// A linked worktree's git dirs, writable so `git commit` works there. `.git` must be readable:
+/// the protected-path planner relies on the same answer.
+fn worktree_git_dirs(workspace: &Path) -> Result<Vec<PathBuf>> {
+    let layout = git::inspect(workspace).map_err(|e| {
+        Error::new(
+            Code::SandboxUnavailable,
+            format!("cannot read {}: {e}", workspace.join(".git").display()),
+        )
+    })?;
+    Ok(layout
         .map(|layout| git::linked_worktree_dirs(&layout))
-        .unwrap_or_default()
+        .unwrap_or_default())
+}
+
+/// A writable `/` would make the whole filesystem writable: that is Full access, which only a
+/// person can confirm, not a sandbox. Checked here, where every spec is made, because a caller may
+/// derive the workspace from a working directory that turned into `/` (deleted, or unreadable).
+fn refuse_filesystem_root(canonical: &Path, what: &str) -> Result<()> {
+    if canonical.parent().is_some() {
+        return Ok(());
+    }
+    Err(Error::new(
+        Code::SandboxUnavailable,
+        format!(
+            "the {what} is / (the whole filesystem): a workspace-write sandbox there would let \
+             the program write every file; choices: run from a project directory or name one \
+             with --workspace, or have a person confirm Full access (no sandbox)"
+        ),
+    ))
 }
 
 fn canonical_dir(dir: &Path, what: &str) -> Result<PathBuf> {
@@ -302,6 +382,18 @@ mod tests {
     }
 
     #[test]
+    fn tmpdir_counts_only_beneath_a_temp_dir() {
+        let var_tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+        assert!(is_beneath_a_temp_dir(
+            &std::fs::canonicalize(var_tmp.path()).unwrap()
+        ));
+        assert!(is_beneath_a_temp_dir(Path::new("/tmp")));
+        assert!(!is_beneath_a_temp_dir(Path::new("/usr")));
+        assert!(!is_beneath_a_temp_dir(Path::new("/")));
+        assert!(!is_beneath_a_temp_dir(Path::new("/tmpfoo")));
+    }
+
+    #[test]
     fn read_only_has_no_writable_roots() {
         let dir = tempfile::tempdir().unwrap();
         let spec = Spec::new(SandboxPolicy::ReadOnly, dir.path()).unwrap();
@@ -320,6 +412,26 @@ mod tests {
             .with_writable(&dir.path().join("not-there"))
             .unwrap();
         assert!(spec.writable.is_empty());
+    }
+
+    #[test]
+    fn the_filesystem_root_is_never_writable() {
+        let root = Path::new("/");
+        let error = Spec::new(SandboxPolicy::WorkspaceWrite, root).unwrap_err();
+        assert_eq!(error.code, Code::SandboxUnavailable);
+        assert!(
+            error.reason.contains("whole filesystem"),
+            "{}",
+            error.reason
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, dir.path()).unwrap();
+        assert_eq!(
+            spec.with_writable(root).unwrap_err().code,
+            Code::SandboxUnavailable
+        );
+        // Read-only writes nothing there: `/` is a fine workspace for it.
+        assert!(Spec::new(SandboxPolicy::ReadOnly, root).is_ok());
     }
 
     #[test]

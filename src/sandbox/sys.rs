@@ -1,5 +1,6 @@
 //! Thin wrappers around the Linux calls the launcher makes, so every `unsafe` block lives in one
-//! file with the reason it is sound. Each wrapper returns `io::Result` and adds no policy.
+//! file with the reason it is sound. Each wrapper returns `io::Result` and adds no policy; the
+//! one rule about errors lives here too: only `ENOENT`/`ENOTDIR` mean "does not exist".
 
 use std::ffi::CString;
 use std::io;
@@ -18,6 +19,24 @@ fn check(ret: libc::c_int) -> io::Result<()> {
     } else {
         Ok(())
     }
+}
+
+/// `Ok(None)` for an answer that says the path does not exist (`ENOENT`, or `ENOTDIR`: a
+/// component is not a directory, so it cannot exist either); any other error stays an error.
+pub fn missing_as_none<T>(result: io::Result<T>) -> io::Result<Option<T>> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(e) if is_missing(&e) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether an error means "does not exist" rather than "could not be checked".
+pub fn is_missing(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
 }
 
 /// `unshare(2)`.
@@ -203,6 +222,40 @@ pub fn geteuid() -> u32 {
 pub fn getegid() -> u32 {
     // SAFETY: getegid cannot fail and touches no memory.
     unsafe { libc::getegid() }
+}
+
+/// The home directory the password database gives `uid` (`getpwuid_r`), or `None` when it has no
+/// entry for it.
+pub fn passwd_home(uid: u32) -> io::Result<Option<std::path::PathBuf>> {
+    let mut buf = vec![0u8; 1024];
+    loop {
+        // SAFETY: passwd is plain old data (integers and pointers); all-zero is a valid value.
+        let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        // SAFETY: `entry` and `found` are valid for writes, and `buf` is a writable buffer of the
+        // length passed; the strings in `entry` point into `buf`, which outlives their use below.
+        let ret = unsafe {
+            libc::getpwuid_r(
+                uid,
+                &mut entry,
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                &mut found,
+            )
+        };
+        match ret {
+            libc::ERANGE if buf.len() < 1 << 20 => buf.resize(buf.len() * 2, 0),
+            // No entry: glibc answers 0 and a null result; ENOENT is allowed by POSIX too.
+            0 | libc::ENOENT if found.is_null() || entry.pw_dir.is_null() => return Ok(None),
+            0 => {
+                // SAFETY: pw_dir is a NUL-terminated string inside `buf` (checked non-null above).
+                let dir = unsafe { std::ffi::CStr::from_ptr(entry.pw_dir) };
+                let dir = std::ffi::OsStr::from_bytes(dir.to_bytes());
+                return Ok(Some(std::path::PathBuf::from(dir)));
+            }
+            errno => return Err(io::Error::from_raw_os_error(errno)),
+        }
+    }
 }
 
 /// Sets or clears `FD_CLOEXEC` on a raw fd the process was handed (not owned by Rust code).

@@ -19,8 +19,12 @@ pub const SANDBOX_EXEC_FAILED: i32 = 212;
 
 /// One test's directories: `ws` (the workspace), `outside` (not writable), `tmpdir` (`$TMPDIR`)
 /// and `home` (`$HOME`, outside every writable root).
+///
+/// `tmpdir` lives under `/var/tmp`: the launcher accepts `$TMPDIR` as a writable root only
+/// beneath `/tmp`, `/var/tmp` or `/run/user/<uid>`, and one under `/tmp` would be writable anyway.
 pub struct Scratch {
     _dir: tempfile::TempDir,
+    _tmp: tempfile::TempDir,
     pub root: PathBuf,
     pub ws: PathBuf,
     pub outside: PathBuf,
@@ -40,13 +44,18 @@ impl Scratch {
             std::fs::create_dir_all(&path).expect("scratch subdir");
             path
         };
+        let tmp = tempfile::Builder::new()
+            .prefix("shellgate-test-tmpdir-")
+            .tempdir_in("/var/tmp")
+            .expect("scratch TMPDIR");
         Scratch {
             ws: sub("ws"),
             outside: sub("outside"),
-            tmpdir: sub("tmpdir"),
+            tmpdir: std::fs::canonicalize(tmp.path()).expect("canonical TMPDIR"),
             home: sub("home"),
             root,
             _dir: dir,
+            _tmp: tmp,
         }
     }
 
@@ -207,6 +216,25 @@ impl Outcome {
         self.stdout()
     }
 
+    /// Asserts that the launcher refused to run anything: exit 211 (`SANDBOX_UNAVAILABLE`) and a
+    /// single line on stderr naming the code. Returns that line for the test's own checks.
+    #[track_caller]
+    pub fn refused(&self) -> String {
+        let stderr = self.stderr();
+        assert_eq!(
+            self.code(),
+            Some(SANDBOX_UNAVAILABLE),
+            "expected the launcher to refuse\nstdout: {}\nstderr: {stderr}",
+            self.stdout()
+        );
+        assert_eq!(stderr.lines().count(), 1, "one line expected: {stderr}");
+        assert!(
+            stderr.starts_with("[shellgate] SANDBOX_UNAVAILABLE: "),
+            "{stderr}"
+        );
+        stderr
+    }
+
     /// Asserts a non-zero exit that is the *program's* (not shellgate's 211/212).
     #[track_caller]
     pub fn program_failed(&self) -> &Outcome {
@@ -224,4 +252,95 @@ impl Outcome {
 /// Reads a file, or `None` when it does not exist.
 pub fn read(path: &Path) -> Option<String> {
     std::fs::read_to_string(path).ok()
+}
+
+/// Whether the tests run as root (some tests need it to set up their scene).
+pub fn sandbox_is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A system program's path, when installed.
+pub fn which(name: &str) -> Result<PathBuf, ()> {
+    ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]
+        .iter()
+        .map(|dir| Path::new(dir).join(name))
+        .find(|p| p.exists())
+        .ok_or(())
+}
+
+/// The launcher run as `nobody` (uid 65534, through `setpriv`), so it takes the user-namespace
+/// path and has no `CAP_DAC_OVERRIDE`: a git workspace and a copy of the binary under `/tmp`,
+/// owned by `nobody`. Only when the tests run as root.
+pub struct Nobody {
+    _dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub ws: PathBuf,
+    binary: PathBuf,
+    setpriv: PathBuf,
+}
+
+impl Nobody {
+    const ID: &str = "65534";
+
+    /// `None` (and a note) when not root or `setpriv` is missing: the caller skips.
+    pub fn new() -> Option<Nobody> {
+        let setpriv = which("setpriv");
+        if !sandbox_is_root() || setpriv.is_err() {
+            eprintln!("needs root and setpriv; skipping");
+            return None;
+        }
+        // Somewhere `nobody` can traverse.
+        let dir = tempfile::Builder::new()
+            .prefix("shellgate-nobody-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let root = dir.path().to_path_buf();
+        let ws = root.join("ws");
+        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        std::fs::write(ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+        let binary = root.join("shellgate");
+        std::fs::copy(SHELLGATE, &binary).unwrap();
+        let owner = format!("{0}:{0}", Nobody::ID);
+        let chown = Command::new("chown")
+            .args(["-R", &owner])
+            .arg(&root)
+            .status()
+            .unwrap();
+        assert!(chown.success());
+        Some(Nobody {
+            _dir: dir,
+            root,
+            ws,
+            binary,
+            setpriv: setpriv.unwrap(),
+        })
+    }
+
+    /// `shellgate sandbox --workspace ws -- sh -c script` as `nobody`, in `ws`.
+    pub fn sandbox(&self, script: &str) -> Output {
+        Command::new(&self.setpriv)
+            .arg(format!("--reuid={}", Nobody::ID))
+            .arg(format!("--regid={}", Nobody::ID))
+            .args(["--clear-groups", "env"])
+            .arg(format!("HOME={}", self.root.display()))
+            .arg(&self.binary)
+            .args(["sandbox", "--workspace"])
+            .arg(&self.ws)
+            .args(["--", "sh", "-c", script])
+            .current_dir(&self.ws)
+            .output()
+            .unwrap()
+    }
+
+    /// `chmod` as root, outside any sandbox (to clean up after a test).
+    pub fn chmod(&self, relative: &str, mode: u32) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            self.ws.join(relative),
+            std::fs::Permissions::from_mode(mode),
+        )
+        .unwrap();
+    }
 }
