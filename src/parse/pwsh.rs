@@ -185,11 +185,7 @@ impl PwshWalker<'_> {
         let text = self.text(node).trim().to_owned();
         if has_descendant(node, &["variable", "sub_expression", "braced_variable"]) {
             self.walk_children(node, nest);
-            return Word {
-                text,
-                dynamic: true,
-                glob: false,
-            };
+            return Word::dynamic(text);
         }
         Word::literal(unquote(&text))
     }
@@ -219,14 +215,11 @@ impl PwshWalker<'_> {
         let literal = literal_value(node).map(|n| self.text(n).to_owned());
         self.walk(node, Input::Inherited, nest + 1);
         match literal {
+            // Quoted: the text may still reach bash (`bash -c '…' _ 'a[$(…)]'`).
             Some(value) if !(value.starts_with('"') && value.contains(['$', '`'])) => {
-                Word::literal(unquote(&value))
+                Word::quoted(unquote(&value))
             }
-            _ => Word {
-                text,
-                dynamic: true,
-                glob: false,
-            },
+            _ => Word::dynamic(text),
         }
     }
 

@@ -408,6 +408,45 @@ fn quoted_text_is_data() {
 }
 
 #[test]
+fn quoted_code_that_bash_evaluates_again_is_opaque() {
+    for line in [
+        "test -v 'a[$(rm -rf ~)]'",
+        "printf -v 'a[$(touch /tmp/p)]' x",
+        "[[ -v 'a[$(touch /tmp/p)]' ]]",
+        "[[ 'a[$(rm -rf ~/src)]' -eq 1 ]]",
+        "x='a[$(touch /tmp/p)]'; echo $((x))",
+        "x='$(touch /tmp/p)'; echo ${x@P}",
+        "echo \"${PS1@P}\"",
+        "echo ${y:-${PS1@P}}",
+        "unset 'a[`touch /tmp/p`]'",
+        "declare -n r='a[$(touch /tmp/p)]'",
+        "export x='a[$(touch /tmp/p)]'",
+        "read x <<< 'a[$(touch /tmp/p)]'; echo $((x))",
+        "test -v \"a[\\$(touch /tmp/p)]\"",
+        "test -v a[\\$\\(touch\\ /tmp/p\\)]",
+        "test -v \"a[\\$\"'(touch /tmp/p)]'",
+        "env 'x=a[$(touch /tmp/p)]' bash -c 'echo $((x))'",
+        "bash -c 'test -v \"$1\"' _ 'a[$(touch /tmp/p)]'",
+        "for i in 'a[$(touch /tmp/p)]'; do echo $((i)); done",
+        "echo '$(date)'",
+    ] {
+        assert_opaque(line);
+    }
+    // Quoted text that is itself parsed as a script has its code seen, not hidden; real
+    // substitutions are walked; a here-document only feeds standard input.
+    for line in [
+        "bash -c 'echo $(date)'",
+        "eval 'echo `date`'",
+        "echo $(date) \"$(id -u)\"",
+        "cat <<'EOF'\n`x` $(y)\nEOF",
+        "find . -exec sh -c 'echo $(basename {})' \\;",
+    ] {
+        assert_clear(line);
+    }
+    assert_eq!(programs("bash -c 'echo $(date)'"), ["date", "echo"]);
+}
+
+#[test]
 fn claude_code_harness_is_unwrapped_to_the_inner_line() {
     let line = "source /root/.claude/shell-snapshots/snapshot-bash-1761-abc.sh 2>/dev/null || true && shopt -u extglob 2>/dev/null || true && eval 'ls -la && git status' < /dev/null && pwd -P >| /tmp/claude-9f3e-cwd";
     let p = bash(line);
@@ -433,6 +472,11 @@ fn claude_code_harness_is_unwrapped_to_the_inner_line() {
     let p = bash(line);
     assert_eq!(p.harness, Some("claude-code"));
     assert_eq!(p.commands[0].argv, ["a b"]);
+    // The inner line is parsed, so a command substitution in it is seen, not hidden code.
+    let line = "eval 'git log -1 --format=%s $(git rev-parse HEAD)' < /dev/null && pwd -P >| /tmp/claude-1-cwd";
+    let p = bash(line);
+    assert_eq!(p.harness, Some("claude-code"));
+    assert!(!p.is_opaque(), "{:?}", p.opaque);
 }
 
 #[test]

@@ -9,6 +9,7 @@ use super::Command;
 use super::bash::{Input, RawCommand, Walker};
 use super::words::Word;
 use regex::Regex;
+use std::ops::Range;
 use std::sync::LazyLock;
 
 /// Wrappers stripped in a row before the line is declared opaque.
@@ -122,6 +123,9 @@ enum Step {
         script: Word,
         label: String,
         opaque: Option<String>,
+        /// The arguments the script was taken from (empty when it comes from standard input):
+        /// their text is parsed, so code in them is seen rather than hidden.
+        args_used: Range<usize>,
     },
     /// The wrapper splits this text into words and runs them (`env -S`).
     Split {
@@ -129,8 +133,9 @@ enum Step {
         rest: usize,
         label: String,
     },
-    /// The wrapper runs these commands, and is itself a command (`find -exec`).
-    Spawns(Vec<Vec<Word>>),
+    /// The wrapper runs the commands at these ranges of its arguments, and is itself a command
+    /// (`find -exec`).
+    Spawns(Vec<Range<usize>>),
     /// The effect cannot be known from the text; the command itself is still reported.
     Opaque(String),
 }
@@ -146,6 +151,7 @@ impl Walker<'_> {
         let mut via = self.via.clone();
         let mut extra_args = false;
         for _ in 0..MAX_WRAPPERS {
+            self.check_hidden_code(&name);
             if !name.is_literal() {
                 self.out.add_opaque(format!(
                     "the command name `{}` is only known at run time",
@@ -155,6 +161,7 @@ impl Walker<'_> {
             }
             let (program, path) = split_program(&name.text);
             if path.is_none() && self.line_functions.contains(&program) {
+                self.check_hidden_code_in(&args);
                 let mut command = make_command(program, path, &args, &via, &raw.writes);
                 command.calls_line_function = true;
                 self.out.commands.push(command);
@@ -163,6 +170,13 @@ impl Walker<'_> {
             let step = classify(&program, &args, &raw.stdin);
             match step {
                 Step::Final => {
+                    self.check_hidden_code_in(&args);
+                    // `read x <<<'a[$(…)]'; echo $((x))`: the text becomes a variable's value.
+                    if matches!(program.as_str(), "read" | "mapfile" | "readarray")
+                        && matches!(&raw.stdin, Input::Here(text) if text.hidden_code)
+                    {
+                        self.out.add_opaque(super::bash::HIDDEN_CODE);
+                    }
                     self.check_builtin(&program, &args);
                     if via.iter().any(|v| v == "exec") {
                         self.out
@@ -181,10 +195,12 @@ impl Walker<'_> {
                 } => {
                     self.check_prefix_assignments(&assignments);
                     if skip >= args.len() {
+                        self.check_hidden_code_in(&args);
                         let command = make_command(program, path, &args, &via, &raw.writes);
                         self.out.commands.push(command);
                         return;
                     }
+                    self.check_hidden_code_in(&args[..skip]);
                     name = args[skip].clone();
                     args = args.split_off(skip + 1);
                     via.push(label);
@@ -194,7 +210,13 @@ impl Walker<'_> {
                     script,
                     label,
                     opaque,
+                    args_used,
                 } => {
+                    for (i, word) in args.iter().enumerate() {
+                        if !args_used.contains(&i) {
+                            self.check_hidden_code(word);
+                        }
+                    }
                     if let Some(reason) = opaque {
                         self.out.add_opaque(reason);
                     }
@@ -215,8 +237,9 @@ impl Walker<'_> {
                         ));
                         return;
                     }
+                    self.check_hidden_code_in(&args[..rest.min(args.len())]);
                     let mut split: Vec<Word> =
-                        text.text.split_whitespace().map(Word::literal).collect();
+                        text.text.split_whitespace().map(Word::quoted).collect();
                     split.extend(args.split_off(rest.min(args.len())));
                     if split.is_empty() {
                         return;
@@ -225,11 +248,16 @@ impl Walker<'_> {
                     args = split;
                     via.push(label);
                 }
-                Step::Spawns(children) => {
+                Step::Spawns(ranges) => {
+                    for (i, word) in args.iter().enumerate() {
+                        if !ranges.iter().any(|r| r.contains(&i)) {
+                            self.check_hidden_code(word);
+                        }
+                    }
                     let command = make_command(program.clone(), path, &args, &via, &raw.writes);
                     self.out.commands.push(command);
-                    for child in children {
-                        let mut words = child.into_iter();
+                    for range in ranges {
+                        let mut words = args[range].to_vec().into_iter();
                         let Some(child_name) = words.next() else {
                             continue;
                         };
@@ -261,12 +289,19 @@ impl Walker<'_> {
     }
 
     fn check_prefix_assignments(&mut self, assignments: &[(String, Word)]) {
-        for (name, _) in assignments {
+        for (name, value) in assignments {
+            self.check_hidden_code(value);
             if CODE_LOADING_VARS.contains(&name.as_str()) {
                 self.out.add_opaque(format!(
                     "`{name}=…` makes the command load code that the line does not show"
                 ));
             }
+        }
+    }
+
+    fn check_hidden_code_in(&mut self, words: &[Word]) {
+        for word in words {
+            self.check_hidden_code(word);
         }
     }
 
@@ -288,6 +323,11 @@ impl Walker<'_> {
                 "`{program}` changes the shell's own behaviour or hooks"
             ));
         }
+    }
+
+    /// A variable assigned on its own or by `export`/`declare`/`local`/`readonly`.
+    pub(super) fn check_assigned_variable(&mut self, name: &str) {
+        self.check_shell_variable(name);
     }
 
     pub(super) fn check_shell_variable(&mut self, name: &str) {
@@ -459,6 +499,7 @@ fn assignment(word: &Word) -> Option<(String, Word)> {
                 text: value.to_owned(),
                 dynamic: word.dynamic,
                 glob: word.glob,
+                hidden_code: word.hidden_code,
             },
         )
     })
@@ -495,6 +536,7 @@ fn env(args: &[Word]) -> Step {
                         text: text.to_owned(),
                         dynamic: args[i].dynamic,
                         glob: false,
+                        hidden_code: args[i].hidden_code,
                     },
                     rest: i + 1,
                     label: "env -S".to_owned(),
@@ -628,7 +670,7 @@ fn find(args: &[Word]) -> Step {
                 end += 1;
             }
             if end > start {
-                children.push(args[start..end].to_vec());
+                children.push(start..end);
             }
             i = end + 1;
         } else {
@@ -680,33 +722,37 @@ fn watch(args: &[Word]) -> Step {
         script,
         label: "watch".to_owned(),
         opaque: None,
+        args_used: i..args.len(),
     }
 }
 
 /// `script -c CMD` runs CMD with the user's shell.
 fn script_c(args: &[Word]) -> Step {
-    value_of_option(args, &["-c", "--command"]).map_or(Step::Final, |script| Step::Script {
+    value_of_option(args, &["-c", "--command"]).map_or(Step::Final, |(at, script)| Step::Script {
         script,
         label: "script -c".to_owned(),
         opaque: None,
+        args_used: at..at + 1,
     })
 }
 
 fn su(args: &[Word]) -> Step {
-    value_of_option(args, &["-c", "--command"]).map_or(Step::Final, |script| Step::Script {
+    value_of_option(args, &["-c", "--command"]).map_or(Step::Final, |(at, script)| Step::Script {
         script,
         label: "su -c".to_owned(),
         opaque: None,
+        args_used: at..at + 1,
     })
 }
 
 /// `flock FILE CMD…` or `flock FILE -c 'CMD'`.
 fn flock(args: &[Word]) -> Step {
-    if let Some(script) = value_of_option(args, &["-c", "--command"]) {
+    if let Some((at, script)) = value_of_option(args, &["-c", "--command"]) {
         return Step::Script {
             script,
             label: "flock -c".to_owned(),
             opaque: None,
+            args_used: at..at + 1,
         };
     }
     let mut i = 0;
@@ -730,19 +776,25 @@ fn flock(args: &[Word]) -> Step {
     strip(i + 1, "flock")
 }
 
-/// The value of `-c X`, `--command X` or `--command=X`.
-fn value_of_option(args: &[Word], names: &[&str]) -> Option<Word> {
+/// The value of `-c X`, `--command X` or `--command=X`, and the index of the word holding it.
+fn value_of_option(args: &[Word], names: &[&str]) -> Option<(usize, Word)> {
     for (i, a) in args.iter().enumerate() {
         if names.contains(&a.text.as_str()) {
-            return args.get(i + 1).cloned();
+            return args.get(i + 1).map(|value| (i + 1, value.clone()));
         }
         for name in names.iter().filter(|n| n.starts_with("--")) {
-            if let Some(value) = a.text.strip_prefix(&format!("{name}=")) {
-                return Some(Word {
+            let value = a
+                .text
+                .strip_prefix(name)
+                .and_then(|rest| rest.strip_prefix('='));
+            if let Some(value) = value {
+                let word = Word {
                     text: value.to_owned(),
                     dynamic: a.dynamic,
                     glob: false,
-                });
+                    hidden_code: a.hidden_code,
+                };
+                return Some((i, word));
             }
         }
     }
@@ -782,6 +834,7 @@ fn shellgate(args: &[Word]) -> Step {
             script: line.clone(),
             label,
             opaque: None,
+            args_used: i..i + 1,
         },
         (_, Some(_)) => strip(i, &label),
         (_, None) => Step::Final,
@@ -797,6 +850,7 @@ fn eval(args: &[Word]) -> Step {
             script: script.clone(),
             label: "eval".to_owned(),
             opaque: None,
+            args_used: 0..1,
         },
         _ => Step::Opaque(
             "`eval` of anything but one literal string runs code only known at run time".to_owned(),
@@ -878,6 +932,7 @@ fn shell(program: &str, args: &[Word], stdin: &Input) -> Step {
                 script: script.clone(),
                 label: format!("{program} -c"),
                 opaque: None,
+                args_used: i..i + 1,
             },
             None => Step::Final,
         };
@@ -892,6 +947,7 @@ fn shell(program: &str, args: &[Word], stdin: &Input) -> Step {
             script: text.clone(),
             label: format!("{program} <<here-document"),
             opaque: Some(format!("a script is fed to `{program}` on standard input")),
+            args_used: 0..0,
         },
         Input::Pipe => Step::Opaque(format!(
             "the output of another command is run as a script by `{program}`"

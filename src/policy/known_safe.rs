@@ -148,6 +148,8 @@ pub fn is_known_safe(c: &Command) -> bool {
         "file" => !args
             .iter()
             .any(|a| a.starts_with("-C") || *a == "--compile"),
+        // `printf -v NAME` assigns a shell variable (and evaluates a subscript in NAME).
+        "printf" => !args.first().is_some_and(|a| a.starts_with("-v")),
         "command" => args.first().is_some_and(|a| *a == "-v" || *a == "-V"),
         "hostname" | "tty" | "groups" => args.is_empty(),
         "type" => true,
@@ -306,6 +308,8 @@ mod tests {
             "tee x",
             "curl x",
             "ls > out",
+            "printf -v x %s y",
+            "printf -vx %s y",
         ] {
             assert!(!safe(line), "{line}");
         }
