@@ -141,6 +141,74 @@ fn privilege_and_process_wrappers_are_unwrapped() {
 }
 
 #[test]
+fn wrapper_options_are_read_the_way_the_wrapper_reads_them() {
+    let cases = [
+        ("env -a ls rm -rf ~/src", "rm -rf ~/src"),
+        ("env --argv0=ls rm -rf ~/src", "rm -rf ~/src"),
+        ("env -P /usr/bin:/echo rm -rf ~/src", "rm -rf ~/src"),
+        ("env -iu HOME rm x", "rm x"),
+        ("env -uHOME rm x", "rm x"),
+        ("env - FOO=1 rm x", "rm x"),
+        ("env 'a-b=1' rm x", "rm x"),
+        ("env -i -S 'rm -rf' /x", "rm -rf /x"),
+        ("env -S'-i rm x'", "rm x"),
+        ("env --block-signal=INT rm x", "rm x"),
+        ("nice -5 rm x", "rm x"),
+        ("nice --10 rm x", "rm x"),
+        ("nice -n5 rm x", "rm x"),
+        ("nice --adjustment=5 rm x", "rm x"),
+        ("timeout --signal=KILL 5 rm x", "rm x"),
+        ("timeout -k5 -sKILL 5 rm x", "rm x"),
+        ("timeout --foreground 5 rm x", "rm x"),
+        ("xargs -0 -I{} rm {}", "rm {}"),
+        ("xargs -i rm {}", "rm {}"),
+        ("xargs --replace=X rm X", "rm X"),
+        ("xargs -n1 -P4 rm", "rm"),
+        ("flock -w 5 /tmp/l rm x", "rm x"),
+        ("flock -w5 -n /tmp/l rm x", "rm x"),
+        ("sudo -Eu root rm x", "rm x"),
+        ("sudo --user=root rm x", "rm x"),
+        ("sudo -k rm x", "rm x"),
+        ("sudo FOO=1 rm x", "rm x"),
+        ("stdbuf -oL rm x", "rm x"),
+        ("ionice -c3 rm x", "rm x"),
+    ];
+    for (line, expect) in cases {
+        assert_eq!(commands(line), [expect], "{line}");
+    }
+    // flock's `-c` comes right after the lock file; anywhere else it belongs to the command.
+    assert_eq!(commands("flock /tmp/l -c 'rm x'"), ["rm x"]);
+    assert_eq!(commands("flock /tmp/l rm -c ls"), ["rm -c ls"]);
+    // An option the wrapper is not known to have: opaque, not a guess.
+    for line in [
+        "env -Z ls rm -rf ~/src",
+        "env --frobnicate=1 ls",
+        "nice --frobnicate ls rm",
+        "timeout --bogus 5 ls",
+        "xargs -Q ls",
+        "flock -Z /tmp/l ls",
+        "sudo -Z ls rm",
+        "setsid -Z ls",
+        "env -S 'ls \"x\"'",
+    ] {
+        assert_opaque(line);
+    }
+    // No command runs: sudo edits, lists or validates; ionice -p changes a running process.
+    for line in [
+        "sudo -e /usr/bin/ls",
+        "sudo --edit /etc/hosts",
+        "sudo -l ls",
+        "sudo -v",
+        "doas -C /etc/doas.conf ls",
+        "ionice -p 1 ls",
+    ] {
+        let program = line.split(' ').next().unwrap_or_default();
+        assert_eq!(programs(line), [program], "{line}");
+        assert_clear(line);
+    }
+}
+
+#[test]
 fn shell_c_is_parsed_recursively() {
     assert_eq!(
         commands("bash -c 'rm -rf /home/user'"),
