@@ -230,6 +230,25 @@ fn shell_c_is_parsed_recursively() {
 }
 
 #[test]
+fn shell_options_are_read_like_the_shell_entry_point_reads_them() {
+    for (line, expect) in [
+        ("bash -eo pipefail -c 'rm -rf ~'", "rm -rf ~"),
+        ("bash -e -o pipefail -c 'rm -rf ~'", "rm -rf ~"),
+        ("bash +c 'rm x'", "rm x"),
+        ("bash -O extglob -c 'rm x'", "rm x"),
+        ("zsh -oerrexit -c 'rm x'", "rm x"),
+        ("sh -V -c 'rm x'", "rm x"),
+        // -C is noclobber: `x` is the script file that runs.
+        ("sh -C x -c 'echo hi'", "sh -C x -c echo hi"),
+        // zsh's -O is a flag: `extglob` is the script file.
+        ("zsh -O extglob -c 'rm x'", "zsh -O extglob -c rm x"),
+        ("bash --version -c 'rm x'", "bash --version -c rm x"),
+    ] {
+        assert_eq!(commands(line), [expect], "{line}");
+    }
+}
+
+#[test]
 fn shell_c_depth_is_bounded() {
     let mut line = "rm -rf /".to_owned();
     for _ in 0..12 {

@@ -8,6 +8,7 @@
 use super::Command;
 use super::bash::{Input, RawCommand, Walker};
 use super::words::Word;
+use crate::shell::args::{ShellFamily, posix_shell_options};
 use regex::Regex;
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -1209,34 +1210,16 @@ fn ssh(args: &[Word]) -> Step {
 }
 
 /// bash/sh/zsh …: `-c SCRIPT` (with any cluster containing `c`, like `-lc` or `-xec`) runs the
-/// script; a script fed on standard input is opaque unless it is a literal here-document.
+/// script; a script fed on standard input is opaque unless it is a literal here-document. The
+/// options are read by the scanner the shell entry point uses ([`posix_shell_options`]).
 fn shell(program: &str, args: &[Word], stdin: &Input) -> Step {
-    let mut i = 0;
-    let mut has_c = false;
-    let mut reads_stdin = false;
-    while i < args.len() {
-        let a = args[i].text.as_str();
-        if a == "--" || a == "-" {
-            i += 1;
-            break;
-        }
-        if matches!(a, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
-            i += 2;
-            continue;
-        }
-        if a.starts_with("--") {
-            i += 1;
-            continue;
-        }
-        if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
-            has_c |= a.starts_with('-') && a.contains('c');
-            reads_stdin |= a.starts_with('-') && a.contains('s');
-            i += 1;
-            continue;
-        }
-        break;
+    let words: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+    let options = posix_shell_options(ShellFamily::of(program), &words);
+    if options.info || options.missing_value.is_some() {
+        return Step::Final;
     }
-    if has_c {
+    let i = options.operand;
+    if options.command {
         return match args.get(i) {
             Some(script) => Step::Script {
                 script: script.clone(),
@@ -1247,6 +1230,7 @@ fn shell(program: &str, args: &[Word], stdin: &Input) -> Step {
             None => Step::Final,
         };
     }
+    let reads_stdin = options.stdin;
     let script_file = i < args.len() && !reads_stdin;
     if script_file {
         return Step::Final;

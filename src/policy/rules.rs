@@ -558,6 +558,8 @@ mod tests {
             "rm -rf $HOME",
             "sudo rm -rf /",
             "bash -c 'rm -rf /usr'",
+            "bash -eo pipefail -c 'rm -rf ~'",
+            "sh +c 'rm -rf /'",
             "rm -rf /tmp/../etc",
             "rm -rf \"$HOME\"",
             "rm --no-preserve-root -rf /x",
