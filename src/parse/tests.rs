@@ -555,7 +555,7 @@ fn claude_code_harness_is_unwrapped_to_the_inner_line() {
     let p = bash("eval 'ls' < /dev/null && pwd -P >| /tmp/claude-1-cwd");
     assert_eq!(p.harness, Some("claude-code"));
     // Quotes inside the inner line survive Claude's '\'' quoting.
-    let line = "source /h/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'echo '\\''a b'\\''' < /dev/null && pwd -P >| /tmp/claude-1-cwd";
+    let line = "source /home/h/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'echo '\\''a b'\\''' < /dev/null && pwd -P >| /tmp/claude-1-cwd";
     let p = bash(line);
     assert_eq!(p.harness, Some("claude-code"));
     assert_eq!(p.commands[0].argv, ["a b"]);
@@ -583,6 +583,14 @@ fn lookalike_harnesses_are_not_unwrapped() {
         "shopt -u extglob 2>/dev/null || true && rm x && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-1-cwd",
         // A pipeline instead of a list.
         "source /r/.claude/shell-snapshots/snapshot-bash-1.sh 2>/dev/null || true && eval 'ls' < /dev/null | sh",
+        // A snapshot in the working directory, which the agent can write.
+        "source .claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-x-cwd",
+        "source /work/project/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-x-cwd",
+        "source /home/u/../../tmp/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-x-cwd",
+        "source /home/u/x/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-x-cwd",
+        // A relative working-directory file.
+        "source /root/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| ./claude-x-cwd",
+        "eval 'ls' < /dev/null && pwd -P >| claude-x-cwd",
     ];
     for line in cases {
         let p = bash(line);
