@@ -112,6 +112,10 @@ fn leading_assignments_and_env_are_unwrapped() {
     assert_eq!(commands("env -S 'rm -rf /' "), ["rm -rf /"]);
     assert_eq!(commands("env --split-string='rm -rf' /x"), ["rm -rf /x"]);
     assert_opaque("LD_PRELOAD=/tmp/x.so ls");
+    assert_opaque("PATH=. ls");
+    assert_opaque("env PATH=.:/usr/bin ls");
+    assert_opaque("PATH=.; ls");
+    assert_opaque("export PATH=.:$PATH; ls");
 }
 
 #[test]

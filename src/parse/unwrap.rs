@@ -21,8 +21,10 @@ const POSIX_SHELLS: [&str; 9] = [
     "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh",
 ];
 
-/// Variables that make a program load code the line does not show, when set for one command.
-const CODE_LOADING_VARS: [&str; 24] = [
+/// Variables that make a program load code the line does not show, when set for one command or
+/// assigned on the line (`PATH=. ls` runs `./ls`).
+const CODE_LOADING_VARS: [&str; 25] = [
+    "PATH",
     "LD_PRELOAD",
     "LD_LIBRARY_PATH",
     "LD_AUDIT",
@@ -329,9 +331,15 @@ impl Walker<'_> {
         }
     }
 
-    /// A variable assigned on its own or by `export`/`declare`/`local`/`readonly`.
+    /// A variable assigned on its own or by `export`/`declare`/`local`/`readonly`: the commands
+    /// after it on the line (and, exported, every program they start) see the new value.
     pub(super) fn check_assigned_variable(&mut self, name: &str) {
         self.check_shell_variable(name);
+        if CODE_LOADING_VARS.contains(&name) {
+            self.out.add_opaque(format!(
+                "`{name}=…` makes the commands after it load code that the line does not show"
+            ));
+        }
     }
 
     pub(super) fn check_shell_variable(&mut self, name: &str) {

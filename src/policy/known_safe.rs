@@ -114,7 +114,18 @@ const READ_ONLY_PWSH: [&str; 42] = [
 
 /// Is the program one whose purpose is only to read? (Used where a path is merely looked at.)
 pub fn is_read_only_program(c: &Command) -> bool {
-    READ_ONLY.contains(&c.program.as_str()) || is_pwsh_read_only(&c.program)
+    is_system_program(c)
+        && (READ_ONLY.contains(&c.program.as_str()) || is_pwsh_read_only(&c.program))
+}
+
+/// Is the program the system's own? A bare name is looked up in `PATH` (a line that changes
+/// `PATH` is opaque); a path names whatever file is there, so only the system's program
+/// directories count: `./ls`, `bin/echo` or `/tmp/evil/cat` can be anything.
+fn is_system_program(c: &Command) -> bool {
+    match &c.path {
+        None => true,
+        Some(path) => matches!(path.rsplit_once('/'), Some(("/usr/bin" | "/bin", _))),
+    }
 }
 
 fn is_pwsh_read_only(program: &str) -> bool {
@@ -124,7 +135,7 @@ fn is_pwsh_read_only(program: &str) -> bool {
 
 /// Is this one command known to be read-only with these arguments?
 pub fn is_known_safe(c: &Command) -> bool {
-    if !c.writes.is_empty() {
+    if !c.writes.is_empty() || !is_system_program(c) {
         return false;
     }
     let args: Vec<&str> = c.argv.iter().map(String::as_str).collect();
@@ -137,9 +148,10 @@ pub fn is_known_safe(c: &Command) -> bool {
                 || *a == "-z"
                 || *a == "--search-zip"
         }),
-        "sort" => !args
-            .iter()
-            .any(|a| a.starts_with("-o") || a.starts_with("--output")),
+        // `--compress-program=PROG` runs PROG on the temporary files of a large sort.
+        "sort" => !args.iter().any(|a| {
+            a.starts_with("-o") || a.starts_with("--output") || a.starts_with("--compress-program")
+        }),
         // `uniq IN OUT` writes OUT.
         "uniq" => args.iter().filter(|a| !a.starts_with('-')).count() <= 1,
         "date" => !args
@@ -274,6 +286,8 @@ mod tests {
             "head -n 5 f",
             "sort f",
             "command -v git",
+            "/usr/bin/ls -la",
+            "/bin/cat x",
         ] {
             assert!(safe(line), "{line}");
         }
@@ -310,6 +324,12 @@ mod tests {
             "ls > out",
             "printf -v x %s y",
             "printf -vx %s y",
+            "./ls",
+            "/tmp/evil/cat x",
+            "bin/echo hi",
+            "/usr/bin/../../tmp/ls",
+            "sort --compress-program=./c.sh -S 16K in.txt",
+            "sort --compress-program ./c.sh in.txt",
         ] {
             assert!(!safe(line), "{line}");
         }
