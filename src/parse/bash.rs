@@ -96,6 +96,8 @@ pub(super) struct Ctx {
     pub stdin: Input,
     /// Files written by redirections attached to the enclosing statement.
     pub writes: Vec<String>,
+    /// Files read by redirections attached to the enclosing statement.
+    pub reads: Vec<String>,
     nest: usize,
 }
 
@@ -104,6 +106,7 @@ impl Ctx {
         Ctx {
             stdin: self.stdin.clone(),
             writes: Vec::new(),
+            reads: Vec::new(),
             nest: self.nest + 1,
         }
     }
@@ -116,6 +119,7 @@ pub(super) struct RawCommand {
     pub args: Vec<Word>,
     pub assignments: Vec<(String, Word)>,
     pub writes: Vec<String>,
+    pub reads: Vec<String>,
     pub stdin: Input,
 }
 
@@ -264,6 +268,12 @@ impl Walker<'_> {
             return;
         };
         let target = self.word(destination, ctx);
+        if matches!(operator, "<" | "<>") {
+            ctx.reads.push(target.text.clone());
+            if !self.out.reads.contains(&target.text) {
+                self.out.reads.push(target.text.clone());
+            }
+        }
         if !redirect_writes(operator, &target.text) {
             return;
         }
@@ -349,6 +359,7 @@ impl Walker<'_> {
     fn command(&mut self, node: Node, ctx: &Ctx) {
         let mut raw = RawCommand {
             writes: ctx.writes.clone(),
+            reads: ctx.reads.clone(),
             stdin: ctx.stdin.clone(),
             ..RawCommand::default()
         };
@@ -370,6 +381,7 @@ impl Walker<'_> {
             }
         }
         raw.writes.extend(redirects.writes);
+        raw.reads.extend(redirects.reads);
         if !matches!(redirects.stdin, Input::Inherited) {
             raw.stdin = redirects.stdin;
         }
@@ -440,6 +452,7 @@ impl Walker<'_> {
             name: Some(Word::literal(program)),
             args: argv.into_iter().map(Word::literal).collect(),
             writes: ctx.writes.clone(),
+            reads: ctx.reads.clone(),
             stdin: ctx.stdin.clone(),
             ..RawCommand::default()
         };

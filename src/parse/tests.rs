@@ -428,6 +428,9 @@ fn redirections_that_write_files_are_recorded() {
     let p = bash("(echo a; echo b) > f");
     assert_eq!(p.writes, ["f"]);
     assert!(bash("ls 2>/dev/null < in.txt").writes.is_empty());
+    let p = bash("ls 2>/dev/null < in.txt; { cat; } < b");
+    assert_eq!(p.reads, ["in.txt", "b"]);
+    assert_eq!(p.commands[0].reads, ["in.txt"]);
     assert_eq!(
         bash("echo hi | sudo tee /etc/x").commands[1].argv_text(),
         "tee /etc/x"

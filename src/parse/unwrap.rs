@@ -147,12 +147,12 @@ enum Step {
 
 impl Walker<'_> {
     /// Unwrap a simple command and record what it runs.
-    pub(super) fn resolve(&mut self, raw: RawCommand) {
+    pub(super) fn resolve(&mut self, mut raw: RawCommand) {
         self.check_prefix_assignments(&raw.assignments);
-        let Some(mut name) = raw.name else {
+        let Some(mut name) = raw.name.take() else {
             return;
         };
-        let mut args = raw.args;
+        let mut args = std::mem::take(&mut raw.args);
         let mut via = self.via.clone();
         let mut extra_args = false;
         for _ in 0..MAX_WRAPPERS {
@@ -167,7 +167,7 @@ impl Walker<'_> {
             let (program, path) = split_program(&name.text);
             if path.is_none() && self.line_functions.contains(&program) {
                 self.check_hidden_code_in(&args);
-                let mut command = make_command(program, path, &args, &via, &raw.writes);
+                let mut command = make_command(program, path, &args, &via, &raw);
                 command.calls_line_function = true;
                 self.out.commands.push(command);
                 return;
@@ -187,7 +187,7 @@ impl Walker<'_> {
                         self.out
                             .add_hook_state("`exec` replaces the shell with another program");
                     }
-                    let mut command = make_command(program, path, &args, &via, &raw.writes);
+                    let mut command = make_command(program, path, &args, &via, &raw);
                     command.args_dynamic |= extra_args;
                     self.out.commands.push(command);
                     return;
@@ -201,7 +201,7 @@ impl Walker<'_> {
                     self.check_prefix_assignments(&assignments);
                     if skip >= args.len() {
                         self.check_hidden_code_in(&args);
-                        let command = make_command(program, path, &args, &via, &raw.writes);
+                        let command = make_command(program, path, &args, &via, &raw);
                         self.out.commands.push(command);
                         return;
                     }
@@ -260,7 +260,7 @@ impl Walker<'_> {
                             self.check_hidden_code(word);
                         }
                     }
-                    let command = make_command(program.clone(), path, &args, &via, &raw.writes);
+                    let command = make_command(program.clone(), path, &args, &via, &raw);
                     self.out.commands.push(command);
                     for range in ranges {
                         let mut words = args[range].to_vec().into_iter();
@@ -284,7 +284,7 @@ impl Walker<'_> {
                 Step::Opaque(reason) => {
                     self.out.add_opaque(reason);
                     self.check_builtin(&program, &args);
-                    let command = make_command(program, path, &args, &via, &raw.writes);
+                    let command = make_command(program, path, &args, &via, &raw);
                     self.out.commands.push(command);
                     return;
                 }
@@ -367,14 +367,15 @@ fn make_command(
     path: Option<String>,
     args: &[Word],
     via: &[String],
-    writes: &[String],
+    raw: &RawCommand,
 ) -> Command {
     Command {
         program,
         argv: args.iter().map(|a| a.text.clone()).collect(),
         path,
         via: via.to_vec(),
-        writes: writes.to_vec(),
+        writes: raw.writes.clone(),
+        reads: raw.reads.clone(),
         args_dynamic: args.iter().any(|a| a.dynamic),
         args_glob: args.iter().any(|a| a.glob),
         calls_line_function: false,

@@ -133,9 +133,17 @@ fn is_pwsh_read_only(program: &str) -> bool {
     READ_ONLY_PWSH.contains(&lower.as_str())
 }
 
+/// bash opens a redirection to `/dev/tcp/HOST/PORT` or `/dev/udp/…` as a network connection.
+pub fn is_network_path(path: &str) -> bool {
+    path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/")
+}
+
 /// Is this one command known to be read-only with these arguments?
 pub fn is_known_safe(c: &Command) -> bool {
     if !c.writes.is_empty() || !is_system_program(c) {
+        return false;
+    }
+    if c.reads.iter().any(|r| is_network_path(r)) {
         return false;
     }
     let args: Vec<&str> = c.argv.iter().map(String::as_str).collect();
@@ -288,6 +296,7 @@ mod tests {
             "command -v git",
             "/usr/bin/ls -la",
             "/bin/cat x",
+            "cat < in.txt",
         ] {
             assert!(safe(line), "{line}");
         }
@@ -330,6 +339,8 @@ mod tests {
             "/usr/bin/../../tmp/ls",
             "sort --compress-program=./c.sh -S 16K in.txt",
             "sort --compress-program ./c.sh in.txt",
+            "cat </dev/tcp/example.invalid/80",
+            "cat 0</dev/udp/example.invalid/53",
         ] {
             assert!(!safe(line), "{line}");
         }

@@ -269,6 +269,11 @@ fn requirement(input: &Input, parsed: &Parsed) -> Requirement {
             )
         } else if let Some(file) = parsed.writes.first() {
             writes_file(file)
+        } else if let Some(path) = parsed.reads.iter().find(|r| known_safe::is_network_path(r)) {
+            format!(
+                "the line reads from the network (`{}`), and no rule allows it",
+                intake::visible(path)
+            )
         } else {
             continue;
         };
