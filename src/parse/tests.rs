@@ -639,6 +639,19 @@ fn pwsh_commands_are_extracted() {
 }
 
 #[test]
+fn pwsh_invoked_script_blocks_are_walked() {
+    let p = parse("& { rm -r -fo / }", ShellKind::Pwsh);
+    let got: Vec<String> = p.commands.iter().map(Command::argv_text).collect();
+    assert_eq!(got, ["rm -r -fo /"]);
+    let p = parse("& { Get-ChildItem; Remove-Item x } a b", ShellKind::Pwsh);
+    let got: Vec<String> = p.commands.iter().map(|c| c.program.clone()).collect();
+    assert_eq!(got, ["Get-ChildItem", "Remove-Item"]);
+    let p = parse(". { Remove-Item x }", ShellKind::Pwsh);
+    assert_eq!(p.commands[0].program, "Remove-Item");
+    assert!(p.is_opaque(), "dot-sourcing stays opaque");
+}
+
+#[test]
 fn pwsh_opaque_cases() {
     for line in [
         "& $cmd arg",

@@ -705,6 +705,11 @@ mod tests {
         assert!(hits("f() { echo hi; }; f").is_empty());
         assert_eq!(hits("kill -9 -1"), ["builtin.kill-everything"]);
         assert_eq!(hits("sudo systemctl reboot"), ["builtin.power-off"]);
+        let pwsh = parse("& { rm -r -fo / }", ShellKind::Pwsh);
+        assert!(
+            BuiltinCheck::RecursiveRemoveOfSystemPath.matches(&pwsh),
+            "a PowerShell script block is judged"
+        );
         assert!(hits("kill -9 1234").is_empty());
     }
 
