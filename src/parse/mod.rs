@@ -105,7 +105,7 @@ pub fn quote_word(word: &str) -> String {
     if plain {
         word.to_owned()
     } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
+        crate::shell::templates::posix_quote(word)
     }
 }
 

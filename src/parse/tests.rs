@@ -267,7 +267,7 @@ fn shell_c_depth_is_bounded() {
 }
 
 fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
+    crate::shell::templates::posix_quote(s)
 }
 
 #[test]

@@ -212,14 +212,9 @@ fn git_is_safe(args: &[&str]) -> bool {
         return false;
     };
     let rest = &args[i + 1..];
-    const WRITES_OR_RUNS: [&str; 6] = [
-        "--output",
-        "--ext-diff",
-        "--textconv",
-        "--exec",
-        "-p",
-        "--paginate",
-    ];
+    // `-p`/`--paginate` start a pager only before the subcommand, where the loop above stops at
+    // them and they are not a known subcommand; after `log`/`show`/`diff`, `-p` means a patch.
+    const WRITES_OR_RUNS: [&str; 4] = ["--output", "--ext-diff", "--textconv", "--exec"];
     if rest.iter().any(|a| {
         WRITES_OR_RUNS.iter().any(|w| {
             a.strip_prefix(w)
@@ -281,6 +276,9 @@ mod tests {
             "git branch --show-current",
             "git -C sub status",
             "git --no-pager log",
+            "git log -p",
+            "git show -p HEAD",
+            "git diff -p",
             "find . -name '*.rs'",
             "wc -l x",
             "echo hi",
@@ -309,6 +307,9 @@ mod tests {
             "git branch -D x",
             "git checkout status",
             "git -c core.pager=sh log",
+            "git -p log",
+            "git --paginate log",
+            "git -C x -p log",
             "git log --output=x",
             "git diff --ext-diff",
             "git push",
