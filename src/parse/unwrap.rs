@@ -263,7 +263,7 @@ impl Walker<'_> {
                     let command = make_command(program.clone(), path, &args, &via, &raw);
                     self.out.commands.push(command);
                     for range in ranges {
-                        let mut words = args[range].to_vec().into_iter();
+                        let mut words = args[range].iter().cloned();
                         let Some(child_name) = words.next() else {
                             continue;
                         };
