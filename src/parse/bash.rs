@@ -96,6 +96,8 @@ pub(super) struct Ctx {
     pub stdin: Input,
     /// Files written by redirections attached to the enclosing statement.
     pub writes: Vec<String>,
+    /// Files read by redirections attached to the enclosing statement.
+    pub reads: Vec<String>,
     nest: usize,
 }
 
@@ -104,6 +106,7 @@ impl Ctx {
         Ctx {
             stdin: self.stdin.clone(),
             writes: Vec::new(),
+            reads: Vec::new(),
             nest: self.nest + 1,
         }
     }
@@ -116,6 +119,7 @@ pub(super) struct RawCommand {
     pub args: Vec<Word>,
     pub assignments: Vec<(String, Word)>,
     pub writes: Vec<String>,
+    pub reads: Vec<String>,
     pub stdin: Input,
 }
 
@@ -145,8 +149,9 @@ impl Walker<'_> {
             "declaration_command" => self.declaration(node, ctx),
             "unset_command" => self.unset(node, ctx),
             "variable_assignment" => {
-                let (name, _) = self.assignment(node, ctx);
-                self.check_shell_variable(&name);
+                let (name, value) = self.assignment(node, ctx);
+                self.check_assigned_variable(&name);
+                self.check_hidden_code(&value);
             }
             "function_definition" => self.function(node, ctx),
             "pipeline" => self.pipeline(node, ctx),
@@ -156,6 +161,17 @@ impl Walker<'_> {
             "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
                 let mut inner = ctx.nested();
                 self.redirect(node, &mut inner);
+            }
+            // Words outside a simple command: `[[ … ]]` operands, `for` values, `case` patterns.
+            // `[[ -v 'a[$(…)]' ]]` and `[[ 'a[$(…)]' -eq 1 ]]` evaluate their subscripts.
+            "word" | "raw_string" | "ansi_c_string" | "string" | "concatenation"
+            | "translated_string" => {
+                let word = self.word(node, ctx);
+                self.check_hidden_code(&word);
+            }
+            "expansion" => {
+                self.check_prompt_expansion(node);
+                self.walk_children(node, ctx);
             }
             _ => self.walk_children(node, ctx),
         }
@@ -252,6 +268,12 @@ impl Walker<'_> {
             return;
         };
         let target = self.word(destination, ctx);
+        if matches!(operator, "<" | "<>") {
+            ctx.reads.push(target.text.clone());
+            if !self.out.reads.contains(&target.text) {
+                self.out.reads.push(target.text.clone());
+            }
+        }
         if !redirect_writes(operator, &target.text) {
             return;
         }
@@ -299,7 +321,7 @@ impl Walker<'_> {
     fn heredoc_body(&mut self, node: Node, quoted: bool, ctx: &Ctx) -> Word {
         let text = self.text(node).to_owned();
         if quoted {
-            return Word::literal(text);
+            return Word::quoted(text);
         }
         let mut dynamic = false;
         let mut cursor = node.walk();
@@ -309,10 +331,13 @@ impl Walker<'_> {
                 self.word(child, ctx);
             }
         }
+        // Only an escaped `\$(` or `` \` `` is left as text once the body is expanded.
+        let hidden_code = text.contains("\\$(") || text.contains("\\`");
         Word {
             text,
             dynamic,
             glob: false,
+            hidden_code,
         }
     }
 
@@ -334,6 +359,7 @@ impl Walker<'_> {
     fn command(&mut self, node: Node, ctx: &Ctx) {
         let mut raw = RawCommand {
             writes: ctx.writes.clone(),
+            reads: ctx.reads.clone(),
             stdin: ctx.stdin.clone(),
             ..RawCommand::default()
         };
@@ -355,6 +381,7 @@ impl Walker<'_> {
             }
         }
         raw.writes.extend(redirects.writes);
+        raw.reads.extend(redirects.reads);
         if !matches!(redirects.stdin, Input::Inherited) {
             raw.stdin = redirects.stdin;
         }
@@ -376,7 +403,8 @@ impl Walker<'_> {
             match child.kind() {
                 "variable_assignment" => {
                     let (name, value) = self.assignment(child, ctx);
-                    self.check_shell_variable(&name);
+                    self.check_assigned_variable(&name);
+                    self.check_hidden_code(&value);
                     argv.push(format!("{name}={}", value.text));
                 }
                 "variable_name" => {
@@ -386,7 +414,11 @@ impl Walker<'_> {
                 }
                 _ => {
                     let word = self.word(child, ctx);
-                    self.check_shell_variable(word.text.split('=').next().unwrap_or(""));
+                    match word.text.split_once('=') {
+                        Some((name, _)) => self.check_assigned_variable(name),
+                        None => self.check_shell_variable(&word.text),
+                    }
+                    self.check_hidden_code(&word);
                     argv.push(word.text);
                 }
             }
@@ -399,6 +431,8 @@ impl Walker<'_> {
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             let word = self.word(child, ctx);
+            // `unset 'a[$(…)]'` evaluates the subscript.
+            self.check_hidden_code(&word);
             argv.push(word.text);
         }
         let functions = argv.iter().any(|a| a == "-f");
@@ -418,6 +452,7 @@ impl Walker<'_> {
             name: Some(Word::literal(program)),
             args: argv.into_iter().map(Word::literal).collect(),
             writes: ctx.writes.clone(),
+            reads: ctx.reads.clone(),
             stdin: ctx.stdin.clone(),
             ..RawCommand::default()
         };
@@ -470,29 +505,24 @@ impl Walker<'_> {
         let text = self.text(node).to_owned();
         match node.kind() {
             "word" => words::unquoted(&text),
-            "raw_string" => Word::literal(strip_quotes(&text, 1, 1)),
-            "ansi_c_string" => Word::literal(words::ansi_c(strip_quotes(&text, 2, 1))),
+            "raw_string" => Word::quoted(strip_quotes(&text, 1, 1)),
+            "ansi_c_string" => Word::quoted(words::ansi_c(strip_quotes(&text, 2, 1))),
             "string" => self.double_quoted(node, ctx),
             "simple_expansion" | "expansion" | "arithmetic_expansion" => {
-                self.walk_children(node, ctx);
-                Word {
-                    text,
-                    dynamic: true,
-                    glob: false,
+                if node.kind() == "expansion" {
+                    self.check_prompt_expansion(node);
                 }
+                self.walk_children(node, ctx);
+                Word::dynamic(text)
             }
             "command_substitution" | "process_substitution" => {
                 self.substitution(node, ctx);
-                Word {
-                    text,
-                    dynamic: true,
-                    glob: false,
-                }
+                Word::dynamic(text)
             }
             "brace_expression" | "extglob_pattern" | "regex" => Word {
                 text,
-                dynamic: false,
                 glob: true,
+                ..Word::default()
             },
             "number" if node.named_child_count() == 0 => Word::literal(text),
             "concatenation" | "command_name" | "translated_string" => {
@@ -509,11 +539,7 @@ impl Walker<'_> {
             }
             _ => {
                 self.walk_children(node, ctx);
-                Word {
-                    text,
-                    dynamic: true,
-                    glob: false,
-                }
+                Word::dynamic(text)
             }
         }
     }
@@ -531,23 +557,42 @@ impl Walker<'_> {
             }
             if child.start_byte() > pos {
                 let gap = self.src.get(pos..child.start_byte()).unwrap_or("");
-                word.text.push_str(&words::double_quoted_literal(gap));
+                word.push(Word::quoted(words::double_quoted_literal(gap)));
             }
             if child.kind() == "string_content" {
-                word.text
-                    .push_str(&words::double_quoted_literal(self.text(child)));
+                word.push(Word::quoted(words::double_quoted_literal(self.text(child))));
             } else {
                 let inner = self.word(child, ctx);
-                word.text.push_str(&inner.text);
-                word.dynamic |= inner.dynamic;
+                // Inside double quotes nothing is a pattern.
+                word.push(Word {
+                    glob: false,
+                    ..inner
+                });
             }
             pos = child.end_byte();
         }
         if end > pos {
             let gap = self.src.get(pos..end).unwrap_or("");
-            word.text.push_str(&words::double_quoted_literal(gap));
+            word.push(Word::quoted(words::double_quoted_literal(gap)));
         }
         word
+    }
+
+    /// Quoted text holding `$(` or a backtick, outside a script that is parsed, makes the line
+    /// opaque (see [`Word::hidden_code`]).
+    pub(super) fn check_hidden_code(&mut self, word: &Word) {
+        if word.hidden_code {
+            self.out.add_opaque(HIDDEN_CODE);
+        }
+    }
+
+    /// `${x@P}` expands `x` like a prompt, running the command substitutions in its value.
+    fn check_prompt_expansion(&mut self, node: Node) {
+        if self.text(node).ends_with("@P}") {
+            self.out.add_opaque(
+                "`${…@P}` expands a value like a prompt, running any command substitution in it",
+            );
+        }
     }
 
     /// Parse a script found inside the line (`bash -c`, `eval`, a here-document fed to a shell).
@@ -555,6 +600,11 @@ impl Walker<'_> {
         parse_script(script, self.depth + 1, &via, self.out);
     }
 }
+
+/// Why quoted text holding code makes a line opaque.
+pub(super) const HIDDEN_CODE: &str = "quoted text holds `$(` or a backtick, which bash runs if it \
+     evaluates the text again (an array subscript in `test -v`, `printf -v`, `[[ … ]]`, `unset`, \
+     arithmetic, or `${…@P}`)";
 
 /// A node's children with their field names, read in one pass of a cursor (asking a node for a
 /// child's field name by index walks the children again each time).

@@ -105,10 +105,17 @@ fn claude_code(leaves: &[Leaf]) -> Option<String> {
     let [(op, target)] = pwd.redirects.as_slice() else {
         return None;
     };
-    let file = target.rsplit('/').next().unwrap_or("");
-    let cwd_file =
-        (op == ">|" || op == ">") && file.starts_with("claude-") && file.ends_with("-cwd");
-    cwd_file.then(|| inner.text.clone())
+    ((op == ">|" || op == ">") && is_cwd_file(target)).then(|| inner.text.clone())
+}
+
+/// Claude Code's working-directory file: `claude-<id>-cwd` in the system's temporary directory,
+/// always an absolute path. A relative one would overwrite a file in the working directory.
+fn is_cwd_file(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or("");
+    path.starts_with('/')
+        && !path.split('/').any(|part| part == "..")
+        && file.starts_with("claude-")
+        && file.ends_with("-cwd")
 }
 
 fn expect_true(leaves: &[Leaf]) -> Option<&[Leaf]> {
@@ -116,18 +123,31 @@ fn expect_true(leaves: &[Leaf]) -> Option<&[Leaf]> {
     (first.is(&["true"]) && first.redirects.is_empty()).then_some(tail)
 }
 
+/// Claude Code's shell snapshot: `<home>/.claude/shell-snapshots/snapshot-<shell>-<id>.sh`, an
+/// absolute path in the user's home directory, where Claude Code writes it. The parser is pure and
+/// does not know `$HOME`, so the home must have a home directory's shape: `/root`,
+/// `/home/<user>` or `/Users/<user>`. A relative path, or one elsewhere, names a file the agent
+/// may have written itself (`source .claude/shell-snapshots/…` in the workspace), which would then
+/// run unreviewed.
 fn is_snapshot_path(word: &Word) -> bool {
-    if !word.is_literal() {
+    if !word.is_literal() || word.hidden_code {
         return false;
     }
-    let mut parts = word.text.rsplit('/');
-    let file = parts.next().unwrap_or("");
-    let dir = parts.next().unwrap_or("");
-    let parent = parts.next().unwrap_or("");
-    parent == ".claude"
-        && dir == "shell-snapshots"
-        && file.starts_with("snapshot-")
-        && file.ends_with(".sh")
+    let Some(path) = word.text.strip_prefix('/') else {
+        return false;
+    };
+    let parts: Vec<&str> = path.split('/').collect();
+    let home = match parts.as_slice() {
+        ["root", ..] => 1,
+        ["home" | "Users", user, ..] if !matches!(*user, "" | "." | "..") => 2,
+        _ => return false,
+    };
+    match &parts[home..] {
+        [".claude", "shell-snapshots", file] => {
+            file.starts_with("snapshot-") && file.ends_with(".sh")
+        }
+        _ => false,
+    }
 }
 
 /// A command of the harness list and the redirections that apply to it.
@@ -209,5 +229,5 @@ fn file_redirect(walker: &mut Walker, node: Node, ctx: &Ctx) -> Option<(String, 
         }
     }
     let target = target?;
-    target.is_literal().then_some((op, target.text))
+    (target.is_literal() && !target.hidden_code).then_some((op, target.text))
 }

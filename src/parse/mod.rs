@@ -58,6 +58,9 @@ pub struct Command {
     /// Files this command's redirections write to.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub writes: Vec<String>,
+    /// Files this command's redirections read from (`< FILE`, `<> FILE`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reads: Vec<String>,
     /// Some arguments are only known at run time (expansions, `xargs` input).
     #[serde(skip)]
     pub args_dynamic: bool,
@@ -102,7 +105,7 @@ pub fn quote_word(word: &str) -> String {
     if plain {
         word.to_owned()
     } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
+        crate::shell::templates::posix_quote(word)
     }
 }
 
@@ -126,6 +129,8 @@ pub struct Parsed {
     pub hook_state: Vec<String>,
     /// Every file a redirection on the line writes to.
     pub writes: Vec<String>,
+    /// Every file a redirection on the line reads from (`< FILE`, `<> FILE`).
+    pub reads: Vec<String>,
     pub functions: Vec<FunctionDef>,
     /// A recognised agent harness whose inner line is what was parsed (e.g. `claude-code`).
     pub harness: Option<&'static str>,

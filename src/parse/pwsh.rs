@@ -1,7 +1,8 @@
 //! PowerShell lines, parsed with tree-sitter-powershell.
 //!
 //! Commands are extracted from pipelines, statement lists, script blocks passed as arguments
-//! (`ForEach-Object { … }`), sub-expressions (`$(…)`) and `&`/`.` invocations, then unwrapped by the
+//! (`ForEach-Object { … }`) or invoked (`& { … }`), sub-expressions (`$(…)`) and `&`/`.`
+//! invocations, then unwrapped by the
 //! same unwrapper as bash lines (so `bash -c '…'` or `sudo rm` inside a PowerShell line is judged
 //! the same way). Limits, documented in `docs/parsing.md`: .NET method calls
 //! (`[IO.File]::Delete()`), `Invoke-Expression` of anything but one literal, dot-sourcing, variables
@@ -143,10 +144,16 @@ impl PwshWalker<'_> {
             ..RawCommand::default()
         };
         let mut dot_source = false;
+        let mut script_block = false;
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             match child.kind() {
                 "command_invokation_operator" => dot_source = self.text(child).trim() == ".",
+                // `& { … }` and `. { … }` run the block: its commands are what runs.
+                "command_name_expr" if has_descendant(child, &["script_block"]) => {
+                    script_block = true;
+                    self.walk_children(child, nest);
+                }
                 "command_name" | "command_name_expr" => {
                     raw.name = Some(self.name_word(child, nest));
                 }
@@ -158,6 +165,9 @@ impl PwshWalker<'_> {
             self.inner
                 .out
                 .add_opaque("dot-sourcing runs a script in the current session");
+        }
+        if script_block {
+            return;
         }
         if let Some(name) = &raw.name
             && is_invoke_expression(&name.text)
@@ -185,11 +195,7 @@ impl PwshWalker<'_> {
         let text = self.text(node).trim().to_owned();
         if has_descendant(node, &["variable", "sub_expression", "braced_variable"]) {
             self.walk_children(node, nest);
-            return Word {
-                text,
-                dynamic: true,
-                glob: false,
-            };
+            return Word::dynamic(text);
         }
         Word::literal(unquote(&text))
     }
@@ -219,14 +225,11 @@ impl PwshWalker<'_> {
         let literal = literal_value(node).map(|n| self.text(n).to_owned());
         self.walk(node, Input::Inherited, nest + 1);
         match literal {
+            // Quoted: the text may still reach bash (`bash -c '…' _ 'a[$(…)]'`).
             Some(value) if !(value.starts_with('"') && value.contains(['$', '`'])) => {
-                Word::literal(unquote(&value))
+                Word::quoted(unquote(&value))
             }
-            _ => Word {
-                text,
-                dynamic: true,
-                glob: false,
-            },
+            _ => Word::dynamic(text),
         }
     }
 

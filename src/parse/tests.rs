@@ -112,6 +112,10 @@ fn leading_assignments_and_env_are_unwrapped() {
     assert_eq!(commands("env -S 'rm -rf /' "), ["rm -rf /"]);
     assert_eq!(commands("env --split-string='rm -rf' /x"), ["rm -rf /x"]);
     assert_opaque("LD_PRELOAD=/tmp/x.so ls");
+    assert_opaque("PATH=. ls");
+    assert_opaque("env PATH=.:/usr/bin ls");
+    assert_opaque("PATH=.; ls");
+    assert_opaque("export PATH=.:$PATH; ls");
 }
 
 #[test]
@@ -141,6 +145,74 @@ fn privilege_and_process_wrappers_are_unwrapped() {
 }
 
 #[test]
+fn wrapper_options_are_read_the_way_the_wrapper_reads_them() {
+    let cases = [
+        ("env -a ls rm -rf ~/src", "rm -rf ~/src"),
+        ("env --argv0=ls rm -rf ~/src", "rm -rf ~/src"),
+        ("env -P /usr/bin:/echo rm -rf ~/src", "rm -rf ~/src"),
+        ("env -iu HOME rm x", "rm x"),
+        ("env -uHOME rm x", "rm x"),
+        ("env - FOO=1 rm x", "rm x"),
+        ("env 'a-b=1' rm x", "rm x"),
+        ("env -i -S 'rm -rf' /x", "rm -rf /x"),
+        ("env -S'-i rm x'", "rm x"),
+        ("env --block-signal=INT rm x", "rm x"),
+        ("nice -5 rm x", "rm x"),
+        ("nice --10 rm x", "rm x"),
+        ("nice -n5 rm x", "rm x"),
+        ("nice --adjustment=5 rm x", "rm x"),
+        ("timeout --signal=KILL 5 rm x", "rm x"),
+        ("timeout -k5 -sKILL 5 rm x", "rm x"),
+        ("timeout --foreground 5 rm x", "rm x"),
+        ("xargs -0 -I{} rm {}", "rm {}"),
+        ("xargs -i rm {}", "rm {}"),
+        ("xargs --replace=X rm X", "rm X"),
+        ("xargs -n1 -P4 rm", "rm"),
+        ("flock -w 5 /tmp/l rm x", "rm x"),
+        ("flock -w5 -n /tmp/l rm x", "rm x"),
+        ("sudo -Eu root rm x", "rm x"),
+        ("sudo --user=root rm x", "rm x"),
+        ("sudo -k rm x", "rm x"),
+        ("sudo FOO=1 rm x", "rm x"),
+        ("stdbuf -oL rm x", "rm x"),
+        ("ionice -c3 rm x", "rm x"),
+    ];
+    for (line, expect) in cases {
+        assert_eq!(commands(line), [expect], "{line}");
+    }
+    // flock's `-c` comes right after the lock file; anywhere else it belongs to the command.
+    assert_eq!(commands("flock /tmp/l -c 'rm x'"), ["rm x"]);
+    assert_eq!(commands("flock /tmp/l rm -c ls"), ["rm -c ls"]);
+    // An option the wrapper is not known to have: opaque, not a guess.
+    for line in [
+        "env -Z ls rm -rf ~/src",
+        "env --frobnicate=1 ls",
+        "nice --frobnicate ls rm",
+        "timeout --bogus 5 ls",
+        "xargs -Q ls",
+        "flock -Z /tmp/l ls",
+        "sudo -Z ls rm",
+        "setsid -Z ls",
+        "env -S 'ls \"x\"'",
+    ] {
+        assert_opaque(line);
+    }
+    // No command runs: sudo edits, lists or validates; ionice -p changes a running process.
+    for line in [
+        "sudo -e /usr/bin/ls",
+        "sudo --edit /etc/hosts",
+        "sudo -l ls",
+        "sudo -v",
+        "doas -C /etc/doas.conf ls",
+        "ionice -p 1 ls",
+    ] {
+        let program = line.split(' ').next().unwrap_or_default();
+        assert_eq!(programs(line), [program], "{line}");
+        assert_clear(line);
+    }
+}
+
+#[test]
 fn shell_c_is_parsed_recursively() {
     assert_eq!(
         commands("bash -c 'rm -rf /home/user'"),
@@ -162,6 +234,25 @@ fn shell_c_is_parsed_recursively() {
 }
 
 #[test]
+fn shell_options_are_read_like_the_shell_entry_point_reads_them() {
+    for (line, expect) in [
+        ("bash -eo pipefail -c 'rm -rf ~'", "rm -rf ~"),
+        ("bash -e -o pipefail -c 'rm -rf ~'", "rm -rf ~"),
+        ("bash +c 'rm x'", "rm x"),
+        ("bash -O extglob -c 'rm x'", "rm x"),
+        ("zsh -oerrexit -c 'rm x'", "rm x"),
+        ("sh -V -c 'rm x'", "rm x"),
+        // -C is noclobber: `x` is the script file that runs.
+        ("sh -C x -c 'echo hi'", "sh -C x -c echo hi"),
+        // zsh's -O is a flag: `extglob` is the script file.
+        ("zsh -O extglob -c 'rm x'", "zsh -O extglob -c rm x"),
+        ("bash --version -c 'rm x'", "bash --version -c rm x"),
+    ] {
+        assert_eq!(commands(line), [expect], "{line}");
+    }
+}
+
+#[test]
 fn shell_c_depth_is_bounded() {
     let mut line = "rm -rf /".to_owned();
     for _ in 0..12 {
@@ -176,7 +267,7 @@ fn shell_c_depth_is_bounded() {
 }
 
 fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
+    crate::shell::templates::posix_quote(s)
 }
 
 #[test]
@@ -337,6 +428,9 @@ fn redirections_that_write_files_are_recorded() {
     let p = bash("(echo a; echo b) > f");
     assert_eq!(p.writes, ["f"]);
     assert!(bash("ls 2>/dev/null < in.txt").writes.is_empty());
+    let p = bash("ls 2>/dev/null < in.txt; { cat; } < b");
+    assert_eq!(p.reads, ["in.txt", "b"]);
+    assert_eq!(p.commands[0].reads, ["in.txt"]);
     assert_eq!(
         bash("echo hi | sudo tee /etc/x").commands[1].argv_text(),
         "tee /etc/x"
@@ -408,6 +502,45 @@ fn quoted_text_is_data() {
 }
 
 #[test]
+fn quoted_code_that_bash_evaluates_again_is_opaque() {
+    for line in [
+        "test -v 'a[$(rm -rf ~)]'",
+        "printf -v 'a[$(touch /tmp/p)]' x",
+        "[[ -v 'a[$(touch /tmp/p)]' ]]",
+        "[[ 'a[$(rm -rf ~/src)]' -eq 1 ]]",
+        "x='a[$(touch /tmp/p)]'; echo $((x))",
+        "x='$(touch /tmp/p)'; echo ${x@P}",
+        "echo \"${PS1@P}\"",
+        "echo ${y:-${PS1@P}}",
+        "unset 'a[`touch /tmp/p`]'",
+        "declare -n r='a[$(touch /tmp/p)]'",
+        "export x='a[$(touch /tmp/p)]'",
+        "read x <<< 'a[$(touch /tmp/p)]'; echo $((x))",
+        "test -v \"a[\\$(touch /tmp/p)]\"",
+        "test -v a[\\$\\(touch\\ /tmp/p\\)]",
+        "test -v \"a[\\$\"'(touch /tmp/p)]'",
+        "env 'x=a[$(touch /tmp/p)]' bash -c 'echo $((x))'",
+        "bash -c 'test -v \"$1\"' _ 'a[$(touch /tmp/p)]'",
+        "for i in 'a[$(touch /tmp/p)]'; do echo $((i)); done",
+        "echo '$(date)'",
+    ] {
+        assert_opaque(line);
+    }
+    // Quoted text that is itself parsed as a script has its code seen, not hidden; real
+    // substitutions are walked; a here-document only feeds standard input.
+    for line in [
+        "bash -c 'echo $(date)'",
+        "eval 'echo `date`'",
+        "echo $(date) \"$(id -u)\"",
+        "cat <<'EOF'\n`x` $(y)\nEOF",
+        "find . -exec sh -c 'echo $(basename {})' \\;",
+    ] {
+        assert_clear(line);
+    }
+    assert_eq!(programs("bash -c 'echo $(date)'"), ["date", "echo"]);
+}
+
+#[test]
 fn claude_code_harness_is_unwrapped_to_the_inner_line() {
     let line = "source /root/.claude/shell-snapshots/snapshot-bash-1761-abc.sh 2>/dev/null || true && shopt -u extglob 2>/dev/null || true && eval 'ls -la && git status' < /dev/null && pwd -P >| /tmp/claude-9f3e-cwd";
     let p = bash(line);
@@ -429,10 +562,15 @@ fn claude_code_harness_is_unwrapped_to_the_inner_line() {
     let p = bash("eval 'ls' < /dev/null && pwd -P >| /tmp/claude-1-cwd");
     assert_eq!(p.harness, Some("claude-code"));
     // Quotes inside the inner line survive Claude's '\'' quoting.
-    let line = "source /h/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'echo '\\''a b'\\''' < /dev/null && pwd -P >| /tmp/claude-1-cwd";
+    let line = "source /home/h/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'echo '\\''a b'\\''' < /dev/null && pwd -P >| /tmp/claude-1-cwd";
     let p = bash(line);
     assert_eq!(p.harness, Some("claude-code"));
     assert_eq!(p.commands[0].argv, ["a b"]);
+    // The inner line is parsed, so a command substitution in it is seen, not hidden code.
+    let line = "eval 'git log -1 --format=%s $(git rev-parse HEAD)' < /dev/null && pwd -P >| /tmp/claude-1-cwd";
+    let p = bash(line);
+    assert_eq!(p.harness, Some("claude-code"));
+    assert!(!p.is_opaque(), "{:?}", p.opaque);
 }
 
 #[test]
@@ -452,6 +590,14 @@ fn lookalike_harnesses_are_not_unwrapped() {
         "shopt -u extglob 2>/dev/null || true && rm x && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-1-cwd",
         // A pipeline instead of a list.
         "source /r/.claude/shell-snapshots/snapshot-bash-1.sh 2>/dev/null || true && eval 'ls' < /dev/null | sh",
+        // A snapshot in the working directory, which the agent can write.
+        "source .claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-x-cwd",
+        "source /work/project/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-x-cwd",
+        "source /home/u/../../tmp/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-x-cwd",
+        "source /home/u/x/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-x-cwd",
+        // A relative working-directory file.
+        "source /root/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| ./claude-x-cwd",
+        "eval 'ls' < /dev/null && pwd -P >| claude-x-cwd",
     ];
     for line in cases {
         let p = bash(line);
@@ -490,6 +636,19 @@ fn pwsh_commands_are_extracted() {
     assert_eq!(p.commands[0].argv_text(), "rm -rf /x");
     let p = parse("iex 'rm x'", ShellKind::Pwsh);
     assert_eq!(p.commands[0].argv_text(), "rm x");
+}
+
+#[test]
+fn pwsh_invoked_script_blocks_are_walked() {
+    let p = parse("& { rm -r -fo / }", ShellKind::Pwsh);
+    let got: Vec<String> = p.commands.iter().map(Command::argv_text).collect();
+    assert_eq!(got, ["rm -r -fo /"]);
+    let p = parse("& { Get-ChildItem; Remove-Item x } a b", ShellKind::Pwsh);
+    let got: Vec<String> = p.commands.iter().map(|c| c.program.clone()).collect();
+    assert_eq!(got, ["Get-ChildItem", "Remove-Item"]);
+    let p = parse(". { Remove-Item x }", ShellKind::Pwsh);
+    assert_eq!(p.commands[0].program, "Remove-Item");
+    assert!(p.is_opaque(), "dot-sourcing stays opaque");
 }
 
 #[test]

@@ -8,7 +8,9 @@
 use super::Command;
 use super::bash::{Input, RawCommand, Walker};
 use super::words::Word;
+use crate::shell::args::{ShellFamily, posix_shell_options};
 use regex::Regex;
+use std::ops::Range;
 use std::sync::LazyLock;
 
 /// Wrappers stripped in a row before the line is declared opaque.
@@ -19,8 +21,10 @@ const POSIX_SHELLS: [&str; 9] = [
     "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh",
 ];
 
-/// Variables that make a program load code the line does not show, when set for one command.
-const CODE_LOADING_VARS: [&str; 24] = [
+/// Variables that make a program load code the line does not show, when set for one command or
+/// assigned on the line (`PATH=. ls` runs `./ls`).
+const CODE_LOADING_VARS: [&str; 25] = [
+    "PATH",
     "LD_PRELOAD",
     "LD_LIBRARY_PATH",
     "LD_AUDIT",
@@ -122,30 +126,37 @@ enum Step {
         script: Word,
         label: String,
         opaque: Option<String>,
+        /// The arguments the script was taken from (empty when it comes from standard input):
+        /// their text is parsed, so code in them is seen rather than hidden.
+        args_used: Range<usize>,
     },
-    /// The wrapper splits this text into words and runs them (`env -S`).
+    /// The wrapper splits this text into words that take the place of `args[before..rest]`
+    /// among its own arguments (`env -S`), which are then read again.
     Split {
         text: Word,
+        before: usize,
         rest: usize,
         label: String,
     },
-    /// The wrapper runs these commands, and is itself a command (`find -exec`).
-    Spawns(Vec<Vec<Word>>),
+    /// The wrapper runs the commands at these ranges of its arguments, and is itself a command
+    /// (`find -exec`).
+    Spawns(Vec<Range<usize>>),
     /// The effect cannot be known from the text; the command itself is still reported.
     Opaque(String),
 }
 
 impl Walker<'_> {
     /// Unwrap a simple command and record what it runs.
-    pub(super) fn resolve(&mut self, raw: RawCommand) {
+    pub(super) fn resolve(&mut self, mut raw: RawCommand) {
         self.check_prefix_assignments(&raw.assignments);
-        let Some(mut name) = raw.name else {
+        let Some(mut name) = raw.name.take() else {
             return;
         };
-        let mut args = raw.args;
+        let mut args = std::mem::take(&mut raw.args);
         let mut via = self.via.clone();
         let mut extra_args = false;
         for _ in 0..MAX_WRAPPERS {
+            self.check_hidden_code(&name);
             if !name.is_literal() {
                 self.out.add_opaque(format!(
                     "the command name `{}` is only known at run time",
@@ -155,7 +166,8 @@ impl Walker<'_> {
             }
             let (program, path) = split_program(&name.text);
             if path.is_none() && self.line_functions.contains(&program) {
-                let mut command = make_command(program, path, &args, &via, &raw.writes);
+                self.check_hidden_code_in(&args);
+                let mut command = make_command(program, path, &args, &via, &raw);
                 command.calls_line_function = true;
                 self.out.commands.push(command);
                 return;
@@ -163,12 +175,19 @@ impl Walker<'_> {
             let step = classify(&program, &args, &raw.stdin);
             match step {
                 Step::Final => {
+                    self.check_hidden_code_in(&args);
+                    // `read x <<<'a[$(…)]'; echo $((x))`: the text becomes a variable's value.
+                    if matches!(program.as_str(), "read" | "mapfile" | "readarray")
+                        && matches!(&raw.stdin, Input::Here(text) if text.hidden_code)
+                    {
+                        self.out.add_opaque(super::bash::HIDDEN_CODE);
+                    }
                     self.check_builtin(&program, &args);
                     if via.iter().any(|v| v == "exec") {
                         self.out
                             .add_hook_state("`exec` replaces the shell with another program");
                     }
-                    let mut command = make_command(program, path, &args, &via, &raw.writes);
+                    let mut command = make_command(program, path, &args, &via, &raw);
                     command.args_dynamic |= extra_args;
                     self.out.commands.push(command);
                     return;
@@ -181,10 +200,12 @@ impl Walker<'_> {
                 } => {
                     self.check_prefix_assignments(&assignments);
                     if skip >= args.len() {
-                        let command = make_command(program, path, &args, &via, &raw.writes);
+                        self.check_hidden_code_in(&args);
+                        let command = make_command(program, path, &args, &via, &raw);
                         self.out.commands.push(command);
                         return;
                     }
+                    self.check_hidden_code_in(&args[..skip]);
                     name = args[skip].clone();
                     args = args.split_off(skip + 1);
                     via.push(label);
@@ -194,7 +215,13 @@ impl Walker<'_> {
                     script,
                     label,
                     opaque,
+                    args_used,
                 } => {
+                    for (i, word) in args.iter().enumerate() {
+                        if !args_used.contains(&i) {
+                            self.check_hidden_code(word);
+                        }
+                    }
                     if let Some(reason) = opaque {
                         self.out.add_opaque(reason);
                     }
@@ -208,28 +235,35 @@ impl Walker<'_> {
                     }
                     return;
                 }
-                Step::Split { text, rest, label } => {
+                Step::Split {
+                    text,
+                    before,
+                    rest,
+                    label,
+                } => {
                     if !text.is_literal() {
                         self.out.add_opaque(format!(
                             "`{label}` splits a string only known at run time into a command"
                         ));
                         return;
                     }
-                    let mut split: Vec<Word> =
-                        text.text.split_whitespace().map(Word::literal).collect();
-                    split.extend(args.split_off(rest.min(args.len())));
-                    if split.is_empty() {
-                        return;
-                    }
-                    name = split.remove(0);
-                    args = split;
+                    self.check_hidden_code(&text);
+                    let tail = args.split_off(rest.min(args.len()));
+                    args.truncate(before);
+                    args.extend(text.text.split_whitespace().map(Word::quoted));
+                    args.extend(tail);
                     via.push(label);
                 }
-                Step::Spawns(children) => {
-                    let command = make_command(program.clone(), path, &args, &via, &raw.writes);
+                Step::Spawns(ranges) => {
+                    for (i, word) in args.iter().enumerate() {
+                        if !ranges.iter().any(|r| r.contains(&i)) {
+                            self.check_hidden_code(word);
+                        }
+                    }
+                    let command = make_command(program.clone(), path, &args, &via, &raw);
                     self.out.commands.push(command);
-                    for child in children {
-                        let mut words = child.into_iter();
+                    for range in ranges {
+                        let mut words = args[range].iter().cloned();
                         let Some(child_name) = words.next() else {
                             continue;
                         };
@@ -250,7 +284,7 @@ impl Walker<'_> {
                 Step::Opaque(reason) => {
                     self.out.add_opaque(reason);
                     self.check_builtin(&program, &args);
-                    let command = make_command(program, path, &args, &via, &raw.writes);
+                    let command = make_command(program, path, &args, &via, &raw);
                     self.out.commands.push(command);
                     return;
                 }
@@ -261,12 +295,19 @@ impl Walker<'_> {
     }
 
     fn check_prefix_assignments(&mut self, assignments: &[(String, Word)]) {
-        for (name, _) in assignments {
+        for (name, value) in assignments {
+            self.check_hidden_code(value);
             if CODE_LOADING_VARS.contains(&name.as_str()) {
                 self.out.add_opaque(format!(
                     "`{name}=…` makes the command load code that the line does not show"
                 ));
             }
+        }
+    }
+
+    fn check_hidden_code_in(&mut self, words: &[Word]) {
+        for word in words {
+            self.check_hidden_code(word);
         }
     }
 
@@ -286,6 +327,17 @@ impl Walker<'_> {
         if changes_hooks {
             self.out.add_hook_state(format!(
                 "`{program}` changes the shell's own behaviour or hooks"
+            ));
+        }
+    }
+
+    /// A variable assigned on its own or by `export`/`declare`/`local`/`readonly`: the commands
+    /// after it on the line (and, exported, every program they start) see the new value.
+    pub(super) fn check_assigned_variable(&mut self, name: &str) {
+        self.check_shell_variable(name);
+        if CODE_LOADING_VARS.contains(&name) {
+            self.out.add_opaque(format!(
+                "`{name}=…` makes the commands after it load code that the line does not show"
             ));
         }
     }
@@ -315,14 +367,15 @@ fn make_command(
     path: Option<String>,
     args: &[Word],
     via: &[String],
-    writes: &[String],
+    raw: &RawCommand,
 ) -> Command {
     Command {
         program,
         argv: args.iter().map(|a| a.text.clone()).collect(),
         path,
         via: via.to_vec(),
-        writes: writes.to_vec(),
+        writes: raw.writes.clone(),
+        reads: raw.reads.clone(),
         args_dynamic: args.iter().any(|a| a.dynamic),
         args_glob: args.iter().any(|a| a.glob),
         calls_line_function: false,
@@ -340,20 +393,20 @@ fn split_program(text: &str) -> (String, Option<String>) {
 /// How `program` treats the words after it.
 fn classify(program: &str, args: &[Word], stdin: &Input) -> Step {
     match program {
-        "sudo" => options_then_command(args, "sudo", SUDO_VALUE_OPTS, true),
-        "doas" => options_then_command(args, "doas", &["-u", "-C"], false),
+        "sudo" => sudo(args),
+        "doas" => doas(args),
         "env" => env(args),
         "nohup" | "builtin" | "coproc" | "noglob" | "nocorrect" | "unbuffer" | "catchsegv" => {
             strip(0, program)
         }
-        "setsid" => options_then_command(args, "setsid", &[], false),
-        "stdbuf" => options_then_command(args, "stdbuf", &["-i", "-o", "-e"], false),
-        "time" => options_then_command(args, "time", &["-f", "-o", "--format", "--output"], false),
+        "setsid" => options_then_command(args, "setsid", &SETSID, false),
+        "stdbuf" => options_then_command(args, "stdbuf", &STDBUF, false),
+        "time" => options_then_command(args, "time", &TIME, false),
         "nice" => nice(args),
-        "ionice" => options_then_command(args, "ionice", &["-c", "-n", "-p", "-P", "-u"], false),
+        "ionice" => ionice(args),
         "timeout" => timeout(args),
         "command" => command_builtin(args),
-        "exec" => options_then_command(args, "exec", &["-a"], false),
+        "exec" => options_then_command(args, "exec", &EXEC, false),
         "busybox" if !args.is_empty() => strip(0, program),
         "xargs" => xargs(args),
         "find" => find(args),
@@ -381,62 +434,291 @@ fn strip(skip: usize, label: &str) -> Step {
     }
 }
 
-const SUDO_VALUE_OPTS: &[&str] = &[
-    "-u",
-    "-g",
-    "-h",
-    "-p",
-    "-r",
-    "-t",
-    "-C",
-    "-D",
-    "-U",
-    "-T",
-    "-R",
-    "--user",
-    "--group",
-    "--host",
-    "--prompt",
-    "--role",
-    "--type",
-    "--close-from",
-    "--chdir",
-    "--other-user",
-    "--command-timeout",
-    "--chroot",
-];
+/// The options a wrapper accepts, as its getopt reads them.
+struct WrapperOptions {
+    /// Options that take a value: the next word, or attached (`-n5`, `--adjustment=5`).
+    value: &'static [&'static str],
+    /// Options without a value.
+    flags: &'static [&'static str],
+    /// Options whose value can only be attached (`-i{}`, `--replace=R`, `--block-signal=INT`).
+    optional: &'static [&'static str],
+}
 
-/// Skip options (and the values of `value_opts`), optionally `NAME=value` assignments, and strip.
-fn options_then_command(
-    args: &[Word],
-    label: &str,
-    value_opts: &[&str],
-    assignments_allowed: bool,
-) -> Step {
+/// The options a wrapper was given.
+struct Scanned {
+    /// The index of the first operand (`args.len()` when there is none).
+    operands: usize,
+    /// Each option seen (its name as listed in [`WrapperOptions`]) and the word it was in.
+    seen: Vec<(&'static str, usize)>,
+}
+
+impl Scanned {
+    fn has(&self, names: &[&str]) -> bool {
+        self.seen.iter().any(|(name, _)| names.contains(name))
+    }
+}
+
+/// Read a wrapper's options the way its getopt does: clusters (`-iv`), attached values (`-n5`,
+/// `--opt=v`), `--`, stopping at the first operand. An option the wrapper is not known to have is
+/// an error (its name): whether it takes a value decides where the real command starts, and a
+/// guess there lets a command hide behind the wrapper (`env -a ls rm -rf ~` runs `rm`).
+fn skip_options(args: &[Word], opts: &WrapperOptions) -> Result<Scanned, String> {
+    let short = |list: &[&'static str], c: char| {
+        list.iter()
+            .copied()
+            .find(|o| o.len() == 2 && o.starts_with('-') && o[1..].starts_with(c))
+    };
+    let mut seen = Vec::new();
     let mut i = 0;
-    let mut assignments = Vec::new();
     while i < args.len() {
         let a = args[i].text.as_str();
         if a == "--" {
             i += 1;
             break;
         }
-        if a.starts_with('-') && a.len() > 1 {
-            i += if value_opts.contains(&a) { 2 } else { 1 };
+        if !a.starts_with('-') || a == "-" {
+            break;
+        }
+        if a.starts_with("--") {
+            let (name, attached) = a.split_once('=').map_or((a, false), |(n, _)| (n, true));
+            let find = |list: &[&'static str]| list.iter().copied().find(|o| *o == name);
+            if let Some(o) = find(opts.value) {
+                seen.push((o, i));
+                i += if attached { 1 } else { 2 };
+            } else if let Some(o) = find(opts.optional).or(find(opts.flags).filter(|_| !attached)) {
+                seen.push((o, i));
+                i += 1;
+            } else {
+                return Err(name.to_owned());
+            }
             continue;
         }
-        break;
-    }
-    if assignments_allowed {
-        while i < args.len() {
-            match assignment(&args[i]) {
-                Some(pair) => {
-                    assignments.push(pair);
-                    i += 1;
+        let mut next = i + 1;
+        for (at, c) in a.char_indices().skip(1) {
+            if let Some(o) = short(opts.value, c) {
+                seen.push((o, i));
+                if at + c.len_utf8() == a.len() {
+                    next = i + 2;
                 }
-                None => break,
+                break;
+            } else if let Some(o) = short(opts.optional, c) {
+                seen.push((o, i));
+                break;
+            } else if let Some(o) = short(opts.flags, c) {
+                seen.push((o, i));
+            } else {
+                return Err(format!("-{c}"));
             }
         }
+        i = next;
+    }
+    Ok(Scanned {
+        operands: i.min(args.len()),
+        seen,
+    })
+}
+
+fn unknown_option(option: &str, wrapper: &str) -> Step {
+    Step::Opaque(format!(
+        "unknown option `{option}` to `{wrapper}`: where the command it runs starts cannot be known"
+    ))
+}
+
+const SUDO: WrapperOptions = WrapperOptions {
+    value: &[
+        "-a",
+        "-C",
+        "-c",
+        "-D",
+        "-g",
+        "-h",
+        "-p",
+        "-R",
+        "-r",
+        "-T",
+        "-t",
+        "-U",
+        "-u",
+        "--chdir",
+        "--chroot",
+        "--close-from",
+        "--command-timeout",
+        "--group",
+        "--host",
+        "--login-class",
+        "--other-user",
+        "--prompt",
+        "--role",
+        "--type",
+        "--user",
+    ],
+    flags: &[
+        "-A",
+        "-B",
+        "-b",
+        "-E",
+        "-e",
+        "-H",
+        "-i",
+        "-K",
+        "-k",
+        "-l",
+        "-N",
+        "-n",
+        "-P",
+        "-S",
+        "-s",
+        "-V",
+        "-v",
+        "--askpass",
+        "--background",
+        "--bell",
+        "--edit",
+        "--help",
+        "--list",
+        "--login",
+        "--no-update",
+        "--non-interactive",
+        "--preserve-groups",
+        "--remove-timestamp",
+        "--reset-timestamp",
+        "--set-home",
+        "--shell",
+        "--stdin",
+        "--validate",
+        "--version",
+    ],
+    optional: &["--preserve-env"],
+};
+
+/// `sudo [options] [VAR=value…] command`. With `-e` (sudoedit), `-l`, `-v`, `-K` or `-V` no
+/// command runs: what follows is a file to edit or a command to look up. (`-k` with a command
+/// still runs it.)
+fn sudo(args: &[Word]) -> Step {
+    const NO_COMMAND: [&str; 11] = [
+        "-e",
+        "--edit",
+        "-l",
+        "--list",
+        "-v",
+        "--validate",
+        "-K",
+        "--remove-timestamp",
+        "-V",
+        "--version",
+        "--help",
+    ];
+    match skip_options(args, &SUDO) {
+        Ok(scanned) if scanned.has(&NO_COMMAND) => Step::Final,
+        Ok(_) => options_then_command(args, "sudo", &SUDO, true),
+        Err(option) => unknown_option(&option, "sudo"),
+    }
+}
+
+const DOAS: WrapperOptions = WrapperOptions {
+    value: &["-C", "-u"],
+    flags: &["-L", "-n", "-s"],
+    optional: &[],
+};
+
+/// `doas -C config` checks the config and `-L` clears persisted logins: neither runs a command.
+fn doas(args: &[Word]) -> Step {
+    match skip_options(args, &DOAS) {
+        Ok(scanned) if scanned.has(&["-C", "-L"]) => Step::Final,
+        Ok(_) => options_then_command(args, "doas", &DOAS, false),
+        Err(option) => unknown_option(&option, "doas"),
+    }
+}
+
+const SETSID: WrapperOptions = WrapperOptions {
+    value: &[],
+    flags: &[
+        "-c",
+        "-f",
+        "-w",
+        "-h",
+        "-V",
+        "--ctty",
+        "--fork",
+        "--wait",
+        "--help",
+        "--version",
+    ],
+    optional: &[],
+};
+
+const STDBUF: WrapperOptions = WrapperOptions {
+    value: &["-i", "-o", "-e", "--input", "--output", "--error"],
+    flags: &["--help", "--version"],
+    optional: &[],
+};
+
+/// GNU time (bash's `time` keyword only knows `-p`).
+const TIME: WrapperOptions = WrapperOptions {
+    value: &["-f", "-o", "--format", "--output"],
+    flags: &[
+        "-a",
+        "-p",
+        "-q",
+        "-v",
+        "-V",
+        "--append",
+        "--portability",
+        "--quiet",
+        "--verbose",
+        "--version",
+        "--help",
+    ],
+    optional: &[],
+};
+
+const EXEC: WrapperOptions = WrapperOptions {
+    value: &["-a"],
+    flags: &["-c", "-l"],
+    optional: &[],
+};
+
+const IONICE: WrapperOptions = WrapperOptions {
+    value: &[
+        "-c",
+        "-n",
+        "-p",
+        "-P",
+        "-u",
+        "--class",
+        "--classdata",
+        "--pid",
+        "--pgid",
+        "--uid",
+    ],
+    flags: &["-t", "-h", "-V", "--ignore", "--help", "--version"],
+    optional: &[],
+};
+
+/// `ionice -p/-P/-u …` changes running processes; its operands are more ids, not a command.
+fn ionice(args: &[Word]) -> Step {
+    match skip_options(args, &IONICE) {
+        Ok(scanned) if scanned.has(&["-p", "-P", "-u", "--pid", "--pgid", "--uid"]) => Step::Final,
+        Ok(_) => options_then_command(args, "ionice", &IONICE, false),
+        Err(option) => unknown_option(&option, "ionice"),
+    }
+}
+
+/// Skip the wrapper's options, then (for `sudo`) its `VAR=value` words, and strip: the command
+/// starts at the next word.
+fn options_then_command(
+    args: &[Word],
+    label: &str,
+    opts: &WrapperOptions,
+    assignments_allowed: bool,
+) -> Step {
+    let mut i = match skip_options(args, opts) {
+        Ok(scanned) => scanned.operands,
+        Err(option) => return unknown_option(&option, label),
+    };
+    let mut assignments = Vec::new();
+    if assignments_allowed {
+        i += leading_assignments(&args[i..], &mut assignments);
     }
     Step::Strip {
         skip: i,
@@ -444,6 +726,14 @@ fn options_then_command(
         assignments,
         extra_args: false,
     }
+}
+
+/// `env` and `sudo` take every word with a `=` before the command as an assignment, whether or
+/// not its name is a valid variable name; the valid ones are collected. Returns how many words.
+fn leading_assignments(args: &[Word], out: &mut Vec<(String, Word)>) -> usize {
+    let count = args.iter().take_while(|w| w.text.contains('=')).count();
+    out.extend(args[..count].iter().filter_map(assignment));
+    count
 }
 
 /// `NAME=value` as a word.
@@ -459,57 +749,58 @@ fn assignment(word: &Word) -> Option<(String, Word)> {
                 text: value.to_owned(),
                 dynamic: word.dynamic,
                 glob: word.glob,
+                hidden_code: word.hidden_code,
             },
         )
     })
 }
 
+const ENV: WrapperOptions = WrapperOptions {
+    value: &[
+        "-a",
+        "-C",
+        "-P",
+        "-S",
+        "-u",
+        "--argv0",
+        "--chdir",
+        "--split-string",
+        "--unset",
+    ],
+    flags: &[
+        "-0",
+        "-i",
+        "-v",
+        "--debug",
+        "--help",
+        "--ignore-environment",
+        "--list-signal-handling",
+        "--null",
+        "--version",
+    ],
+    optional: &["--block-signal", "--default-signal", "--ignore-signal"],
+};
+
+/// `env [options] [-] [NAME=value…] command`. GNU env's `-a`/`--argv0` and BSD env's `-P` take a
+/// value; `-S STRING` splits STRING into words that take its place among env's arguments.
 fn env(args: &[Word]) -> Step {
-    let mut i = 0;
-    let mut assignments = Vec::new();
-    while i < args.len() {
-        let a = args[i].text.as_str();
-        match a {
-            "--" => {
-                i += 1;
-                break;
-            }
-            "-S" | "--split-string" => {
-                return match args.get(i + 1) {
-                    Some(text) => Step::Split {
-                        text: text.clone(),
-                        rest: i + 2,
-                        label: "env -S".to_owned(),
-                    },
-                    None => Step::Final,
-                };
-            }
-            "-u" | "--unset" | "-C" | "--chdir" => i += 2,
-            _ if a.starts_with("--split-string=") || (a.starts_with("-S") && a.len() > 2) => {
-                let text = a
-                    .strip_prefix("--split-string=")
-                    .or_else(|| a.strip_prefix("-S"))
-                    .unwrap_or("");
-                return Step::Split {
-                    text: Word {
-                        text: text.to_owned(),
-                        dynamic: args[i].dynamic,
-                        glob: false,
-                    },
-                    rest: i + 1,
-                    label: "env -S".to_owned(),
-                };
-            }
-            _ if a.starts_with('-') && a.len() > 1 => i += 1,
-            _ => match assignment(&args[i]) {
-                Some(pair) => {
-                    assignments.push(pair);
-                    i += 1;
-                }
-                None => break,
-            },
-        }
+    let scanned = match skip_options(args, &ENV) {
+        Ok(scanned) => scanned,
+        Err(option) => return unknown_option(&option, "env"),
+    };
+    if let Some(&(_, at)) = scanned
+        .seen
+        .iter()
+        .find(|(name, _)| matches!(*name, "-S" | "--split-string"))
+    {
+        return split_string(args, at);
     }
+    let mut i = scanned.operands;
+    if args.get(i).is_some_and(|w| w.text == "-") {
+        i += 1; // A lone `-` is `-i`.
+    }
+    let mut assignments = Vec::new();
+    i += leading_assignments(&args[i..], &mut assignments);
     Step::Strip {
         skip: i,
         label: "env".to_owned(),
@@ -518,41 +809,80 @@ fn env(args: &[Word]) -> Step {
     }
 }
 
-fn nice(args: &[Word]) -> Step {
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].text.as_str();
-        if a == "-n" || a == "--adjustment" {
-            i += 2;
-        } else if a == "--" {
-            i += 1;
-            break;
-        } else if a.starts_with('-') && a.len() > 1 {
-            i += 1;
-        } else {
-            break;
-        }
+/// `env -S STRING` (also `-S` clustered, `--split-string=STRING`) at `args[at]`.
+fn split_string(args: &[Word], at: usize) -> Step {
+    let word = &args[at];
+    let inline = match word.text.strip_prefix("--split-string") {
+        Some(rest) => rest.strip_prefix('='),
+        None => word.text.find('S').map(|s| &word.text[s + 1..]),
+    };
+    let (text, rest) = match inline {
+        Some(value) if !value.is_empty() || word.text.starts_with("--") => (
+            Word {
+                text: value.to_owned(),
+                ..word.clone()
+            },
+            at + 1,
+        ),
+        _ => match args.get(at + 1) {
+            Some(value) => (value.clone(), at + 2),
+            None => return Step::Final,
+        },
+    };
+    // env's own quoting, escapes and `${VAR}` inside the string are not reproduced here.
+    if text.text.contains(['\'', '"', '\\', '$', '#']) {
+        return Step::Opaque(
+            "`env -S` splits a string with quotes, escapes or variables into a command".to_owned(),
+        );
     }
-    strip(i, "nice")
+    Step::Split {
+        text,
+        before: at,
+        rest,
+        label: "env -S".to_owned(),
+    }
 }
 
-fn timeout(args: &[Word]) -> Step {
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].text.as_str();
-        if a == "-s" || a == "-k" || a == "--signal" || a == "--kill-after" {
-            i += 2;
-        } else if a == "--" {
-            i += 1;
-            break;
-        } else if a.starts_with('-') && a.len() > 1 {
-            i += 1;
-        } else {
-            break;
-        }
+const NICE: WrapperOptions = WrapperOptions {
+    value: &["-n", "--adjustment"],
+    flags: &["--help", "--version"],
+    optional: &[],
+};
+
+/// `nice [-n N] command`, and the obsolete `nice -N` / `nice --N` that GNU nice still accepts.
+fn nice(args: &[Word]) -> Step {
+    let numeric = |w: &Word| {
+        w.text
+            .strip_prefix('-')
+            .map(|r| r.strip_prefix(['-', '+']).unwrap_or(r))
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+    };
+    let lead = args.iter().take_while(|w| numeric(w)).count();
+    match skip_options(&args[lead..], &NICE) {
+        Ok(scanned) => strip(lead + scanned.operands, "nice"),
+        Err(option) => unknown_option(&option, "nice"),
     }
-    // The first operand is the duration.
-    strip(i + 1, "timeout")
+}
+
+const TIMEOUT: WrapperOptions = WrapperOptions {
+    value: &["-k", "-s", "--kill-after", "--signal"],
+    flags: &[
+        "-v",
+        "--foreground",
+        "--preserve-status",
+        "--verbose",
+        "--help",
+        "--version",
+    ],
+    optional: &[],
+};
+
+/// `timeout [options] DURATION command`.
+fn timeout(args: &[Word]) -> Step {
+    match skip_options(args, &TIMEOUT) {
+        Ok(scanned) => strip(scanned.operands + 1, "timeout"),
+        Err(option) => unknown_option(&option, "timeout"),
+    }
 }
 
 fn command_builtin(args: &[Word]) -> Step {
@@ -571,38 +901,49 @@ fn command_builtin(args: &[Word]) -> Step {
     strip(i, "command")
 }
 
-const XARGS_VALUE_OPTS: [&str; 16] = [
-    "-a",
-    "--arg-file",
-    "-d",
-    "--delimiter",
-    "-E",
-    "-I",
-    "--replace",
-    "-L",
-    "--max-lines",
-    "-n",
-    "--max-args",
-    "-P",
-    "--max-procs",
-    "-s",
-    "--max-chars",
-    "--process-slot-var",
-];
+const XARGS: WrapperOptions = WrapperOptions {
+    value: &[
+        "-a",
+        "-d",
+        "-E",
+        "-I",
+        "-L",
+        "-n",
+        "-P",
+        "-s",
+        "--arg-file",
+        "--delimiter",
+        "--max-args",
+        "--max-chars",
+        "--max-lines",
+        "--max-procs",
+        "--process-slot-var",
+    ],
+    flags: &[
+        "-0",
+        "-o",
+        "-p",
+        "-r",
+        "-t",
+        "-x",
+        "--exit",
+        "--interactive",
+        "--no-run-if-empty",
+        "--null",
+        "--open-tty",
+        "--show-limits",
+        "--verbose",
+        "--help",
+        "--version",
+    ],
+    optional: &["-e", "-i", "-l", "--eof", "--replace"],
+};
 
 fn xargs(args: &[Word]) -> Step {
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].text.as_str();
-        if a == "--" {
-            i += 1;
-            break;
-        }
-        if !a.starts_with('-') || a.len() == 1 {
-            break;
-        }
-        i += if XARGS_VALUE_OPTS.contains(&a) { 2 } else { 1 };
-    }
+    let i = match skip_options(args, &XARGS) {
+        Ok(scanned) => scanned.operands,
+        Err(option) => return unknown_option(&option, "xargs"),
+    };
     if i >= args.len() {
         // `xargs` alone runs `echo` with its input.
         return Step::Final;
@@ -628,7 +969,7 @@ fn find(args: &[Word]) -> Step {
                 end += 1;
             }
             if end > start {
-                children.push(args[start..end].to_vec());
+                children.push(start..end);
             }
             i = end + 1;
         } else {
@@ -680,69 +1021,100 @@ fn watch(args: &[Word]) -> Step {
         script,
         label: "watch".to_owned(),
         opaque: None,
+        args_used: i..args.len(),
     }
 }
 
 /// `script -c CMD` runs CMD with the user's shell.
 fn script_c(args: &[Word]) -> Step {
-    value_of_option(args, &["-c", "--command"]).map_or(Step::Final, |script| Step::Script {
+    value_of_option(args, &["-c", "--command"]).map_or(Step::Final, |(at, script)| Step::Script {
         script,
         label: "script -c".to_owned(),
         opaque: None,
+        args_used: at..at + 1,
     })
 }
 
 fn su(args: &[Word]) -> Step {
-    value_of_option(args, &["-c", "--command"]).map_or(Step::Final, |script| Step::Script {
+    value_of_option(args, &["-c", "--command"]).map_or(Step::Final, |(at, script)| Step::Script {
         script,
         label: "su -c".to_owned(),
         opaque: None,
+        args_used: at..at + 1,
     })
 }
 
-/// `flock FILE CMD…` or `flock FILE -c 'CMD'`.
+const FLOCK: WrapperOptions = WrapperOptions {
+    value: &["-E", "-w", "--conflict-exit-code", "--timeout"],
+    flags: &[
+        "-e",
+        "-F",
+        "-h",
+        "-n",
+        "-o",
+        "-s",
+        "-u",
+        "-V",
+        "-x",
+        "--close",
+        "--exclusive",
+        "--help",
+        "--no-fork",
+        "--nonblock",
+        "--shared",
+        "--unlock",
+        "--verbose",
+        "--version",
+    ],
+    optional: &[],
+};
+
+/// `flock [options] FILE CMD…` or `flock [options] FILE -c 'CMD'` (`-c` right after the file, as
+/// flock reads it); `flock [options] FD` runs nothing.
 fn flock(args: &[Word]) -> Step {
-    if let Some(script) = value_of_option(args, &["-c", "--command"]) {
-        return Step::Script {
-            script,
-            label: "flock -c".to_owned(),
-            opaque: None,
-        };
-    }
-    let mut i = 0;
-    while i < args.len() && args[i].text.starts_with('-') {
-        i += if matches!(
-            args[i].text.as_str(),
-            "-w" | "--timeout" | "-E" | "--conflict-exit-code"
-        ) {
-            2
-        } else {
-            1
-        };
-    }
-    // The lock file comes first; a bare descriptor number means there is no command.
-    if args
-        .get(i)
-        .is_some_and(|w| w.text.chars().all(|c| c.is_ascii_digit()))
-    {
+    let i = match skip_options(args, &FLOCK) {
+        Ok(scanned) => scanned.operands,
+        Err(option) => return unknown_option(&option, "flock"),
+    };
+    let Some(file) = args.get(i) else {
+        return Step::Final;
+    };
+    if file.text.chars().all(|c| c.is_ascii_digit()) {
         return Step::Final;
     }
-    strip(i + 1, "flock")
+    match args.get(i + 1).map(|w| w.text.as_str()) {
+        Some("-c" | "--command") => match args.get(i + 2) {
+            Some(script) => Step::Script {
+                script: script.clone(),
+                label: "flock -c".to_owned(),
+                opaque: None,
+                args_used: i + 2..i + 3,
+            },
+            None => Step::Final,
+        },
+        _ => strip(i + 1, "flock"),
+    }
 }
 
-/// The value of `-c X`, `--command X` or `--command=X`.
-fn value_of_option(args: &[Word], names: &[&str]) -> Option<Word> {
+/// The value of `-c X`, `--command X` or `--command=X`, and the index of the word holding it.
+fn value_of_option(args: &[Word], names: &[&str]) -> Option<(usize, Word)> {
     for (i, a) in args.iter().enumerate() {
         if names.contains(&a.text.as_str()) {
-            return args.get(i + 1).cloned();
+            return args.get(i + 1).map(|value| (i + 1, value.clone()));
         }
         for name in names.iter().filter(|n| n.starts_with("--")) {
-            if let Some(value) = a.text.strip_prefix(&format!("{name}=")) {
-                return Some(Word {
+            let value = a
+                .text
+                .strip_prefix(name)
+                .and_then(|rest| rest.strip_prefix('='));
+            if let Some(value) = value {
+                let word = Word {
                     text: value.to_owned(),
                     dynamic: a.dynamic,
                     glob: false,
-                });
+                    hidden_code: a.hidden_code,
+                };
+                return Some((i, word));
             }
         }
     }
@@ -782,6 +1154,7 @@ fn shellgate(args: &[Word]) -> Step {
             script: line.clone(),
             label,
             opaque: None,
+            args_used: i..i + 1,
         },
         (_, Some(_)) => strip(i, &label),
         (_, None) => Step::Final,
@@ -797,6 +1170,7 @@ fn eval(args: &[Word]) -> Step {
             script: script.clone(),
             label: "eval".to_owned(),
             opaque: None,
+            args_used: 0..1,
         },
         _ => Step::Opaque(
             "`eval` of anything but one literal string runs code only known at run time".to_owned(),
@@ -845,43 +1219,27 @@ fn ssh(args: &[Word]) -> Step {
 }
 
 /// bash/sh/zsh …: `-c SCRIPT` (with any cluster containing `c`, like `-lc` or `-xec`) runs the
-/// script; a script fed on standard input is opaque unless it is a literal here-document.
+/// script; a script fed on standard input is opaque unless it is a literal here-document. The
+/// options are read by the scanner the shell entry point uses ([`posix_shell_options`]).
 fn shell(program: &str, args: &[Word], stdin: &Input) -> Step {
-    let mut i = 0;
-    let mut has_c = false;
-    let mut reads_stdin = false;
-    while i < args.len() {
-        let a = args[i].text.as_str();
-        if a == "--" || a == "-" {
-            i += 1;
-            break;
-        }
-        if matches!(a, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
-            i += 2;
-            continue;
-        }
-        if a.starts_with("--") {
-            i += 1;
-            continue;
-        }
-        if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
-            has_c |= a.starts_with('-') && a.contains('c');
-            reads_stdin |= a.starts_with('-') && a.contains('s');
-            i += 1;
-            continue;
-        }
-        break;
+    let words: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+    let options = posix_shell_options(ShellFamily::of(program), &words);
+    if options.info || options.missing_value.is_some() {
+        return Step::Final;
     }
-    if has_c {
+    let i = options.operand;
+    if options.command {
         return match args.get(i) {
             Some(script) => Step::Script {
                 script: script.clone(),
                 label: format!("{program} -c"),
                 opaque: None,
+                args_used: i..i + 1,
             },
             None => Step::Final,
         };
     }
+    let reads_stdin = options.stdin;
     let script_file = i < args.len() && !reads_stdin;
     if script_file {
         return Step::Final;
@@ -892,6 +1250,7 @@ fn shell(program: &str, args: &[Word], stdin: &Input) -> Step {
             script: text.clone(),
             label: format!("{program} <<here-document"),
             opaque: Some(format!("a script is fed to `{program}` on standard input")),
+            args_used: 0..0,
         },
         Input::Pipe => Step::Opaque(format!(
             "the output of another command is run as a script by `{program}`"

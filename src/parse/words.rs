@@ -14,14 +14,38 @@ pub struct Word {
     pub dynamic: bool,
     /// The word contains unquoted glob or brace characters, so it may expand to several words.
     pub glob: bool,
+    /// Quoted or escaped text holds `$(` or a backtick. Inert where it is written, it runs if bash
+    /// evaluates the text again: as an array subscript (`test -v 'a[$(…)]'`, `printf -v`,
+    /// `[[ … -eq … ]]`, `unset`, `$((x))` of a variable holding it) or in a prompt expansion
+    /// (`${x@P}`). The unwrapper decides whether that makes the line opaque: a word that is
+    /// itself parsed as a script (`bash -c '…'`, `eval '…'`) has its code seen.
+    pub hidden_code: bool,
 }
 
 impl Word {
     pub fn literal(text: impl Into<String>) -> Self {
         Word {
             text: text.into(),
-            dynamic: false,
-            glob: false,
+            ..Word::default()
+        }
+    }
+
+    /// Text from the line that quoting or escaping made literal (see [`Word::hidden_code`]).
+    pub fn quoted(text: impl Into<String>) -> Self {
+        let text = text.into();
+        Word {
+            hidden_code: holds_code(&text),
+            text,
+            ..Word::default()
+        }
+    }
+
+    /// A word whose value is only known at run time, kept as written.
+    pub fn dynamic(text: impl Into<String>) -> Self {
+        Word {
+            text: text.into(),
+            dynamic: true,
+            ..Word::default()
         }
     }
 
@@ -31,10 +55,18 @@ impl Word {
     }
 
     pub fn push(&mut self, other: Word) {
+        // `"\$"'(id)'` holds `$(` only once its pieces are joined.
+        self.hidden_code |=
+            other.hidden_code || (self.text.ends_with('$') && other.text.starts_with('('));
         self.text.push_str(&other.text);
         self.dynamic |= other.dynamic;
         self.glob |= other.glob;
     }
+}
+
+/// Would this text run a command if bash evaluated it again? (`$(…)` or a backtick.)
+pub fn holds_code(text: &str) -> bool {
+    text.contains("$(") || text.contains('`')
 }
 
 /// An unquoted word piece: a backslash quotes the next character, backslash-newline disappears,
@@ -55,6 +87,8 @@ pub fn unquoted(raw: &str) -> Word {
             _ => word.text.push(c),
         }
     }
+    // Only an escaped `\$(` or `` \` `` survives in an unquoted word's text.
+    word.hidden_code = holds_code(&word.text);
     word
 }
 
@@ -166,6 +200,19 @@ mod tests {
         assert!(unquoted("*.txt").glob);
         assert!(!unquoted(r"\*").glob);
         assert_eq!(unquoted(r"\*").text, "*");
+        assert!(unquoted(r"\$(id)").hidden_code);
+        assert!(unquoted(r"a\`id\`").hidden_code);
+        assert!(!unquoted("plain").hidden_code);
+    }
+
+    #[test]
+    fn code_split_across_quoted_pieces_is_seen() {
+        let mut word = Word::quoted("a[$");
+        assert!(!word.hidden_code);
+        word.push(Word::quoted("(id)]"));
+        assert!(word.hidden_code);
+        assert!(Word::quoted("`id`").hidden_code);
+        assert!(!Word::literal("$(id)").hidden_code);
     }
 
     #[test]

@@ -114,7 +114,18 @@ const READ_ONLY_PWSH: [&str; 42] = [
 
 /// Is the program one whose purpose is only to read? (Used where a path is merely looked at.)
 pub fn is_read_only_program(c: &Command) -> bool {
-    READ_ONLY.contains(&c.program.as_str()) || is_pwsh_read_only(&c.program)
+    is_system_program(c)
+        && (READ_ONLY.contains(&c.program.as_str()) || is_pwsh_read_only(&c.program))
+}
+
+/// Is the program the system's own? A bare name is looked up in `PATH` (a line that changes
+/// `PATH` is opaque); a path names whatever file is there, so only the system's program
+/// directories count: `./ls`, `bin/echo` or `/tmp/evil/cat` can be anything.
+fn is_system_program(c: &Command) -> bool {
+    match &c.path {
+        None => true,
+        Some(path) => matches!(path.rsplit_once('/'), Some(("/usr/bin" | "/bin", _))),
+    }
 }
 
 fn is_pwsh_read_only(program: &str) -> bool {
@@ -122,9 +133,17 @@ fn is_pwsh_read_only(program: &str) -> bool {
     READ_ONLY_PWSH.contains(&lower.as_str())
 }
 
+/// bash opens a redirection to `/dev/tcp/HOST/PORT` or `/dev/udp/…` as a network connection.
+pub fn is_network_path(path: &str) -> bool {
+    path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/")
+}
+
 /// Is this one command known to be read-only with these arguments?
 pub fn is_known_safe(c: &Command) -> bool {
-    if !c.writes.is_empty() {
+    if !c.writes.is_empty() || !is_system_program(c) {
+        return false;
+    }
+    if c.reads.iter().any(|r| is_network_path(r)) {
         return false;
     }
     let args: Vec<&str> = c.argv.iter().map(String::as_str).collect();
@@ -137,9 +156,10 @@ pub fn is_known_safe(c: &Command) -> bool {
                 || *a == "-z"
                 || *a == "--search-zip"
         }),
-        "sort" => !args
-            .iter()
-            .any(|a| a.starts_with("-o") || a.starts_with("--output")),
+        // `--compress-program=PROG` runs PROG on the temporary files of a large sort.
+        "sort" => !args.iter().any(|a| {
+            a.starts_with("-o") || a.starts_with("--output") || a.starts_with("--compress-program")
+        }),
         // `uniq IN OUT` writes OUT.
         "uniq" => args.iter().filter(|a| !a.starts_with('-')).count() <= 1,
         "date" => !args
@@ -148,6 +168,8 @@ pub fn is_known_safe(c: &Command) -> bool {
         "file" => !args
             .iter()
             .any(|a| a.starts_with("-C") || *a == "--compile"),
+        // `printf -v NAME` assigns a shell variable (and evaluates a subscript in NAME).
+        "printf" => !args.first().is_some_and(|a| a.starts_with("-v")),
         "command" => args.first().is_some_and(|a| *a == "-v" || *a == "-V"),
         "hostname" | "tty" | "groups" => args.is_empty(),
         "type" => true,
@@ -190,14 +212,9 @@ fn git_is_safe(args: &[&str]) -> bool {
         return false;
     };
     let rest = &args[i + 1..];
-    const WRITES_OR_RUNS: [&str; 6] = [
-        "--output",
-        "--ext-diff",
-        "--textconv",
-        "--exec",
-        "-p",
-        "--paginate",
-    ];
+    // `-p`/`--paginate` start a pager only before the subcommand, where the loop above stops at
+    // them and they are not a known subcommand; after `log`/`show`/`diff`, `-p` means a patch.
+    const WRITES_OR_RUNS: [&str; 4] = ["--output", "--ext-diff", "--textconv", "--exec"];
     if rest.iter().any(|a| {
         WRITES_OR_RUNS.iter().any(|w| {
             a.strip_prefix(w)
@@ -259,6 +276,9 @@ mod tests {
             "git branch --show-current",
             "git -C sub status",
             "git --no-pager log",
+            "git log -p",
+            "git show -p HEAD",
+            "git diff -p",
             "find . -name '*.rs'",
             "wc -l x",
             "echo hi",
@@ -272,6 +292,9 @@ mod tests {
             "head -n 5 f",
             "sort f",
             "command -v git",
+            "/usr/bin/ls -la",
+            "/bin/cat x",
+            "cat < in.txt",
         ] {
             assert!(safe(line), "{line}");
         }
@@ -284,6 +307,9 @@ mod tests {
             "git branch -D x",
             "git checkout status",
             "git -c core.pager=sh log",
+            "git -p log",
+            "git --paginate log",
+            "git -C x -p log",
             "git log --output=x",
             "git diff --ext-diff",
             "git push",
@@ -306,6 +332,16 @@ mod tests {
             "tee x",
             "curl x",
             "ls > out",
+            "printf -v x %s y",
+            "printf -vx %s y",
+            "./ls",
+            "/tmp/evil/cat x",
+            "bin/echo hi",
+            "/usr/bin/../../tmp/ls",
+            "sort --compress-program=./c.sh -S 16K in.txt",
+            "sort --compress-program ./c.sh in.txt",
+            "cat </dev/tcp/example.invalid/80",
+            "cat 0</dev/udp/example.invalid/53",
         ] {
             assert!(!safe(line), "{line}");
         }

@@ -268,9 +268,11 @@ fn requirement(input: &Input, parsed: &Parsed) -> Requirement {
                 intake::visible(&command.argv_text())
             )
         } else if let Some(file) = parsed.writes.first() {
+            writes_file(file)
+        } else if let Some(path) = parsed.reads.iter().find(|r| known_safe::is_network_path(r)) {
             format!(
-                "the line writes to the file `{}`, and no rule allows it",
-                intake::visible(file)
+                "the line reads from the network (`{}`), and no rule allows it",
+                intake::visible(path)
             )
         } else {
             continue;
@@ -284,6 +286,13 @@ fn requirement(input: &Input, parsed: &Parsed) -> Requirement {
     }
     match used_rule {
         Some(rule) => allowed_by(rule),
+        // A redirection needs no command to write: `> ~/.bashrc`, `[[ -f x ]] > f`, `(( x )) > f`.
+        None if !parsed.writes.is_empty() => Requirement {
+            level: RulePolicy::Ai,
+            route: Route::Default,
+            rule: None,
+            reason: writes_file(&parsed.writes[0]),
+        },
         None => Requirement {
             level: RulePolicy::Allow,
             route: Route::KnownSafe,
@@ -291,6 +300,13 @@ fn requirement(input: &Input, parsed: &Parsed) -> Requirement {
             reason: "every command on the line is known to be read-only".to_owned(),
         },
     }
+}
+
+fn writes_file(file: &str) -> String {
+    format!(
+        "the line writes to the file `{}`, and no rule allows it",
+        intake::visible(file)
+    )
 }
 
 /// Why the rules alone may not allow this line, if they may not.

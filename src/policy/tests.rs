@@ -73,6 +73,44 @@ fn known_safe_with_a_file_redirect_is_not() {
 }
 
 #[test]
+fn reading_from_the_network_is_not_known_safe() {
+    for line in [
+        "cat </dev/tcp/example.invalid/80",
+        "{ cat; } </dev/tcp/example.invalid/80",
+        "(head -1) 0</dev/udp/example.invalid/53",
+    ] {
+        let d = decide_ask(line);
+        assert_eq!(d.decision, Verdict::Ask, "{line}: {}", d.reason);
+    }
+    assert_eq!(decide_ask("cat < README.md").decision, Verdict::Allow);
+}
+
+#[test]
+fn a_redirection_without_a_command_still_writes() {
+    for line in [
+        "> ~/.bashrc",
+        ">> ~/.ssh/authorized_keys",
+        "[[ -f x ]] > ~/.bashrc",
+        "(( x )) > out",
+        "f() { :; }; f > out",
+    ] {
+        let d = decide_ask(line);
+        assert_eq!(
+            (d.decision, d.route),
+            (Verdict::Ask, Route::Default),
+            "{line}: {}",
+            d.reason
+        );
+        assert!(
+            d.reason.contains("writes to the file"),
+            "{line}: {}",
+            d.reason
+        );
+    }
+    assert_eq!(decide_ask("> /dev/null").decision, Verdict::Allow);
+}
+
+#[test]
 fn unknown_commands_follow_the_mode() {
     let mut config = Config::builtin();
     let d = decide_in("cargo build", "ask", &config);

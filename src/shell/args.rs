@@ -27,77 +27,156 @@ pub enum Invocation {
     Unknown(String),
 }
 
-/// Parse the arguments (without argv\[0\]) of bash, zsh, sh or another POSIX shell.
-pub fn parse_posix(args: &[OsString], stdin_is_tty: bool) -> Invocation {
-    const VALUE_OPTIONS: [&[u8]; 8] = [
-        b"-o",
-        b"+o",
-        b"-O",
-        b"+O",
-        b"--rcfile",
-        b"--init-file",
-        b"--emulate",
-        b"-C",
-    ];
-    const INFO: [&[u8]; 4] = [b"--version", b"--help", b"-V", b"--dump-strings"];
+/// Whose rules a POSIX-family shell reads its options by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShellFamily {
+    /// bash, sh, dash, ksh …: each `o` or `O` in a cluster takes the next word (`-eo pipefail`,
+    /// `-O extglob`).
+    Bourne,
+    /// zsh: `o` takes the rest of its cluster or else the next word (`-oerrexit`), `-O` is a flag,
+    /// and `b` ends the options after its word.
+    Zsh,
+}
+
+impl ShellFamily {
+    /// The family of a shell by its program name.
+    pub fn of(program: &str) -> ShellFamily {
+        if program == "zsh" {
+            ShellFamily::Zsh
+        } else {
+            ShellFamily::Bourne
+        }
+    }
+}
+
+/// What a POSIX-family shell's options say, read the way the shell reads them. The one scanner
+/// both the policy (`bash -c '…'` in a line) and the shell entry point (`/bin/bash -c '…'` run by
+/// an agent) use, so they cannot disagree about what runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShellOptions {
+    /// `-c` or `+c`, alone or in a cluster (`-lc`, `-xec`): the first operand is the command
+    /// string (every shell tested, bash, dash and zsh, runs it for `+c` too).
+    pub command: bool,
+    /// `-s`: commands are read from standard input; the operands are positional parameters.
+    pub stdin: bool,
+    /// `-i`.
+    pub interactive: bool,
+    /// `--version` or `--help` among the options: the shell prints and exits (or, for a shell
+    /// without long options, refuses them); nothing runs.
+    pub info: bool,
+    /// The index of the first operand (the number of arguments when there is none).
+    pub operand: usize,
+    /// An option that takes a value had none.
+    pub missing_value: Option<String>,
+}
+
+/// Read a POSIX-family shell's options (arguments without argv\[0\]).
+///
+/// Options end at `--`, `-`, or the first word that is not an option. Long options are skipped,
+/// `--rcfile`, `--init-file` and `--emulate` with their value. `-C` is noclobber, a flag; `-V`,
+/// `-D` and the other letters are flags too (bash refuses `-V`, which also runs nothing).
+pub fn posix_shell_options<A: AsRef<[u8]>>(family: ShellFamily, args: &[A]) -> ShellOptions {
+    const LONG_WITH_VALUE: [&[u8]; 3] = [b"--rcfile", b"--init-file", b"--emulate"];
+    let mut options = ShellOptions::default();
+    let missing = |word: &[u8]| Some(String::from_utf8_lossy(word).into_owned());
     let mut i = 0;
-    let mut command = false;
-    let mut from_stdin = false;
-    let mut interactive = false;
     while i < args.len() {
-        let a = args[i].as_bytes();
-        if a == b"--" || a == b"-" || a == b"-b" {
+        let word = args[i].as_ref();
+        if word == b"--" || word == b"-" {
             i += 1;
             break;
         }
-        if INFO.contains(&a) {
-            return Invocation::Info;
-        }
-        if VALUE_OPTIONS.contains(&a) {
-            if i + 1 >= args.len() {
-                return Invocation::Unknown(format!(
-                    "option {} has no value",
-                    String::from_utf8_lossy(a)
-                ));
+        if word.starts_with(b"--") {
+            if word == b"--version" || word == b"--help" {
+                options.info = true;
+                break;
             }
-            i += 2;
-            continue;
-        }
-        if a.starts_with(b"--") {
-            i += 1;
-            continue;
-        }
-        if (a.starts_with(b"-") || a.starts_with(b"+")) && a.len() > 1 {
-            let letters = &a[1..];
-            let dash = a[0] == b'-';
-            command |= dash && letters.contains(&b'c');
-            from_stdin |= dash && letters.contains(&b's');
-            interactive |= dash && letters.contains(&b'i');
-            // `-o NAME` may also be clustered last: `-eo pipefail`.
-            let takes_value = letters.last().is_some_and(|l| *l == b'o' || *l == b'O');
-            i += if takes_value && letters.len() > 1 {
-                2
+            if LONG_WITH_VALUE.contains(&word) {
+                if i + 1 >= args.len() {
+                    options.missing_value = missing(word);
+                    break;
+                }
+                i += 2;
             } else {
-                1
-            };
+                i += 1;
+            }
             continue;
         }
-        break;
+        if !(word.starts_with(b"-") || word.starts_with(b"+")) || word.len() < 2 {
+            break;
+        }
+        let dash = word[0] == b'-';
+        let letters = &word[1..];
+        let mut next = i + 1;
+        let mut last_options_word = false;
+        for (k, letter) in letters.iter().enumerate() {
+            match (family, letter) {
+                (_, b'c') => options.command = true,
+                (_, b's') if dash => options.stdin = true,
+                (_, b'i') if dash => options.interactive = true,
+                (ShellFamily::Zsh, b'b') => last_options_word = true,
+                (ShellFamily::Zsh, b'o') => {
+                    if k + 1 == letters.len() {
+                        next += 1;
+                    }
+                    break;
+                }
+                (ShellFamily::Bourne, b'o' | b'O') => next += 1,
+                _ => {}
+            }
+        }
+        if next > args.len() {
+            options.missing_value = missing(word);
+            break;
+        }
+        i = next;
+        if last_options_word {
+            break;
+        }
     }
-    if command {
-        return match args.get(i) {
+    options.operand = i.min(args.len());
+    options
+}
+
+/// Parse the arguments (without argv\[0\]) of bash, zsh, sh or another POSIX shell.
+///
+/// The entry point does not say which shell it stands in for, so the arguments are read by both
+/// families' rules; where they disagree (`-O NAME`, `-b`, `-oNAME`), what would run depends on
+/// the shell, and the invocation is refused rather than guessed.
+pub fn parse_posix(args: &[OsString], stdin_is_tty: bool) -> Invocation {
+    let words: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    let bourne = posix_shell_options(ShellFamily::Bourne, &words);
+    if bourne != posix_shell_options(ShellFamily::Zsh, &words) {
+        return Invocation::Unknown(
+            "bash and zsh read these options differently (`-O`, `-b` or `-oNAME`), so what \
+             would run depends on the shell"
+                .to_owned(),
+        );
+    }
+    invocation(&bourne, args, stdin_is_tty)
+}
+
+fn invocation(options: &ShellOptions, args: &[OsString], stdin_is_tty: bool) -> Invocation {
+    if options.info {
+        return Invocation::Info;
+    }
+    if let Some(option) = &options.missing_value {
+        return Invocation::Unknown(format!("option {option} has no value"));
+    }
+    if options.command {
+        return match args.get(options.operand) {
             Some(script) => Invocation::Command {
                 script: script.clone(),
             },
             None => Invocation::Unknown("-c was given without a command string".to_owned()),
         };
     }
-    if from_stdin {
+    if options.stdin {
         return Invocation::Stdin;
     }
-    match args.get(i) {
+    match args.get(options.operand) {
         Some(path) => Invocation::Script { path: path.clone() },
-        None if interactive || stdin_is_tty => Invocation::Interactive,
+        None if options.interactive || stdin_is_tty => Invocation::Interactive,
         None => Invocation::Stdin,
     }
 }
@@ -314,6 +393,99 @@ mod tests {
         assert_eq!(posix(&["--version"]), Invocation::Info);
         assert!(matches!(posix(&["-c"]), Invocation::Unknown(_)));
         assert!(matches!(posix(&["-o"]), Invocation::Unknown(_)));
+    }
+
+    #[test]
+    fn posix_options_as_the_shells_read_them() {
+        // -C is noclobber, a flag: `x` is a script file.
+        assert_eq!(
+            posix(&["-C", "x", "-c", "echo hi"]),
+            Invocation::Script { path: "x".into() }
+        );
+        // -V is a flag (dash: vi mode; zsh: an option; bash refuses it), not --version.
+        assert_eq!(posix(&["-V", "-c", "ls"]), cmd("ls"));
+        assert_eq!(posix(&["--dump-strings", "-c", "ls"]), cmd("ls"));
+        assert_eq!(posix(&["+c", "ls"]), cmd("ls"));
+        assert_eq!(posix(&["-co", "pipefail", "ls"]), cmd("ls"));
+        assert_eq!(posix(&["--help", "-c", "ls"]), Invocation::Info);
+        // bash and zsh disagree: refused rather than guessed.
+        for args in [
+            &["-O", "extglob", "-c", "ls"][..],
+            &["-b", "-c", "ls"],
+            &["-onoclobber", "-c", "ls"],
+        ] {
+            assert!(matches!(posix(args), Invocation::Unknown(_)), "{args:?}");
+        }
+        let zsh = |args: &[&str]| posix_shell_options(ShellFamily::Zsh, args);
+        assert_eq!(zsh(&["-oerrexit", "-c", "ls"]).operand, 2);
+        assert_eq!(zsh(&["-O", "x", "-c", "ls"]).operand, 1);
+        assert_eq!(zsh(&["-xb", "-c", "ls"]).operand, 1);
+        let bourne = |args: &[&str]| posix_shell_options(ShellFamily::Bourne, args);
+        assert_eq!(bourne(&["-oe", "pipefail", "-c", "ls"]).operand, 3);
+        assert_eq!(bourne(&["-O", "extglob", "-c", "ls"]).operand, 3);
+    }
+
+    /// Every argument list is run through the real shells that are installed (with harmless
+    /// commands): whatever runs is what the scanner said would run.
+    #[test]
+    fn posix_options_match_the_real_shells() {
+        let dir = std::env::temp_dir().join(format!("shellgate-args-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("x");
+        std::fs::write(&file, "echo RAN-FILE\n").unwrap();
+        let file = file.to_str().unwrap();
+        let cases: Vec<Vec<&str>> = vec![
+            vec!["-c", "echo RAN-C"],
+            vec!["-C", file, "-c", "echo RAN-C"],
+            vec!["-V", "-c", "echo RAN-C"],
+            vec!["-eo", "pipefail", "-c", "echo RAN-C"],
+            vec!["-oe", "pipefail", "-c", "echo RAN-C"],
+            vec!["-O", "extglob", "-c", "echo RAN-C"],
+            vec!["-O", file, "-c", "echo RAN-C"],
+            vec!["-b", "-c", "echo RAN-C"],
+            vec!["-b", file],
+            vec!["+c", "echo RAN-C"],
+            vec!["-co", "pipefail", "echo RAN-C"],
+            vec!["-x", "--", file],
+            vec!["-", file],
+            vec![file, "-c", "echo RAN-C"],
+            vec!["-s", "-c", "echo RAN-C"],
+            vec!["--norc", "-c", "echo RAN-C"],
+            vec!["-ocoo", "-c", "echo RAN-C"],
+            vec!["-onoclobber", "-c", "echo RAN-C"],
+        ];
+        for (shell, family) in [
+            ("bash", ShellFamily::Bourne),
+            ("dash", ShellFamily::Bourne),
+            ("zsh", ShellFamily::Zsh),
+        ] {
+            for args in &cases {
+                let output = match std::process::Command::new(shell)
+                    .args(args)
+                    .env("ZDOTDIR", &dir)
+                    .stdin(std::process::Stdio::null())
+                    .output()
+                {
+                    Ok(output) => String::from_utf8_lossy(&output.stdout).into_owned(),
+                    Err(_) => continue, // not installed
+                };
+                let owned: Vec<OsString> = args.iter().map(OsString::from).collect();
+                let expected = match invocation(&posix_shell_options(family, args), &owned, false) {
+                    Invocation::Command { script } if script == "echo RAN-C" => "RAN-C",
+                    Invocation::Script { path } if path == file => "RAN-FILE",
+                    Invocation::Script { .. } | Invocation::Unknown(_) | Invocation::Info => "",
+                    other => panic!("{shell} {args:?}: unexpected {other:?}"),
+                };
+                // A shell may refuse what the scanner reads as valid (bash has no `-V`):
+                // nothing runs. What does run must be what the scanner said.
+                let ran = output.trim();
+                assert!(
+                    ran.is_empty() || ran == expected,
+                    "{shell} {args:?}: ran {ran:?}, the scanner said {expected:?}"
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     fn pwsh(args: &[&str]) -> Invocation {
