@@ -46,6 +46,13 @@ pub struct Profile {
 pub struct SandboxSettings {
     /// Extra writable directories (user file only).
     pub writable: Vec<PathBuf>,
+    /// Project roots a person configured: a working directory beneath one has it as its
+    /// workspace when it is in no git repository (user file only).
+    pub projects: Vec<PathBuf>,
+    /// More paths to hide inside the sandbox, besides the built-in credential stores.
+    pub hide: Vec<PathBuf>,
+    /// Built-in credential stores to leave visible (user file only).
+    pub unhide: Vec<PathBuf>,
     /// A project file narrowed the sandbox to this policy.
     pub project_policy: Option<SandboxPolicy>,
     /// A project file turned the network off.
@@ -356,6 +363,12 @@ struct UserFile {
 struct UserSandbox {
     #[serde(default)]
     writable: Vec<String>,
+    #[serde(default)]
+    projects: Vec<String>,
+    #[serde(default)]
+    hide: Vec<String>,
+    #[serde(default)]
+    unhide: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -558,11 +571,17 @@ fn apply_user(config: &mut Config, text: &str, path: &Path) -> Result<(), Error>
         config.custom = Some(custom);
     }
     if let Some(sandbox) = file.sandbox {
-        for dir in sandbox.writable {
-            config
-                .provenance
-                .push(row("sandbox.writable", &dir, &source));
-            config.sandbox.writable.push(expand_home(&dir));
+        let lists = [
+            ("sandbox.writable", sandbox.writable, &mut config.sandbox.writable),
+            ("sandbox.projects", sandbox.projects, &mut config.sandbox.projects),
+            ("sandbox.hide", sandbox.hide, &mut config.sandbox.hide),
+            ("sandbox.unhide", sandbox.unhide, &mut config.sandbox.unhide),
+        ];
+        for (key, dirs, into) in lists {
+            for dir in dirs {
+                config.provenance.push(row(key, &dir, &source));
+                into.push(expand_home(&dir));
+            }
         }
     }
     if let Some(reviewer) = file.reviewer {

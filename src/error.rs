@@ -44,6 +44,9 @@ pub enum Code {
     SandboxExecFailed,
     /// The audit log could not be written; nothing runs without its record.
     AuditUnavailable,
+    /// The line planted or changed a file that code outside the sandbox would run or read
+    /// configuration from (a guarded name); it was moved aside and the line failed closed.
+    SandboxViolation,
     /// The auto-review circuit breaker is open and refuses lines until a person resets it.
     CircuitOpen,
     /// The command needs a person at a terminal (for example turning review back on).
@@ -72,7 +75,7 @@ pub enum CodeKind {
 
 impl Code {
     /// Every code, in documentation order.
-    pub const ALL: [Code; 19] = [
+    pub const ALL: [Code; 20] = [
         Code::Allowed,
         Code::NeedsApproval,
         Code::NeedsReview,
@@ -90,6 +93,7 @@ impl Code {
         Code::AuditUnavailable,
         Code::CircuitOpen,
         Code::TerminalRequired,
+        Code::SandboxViolation,
         Code::Usage,
         Code::Internal,
     ];
@@ -114,6 +118,7 @@ impl Code {
             Code::AuditUnavailable => "AUDIT_UNAVAILABLE",
             Code::CircuitOpen => "CIRCUIT_OPEN",
             Code::TerminalRequired => "TERMINAL_REQUIRED",
+            Code::SandboxViolation => "SANDBOX_VIOLATION",
             Code::Usage => "USAGE",
             Code::Internal => "INTERNAL",
         }
@@ -144,6 +149,7 @@ impl Code {
             Code::AuditUnavailable => 213,
             Code::CircuitOpen => 214,
             Code::TerminalRequired => 215,
+            Code::SandboxViolation => 216,
             Code::Internal => 219,
         }
     }
@@ -153,9 +159,10 @@ impl Code {
         match self {
             Code::Allowed => CodeKind::Allow,
             Code::NeedsApproval | Code::NeedsReview => CodeKind::Pending,
-            Code::NeverPolicy | Code::AutoReviewDenied | Code::ApprovalRejected => {
-                CodeKind::PolicyDenial
-            }
+            Code::NeverPolicy
+            | Code::AutoReviewDenied
+            | Code::ApprovalRejected
+            | Code::SandboxViolation => CodeKind::PolicyDenial,
             Code::LineTooLong | Code::InputRejected => CodeKind::Intake,
             Code::ConfigInvalid
             | Code::ReviewerUnconfigured
@@ -210,6 +217,9 @@ impl Code {
             Code::AuditUnavailable => "the audit log could not be written",
             Code::CircuitOpen => "the auto-review circuit breaker refuses lines until reset",
             Code::TerminalRequired => "this action needs a person at a terminal",
+            Code::SandboxViolation => {
+                "the line planted a file that code outside the sandbox would run; it was moved aside"
+            }
             Code::Usage => "bad command-line usage",
             Code::Internal => "internal error",
         }

@@ -9,7 +9,7 @@ use crate::approval::{self, Answer, Question, QuestionKind};
 use crate::audit::event::Timestamp;
 use crate::audit::event::{
     ApprovalDecision, Decider, Decision as LoggedDecision, ExecFinished, ExecStarted, LineAsked,
-    RejectionCause, ReviewRejection,
+    RejectionCause, ReviewRejection, SandboxViolation,
 };
 use crate::audit::{EventBody, RequestId};
 use crate::error::{Code, Error, Result};
@@ -213,9 +213,12 @@ fn authorize(
     }
 }
 
-/// The workspace of a line: the caller's fixed one, else the git top-level of its directory.
+/// The workspace of a line (the one resolver), or its working directory when it has none: what
+/// the reviewer's read-only tools may look at.
 fn workspace_for(ctx: &Context, fixed: Option<&Path>) -> std::path::PathBuf {
-    fixed.map_or_else(|| crate::sandbox::workspace_of(&ctx.cwd), Path::to_path_buf)
+    crate::sandbox::workspace_of(&ctx.cwd, fixed, &ctx.config.sandbox)
+        .root()
+        .map_or_else(|| ctx.cwd.clone(), Path::to_path_buf)
 }
 
 /// The reviewer judges the line; its outcome maps 1:1 to what happens.
@@ -356,67 +359,117 @@ fn spawn_and_wait(
             format!("no {} is installed to run the line", req.shell.as_str()),
         )
     })?;
-    let (program, args) = with_caller_env(
-        req.env,
-        shell.clone().into_os_string(),
-        shell_args(req, line),
-    );
-    let mut command = match decision.sandbox {
-        SandboxPolicy::FullAccess => {
-            let mut c = Command::new(&program);
-            c.args(&args);
-            c
-        }
-        policy => {
-            let spec = sandbox_spec(ctx, req.workspace, policy, decision.network)?;
-            crate::sandbox::command(&spec, &program, &args)?
-        }
+    let mut env: Vec<(OsString, OsString)> = match req.env {
+        Some(env) => env.to_vec(),
+        None => std::env::vars_os().collect(),
     };
-    command
-        .current_dir(req.cwd)
-        .env(ACTIVE_ENV, request.as_str());
-    if req.cancel.is_some() {
-        // A line for a caller that may go away runs in a process group of its own, so that all of
-        // it can be ended with the caller.
-        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    env.retain(|(key, _)| key != ACTIVE_ENV);
+    env.push((ACTIVE_ENV.into(), request.as_str().into()));
+    let args = shell_args(req, line);
+    let started = EventBody::ExecStarted(ExecStarted {
+        sandbox: decision.sandbox,
+        shell: req.shell.as_str().to_owned(),
+        pid: None,
+    });
+    if decision.sandbox == SandboxPolicy::FullAccess {
+        let mut command = Command::new(&shell);
+        command
+            .args(&args)
+            .env_clear()
+            .envs(env)
+            .current_dir(req.cwd);
+        if req.cancel.is_some() {
+            // A line for a caller that may go away runs in a process group of its own, so that
+            // all of it can be ended with the caller.
+            std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        }
+        attach_streams(&mut command, req.streams)?;
+        record(ctx, request, started)?;
+        let timer = Instant::now();
+        let status = run_unsandboxed(command, &shell, req.cancel)?;
+        record_finished(ctx, request, decision, &status, timer);
+        return Ok(status);
     }
-    attach_streams(&mut command, req.streams)?;
-    record(
-        ctx,
-        request,
-        EventBody::ExecStarted(ExecStarted {
-            sandbox: decision.sandbox,
-            shell: req.shell.as_str().to_owned(),
-            pid: None,
-        }),
+    let spec = crate::sandbox::line_spec(
+        decision.sandbox,
+        &ctx.cwd,
+        req.workspace,
+        &ctx.config.sandbox,
+        decision.network,
     )?;
-    let started = Instant::now();
-    // Ignore Ctrl-C only once the child exists: an ignored disposition would survive its exec.
-    let status = match decision.sandbox {
-        SandboxPolicy::FullAccess => {
-            let mut child = command.spawn().map_err(|e| {
-                Error::new(
-                    Code::SandboxExecFailed,
-                    format!("cannot start {}: {e}", shell.display()),
-                )
-            })?;
-            let _foreground = ForegroundSignals::ignore();
-            wait_or_cancel(&mut child, req.cancel)?;
-            child
-                .wait()
-                .map_err(|e| Error::internal(format!("cannot wait for the line: {e}")))?
-        }
-        _ => {
-            let mut running = crate::sandbox::spawn(command)?;
-            let _foreground = ForegroundSignals::ignore();
-            running.started()?;
-            wait_or_cancel(running.child(), req.cancel)?;
-            running.wait()?
-        }
+    let command = crate::sandbox::Command {
+        arg0: shell.clone().into_os_string(),
+        program: shell,
+        args,
+        env,
+        cwd: req.cwd.to_path_buf(),
+        stdio: stream_fds(req.streams)?,
     };
+    record(ctx, request, started)?;
+    let timer = Instant::now();
+    let running = crate::sandbox::spawn(&spec, command)?;
+    // Ignore Ctrl-C only once the child exists; it starts with the dispositions shellgate had.
+    let _foreground = ForegroundSignals::ignore();
+    let finished = running.wait(req.cancel)?;
+    let status = finished.status;
+    if finished.left_running {
+        tell_line_stderr(
+            req.streams,
+            "[shellgate] processes this line left running were stopped with it (a line's \
+             processes end when it does); run a server as a line of its own that stays in the \
+             foreground\n",
+        );
+    }
+    record_finished(ctx, request, decision, &status, timer);
+    if let Some(refusal) = violation_refusal(&finished.violations) {
+        for violation in &finished.violations {
+            let _ = record(
+                ctx,
+                request,
+                EventBody::SandboxViolation(SandboxViolation {
+                    path: violation.path.to_string_lossy().into_owned(),
+                    quarantined: violation
+                        .quarantined
+                        .as_ref()
+                        .map(|p| p.to_string_lossy().into_owned()),
+                    what: violation.what.clone(),
+                }),
+            );
+        }
+        return Err(refusal);
+    }
+    Ok(status)
+}
+
+/// Confirmed Full access: the shell runs as it is, with no sandbox.
+fn run_unsandboxed(
+    mut command: Command,
+    shell: &Path,
+    cancel: Option<BorrowedFd>,
+) -> Result<ExitStatus> {
+    let mut child = command.spawn().map_err(|e| {
+        Error::new(
+            Code::SandboxExecFailed,
+            format!("cannot start {}: {e}", shell.display()),
+        )
+    })?;
+    let _foreground = ForegroundSignals::ignore();
+    wait_or_cancel(&mut child, cancel)?;
+    child
+        .wait()
+        .map_err(|e| Error::internal(format!("cannot wait for the line: {e}")))
+}
+
+fn record_finished(
+    ctx: &Context,
+    request: &RequestId,
+    decision: &Decision,
+    status: &ExitStatus,
+    started: Instant,
+) {
     let finished = EventBody::ExecFinished(ExecFinished {
         exit_code: status.code(),
-        signal: std::os::unix::process::ExitStatusExt::signal(&status),
+        signal: std::os::unix::process::ExitStatusExt::signal(status),
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         sandbox: decision.sandbox,
     });
@@ -424,32 +477,85 @@ fn spawn_and_wait(
         // The line already ran; its status is still the truth for the caller.
         eprintln!("[shellgate] warning: the end of this line could not be logged: {e}");
     }
-    Ok(status)
 }
 
-/// With a caller's environment, the program becomes `env -i K=V… SHELL ARGS…`: the line gets
-/// exactly the caller's variables, while the launcher keeps this process's own.
-fn with_caller_env(
-    env: Option<&[(OsString, OsString)]>,
-    shell: OsString,
-    args: Vec<OsString>,
-) -> (OsString, Vec<OsString>) {
-    let Some(env) = env else {
-        return (shell, args);
-    };
-    let mut wrapped: Vec<OsString> = vec!["-i".into()];
-    for (key, value) in env {
-        if key.is_empty() || key.as_encoded_bytes().contains(&b'=') {
-            continue;
-        }
-        let mut pair = key.clone();
-        pair.push("=");
-        pair.push(value);
-        wrapped.push(pair);
+/// The refusal for a line whose guard moved something aside: the line fails closed.
+pub fn violation_refusal(violations: &[crate::sandbox::Violation]) -> Option<Error> {
+    if violations.is_empty() {
+        return None;
     }
-    wrapped.push(shell);
-    wrapped.extend(args);
-    ("/usr/bin/env".into(), wrapped)
+    let what: Vec<String> = violations.iter().map(|v| v.describe()).collect();
+    Some(Error::new(
+        Code::SandboxViolation,
+        format!(
+            "the line created or changed a file that git or a shell outside the sandbox would \
+             run or read configuration from: {}",
+            what.join("; ")
+        ),
+    ))
+}
+
+/// The process's exit for a program's status: its code, or the same signal death (the default
+/// disposition restored first), as a shell reports and a caller expects.
+pub fn end_like(status: &ExitStatus) -> std::process::ExitCode {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(signal) = status.signal() {
+        // SAFETY: restores the default disposition of a valid signal number and sends it to this
+        // process; no Rust code runs as a handler.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            libc::kill(libc::getpid(), signal);
+        }
+    }
+    std::process::ExitCode::from(exit_code(status))
+}
+
+/// Writes a note to the stream the line's stderr was.
+fn tell_line_stderr(streams: Streams, note: &str) {
+    use std::io::Write;
+    match streams {
+        Streams::Fds([_, _, stderr]) => {
+            if let Ok(fd) = stderr.try_clone() {
+                let _ = std::fs::File::from(fd).write_all(note.as_bytes());
+            }
+        }
+        Streams::Terminal => match OpenOptions::new().write(true).open("/dev/tty") {
+            Ok(mut tty) => {
+                let _ = tty.write_all(note.as_bytes());
+            }
+            Err(_) => eprint!("{note}"),
+        },
+        Streams::Inherit => eprint!("{note}"),
+    }
+}
+
+/// The descriptors the line's standard streams are, when they are not this process's own.
+fn stream_fds(streams: Streams) -> Result<Option<[OwnedFd; 3]>> {
+    let dup = |fd: BorrowedFd| {
+        fd.try_clone_to_owned()
+            .map_err(|e| Error::internal(format!("cannot pass the streams on: {e}")))
+    };
+    match streams {
+        Streams::Inherit => Ok(None),
+        Streams::Fds([stdin, stdout, stderr]) => Ok(Some([
+            dup(stdin.as_fd())?,
+            dup(stdout.as_fd())?,
+            dup(stderr.as_fd())?,
+        ])),
+        Streams::Terminal => match OpenOptions::new().read(true).write(true).open("/dev/tty") {
+            Ok(tty) => {
+                let tty = OwnedFd::from(tty);
+                Ok(Some([dup(tty.as_fd())?, dup(tty.as_fd())?, tty]))
+            }
+            // No terminal (an interactive shell driven over pipes): keep stdin, send output to
+            // stderr, since the hook's stdout is captured by PS0.
+            Err(_) => {
+                let stdin = dup(std::io::stdin().as_fd())?;
+                let stderr = dup(std::io::stderr().as_fd())?;
+                Ok(Some([stdin, dup(stderr.as_fd())?, stderr]))
+            }
+        },
+    }
 }
 
 /// Wait for the child, killing it if the caller hangs up first. Without a cancel descriptor this
@@ -500,22 +606,6 @@ fn shell_args(req: &LineRequest, line: &str) -> Vec<OsString> {
     }
 }
 
-fn sandbox_spec(
-    ctx: &Context,
-    fixed_workspace: Option<&Path>,
-    policy: SandboxPolicy,
-    network: bool,
-) -> Result<crate::sandbox::Spec> {
-    let workspace = workspace_for(ctx, fixed_workspace);
-    let mut spec = crate::sandbox::Spec::new(policy, &workspace)?.with_network(network);
-    if policy == SandboxPolicy::WorkspaceWrite {
-        for dir in &ctx.config.sandbox.writable {
-            spec = spec.with_writable(dir)?;
-        }
-    }
-    Ok(spec)
-}
-
 fn attach_streams(command: &mut Command, streams: Streams) -> Result<()> {
     let dup = |fd: &OwnedFd| {
         fd.try_clone()
@@ -559,13 +649,13 @@ fn clone(file: &File) -> Result<File> {
 /// While a line runs in the foreground, Ctrl-C and Ctrl-\ are for the line, not for shellgate:
 /// like a shell waiting for its foreground job, shellgate ignores SIGINT and SIGQUIT until the
 /// line ends (the line itself gets the default dispositions back at exec).
-struct ForegroundSignals {
+pub struct ForegroundSignals {
     int: libc::sighandler_t,
     quit: libc::sighandler_t,
 }
 
 impl ForegroundSignals {
-    fn ignore() -> ForegroundSignals {
+    pub fn ignore() -> ForegroundSignals {
         // SAFETY: `signal` with SIG_IGN installs no Rust code as a handler, and the previous
         // dispositions are restored on drop. Called only after the child was spawned, so the
         // child keeps its own dispositions.

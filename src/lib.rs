@@ -17,6 +17,7 @@ pub mod intake;
 pub mod mode;
 pub mod panel;
 pub mod parse;
+pub mod paths;
 pub mod policy;
 pub mod redact;
 pub mod review;

@@ -70,6 +70,9 @@ pub enum EventBody {
     ExecStarted(ExecStarted),
     #[serde(rename = "exec/finished")]
     ExecFinished(ExecFinished),
+    /// The sandbox's guard found a guarded name planted or changed by the line and moved it aside.
+    #[serde(rename = "sandbox/violation")]
+    SandboxViolation(SandboxViolation),
     /// Auto review turned on or off.
     #[serde(rename = "autoReview/state")]
     AutoReviewState(ReviewSwitch),
@@ -94,6 +97,7 @@ impl EventBody {
             EventBody::ApprovalDecided(_) => "approval/decided",
             EventBody::ExecStarted(_) => "exec/started",
             EventBody::ExecFinished(_) => "exec/finished",
+            EventBody::SandboxViolation(_) => "sandbox/violation",
             EventBody::AutoReviewState(_) => "autoReview/state",
             EventBody::AutoReviewOverride(_) => "autoReview/override",
             EventBody::AutoReviewCircuit(_) => "autoReview/circuit",
@@ -111,6 +115,7 @@ impl EventBody {
                 | EventBody::ApprovalDecided(_)
                 | EventBody::ExecStarted(_)
                 | EventBody::ExecFinished(_)
+                | EventBody::SandboxViolation(_)
         )
     }
 
@@ -142,6 +147,13 @@ impl EventBody {
             EventBody::ApprovalDecided(e) => scrub(&mut e.reason, MAX_TEXT_CHARS),
             EventBody::ExecStarted(e) => scrub(&mut e.shell, MAX_TEXT_CHARS),
             EventBody::ExecFinished(_) | EventBody::AutoReviewState(_) => {}
+            EventBody::SandboxViolation(e) => {
+                scrub(&mut e.path, MAX_TEXT_CHARS);
+                scrub(&mut e.what, MAX_TEXT_CHARS);
+                if let Some(q) = &mut e.quarantined {
+                    scrub(q, MAX_TEXT_CHARS);
+                }
+            }
             EventBody::AutoReviewOverride(e) => {
                 scrub(&mut e.line, MAX_LINE_CHARS);
                 scrub(&mut e.program, MAX_TEXT_CHARS);
@@ -320,6 +332,18 @@ pub struct ExecFinished {
     pub signal: Option<i32>,
     pub duration_ms: u64,
     pub sandbox: SandboxPolicy,
+}
+
+/// `sandbox/violation`: what the guard found and where it put it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SandboxViolation {
+    /// The guarded path that appeared or changed.
+    pub path: String,
+    /// Where it was moved aside, or absent when that failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quarantined: Option<String>,
+    /// What happened, in words.
+    pub what: String,
 }
 
 /// Who changed a session setting.
@@ -509,6 +533,8 @@ mod decode {
         ExecStarted,
         #[serde(rename = "exec/finished")]
         ExecFinished,
+        #[serde(rename = "sandbox/violation")]
+        SandboxViolation,
         #[serde(rename = "autoReview/state")]
         AutoReviewState,
         #[serde(rename = "autoReview/override")]
@@ -537,6 +563,7 @@ mod decode {
                 Kind::ApprovalDecided => EventBody::ApprovalDecided(Deserialize::deserialize(d)?),
                 Kind::ExecStarted => EventBody::ExecStarted(Deserialize::deserialize(d)?),
                 Kind::ExecFinished => EventBody::ExecFinished(Deserialize::deserialize(d)?),
+                Kind::SandboxViolation => EventBody::SandboxViolation(Deserialize::deserialize(d)?),
                 Kind::AutoReviewState => EventBody::AutoReviewState(Deserialize::deserialize(d)?),
                 Kind::AutoReviewOverride => {
                     EventBody::AutoReviewOverride(Deserialize::deserialize(d)?)

@@ -180,6 +180,9 @@ pub struct Statistics {
     pub person_decisions: u64,
     /// Lines started (`exec/started`).
     pub executed: u64,
+    /// Guarded names a line planted or changed (`sandbox/violation`).
+    #[serde(default)]
+    pub violations: u64,
     /// Sum and count of non-cached review durations, for the mean.
     pub review_ms_total: u64,
     pub reviews_timed: u64,
@@ -344,6 +347,7 @@ impl SessionState {
                 }
             }
             EventBody::ExecStarted(_) => self.stats.executed += 1,
+            EventBody::SandboxViolation(_) => self.stats.violations += 1,
             EventBody::ExecFinished(finished) => {
                 if let Some(line) = self.recent_line_mut(event.request.as_ref()) {
                     line.exit_code = finished.exit_code;

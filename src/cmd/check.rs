@@ -137,7 +137,9 @@ fn reviewed(
     let outcome = review::review(&ReviewRequest {
         line: line.as_str(),
         cwd,
-        workspace: &crate::sandbox::workspace_of(cwd),
+        workspace: &crate::sandbox::workspace_of(cwd, None, &ctx.config.sandbox)
+            .root()
+            .map_or_else(|| cwd.to_path_buf(), Path::to_path_buf),
         decision: &decision,
         config: reviewer,
         session: Some(&log),

@@ -49,17 +49,23 @@ struct Probe {
 /// planned without creating anything.
 #[derive(Debug, Default, Serialize)]
 struct WorkspaceReport {
+    /// The writable workspace, if the directory has one.
     path: Option<PathBuf>,
+    /// Why it has none.
+    no_workspace: Option<String>,
     /// Writable temp dirs.
     temp_dirs: Vec<PathBuf>,
     /// `$TMPDIR` when it is not accepted as a writable root.
     ignored_tmpdir: Option<PathBuf>,
-    /// Bound read-only (created first where git or shellgate would create them).
+    /// Bound read-only inside the writable roots (created first where git would create them).
     read_only: Vec<PathBuf>,
-    /// Protected names that do not exist: NOT enforced, the sandboxed program could create them.
-    unenforced: Vec<PathBuf>,
-    /// Already read-only mounts (this runs inside another sandbox).
-    already_enforced: Vec<PathBuf>,
+    /// Homes and other trees that stay read-only although they lie beneath a writable root.
+    read_only_trees: Vec<PathBuf>,
+    /// Protected names that do not exist: watched while a line runs and checked after it;
+    /// whatever appears is moved aside and the line fails (`SANDBOX_VIOLATION`).
+    guarded: Vec<PathBuf>,
+    /// Credential stores hidden behind an empty read-only view.
+    hidden: Vec<PathBuf>,
     /// Why the launcher would refuse to run here.
     error: Option<String>,
 }
@@ -121,20 +127,24 @@ fn probe(policy: Policy) -> Probe {
 }
 
 fn launch_probe(policy: Policy, workspace: &Path) -> Result<(), String> {
-    let spec = Spec::new(SandboxPolicy::from(policy), workspace).map_err(|e| e.to_string())?;
-    let mut command = sandbox::command(&spec, "/bin/sh", ["-c", ":"]).map_err(|e| e.to_string())?;
-    // A fallback temp dir (no namespace for read-only's tmpfs) lands in the scratch dir, which
-    // is removed afterwards.
-    command
-        .env("TMPDIR", workspace)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let running = sandbox::spawn(command).map_err(|e| e.to_string())?;
-    match running.wait() {
-        Ok(status) if status.success() => Ok(()),
-        Ok(status) => Err(format!(
-            "the probe program failed inside the sandbox: {status}"
+    let spec = Spec::new(SandboxPolicy::from(policy), Some(workspace)).map_err(|e| e.to_string())?;
+    let null = || {
+        std::fs::File::open("/dev/null")
+            .map(std::os::fd::OwnedFd::from)
+            .map_err(|e| format!("cannot open /dev/null: {e}"))
+    };
+    let mut command = sandbox::Command::new(
+        PathBuf::from("/bin/sh"),
+        vec!["-c".into(), ":".into()],
+        workspace.to_path_buf(),
+    );
+    command.stdio = Some([null()?, null()?, null()?]);
+    let running = sandbox::spawn(&spec, command).map_err(|e| e.to_string())?;
+    match running.wait(None) {
+        Ok(finished) if finished.status.success() => Ok(()),
+        Ok(finished) => Err(format!(
+            "the probe program failed inside the sandbox: {}",
+            finished.status
         )),
         Err(e) => Err(e.to_string()),
     }
@@ -159,33 +169,41 @@ fn scratch_workspace() -> Result<tempfile::TempDir, String> {
     Ok(dir)
 }
 
-/// What workspace-write would protect from the current directory, or why it would refuse.
+/// What workspace-write would make of the current directory, or why it would refuse.
 fn workspace_report() -> WorkspaceReport {
-    let spec = std::env::current_dir()
-        .map_err(|e| format!("cannot read the current directory: {e}"))
-        .and_then(|cwd| {
-            Spec::for_cwd(SandboxPolicy::WorkspaceWrite, &cwd).map_err(|e| e.to_string())
-        });
+    let cwd = super::working_dir(None);
+    let config = crate::cmd::load_config(&cwd).ok();
+    let settings = config.map(|c| c.sandbox).unwrap_or_default();
+    let spec = sandbox::line_spec(SandboxPolicy::WorkspaceWrite, &cwd, None, &settings, false);
     let spec = match spec {
         Ok(spec) => spec,
         Err(error) => {
             return WorkspaceReport {
-                error: Some(error),
+                error: Some(error.to_string()),
                 ..WorkspaceReport::default()
             };
         }
     };
-    let (plan, error) = match sandbox::preview_protected_paths(&spec) {
+    let (plan, error) = match sandbox::preview(&spec) {
         Ok(plan) => (plan, None),
         Err(e) => (sandbox::Plan::default(), Some(e.to_string())),
     };
     WorkspaceReport {
-        path: Some(spec.workspace),
+        path: spec.workspace,
+        no_workspace: spec.no_workspace,
         temp_dirs: spec.temp_dirs,
         ignored_tmpdir: spec.ignored_tmpdir,
         read_only: plan.read_only,
-        unenforced: plan.unenforced,
-        already_enforced: plan.already_enforced,
+        guarded: plan.guarded,
+        hidden: plan.hidden,
+        read_only_trees: plan
+            .layers
+            .iter()
+            .filter_map(|l| match l {
+                sandbox::Layer::ReadOnly(p) => Some(p.clone()),
+                sandbox::Layer::Writable(_) => None,
+            })
+            .collect(),
         error,
     }
 }
@@ -296,41 +314,30 @@ fn render(report: &Report) -> String {
 }
 
 fn render_workspace(w: &WorkspaceReport, line: &mut impl FnMut(&str, String)) {
-    let Some(workspace) = &w.path else {
-        line(
-            "workspace",
-            format!(
-                "cannot sandbox here: {}",
-                w.error.clone().unwrap_or_default()
-            ),
-        );
+    if let Some(error) = &w.error {
+        line("workspace", format!("cannot sandbox here: {error}"));
         return;
-    };
-    line("workspace", workspace.display().to_string());
+    }
+    match (&w.path, &w.no_workspace) {
+        (Some(workspace), _) => line("workspace", workspace.display().to_string()),
+        (None, Some(why)) => line("workspace", format!("none: {why}")),
+        (None, None) => line("workspace", "none".to_owned()),
+    }
     let mut temp = paths(&w.temp_dirs, None);
     if let Some(tmpdir) = &w.ignored_tmpdir {
         temp.push_str(&format!(
-            " ($TMPDIR {} ignored: not beneath /tmp, /var/tmp or /run/user/<uid>; name it in \
-             sandbox.writable)",
+            " ($TMPDIR {} ignored: not beneath /tmp or /var/tmp; name it in sandbox.writable)",
             tmpdir.display()
         ));
     }
     line("temp dirs", temp);
-    if let Some(error) = &w.error {
-        line("protected paths", format!("cannot sandbox here: {error}"));
-        return;
+    let base = w.path.as_ref();
+    line("read-only paths", paths(&w.read_only, base));
+    if !w.read_only_trees.is_empty() {
+        line("read-only trees", paths(&w.read_only_trees, None));
     }
-    line("read-only paths", paths(&w.read_only, Some(workspace)));
-    line(
-        "NOT protected (missing)",
-        paths(&w.unenforced, Some(workspace)),
-    );
-    if !w.already_enforced.is_empty() {
-        line(
-            "already read-only",
-            paths(&w.already_enforced, Some(workspace)),
-        );
-    }
+    line("guarded (missing)", paths(&w.guarded, base));
+    line("hidden", paths(&w.hidden, None));
 }
 
 /// A list of paths, relative to `base` where they lie beneath it.

@@ -1,6 +1,6 @@
-//! `shellgate sandbox`: enter the sandbox and become the program.
+//! `shellgate sandbox`: run a program in the sandbox and end the way it ended.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::mode::SandboxPolicy;
 use crate::sandbox::{self, Policy, Protection, Spec};
 use clap::Args as ClapArgs;
@@ -8,17 +8,21 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Run PROGRAM inside the OS sandbox (Landlock + seccomp + read-only protected paths).
+/// Run PROGRAM inside the OS sandbox: a read-only view of the system with only the workspace and
+/// temp dirs writable, credential stores hidden, a PID namespace that ends with the program,
+/// Landlock and seccomp.
 ///
 /// The program's exit status and signals pass through unchanged. shellgate's own failures exit
-/// 211 (SANDBOX_UNAVAILABLE: this system cannot enforce the sandbox) or 212 (SANDBOX_EXEC_FAILED:
-/// the program could not be started), with a one-line reason on stderr.
+/// 211 (SANDBOX_UNAVAILABLE: this system cannot enforce the sandbox), 212 (SANDBOX_EXEC_FAILED:
+/// the program could not be started) or 216 (SANDBOX_VIOLATION: the program planted a guarded
+/// name, which was moved aside), with a one-line reason on stderr.
 #[derive(Debug, ClapArgs)]
 pub struct Args {
     /// workspace-write or read-only (full-access means no sandbox and is not accepted here).
     #[arg(long, default_value = "workspace-write", value_name = "POLICY")]
     pub policy: String,
-    /// The writable workspace [default: git top-level of the current directory, else itself].
+    /// The writable workspace [default: the git top-level of the current directory, or a
+    /// configured project root; never a home or a system directory].
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
     /// An extra writable directory (repeatable; skipped when it does not exist).
@@ -27,6 +31,9 @@ pub struct Args {
     /// Allow network access.
     #[arg(long)]
     pub network: bool,
+    /// Let the program connect to unix sockets by path (a contained agent reaching `wrap`).
+    #[arg(long, hide = true)]
+    pub unix_sockets: bool,
     /// Explicitly run without one protection this system cannot enforce (repeatable).
     #[arg(long = "drop-protection", value_enum, value_name = "PROTECTION")]
     pub drop_protection: Vec<Protection>,
@@ -41,29 +48,55 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let Some((program, rest)) = args.command.split_first() else {
-        return ExitCode::from(crate::error::Code::Usage.exit_status());
-    };
-    let error = sandbox::launch(|| spec(&args), program, rest);
-    eprintln!("{} {}", error.code.marker(), error);
-    ExitCode::from(error.code.exit_status())
+    match supervise(&args) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("{} {}", error.code.marker(), error);
+            ExitCode::from(error.code.exit_status())
+        }
+    }
+}
+
+fn supervise(args: &Args) -> Result<ExitCode> {
+    let (program, rest) = args
+        .command
+        .split_first()
+        .ok_or_else(|| Error::usage("sandbox needs a program"))?;
+    let spec = spec(args)?;
+    let cwd = super::working_dir(None);
+    let path = sandbox::resolve_program(program, std::env::var_os("PATH").as_deref())?;
+    let mut command = sandbox::Command::new(path, rest.to_vec(), cwd);
+    command.arg0 = program.clone();
+    let running = sandbox::spawn(&spec, command)?;
+    // Like a shell waiting for its foreground job: Ctrl-C and Ctrl-\ are the program's.
+    let _foreground = crate::gate::ForegroundSignals::ignore();
+    let finished = running.wait(None)?;
+    if let Some(refusal) = crate::gate::violation_refusal(&finished.violations) {
+        return Err(refusal);
+    }
+    Ok(crate::gate::end_like(&finished.status))
 }
 
 fn spec(args: &Args) -> Result<Spec> {
     let policy = SandboxPolicy::from(Policy::parse(&args.policy)?);
+    let config = crate::cmd::load_config(&super::working_dir(None))?;
+    let cwd = super::working_dir(None);
     let mut spec = match &args.workspace {
-        Some(dir) => Spec::new(policy, dir)?,
-        None => {
-            let cwd = std::env::current_dir().map_err(|e| {
-                crate::error::Error::usage(format!("cannot read the current directory: {e}"))
-            })?;
-            Spec::for_cwd(policy, &cwd)?
-        }
+        Some(dir) => sandbox::line_spec(policy, &cwd, Some(dir), &config.sandbox, args.network)?,
+        None => sandbox::line_spec(policy, &cwd, None, &config.sandbox, args.network)?,
     };
+    if args.workspace.is_some() && spec.workspace.is_none() && policy == SandboxPolicy::WorkspaceWrite {
+        return Err(Error::new(
+            crate::error::Code::SandboxUnavailable,
+            spec.no_workspace
+                .clone()
+                .unwrap_or_else(|| "the workspace cannot be writable".to_owned()),
+        ));
+    }
     for dir in &args.writable {
         spec = spec.with_writable(dir)?;
     }
-    spec = spec.with_network(args.network);
+    spec.unix_sockets = args.unix_sockets;
     for protection in &args.drop_protection {
         spec = spec.dropping(*protection);
     }

@@ -109,7 +109,9 @@ fn execute(args: &WrapArgs) -> Result<ExitCode> {
     AGENT_PID.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
     forward_termination_signals();
     let mode = args.mode.clone();
-    let workspace = crate::sandbox::workspace_of(&cwd);
+    let workspace = crate::sandbox::workspace_of(&cwd, None, &ctx.config.sandbox)
+        .root()
+        .map_or_else(|| cwd.clone(), Path::to_path_buf);
     std::thread::spawn(move || serve(listener, mode, workspace));
     let status = child
         .wait()
@@ -347,9 +349,13 @@ fn io_error(path: &Path, e: &std::io::Error) -> Error {
 fn launch(args: &EnterArgs) -> ExitCode {
     let error = if args.contain {
         let mut command = Command::new("/proc/self/exe");
-        command
-            .arg0("shellgate")
-            .args(["sandbox", "--policy", "workspace-write", "--network"]);
+        command.arg0("shellgate").args([
+            "sandbox",
+            "--policy",
+            "workspace-write",
+            "--network",
+            "--unix-sockets",
+        ]);
         for w in &args.writable {
             command.arg("--writable").arg(w);
         }

@@ -119,6 +119,88 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// The paths of the gitlinks (mode `160000`: submodules, nested repositories added to the index)
+/// in a git index file, or `None` when the file is not an index this parser knows (versions 2–4).
+///
+/// `git status` in the superproject runs git in every gitlinked directory that has a `.git`, which
+/// reads that repository's config: a line that stages a gitlink and plants a nested repository
+/// would otherwise run its `core.fsmonitor` at the next plain `git status` outside.
+pub fn gitlinks(index: &[u8], sha256: bool) -> Option<Vec<PathBuf>> {
+    use std::os::unix::ffi::OsStrExt;
+    const GITLINK: u32 = 0o160000;
+    let be32 = |at: usize| -> Option<u32> {
+        Some(u32::from_be_bytes(index.get(at..at + 4)?.try_into().ok()?))
+    };
+    if index.get(..4)? != b"DIRC" {
+        return None;
+    }
+    let version = be32(4)?;
+    if !(2..=4).contains(&version) {
+        return None;
+    }
+    let count = be32(8)? as usize;
+    let oid = if sha256 { 32 } else { 20 };
+    let mut at = 12;
+    let mut previous: Vec<u8> = Vec::new();
+    let mut links = Vec::new();
+    for _ in 0..count {
+        let entry = at;
+        let mode = be32(entry + 24)?;
+        let flags_at = entry + 40 + oid;
+        let flags = u16::from_be_bytes(index.get(flags_at..flags_at + 2)?.try_into().ok()?);
+        let mut name_at = flags_at + 2;
+        if version >= 3 && flags & 0x4000 != 0 {
+            name_at += 2;
+        }
+        let path = if version == 4 {
+            let (strip, len) = varint(index.get(name_at..)?)?;
+            let end = name_at + len + index.get(name_at + len..)?.iter().position(|b| *b == 0)?;
+            let keep = previous.len().checked_sub(strip)?;
+            let mut path = previous[..keep].to_vec();
+            path.extend_from_slice(&index[name_at + len..end]);
+            at = end + 1;
+            path
+        } else {
+            let end = name_at + index.get(name_at..)?.iter().position(|b| *b == 0)?;
+            let path = index[name_at..end].to_vec();
+            // Entries are padded with 1-8 NULs to a multiple of 8 bytes.
+            let len = end - entry;
+            at = entry + (len + 8) / 8 * 8;
+            path
+        };
+        if mode & 0o170000 == GITLINK {
+            links.push(PathBuf::from(std::ffi::OsStr::from_bytes(&path)));
+        }
+        previous = path;
+    }
+    Some(links)
+}
+
+/// Git's offset varint (index v4): 7 bits a byte, high bit = more, each continuation adds one.
+fn varint(bytes: &[u8]) -> Option<(usize, usize)> {
+    let mut value: usize = 0;
+    for (i, byte) in bytes.iter().enumerate().take(9) {
+        if i > 0 {
+            value = value.checked_add(1)?.checked_mul(128)?;
+        }
+        value |= usize::from(byte & 0x7f);
+        if byte & 0x80 == 0 {
+            return Some((value, i + 1));
+        }
+    }
+    None
+}
+
+/// Whether a git dir's config names the sha256 object format (its index entries are longer).
+pub fn uses_sha256(git_dir: &Path) -> bool {
+    std::fs::read_to_string(git_dir.join("config")).is_ok_and(|text| {
+        text.lines().any(|line| {
+            let line = line.trim().to_ascii_lowercase();
+            line.starts_with("objectformat") && line.contains("sha256")
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,5 +249,57 @@ mod tests {
         let layout = inspect(&wt).unwrap().unwrap();
         assert_eq!(layout.common_dir.as_deref(), Some(common.as_path()));
         assert_eq!(linked_worktree_dirs(&layout), vec![admin, common]);
+    }
+
+    fn init_repo(dir: &Path, args: &[&str]) {
+        let git = |a: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .args(a)
+                .current_dir(dir)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", dir)
+                .output()
+                .unwrap()
+                .status
+                .success();
+            assert!(ok, "git {a:?}");
+        };
+        git(&[&["init", "-q"][..], args].concat());
+        fs::write(dir.join("a.txt"), "a").unwrap();
+        fs::create_dir_all(dir.join("deep/er")).unwrap();
+        fs::write(dir.join("deep/er/b.txt"), "b").unwrap();
+        git(&["add", "a.txt", "deep/er/b.txt"]);
+        // A gitlink with a made-up commit id, as `git submodule` or `git add <repo>` stages one.
+        let oid = if args.contains(&"--object-format=sha256") {
+            "a".repeat(64)
+        } else {
+            "a".repeat(40)
+        };
+        git(&["update-index", "--add", "--cacheinfo", &format!("160000,{oid},deep/sub")]);
+    }
+
+    #[test]
+    fn gitlinks_are_found_in_every_index_version() {
+        for (version, format) in [("2", "sha1"), ("3", "sha1"), ("4", "sha1"), ("4", "sha256")] {
+            let dir = tempfile::tempdir().unwrap();
+            init_repo(dir.path(), &[&format!("--object-format={format}")]);
+            let status = std::process::Command::new("git")
+                .args(["update-index", "--index-version", version])
+                .current_dir(dir.path())
+                .status()
+                .unwrap();
+            assert!(status.success());
+            let git_dir = dir.path().join(".git");
+            let index = fs::read(git_dir.join("index")).unwrap();
+            let sha256 = uses_sha256(&git_dir);
+            assert_eq!(sha256, format == "sha256");
+            assert_eq!(
+                gitlinks(&index, sha256),
+                Some(vec![PathBuf::from("deep/sub")]),
+                "index v{version} {format}"
+            );
+        }
+        assert_eq!(gitlinks(b"not an index", false), None);
+        assert_eq!(gitlinks(b"DIRC\0\0\0\x02\0\0\0\x05", false), None);
     }
 }

@@ -4,15 +4,19 @@
 //!
 //! `CompatLevel::HardRequirement` everywhere: the launcher has already refused to run when the
 //! ABI cannot express the policy, so any compatibility downgrade here would be a bug, and the
-//! crate reports it as an error instead of silently enforcing less. The final `RulesetStatus`
-//! must be `FullyEnforced`; `PartiallyEnforced` is treated as a failure.
+//! crate reports it as an error instead of silently enforcing less (a ruleset created under a
+//! hard requirement is enforced fully or not at all).
+//!
+//! The ruleset is built by the parent, from descriptors it opened once; the sandbox's program
+//! process enforces it (`landlock_restrict_self`) just before its exec.
 
 use crate::error::{Code, Error, Result};
 use crate::sandbox::abi::{DetectedAbi, Feature};
 use landlock::{
     Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
-    RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope,
+    RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
 };
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 /// Character devices every program may read, write and `ioctl`.
@@ -30,10 +34,11 @@ pub const DEVICES: [&str; 7] = [
 const TERMINAL_DIRS: [&str; 1] = ["/dev/pts"];
 
 /// What the ruleset grants beyond "read and execute everything".
-#[derive(Debug, Clone, Default)]
-pub struct Grants {
-    /// Directories beneath which everything is allowed.
-    pub writable: Vec<PathBuf>,
+#[derive(Debug, Default)]
+pub struct Grants<'a> {
+    /// Directories beneath which everything is allowed, opened by the caller (the rule applies to
+    /// the opened inode: no path is looked up again).
+    pub writable: Vec<BorrowedFd<'a>>,
     /// The terminal devices of the launcher's stdin/stdout/stderr (e.g. `/dev/ttyS0`), which may
     /// live outside `/dev/pts`.
     pub terminals: Vec<PathBuf>,
@@ -41,25 +46,31 @@ pub struct Grants {
     pub network: bool,
 }
 
-/// Builds and enforces the ruleset on the calling thread. The caller must have set
-/// `no_new_privs` (the kernel requires it for an unprivileged caller).
-pub fn restrict(abi: &DetectedAbi, grants: &Grants) -> Result<()> {
-    let ruleset = build(abi, grants)?;
-    // The launcher set no_new_privs itself (and verifies it); no second prctl here.
-    let status = ruleset
-        .no_new_privs(false)
-        .restrict_self()
-        .map_err(landlock_error)?;
-    match status.ruleset {
-        RulesetStatus::FullyEnforced => Ok(()),
-        other => Err(Error::new(
+/// A ruleset ready to be enforced in the sandbox's program process, which calls
+/// `landlock_restrict_self` on [`Ruleset::fd`] after adding the rules only it can add (the private
+/// `/dev/shm` exists only inside).
+#[derive(Debug)]
+pub struct Prepared {
+    pub fd: OwnedFd,
+    /// Every filesystem right of the effective ABI, as the kernel's bit mask: what the private
+    /// `/dev/shm` gets.
+    pub all_fs_access: u64,
+}
+
+/// Builds the ruleset (without enforcing it: the caller is not the sandboxed process).
+pub fn prepare(abi: &DetectedAbi, grants: &Grants) -> Result<Prepared> {
+    let created = build(abi, grants)?;
+    let fd: Option<OwnedFd> = created.into();
+    let fd = fd.ok_or_else(|| {
+        Error::new(
             Code::SandboxUnavailable,
-            format!(
-                "Landlock enforced the ruleset only {other:?} at ABI {}",
-                abi.effective
-            ),
-        )),
-    }
+            format!("Landlock gave no ruleset at ABI {}", abi.effective),
+        )
+    })?;
+    Ok(Prepared {
+        fd,
+        all_fs_access: AccessFs::from_all(abi.landlock_abi()).bits(),
+    })
 }
 
 fn build(abi: &DetectedAbi, grants: &Grants) -> Result<RulesetCreated> {
@@ -82,7 +93,9 @@ fn build(abi: &DetectedAbi, grants: &Grants) -> Result<RulesetCreated> {
     let mut created = ruleset.create().map_err(landlock_error)?;
     created = allow(created, Path::new("/"), AccessFs::from_read(version))?;
     for root in &grants.writable {
-        created = allow(created, root, all)?;
+        created = created
+            .add_rule(PathBeneath::new(*root, all))
+            .map_err(landlock_error)?;
     }
     let device = device_access(version);
     let files = DEVICES.iter().map(Path::new);

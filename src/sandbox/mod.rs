@@ -1,212 +1,113 @@
-//! The OS sandbox: Landlock + seccomp + read-only protected paths, entered by re-executing
-//! shellgate as `shellgate sandbox <flags> -- PROGRAM ARGS`.
+//! The OS sandbox: a private, read-only mount tree with only the writable roots writable,
+//! credential stores hidden, a PID namespace that ends with the line, Landlock and seccomp —
+//! entered in one `clone` and one `execve`.
 //!
-//! A caller (possibly multi-threaded: tokio, an HTTP client) never restricts itself. It builds a
-//! [`Spec`], gets a [`Command`] from [`command`] and spawns it, or uses [`spawn`] to also learn
-//! reliably whether the *launcher* failed (exit 211/212) or the *program* ran and exited with
-//! whatever status. The launcher process is single-threaded, applies every layer and `execvp`s
-//! the program with nothing in between (see [`exec`]).
+//! A caller (possibly multi-threaded: tokio, an HTTP client, the `wrap` broker) builds a [`Spec`]
+//! — usually with [`line_spec`], the one resolver of what a line may write — and hands it with a
+//! [`Command`] to [`spawn`]. Everything is prepared in the caller, then one clone starts the
+//! sandbox's init, which builds the mount tree with async-signal-safe calls, forks the program's
+//! process and reaps it; the program's process enters Landlock and seccomp and execs (see
+//! [`launch`] and `child`). [`Running::wait`] returns the program's status, whether processes it
+//! left were killed, and what the guard found.
 //!
-//! Layout: [`policy`] (what to enforce), [`abi`] (what the kernel offers), `requirements`
-//! (fail-closed decision), `protected` + `mounts` (protected paths), `caps`, `landlock`,
-//! `seccomp`, `exec` (the launcher), [`support`] (detection for `doctor`/`status`).
+//! Layout: [`policy`] (what to enforce), [`workspace`] (what a line may write), [`credentials`]
+//! (what is hidden), `protected` (the plan of the mount tree), [`abi`] (what the kernel offers),
+//! `requirements` (fail-closed decision), [`landlock`], [`seccomp`], [`launch`] (the parent's
+//! half), `child` and `raw` (the sandbox's own processes), [`guard`] (names that could not be
+//! pre-protected), `git` (just enough of git's layout), [`support`] (detection for `doctor`).
 
 pub mod abi;
-mod caps;
-pub mod exec;
+mod child;
+pub mod credentials;
 mod git;
-mod landlock;
+pub mod guard;
+pub mod landlock;
+pub mod launch;
 pub mod mounts;
 pub mod policy;
 mod protected;
+mod raw;
 mod requirements;
 pub mod seccomp;
 pub mod support;
 mod sys;
+pub mod workspace;
 
 pub use abi::{ABI_MAX_ENV, DetectedAbi, Feature};
-pub use exec::{REPORT_FD_ENV, SANDBOXED_ENV, launch};
+pub use guard::Violation;
+pub use launch::{
+    Command, Finished, Running, SANDBOXED_ENV, record_startup_signals, resolve_program, spawn,
+};
 pub use mounts::NO_NAMESPACES_ENV;
 pub use policy::{Policy, Protection, Spec};
-pub use protected::Plan;
+pub use protected::{HomeEnv, Layer, Plan};
 pub use support::{Support, detect};
+pub use workspace::{Anchors, Workspace};
 
-/// What the launcher would protect for `spec` (read-only binds, names it cannot protect because
-/// they are missing, paths already read-only), without creating anything: for `doctor`.
-pub fn preview_protected_paths(spec: &Spec) -> Result<Plan> {
-    protected::preview(spec, &protected::HomeEnv::from_env()?)
-}
-
-/// The workspace of a working directory: its git top-level, else the directory itself.
-pub fn workspace_of(cwd: &Path) -> PathBuf {
-    git::toplevel(cwd).unwrap_or_else(|| cwd.to_owned())
-}
-
-use crate::error::{Code, Error, Result};
-use std::ffi::{OsStr, OsString};
-use std::io::Read;
-use std::os::fd::AsRawFd;
-use std::os::unix::process::CommandExt;
+use crate::config::SandboxSettings;
+use crate::error::Result;
+use crate::mode::SandboxPolicy;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus};
 
-/// The `shellgate sandbox` arguments (everything before `--`) that reproduce `spec`.
-pub fn launcher_args(spec: &Spec) -> Vec<OsString> {
-    let mut args: Vec<OsString> = vec![
-        "sandbox".into(),
-        "--policy".into(),
-        spec.policy.as_str().into(),
-        "--workspace".into(),
-        spec.workspace.clone().into(),
-    ];
-    for dir in &spec.writable {
-        args.push("--writable".into());
-        args.push(dir.clone().into());
-    }
-    if spec.network {
-        args.push("--network".into());
-    }
-    for protection in &spec.dropped {
-        args.push("--drop-protection".into());
-        args.push(protection.as_str().into());
-    }
-    args
+/// What the sandbox would make for `spec` (layers, read-only paths, guarded names, hidden
+/// stores), without creating anything: for `doctor`.
+pub fn preview(spec: &Spec) -> Result<Plan> {
+    protected::preview(spec, &HomeEnv::from_env()?)
 }
 
-/// A command that runs `program args` inside the sandbox described by `spec`, by re-executing
-/// the current binary. The caller may still set the working directory, environment and stdio.
-/// Temp dirs are re-derived by the launcher from the environment the command gets.
-pub fn command<I, S>(spec: &Spec, program: impl AsRef<OsStr>, args: I) -> Result<Command>
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
-    let exe = std::env::current_exe().map_err(|e| {
-        Error::new(
-            Code::SandboxExecFailed,
-            format!("cannot locate shellgate's own executable to enter the sandbox: {e}"),
-        )
-    })?;
-    Ok(command_with_launcher(&exe, spec, program, args))
-}
-
-/// Like [`command`], with an explicit path to the `shellgate` binary (tests, or a caller that is
-/// not shellgate itself).
-pub fn command_with_launcher<I, S>(
-    launcher: &Path,
-    spec: &Spec,
-    program: impl AsRef<OsStr>,
-    args: I,
-) -> Command
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
-    let mut command = Command::new(launcher);
-    // Named `shellgate` whatever path it was reached by: inside `wrap`, this binary is also mounted
-    // over the shells and answers to their names.
-    command
-        .arg0("shellgate")
-        .args(launcher_args(spec))
-        .arg("--")
-        .arg(program)
-        .args(args);
-    command
-}
-
-/// A sandboxed child started by [`spawn`].
-#[derive(Debug)]
-pub struct Running {
-    child: Child,
-    report: std::io::PipeReader,
-    started: Option<std::result::Result<(), Error>>,
-}
-
-/// Spawns a command from [`command`] with a failure-report pipe: the launcher writes its error
-/// there, and a successful `execvp` closes it. Safe to call from a multi-threaded process.
-pub fn spawn(mut command: Command) -> Result<Running> {
-    let (report, writer) = std::io::pipe().map_err(|e| spawn_error(&e))?;
-    let fd = writer.as_raw_fd();
-    command.env(REPORT_FD_ENV, fd.to_string());
-    // SAFETY: the closure runs in the child between fork and exec. It only calls fcntl (async-
-    // signal-safe) on an fd number copied in by value, touching no locks or shared memory, so it
-    // is sound even when the parent has other threads.
-    unsafe {
-        command.pre_exec(move || clear_cloexec(fd));
-    }
-    let child = command.spawn().map_err(|e| spawn_error(&e))?;
-    // The parent's copy must go, or the pipe never reports EOF.
-    drop(writer);
-    Ok(Running {
-        child,
-        report,
-        started: None,
-    })
-}
-
-fn clear_cloexec(fd: std::os::fd::RawFd) -> std::io::Result<()> {
-    // SAFETY: fcntl with F_GETFD/F_SETFD takes and returns integers only.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
-    // SAFETY: as above.
-    if flags == -1 || unsafe { libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) } == -1 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-fn spawn_error(e: &std::io::Error) -> Error {
-    Error::new(
-        Code::SandboxExecFailed,
-        format!("cannot start the sandbox launcher: {e}"),
+/// The workspace of a line in `cwd`: the one resolver, with the homes, configured projects and
+/// shellgate's own directories of this machine. `fixed` is a caller's anchor (`wrap`).
+pub fn workspace_of(cwd: &Path, fixed: Option<&Path>, settings: &SandboxSettings) -> Workspace {
+    let homes = HomeEnv::from_env().map(|env| env.homes).unwrap_or_default();
+    let canonical = |dirs: &[PathBuf]| -> Vec<PathBuf> {
+        dirs.iter()
+            .filter_map(|d| std::fs::canonicalize(d).ok())
+            .collect()
+    };
+    let projects = canonical(&settings.projects);
+    let own = canonical(&crate::paths::own_dirs());
+    let fixed = fixed.and_then(|f| std::fs::canonicalize(f).ok());
+    let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    workspace::resolve(
+        &cwd,
+        &Anchors {
+            fixed: fixed.as_deref(),
+            homes: &homes,
+            projects: &projects,
+            own_dirs: &own,
+        },
     )
 }
 
-impl Running {
-    /// The child process (its pid, stdio handles).
-    pub fn child(&mut self) -> &mut Child {
-        &mut self.child
-    }
-
-    /// Blocks until the launcher has either started the program (`Ok`) or failed (`Err` with
-    /// `SANDBOX_UNAVAILABLE` / `SANDBOX_EXEC_FAILED` and the launcher's reason).
-    pub fn started(&mut self) -> Result<()> {
-        if let Some(result) = &self.started {
-            return result.clone();
-        }
-        let mut line = String::new();
-        let result = match self.report.read_to_string(&mut line) {
-            Ok(_) if line.trim().is_empty() => Ok(()),
-            Ok(_) => Err(parse_report(&line)),
-            Err(e) => Err(Error::internal(format!(
-                "cannot read the launcher's report: {e}"
-            ))),
-        };
-        self.started = Some(result.clone());
-        result
-    }
-
-    /// Waits for the program. `Err` means it never started (the launcher's error); `Ok` is the
-    /// program's own exit status, whatever its value — log it.
-    pub fn wait(mut self) -> Result<ExitStatus> {
-        let started = self.started();
-        let status = self
-            .child
-            .wait()
-            .map_err(|e| Error::internal(format!("cannot wait for the sandboxed program: {e}")))?;
-        started.map(|()| status)
-    }
+/// The credential stores to hide on this machine, with the configuration's additions and
+/// exceptions.
+pub fn hidden_paths(settings: &SandboxSettings) -> Vec<PathBuf> {
+    let homes = HomeEnv::from_env().map(|env| env.homes).unwrap_or_default();
+    credentials::hidden_paths(&homes, &settings.hide, &settings.unhide)
 }
 
-/// The launcher's JSON line (`{"code":"SANDBOX_UNAVAILABLE","reason":"..."}`) back into an error.
-fn parse_report(line: &str) -> Error {
-    let value: serde_json::Value = serde_json::from_str(line.trim()).unwrap_or_default();
-    let code = value["code"]
-        .as_str()
-        .and_then(|name| Code::ALL.into_iter().find(|c| c.as_str() == name))
-        .unwrap_or(Code::SandboxUnavailable);
-    let reason = value["reason"]
-        .as_str()
-        .map(str::to_string)
-        .unwrap_or_else(|| line.trim().to_string());
-    Error::new(code, reason)
+/// The spec of a line: `policy` in the workspace of `cwd` (or `fixed`), the configuration's extra
+/// writable roots, network as given, credential stores hidden.
+pub fn line_spec(
+    policy: SandboxPolicy,
+    cwd: &Path,
+    fixed: Option<&Path>,
+    settings: &SandboxSettings,
+    network: bool,
+) -> Result<Spec> {
+    let workspace = workspace_of(cwd, fixed, settings);
+    let mut spec = match &workspace {
+        Workspace::Writable { root, .. } => Spec::new(policy, Some(root))?,
+        Workspace::None { reason } => {
+            let mut spec = Spec::new(policy, None)?;
+            spec.no_workspace = Some(reason.clone());
+            spec
+        }
+    };
+    if spec.policy == Policy::WorkspaceWrite {
+        for dir in &settings.writable {
+            spec = spec.with_writable(dir)?;
+        }
+    }
+    Ok(spec.with_network(network).with_hidden(hidden_paths(settings)))
 }

@@ -1,5 +1,5 @@
-//! The private mount namespace: read-only binds for protected paths, pins against renames, and
-//! read-only's private temp dir.
+//! `wrap`'s private mount namespace (the agent's side): shellgate over the shells, the hook files
+//! on a tmpfs. The sandbox itself builds its tree in [`crate::sandbox::launch`].
 //!
 //! Root (with `CAP_SYS_ADMIN`) gets a plain mount namespace; anyone else gets a user namespace
 //! that maps only their own uid and gid, which is enough to own a mount namespace. Everything is
@@ -8,12 +8,10 @@
 //! swapped for a symlink between the check and the mount.
 
 use crate::error::{Code, Error, Result};
-use crate::sandbox::policy::TempDirs;
-use crate::sandbox::protected::Plan;
 use crate::sandbox::sys;
 use serde::Serialize;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Environment variable that makes the launcher behave as if no mount namespace could be
 /// created (for tests of the fail-closed path). Like the ABI seam it can only take away.
@@ -75,27 +73,6 @@ fn enter_user_namespace() -> io::Result<()> {
     std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1\n"))
 }
 
-/// Makes the plan's mounts. The caller has entered the namespace.
-pub fn apply(plan: &Plan) -> Result<()> {
-    for pin in &plan.pins {
-        bind(pin, true)?;
-    }
-    for target in &plan.read_only {
-        // Recursive, so mounts beneath a protected path stay visible (`wrap` keeps a read-only
-        // tmpfs inside shellgate's state directory); they keep their own flags.
-        bind(target, true)?;
-        remount_read_only(target)?;
-    }
-    rechdir()
-}
-
-fn bind(path: &Path, recursive: bool) -> Result<()> {
-    let fd = sys::open_path_no_symlinks(path).map_err(|e| mount_error(path, "open", &e))?;
-    let at = sys::proc_fd_path(&fd);
-    let flags = libc::MS_BIND | if recursive { libc::MS_REC } else { 0 };
-    sys::mount(Some(&at), &at, None, flags, None).map_err(|e| mount_error(path, "bind", &e))
-}
-
 fn remount_read_only(path: &Path) -> Result<()> {
     // Re-open: the path now resolves to the new bind mount, which is what gets remounted.
     let fd = sys::open_path_no_symlinks(path).map_err(|e| mount_error(path, "open", &e))?;
@@ -133,60 +110,7 @@ fn kept_flags(st: libc::c_ulong) -> libc::c_ulong {
         .fold(0, |acc, (_, ms_flag)| acc | ms_flag)
 }
 
-/// The working directory was resolved before the mounts; resolve it again so relative paths go
-/// through the pins and read-only binds rather than the mounts underneath them. If that fails
-/// (the directory was removed, a path too long), the program would start *under* the binds:
-/// inside a protected directory, `echo x > pre-commit` would reach the writable one. Refuse.
-fn rechdir() -> Result<()> {
-    let refuse = |what: String, e: io::Error| {
-        Error::new(
-            Code::SandboxUnavailable,
-            format!(
-                "{what}: {e}; the program would start beneath the read-only protected paths \
-                 instead of on them; choices: run it from an existing directory"
-            ),
-        )
-    };
-    let cwd = std::env::current_dir()
-        .map_err(|e| refuse("cannot read the working directory".into(), e))?;
-    std::env::set_current_dir(&cwd).map_err(|e| {
-        refuse(
-            format!("cannot re-enter the working directory {}", cwd.display()),
-            e,
-        )
-    })
-}
-
-/// The fixed, per-user mount point of read-only's private temp dir: an empty `0700` directory on
-/// the host, with a fresh tmpfs over it inside each sandbox.
-pub fn private_tmp_mount_point() -> Result<PathBuf> {
-    let uid = sys::geteuid();
-    let path = TempDirs::base().join(format!(".shellgate-private-{uid}"));
-    match std::fs::create_dir(&path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(tmp_error(&path, &e.to_string())),
-    }
-    check_private_dir(&path, uid)?;
-    Ok(path)
-}
-
-fn check_private_dir(path: &Path, uid: u32) -> Result<()> {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let meta = path
-        .symlink_metadata()
-        .map_err(|e| tmp_error(path, &e.to_string()))?;
-    if !meta.is_dir() || meta.uid() != uid {
-        return Err(tmp_error(path, "not a directory owned by this user"));
-    }
-    if meta.mode() & 0o077 != 0 {
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| tmp_error(path, &e.to_string()))?;
-    }
-    Ok(())
-}
-
-/// Mounts a fresh tmpfs on the private temp mount point (inside the namespace).
+/// `wrap`: mounts a fresh tmpfs on `path` (inside the namespace).
 pub fn mount_private_tmp(path: &Path) -> Result<()> {
     let fd = sys::open_path_no_symlinks(path).map_err(|e| mount_error(path, "open", &e))?;
     let at = sys::proc_fd_path(&fd);
@@ -200,23 +124,6 @@ pub fn mount_private_tmp(path: &Path) -> Result<()> {
     .map_err(|e| mount_error(path, "mount tmpfs on", &e))
 }
 
-/// Without a mount namespace (e.g. a read-only sandbox nested in another sandbox), read-only's
-/// private temp dir is a fresh directory instead; it is left behind when the program exits.
-pub fn fresh_private_dir() -> Result<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    let base = TempDirs::base();
-    let pid = std::process::id();
-    for attempt in 0..100u32 {
-        let path = base.join(format!("shellgate-ro-{pid}-{attempt}"));
-        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-            Ok(()) => return Ok(path),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(tmp_error(&path, &e.to_string())),
-        }
-    }
-    Err(tmp_error(&base, "no free name for a private temp dir"))
-}
-
 fn mount_error(path: &Path, what: &str, e: &io::Error) -> Error {
     let hint = if e.raw_os_error() == Some(libc::ELOOP) {
         " (a symlink appeared in the path)"
@@ -227,16 +134,6 @@ fn mount_error(path: &Path, what: &str, e: &io::Error) -> Error {
         Code::SandboxUnavailable,
         format!(
             "cannot make protected path {} read-only: {what} failed: {e}{hint}",
-            path.display()
-        ),
-    )
-}
-
-fn tmp_error(path: &Path, why: &str) -> Error {
-    Error::new(
-        Code::SandboxUnavailable,
-        format!(
-            "cannot prepare the private temp dir {}: {why}",
             path.display()
         ),
     )

@@ -6,6 +6,7 @@ use crate::error::{Code, Error, Result};
 use crate::mode::SandboxPolicy;
 use crate::sandbox::abi::Feature;
 use crate::sandbox::git;
+use crate::sandbox::workspace::{self, Anchors, Workspace};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -81,7 +82,8 @@ impl fmt::Display for Policy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Protection {
-    /// Read-only protected paths inside writable roots (and read-only's private temp dir): needs
+    /// The mount-namespace layer: the read-only tree, read-only protected paths inside the
+    /// writable roots, hidden credential stores, the private `/dev/shm` and PID namespace. Needs
     /// a private mount namespace (root, or unprivileged user namespaces).
     ProtectedPaths,
     /// Landlock `TRUNCATE` (ABI 3).
@@ -128,7 +130,8 @@ impl Protection {
     pub fn guards(self) -> &'static str {
         match self {
             Protection::ProtectedPaths => {
-                "keeps .git/hooks, .git/config and shell startup files read-only"
+                "keeps every other mount read-only, .git/hooks and .git/config read-only, \
+                 credential stores hidden and the line's processes in a PID namespace"
             }
             Protection::Truncate => "stops truncating files outside the writable roots",
             Protection::Tcp => "denies TCP bind/connect in the kernel's Landlock layer",
@@ -150,14 +153,17 @@ impl fmt::Display for Protection {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Spec {
     pub policy: Policy,
-    /// Canonical workspace directory (writable under workspace-write).
-    pub workspace: PathBuf,
-    /// Extra writable roots (canonical; `--writable`). Empty for read-only.
+    /// The writable workspace (canonical), or none (see [`crate::sandbox::workspace`]): then only
+    /// the temp dirs and extra roots are writable.
+    pub workspace: Option<PathBuf>,
+    /// Why there is no workspace, when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_workspace: Option<String>,
+    /// Extra writable roots (canonical; `--writable`, `[sandbox] writable`). Empty for read-only.
     pub writable: Vec<PathBuf>,
-    /// `/tmp`, and `$TMPDIR` when it lies beneath a temp dir (see [`TempDirs`]), canonical and
-    /// existing, for workspace-write; empty for read-only, which gets a private temp dir instead.
-    /// Derived from the environment of the process that resolves the spec: the launcher resolves
-    /// its own from the environment its command was given.
+    /// `/tmp`, and `$TMPDIR` when it lies beneath `/tmp` or `/var/tmp` (see [`TempDirs`]),
+    /// canonical and existing, for workspace-write; empty for read-only, which writes only to its
+    /// private `/dev/shm`.
     pub temp_dirs: Vec<PathBuf>,
     /// `$TMPDIR` when it was *not* accepted as a writable root (workspace-write only), so the
     /// launcher can say why writing there fails.
@@ -165,38 +171,59 @@ pub struct Spec {
     pub ignored_tmpdir: Option<PathBuf>,
     /// A linked worktree's git dir and common dir, writable so `git commit` works there.
     pub git_dirs: Vec<PathBuf>,
-    /// Allow network access (sockets of every family, Landlock TCP rules off).
+    /// Allow network access (sockets of the internet families, Landlock TCP rules off).
     pub network: bool,
+    /// Allow unix-domain sockets beyond stream socketpairs (connecting to a path): only for a
+    /// contained agent, which reaches the `wrap` broker that way. Never for a line.
+    pub unix_sockets: bool,
+    /// Credential stores covered by empty read-only views (canonical, existing).
+    pub hidden: Vec<PathBuf>,
     /// Protections a configuration dropped explicitly because this system cannot enforce them.
     pub dropped: BTreeSet<Protection>,
 }
 
 impl Spec {
-    /// A spec for the workspace that contains `cwd`: its git top-level, else `cwd` itself.
-    pub fn for_cwd(policy: SandboxPolicy, cwd: &Path) -> Result<Spec> {
+    /// A spec for the workspace that contains `cwd`, resolved by the one resolver
+    /// ([`crate::sandbox::workspace::resolve`]).
+    pub fn for_cwd(policy: SandboxPolicy, cwd: &Path, anchors: &Anchors) -> Result<Spec> {
         let cwd = canonical_dir(cwd, "working directory")?;
-        Spec::new(policy, &crate::sandbox::workspace_of(&cwd))
+        match workspace::resolve(&cwd, anchors) {
+            Workspace::Writable { root, .. } => Spec::new(policy, Some(&root)),
+            Workspace::None { reason } => {
+                let mut spec = Spec::new(policy, None)?;
+                spec.no_workspace = Some(reason);
+                Ok(spec)
+            }
+        }
     }
 
-    /// A spec for an explicit workspace directory, with the default temp dirs.
-    pub fn new(policy: SandboxPolicy, workspace: &Path) -> Result<Spec> {
+    /// A spec for an explicit workspace directory (or none), with the default temp dirs.
+    pub fn new(policy: SandboxPolicy, workspace: Option<&Path>) -> Result<Spec> {
         let policy = Policy::try_from(policy)?;
-        let workspace = canonical_dir(workspace, "workspace")?;
-        if policy == Policy::WorkspaceWrite {
-            refuse_filesystem_root(&workspace, "workspace")?;
-        }
-        let (temp, git_dirs) = match policy {
-            Policy::ReadOnly => (TempDirs::default(), Vec::new()),
-            Policy::WorkspaceWrite => (TempDirs::from_env(), worktree_git_dirs(&workspace)?),
+        let workspace = match (policy, workspace) {
+            (Policy::WorkspaceWrite, Some(dir)) => {
+                let dir = canonical_dir(dir, "workspace")?;
+                refuse_filesystem_root(&dir, "workspace")?;
+                Some(dir)
+            }
+            (_, _) => None,
+        };
+        let (temp, git_dirs) = match (policy, &workspace) {
+            (Policy::ReadOnly, _) => (TempDirs::default(), Vec::new()),
+            (Policy::WorkspaceWrite, Some(ws)) => (TempDirs::from_env(), worktree_git_dirs(ws)?),
+            (Policy::WorkspaceWrite, None) => (TempDirs::from_env(), Vec::new()),
         };
         Ok(Spec {
             policy,
             workspace,
+            no_workspace: None,
             writable: Vec::new(),
             temp_dirs: temp.writable,
             ignored_tmpdir: temp.ignored_tmpdir,
             git_dirs,
             network: false,
+            unix_sockets: false,
+            hidden: Vec::new(),
             dropped: BTreeSet::new(),
         })
     }
@@ -225,22 +252,29 @@ impl Spec {
         self
     }
 
+    /// The credential stores to hide (see [`crate::sandbox::credentials`]).
+    pub fn with_hidden(mut self, hidden: Vec<PathBuf>) -> Spec {
+        self.hidden = hidden;
+        self
+    }
+
     /// Drops one protection explicitly (a configuration's decision, never a default).
     pub fn dropping(mut self, protection: Protection) -> Spec {
         self.dropped.insert(protection);
         self
     }
 
-    /// Every directory beneath which the program may write (devices and read-only's private temp
-    /// dir aside), deduplicated, in a stable order.
+    /// Every directory beneath which the program may write (devices and the private `/dev/shm`
+    /// aside), deduplicated, in a stable order.
     pub fn writable_roots(&self) -> Vec<PathBuf> {
         if self.policy == Policy::ReadOnly {
             return Vec::new();
         }
-        let mut roots = vec![self.workspace.clone()];
+        let mut roots: Vec<PathBuf> = Vec::new();
         for dir in self
-            .writable
+            .workspace
             .iter()
+            .chain(&self.writable)
             .chain(&self.temp_dirs)
             .chain(&self.git_dirs)
         {
@@ -253,7 +287,8 @@ impl Spec {
 }
 
 /// Where temporary files may go: `/tmp`, and `$TMPDIR` only when it lies (after resolving
-/// symlinks) beneath `/tmp`, `/var/tmp` or `/run/user/<uid>`.
+/// symlinks) beneath `/tmp` or `/var/tmp`. Never `/run/user/<uid>`: the runtime dir holds the
+/// session bus, the systemd user manager's units and agents' sockets.
 ///
 /// The launcher inherits its environment from whoever starts it; in hook mode that is the
 /// agent's shell, where one sandboxed line cannot but the agent itself can `export TMPDIR=$HOME`.
@@ -293,28 +328,14 @@ impl TempDirs {
         temp
     }
 
-    /// Where shellgate itself puts temporary directories (read-only's private temp dir): the
-    /// accepted `$TMPDIR`, else `/tmp`.
-    pub fn base() -> PathBuf {
-        let temp = TempDirs::from_env();
-        temp.writable
-            .last()
-            .cloned()
-            .unwrap_or_else(|| PathBuf::from("/tmp"))
-    }
 }
 
-/// Whether a canonical directory lies beneath `/tmp`, `/var/tmp` or `/run/user/<euid>`.
+/// Whether a canonical directory is `/tmp` or `/var/tmp` or lies beneath one.
 fn is_beneath_a_temp_dir(canonical: &Path) -> bool {
-    let runtime_dir = PathBuf::from(format!("/run/user/{}", crate::sandbox::sys::geteuid()));
-    [
-        PathBuf::from("/tmp"),
-        PathBuf::from("/var/tmp"),
-        runtime_dir,
-    ]
-    .iter()
-    .filter_map(|base| std::fs::canonicalize(base).ok())
-    .any(|base| canonical.starts_with(base))
+    ["/tmp", "/var/tmp"]
+        .iter()
+        .filter_map(|base| std::fs::canonicalize(base).ok())
+        .any(|base| canonical.starts_with(base))
 }
 
 /// A linked worktree's git dirs, writable so `git commit` works there. `.git` must be readable:
@@ -375,9 +396,10 @@ mod tests {
     #[test]
     fn workspace_write_roots_include_workspace_and_tmp() {
         let dir = tempfile::tempdir().unwrap();
-        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, dir.path()).unwrap();
+        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, Some(dir.path())).unwrap();
         let roots = spec.writable_roots();
         assert_eq!(roots[0], std::fs::canonicalize(dir.path()).unwrap());
+        assert_eq!(spec.workspace.as_deref(), Some(roots[0].as_path()));
         assert!(roots.contains(&PathBuf::from("/tmp")));
     }
 
@@ -396,7 +418,7 @@ mod tests {
     #[test]
     fn read_only_has_no_writable_roots() {
         let dir = tempfile::tempdir().unwrap();
-        let spec = Spec::new(SandboxPolicy::ReadOnly, dir.path()).unwrap();
+        let spec = Spec::new(SandboxPolicy::ReadOnly, Some(dir.path())).unwrap();
         assert!(spec.writable_roots().is_empty());
         assert_eq!(
             spec.with_writable(dir.path()).unwrap_err().code,
@@ -407,7 +429,7 @@ mod tests {
     #[test]
     fn missing_writable_root_is_skipped() {
         let dir = tempfile::tempdir().unwrap();
-        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, dir.path())
+        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, Some(dir.path()))
             .unwrap()
             .with_writable(&dir.path().join("not-there"))
             .unwrap();
@@ -417,7 +439,7 @@ mod tests {
     #[test]
     fn the_filesystem_root_is_never_writable() {
         let root = Path::new("/");
-        let error = Spec::new(SandboxPolicy::WorkspaceWrite, root).unwrap_err();
+        let error = Spec::new(SandboxPolicy::WorkspaceWrite, Some(root)).unwrap_err();
         assert_eq!(error.code, Code::SandboxUnavailable);
         assert!(
             error.reason.contains("whole filesystem"),
@@ -425,22 +447,33 @@ mod tests {
             error.reason
         );
         let dir = tempfile::tempdir().unwrap();
-        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, dir.path()).unwrap();
+        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, Some(dir.path())).unwrap();
         assert_eq!(
             spec.with_writable(root).unwrap_err().code,
             Code::SandboxUnavailable
         );
         // Read-only writes nothing there: `/` is a fine workspace for it.
-        assert!(Spec::new(SandboxPolicy::ReadOnly, root).is_ok());
+        assert!(Spec::new(SandboxPolicy::ReadOnly, Some(root)).is_ok());
     }
 
     #[test]
     fn for_cwd_finds_git_toplevel() {
         let dir = tempfile::tempdir().unwrap();
-        let top = std::fs::canonicalize(dir.path()).unwrap();
+        let top = std::fs::canonicalize(dir.path()).unwrap().join("proj");
         std::fs::create_dir_all(top.join(".git")).unwrap();
         std::fs::create_dir_all(top.join("sub")).unwrap();
-        let spec = Spec::for_cwd(SandboxPolicy::WorkspaceWrite, &top.join("sub")).unwrap();
-        assert_eq!(spec.workspace, top);
+        let anchors = Anchors::default();
+        let spec =
+            Spec::for_cwd(SandboxPolicy::WorkspaceWrite, &top.join("sub"), &anchors).unwrap();
+        assert_eq!(spec.workspace, Some(top));
+        let plain = std::fs::canonicalize(dir.path()).unwrap();
+        let spec = Spec::for_cwd(SandboxPolicy::WorkspaceWrite, &plain, &anchors).unwrap();
+        assert_eq!(spec.workspace, None);
+        assert!(spec.no_workspace.is_some());
+    }
+
+    #[test]
+    fn run_user_is_never_a_temp_dir() {
+        assert!(!is_beneath_a_temp_dir(Path::new("/run/user/0")));
     }
 }

@@ -1,54 +1,42 @@
-//! Which paths stay read-only inside the writable roots, and what it takes to enforce that.
+//! The plan of the sandbox's mount tree: what is writable, what stays read-only inside it, what
+//! is hidden, and which missing names are watched.
 //!
-//! Landlock only ever *grants*: once the workspace is writable, everything beneath it is. So the
-//! protected paths are made read-only with bind mounts in a private mount namespace
-//! ([`crate::sandbox::mounts`]), which the kernel enforces for every process in the sandbox:
+//! The tree is built **read-only by construction**: in the private mount namespace every mount is
+//! made read-only, recursively (so every other mount of the workspace is read-only too), and only
+//! the writable roots are attached again, writable, as copies of themselves taken before. Landlock
+//! then adds the inode-level layer on top. What this module plans is the rest:
 //!
-//! * each existing protected path is bind-mounted read-only onto itself: writes and creation
-//!   beneath it fail with `EROFS`, and unlinking or renaming it fails with `EBUSY`;
-//! * each directory between the outermost writable root and a protected path is *pinned* (bound
-//!   onto itself) so it cannot be renamed away and replaced (`mv .git x; mkdir .git` would
-//!   otherwise leave git reading a fresh, writable `.git/config`);
-//! * missing paths inside a git dir (`hooks/`, `config`) and shellgate's own config/state dirs are
-//!   created (empty, as git and shellgate would create them) so they can be protected;
-//! * other missing paths (`.gitmodules`, `.shellgate.toml`, shell startup files) cannot be made
-//!   uncreatable without leaving placeholder files in the user's workspace: they are listed in
-//!   [`Plan::unenforced`], which `shellgate doctor` shows for the current workspace ([`preview`]),
-//!   and documented as a known gap.
+//! * **layers**: the writable roots, and the *protected trees* that must stay read-only even when
+//!   they lie beneath a writable root (a home, `$XDG_CONFIG_HOME`, `$ZDOTDIR`, `$BASH_ENV`'s file,
+//!   shellgate's config, state and binary — a home under `/tmp` in a test, say). A writable root
+//!   inside a protected tree is attached again after it;
+//! * **read-only paths inside writable roots**: the git files that git outside the sandbox executes
+//!   or reads configuration from (`.git/config`, `.git/hooks`, `config.worktree`, `commondir`, the
+//!   same in linked worktrees' and submodules' git dirs, a `.git` pointer file), `.gitmodules` and
+//!   shellgate's project file. Missing `config` and `hooks/` of a repository are created (empty,
+//!   as git would) so they can be bound read-only;
+//! * **pins**: the directories between a writable root and such a path are bound onto themselves,
+//!   so they cannot be renamed away and replaced (`mv .git x; mkdir .git`);
+//! * **guarded names**: the protected names that do not exist and cannot be created without
+//!   littering (`.git/commondir`, `.gitmodules`, a missing `$ZDOTDIR/.zshrc` …). The guard
+//!   ([`crate::sandbox::guard`]) watches them while the line runs and checks them after it,
+//!   quarantining whatever appeared;
+//! * **hidden paths**: the credential stores ([`crate::sandbox::credentials`]).
 //!
-//! A protected path reached through a symlink cannot be pinned (a symlink cannot be a mount
-//! point), so it refuses to run unless the protection is dropped.
-//!
-//! What the sandboxed program may have changed since the last launch decides nothing here: a
-//! missing `HEAD` only means missing paths are not *created* (existing `config` and `hooks/` are
-//! protected whatever `HEAD` says), and a path that cannot be checked (`EACCES` after a
-//! `chmod 000 .git`, `EIO`) refuses to run instead of counting as missing.
+//! A protected path reached through a symlink that lives in a writable root cannot be pinned (a
+//! symlink cannot be a mount point, and the program could swap it): the launch is refused. A path
+//! whose existence cannot be established (`EACCES` after `chmod 000 .git`, `EIO`) refuses too,
+//! instead of counting as missing.
 
-use crate::audit::StatePaths;
-use crate::config;
 use crate::error::{Code, Error, Result};
 use crate::sandbox::git;
-use crate::sandbox::policy::{Protection, Spec};
+use crate::sandbox::policy::{Policy, Protection, Spec};
 use crate::sandbox::sys;
 use serde::Serialize;
 use std::path::{Component, Path, PathBuf};
 
-/// Shell startup files protected in every writable root and in `$HOME`.
-const SHELL_STARTUP_FILES: [&str; 10] = [
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".bash_logout",
-    ".profile",
-    ".zshrc",
-    ".zprofile",
-    ".zshenv",
-    ".zlogin",
-    ".zlogout",
-];
-
-/// Project files protected at the top of every writable root.
-const PROJECT_FILES: [&str; 2] = [".gitmodules", config::PROJECT_FILE];
+/// Project files protected at the top of every writable root that is a workspace.
+const PROJECT_FILES: [&str; 2] = [".gitmodules", crate::config::PROJECT_FILE];
 
 /// How many directory levels beneath `.git/modules` are searched for submodule git dirs (a nested
 /// submodule takes two: `<name>/modules/<name>`).
@@ -67,10 +55,10 @@ enum Kind {
 /// What to do about a protected path that does not exist.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Missing {
-    /// Create it (empty) and protect it: git or shellgate would create it anyway.
+    /// Create it (empty) and protect it: git would create it anyway.
     Create(Kind),
-    /// Leave it: the program could create it (a known gap, listed in [`Plan::unenforced`]).
-    Unenforced,
+    /// Leave it and guard the name: the program could create it.
+    Guard,
     /// Leave it silently: only probed in case it exists (`config` in a directory beneath
     /// `.git/modules` that may or may not be a submodule's git dir).
     Probe,
@@ -84,10 +72,10 @@ struct Candidate {
 }
 
 impl Candidate {
-    fn existing(path: PathBuf) -> Candidate {
+    fn guarded(path: PathBuf) -> Candidate {
         Candidate {
             path,
-            missing: Missing::Unenforced,
+            missing: Missing::Guard,
         }
     }
 
@@ -106,23 +94,19 @@ impl Candidate {
     }
 }
 
-/// Where the user's shell startup files and git's and shellgate's own configuration live. Read
+/// Where the user's own files live: what must stay read-only even beneath a writable root. Read
 /// once by [`HomeEnv::from_env`]; a plain value, so tests can pass their own.
 #[derive(Debug, Clone, Default)]
 pub struct HomeEnv {
-    /// `$HOME`, and the home the password database gives the effective uid when it differs.
-    /// In hook mode the launcher inherits the agent's environment, where `HOME` can name
-    /// anything: the real home must be protected whatever it says.
+    /// `$HOME`, and the home the password database gives the effective uid when it differs. In
+    /// hook mode the launcher inherits the agent's environment, where `HOME` can name anything:
+    /// the real home must be protected whatever it says.
     pub homes: Vec<PathBuf>,
-    /// `$ZDOTDIR`, where zsh reads its startup files.
-    pub zdotdir: Option<PathBuf>,
-    /// Git's user configuration directories: `$XDG_CONFIG_HOME/git` and `.config/git` in each
-    /// home.
-    pub git_config_dirs: Vec<PathBuf>,
-    /// shellgate's own directories, created when missing: the ones it really uses
-    /// ([`config::config_dir`], [`StatePaths::from_env`]) and their defaults in the password
-    /// database's home.
-    pub shellgate_dirs: Vec<PathBuf>,
+    /// Other trees read by programs that run later: `$XDG_CONFIG_HOME`, `$ZDOTDIR`, `$BASH_ENV`'s
+    /// file, shellgate's own config and state directories and its binary.
+    pub trees: Vec<PathBuf>,
+    /// shellgate's own config and state directories (also in `trees`): never a workspace.
+    pub own_dirs: Vec<PathBuf>,
 }
 
 impl HomeEnv {
@@ -146,38 +130,28 @@ impl HomeEnv {
                 )
             })?
             .filter(|p| p.is_absolute());
-        let mut env = HomeEnv {
-            zdotdir: abs("ZDOTDIR"),
-            ..HomeEnv::default()
-        };
-        for home in abs("HOME").into_iter().chain(passwd_home.clone()) {
-            push_new(&mut env.homes, home);
+        let mut env = HomeEnv::default();
+        for home in abs("HOME").into_iter().chain(passwd_home) {
+            push_new(&mut env.homes, canonical_or_self(home));
         }
-        if let Some(config_home) = abs("XDG_CONFIG_HOME") {
-            push_new(&mut env.git_config_dirs, config_home.join("git"));
+        let own = crate::paths::own_dirs();
+        for dir in own.iter().cloned().map(canonical_or_self) {
+            push_new(&mut env.own_dirs, dir);
         }
-        for home in env.homes.clone() {
-            push_new(&mut env.git_config_dirs, home.join(".config/git"));
-        }
-        let used = [
-            config::config_dir().filter(|p| p.is_absolute()),
-            StatePaths::from_env().ok().map(|p| p.root().to_path_buf()),
-        ];
-        let defaults = passwd_home.iter().flat_map(|home| {
-            [
-                home.join(".config").join(SHELLGATE_DIR),
-                home.join(".local/state").join(SHELLGATE_DIR),
-            ]
-        });
-        for dir in used.into_iter().flatten().chain(defaults) {
-            push_new(&mut env.shellgate_dirs, dir);
+        let named = ["XDG_CONFIG_HOME", "ZDOTDIR", "BASH_ENV"]
+            .into_iter()
+            .filter_map(abs);
+        let binary = std::fs::canonicalize("/proc/self/exe").ok();
+        for tree in named.chain(own).chain(binary) {
+            push_new(&mut env.trees, canonical_or_self(tree));
         }
         Ok(env)
     }
 }
 
-/// The name of shellgate's directory under the XDG config and state dirs.
-const SHELLGATE_DIR: &str = "shellgate";
+fn canonical_or_self(path: PathBuf) -> PathBuf {
+    std::fs::canonicalize(&path).unwrap_or(path)
+}
 
 fn push_new(list: &mut Vec<PathBuf>, path: PathBuf) {
     if !list.contains(&path) {
@@ -185,27 +159,42 @@ fn push_new(list: &mut Vec<PathBuf>, path: PathBuf) {
     }
 }
 
+/// One layer of the tree, applied shallow first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "path")]
+pub enum Layer {
+    /// A writable root, attached as a writable copy of itself.
+    Writable(PathBuf),
+    /// A protected tree beneath a writable root, bound read-only.
+    ReadOnly(PathBuf),
+}
+
 /// What the mount namespace has to do.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Plan {
+    /// Writable roots and protected trees, shallow first (see [`Layer`]).
+    pub layers: Vec<Layer>,
     /// Directories to bind onto themselves (top-down), so they cannot be renamed or removed.
     pub pins: Vec<PathBuf>,
-    /// Existing protected paths to bind read-only onto themselves.
+    /// Existing protected paths inside writable roots, bound read-only onto themselves.
     pub read_only: Vec<PathBuf>,
-    /// Protected paths that were already read-only mount points (a nested sandbox).
-    pub already_enforced: Vec<PathBuf>,
-    /// Protected names that do not exist and cannot be created harmlessly: *not* enforced.
-    pub unenforced: Vec<PathBuf>,
+    /// Protected names that do not exist, in writable places: guarded.
+    pub guarded: Vec<PathBuf>,
+    /// Credential stores covered by an empty read-only view.
+    pub hidden: Vec<PathBuf>,
 }
 
 impl Plan {
-    /// True when mounts must be made (and so a mount namespace is needed).
-    pub fn needs_mounts(&self) -> bool {
-        !self.pins.is_empty() || !self.read_only.is_empty()
+    /// The writable roots, shallow first.
+    pub fn writable_roots(&self) -> impl Iterator<Item = &Path> {
+        self.layers.iter().filter_map(|layer| match layer {
+            Layer::Writable(path) => Some(path.as_path()),
+            Layer::ReadOnly(_) => None,
+        })
     }
 }
 
-/// Works out the plan for `spec`, creating the missing git/shellgate paths it may create.
+/// Works out the plan for `spec`, creating the missing git paths it may create.
 pub fn plan(spec: &Spec, env: &HomeEnv) -> Result<Plan> {
     plan_with(spec, env, Creating::Yes)
 }
@@ -224,10 +213,19 @@ enum Creating {
 }
 
 fn plan_with(spec: &Spec, env: &HomeEnv, creating: Creating) -> Result<Plan> {
-    let roots = spec.writable_roots();
-    let mut plan = Plan::default();
+    let mut plan = Plan {
+        hidden: spec.hidden.clone(),
+        ..Plan::default()
+    };
+    if spec.policy == Policy::ReadOnly {
+        return Ok(plan);
+    }
+    plan.layers = layers(&spec.writable_roots(), &env.trees);
+    if spec.dropped.contains(&Protection::ProtectedPaths) {
+        return Ok(plan);
+    }
     let mut targets = Vec::new();
-    // Candidates share a handful of parents (each root, each git dir, $HOME): place each once.
+    // Candidates share a handful of parents (each root, each git dir): place each once.
     let mut placed_parents: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
     for candidate in candidates(spec, env)? {
         let (Some(parent), Some(name)) = (candidate.path.parent(), candidate.path.file_name())
@@ -237,7 +235,7 @@ fn plan_with(spec: &Spec, env: &HomeEnv, creating: Creating) -> Result<Plan> {
         let placed_parent = match placed_parents.iter().find(|(p, _)| p == parent) {
             Some((_, placed)) => placed.clone(),
             None => {
-                let placed = place(parent, &roots)?;
+                let placed = place(parent, &plan)?;
                 placed_parents.push((parent.to_path_buf(), placed.clone()));
                 placed
             }
@@ -245,13 +243,13 @@ fn plan_with(spec: &Spec, env: &HomeEnv, creating: Creating) -> Result<Plan> {
         let Some(path) = placed_parent.map(|p| p.join(name)) else {
             continue;
         };
-        // Outside every writable root, Landlock alone keeps it read-only: no syscall needed.
-        if !beneath_any(&path, &roots) {
+        // Outside every writable place, the read-only tree keeps it read-only.
+        if !writable_at(&plan.layers, &path) {
             continue;
         }
         match resolve(&path, candidate.missing, creating)? {
             Some(path) => targets.push(path),
-            None if candidate.missing == Missing::Unenforced => plan.unenforced.push(path),
+            None if candidate.missing == Missing::Guard => plan.guarded.push(path),
             None => {}
         }
     }
@@ -259,27 +257,73 @@ fn plan_with(spec: &Spec, env: &HomeEnv, creating: Creating) -> Result<Plan> {
     targets.sort_by(|a, b| depth(a).cmp(&depth(b)).then_with(|| a.cmp(b)));
     targets.dedup();
     for target in targets {
-        for pin in pins_for(&target, &roots) {
-            if !plan.pins.contains(&pin) && !is_mount_root(&pin) {
+        for pin in pins_for(&target, &plan.layers) {
+            if !plan.pins.contains(&pin) {
                 plan.pins.push(pin);
             }
         }
-        if is_mount_root(&target) && is_read_only(&target) {
-            plan.already_enforced.push(target);
-        } else {
-            plan.read_only.push(target);
-        }
+        plan.read_only.push(target);
     }
     plan.pins.sort_by_key(|p| depth(p));
-    plan.unenforced.dedup();
+    plan.guarded.sort();
+    plan.guarded.dedup();
     Ok(plan)
+}
+
+/// The layers for these writable roots and protected trees, shallow first: an outermost root; a
+/// protected tree whose nearest enclosing layer is writable; a root whose nearest enclosing layer
+/// is read-only. Anything else is already what its enclosing layer makes it.
+fn layers(roots: &[PathBuf], trees: &[PathBuf]) -> Vec<Layer> {
+    let mut all: Vec<Layer> = roots
+        .iter()
+        .cloned()
+        .map(Layer::Writable)
+        .chain(
+            trees
+                .iter()
+                .filter(|t| t.exists())
+                .cloned()
+                .map(Layer::ReadOnly),
+        )
+        .collect();
+    all.sort_by(|a, b| {
+        let (a, b) = (layer_path(a), layer_path(b));
+        depth(a).cmp(&depth(b)).then_with(|| a.cmp(b))
+    });
+    let mut layers: Vec<Layer> = Vec::new();
+    for layer in all {
+        let path = layer_path(&layer);
+        let writable_here = writable_at(&layers, path);
+        let keep = match layer {
+            Layer::Writable(_) => !writable_here,
+            Layer::ReadOnly(_) => writable_here,
+        };
+        if keep && !layers.iter().any(|l| layer_path(l) == path) {
+            layers.push(layer);
+        }
+    }
+    layers
+}
+
+fn layer_path(layer: &Layer) -> &Path {
+    match layer {
+        Layer::Writable(p) | Layer::ReadOnly(p) => p,
+    }
+}
+
+/// Whether `path` is writable under these layers: its nearest enclosing layer is a writable root.
+fn writable_at(layers: &[Layer], path: &Path) -> bool {
+    layers
+        .iter()
+        .filter(|l| path.starts_with(layer_path(l)))
+        .max_by_key(|l| depth(layer_path(l)))
+        .is_some_and(|l| matches!(l, Layer::Writable(_)))
 }
 
 fn candidates(spec: &Spec, env: &HomeEnv) -> Result<Vec<Candidate>> {
     let mut list = Vec::new();
-    let mut roots = vec![spec.workspace.clone()];
-    roots.extend(spec.writable.iter().cloned());
-    for root in &roots {
+    let roots = spec.workspace.iter().chain(&spec.writable);
+    for root in roots {
         let dot_git = root.join(".git");
         let dot_git_meta = sys::missing_as_none(dot_git.symlink_metadata())
             .map_err(|e| unchecked(&dot_git, &e))?;
@@ -287,7 +331,7 @@ fn candidates(spec: &Spec, env: &HomeEnv) -> Result<Vec<Candidate>> {
             // A pointer file decides which git dir git uses: it must not be redirected, even when
             // what it points to is missing or unreadable now. A symlink is refused (`resolve`):
             // git follows it and a mount cannot pin it.
-            list.push(Candidate::existing(dot_git.clone()));
+            list.push(Candidate::guarded(dot_git.clone()));
         }
         let layout = git::inspect(root).map_err(|e| unchecked(&dot_git, &e))?;
         if let Some(layout) = layout {
@@ -295,14 +339,17 @@ fn candidates(spec: &Spec, env: &HomeEnv) -> Result<Vec<Candidate>> {
                 list.extend(git_dir_candidates(dir)?);
             }
         }
-        for name in PROJECT_FILES.iter().chain(&SHELL_STARTUP_FILES) {
-            list.push(Candidate::existing(root.join(name)));
+        for name in PROJECT_FILES {
+            list.push(Candidate::guarded(root.join(name)));
         }
     }
     for dir in &spec.git_dirs {
         list.extend(git_dir_candidates(dir)?);
     }
-    list.extend(home_candidates(env));
+    // Protected trees that do not exist yet: their names are guarded where they would appear.
+    for tree in &env.trees {
+        list.push(Candidate::guarded(tree.clone()));
+    }
     Ok(list)
 }
 
@@ -321,17 +368,17 @@ fn git_dir_candidates(git_dir: &Path) -> Result<Vec<Candidate>> {
         ]
     } else {
         [
-            Candidate::existing(git_dir.join("config")),
-            Candidate::existing(git_dir.join("hooks")),
+            Candidate::guarded(git_dir.join("config")),
+            Candidate::guarded(git_dir.join("hooks")),
         ]
     };
     let mut list = Vec::from(config_and_hooks);
-    list.push(Candidate::existing(git_dir.join("config.worktree")));
-    list.push(Candidate::existing(git_dir.join("commondir")));
+    list.push(Candidate::guarded(git_dir.join("config.worktree")));
+    list.push(Candidate::guarded(git_dir.join("commondir")));
     // Other linked worktrees' per-worktree config and common-dir pointers.
     for admin in subdirs(&git_dir.join("worktrees"))? {
-        list.push(Candidate::existing(admin.join("config.worktree")));
-        list.push(Candidate::existing(admin.join("commondir")));
+        list.push(Candidate::probed(admin.join("config.worktree")));
+        list.push(Candidate::probed(admin.join("commondir")));
     }
     list.extend(submodule_candidates(&git_dir.join("modules"))?);
     Ok(list)
@@ -344,8 +391,7 @@ fn git_dir_candidates(git_dir: &Path) -> Result<Vec<Candidate>> {
 /// has a `HEAD` now: a submodule's name may contain slashes (`modules/libs/a`), nested submodules
 /// live in `<git dir>/modules/`, and `HEAD` files are the program's to move or plant. The one
 /// thing a `HEAD` decides is that the big internals of a git dir (`objects`, `refs`, `logs`) are
-/// not searched: planting one in `modules/libs` hides only submodules named `libs/objects/...`,
-/// `libs/refs/...` or `libs/logs/...`.
+/// not searched.
 fn submodule_candidates(modules: &Path) -> Result<Vec<Candidate>> {
     search_modules(modules, false, SUBMODULE_DEPTH)
 }
@@ -371,28 +417,6 @@ fn search_modules(dir: &Path, is_git_dir: bool, depth: usize) -> Result<Vec<Cand
     Ok(list)
 }
 
-fn home_candidates(env: &HomeEnv) -> Vec<Candidate> {
-    let mut list = Vec::new();
-    for home in &env.homes {
-        for name in SHELL_STARTUP_FILES {
-            list.push(Candidate::existing(home.join(name)));
-        }
-        list.push(Candidate::existing(home.join(".gitconfig")));
-    }
-    if let Some(zdotdir) = &env.zdotdir {
-        for name in SHELL_STARTUP_FILES.iter().filter(|n| n.starts_with(".z")) {
-            list.push(Candidate::existing(zdotdir.join(name)));
-        }
-    }
-    for dir in &env.git_config_dirs {
-        list.push(Candidate::existing(dir.clone()));
-    }
-    for dir in &env.shellgate_dirs {
-        list.push(Candidate::created(dir.clone(), Kind::Dir));
-    }
-    list
-}
-
 /// The subdirectories of `dir` (none when it does not exist), sorted.
 fn subdirs(dir: &Path) -> Result<Vec<PathBuf>> {
     let Some(entries) =
@@ -414,21 +438,23 @@ fn subdirs(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(dirs)
 }
 
-/// Walks `path` from `/`, resolving symlinks that live *outside* the writable roots (a symlinked
-/// `$HOME` is fine) and refusing one that lives inside them: the program could replace that
+/// Walks `path` from `/`, resolving symlinks that live in read-only places (a symlinked `$HOME`
+/// is fine) and refusing one that lives in a writable place: the program could replace that
 /// symlink, and a symlink cannot be a mount point. Returns the path with every existing component
 /// resolved, missing components kept as written; `None` for a relative path or a dangling link.
-fn place(path: &Path, roots: &[PathBuf]) -> Result<Option<PathBuf>> {
+fn place(path: &Path, plan: &Plan) -> Result<Option<PathBuf>> {
     if !path.is_absolute() {
         return Ok(None);
     }
-    // Roots are canonical: a candidate built beneath one needs checking only below it.
-    let start = roots
+    // Layers are canonical: a candidate built beneath one needs checking only below it.
+    let start = plan
+        .layers
         .iter()
+        .map(layer_path)
         .filter(|root| path.starts_with(root))
         .max_by_key(|root| depth(root));
     let (mut placed, rest) = match start {
-        Some(root) => (root.clone(), path.strip_prefix(root).unwrap_or(path)),
+        Some(root) => (root.to_path_buf(), path.strip_prefix(root).unwrap_or(path)),
         None => (PathBuf::from("/"), path),
     };
     let mut components = rest.components();
@@ -444,7 +470,7 @@ fn place(path: &Path, roots: &[PathBuf]) -> Result<Option<PathBuf>> {
         let next = placed.join(name);
         match next.symlink_metadata() {
             Ok(meta) if meta.file_type().is_symlink() => {
-                if beneath_any(&placed, roots) {
+                if writable_at(&plan.layers, &placed) {
                     return Err(symlinked(&next));
                 }
                 match sys::missing_as_none(std::fs::canonicalize(&next)) {
@@ -476,15 +502,15 @@ fn resolve(placed: &Path, missing: Missing, creating: Creating) -> Result<Option
             Missing::Create(_) if creating == Creating::No => Ok(Some(placed.to_path_buf())),
             // A missing parent (NotFound from the create) leaves it missing.
             Missing::Create(kind) => Ok(materialize(placed, kind)?.then(|| placed.to_path_buf())),
-            Missing::Unenforced | Missing::Probe => Ok(None),
+            Missing::Guard | Missing::Probe => Ok(None),
         },
         Err(e) => Err(unchecked(placed, &e)),
     }
 }
 
-/// Creates an empty protected file or directory, as git (`hooks/`, `config`) or shellgate (its
-/// config and state dirs) would, so it can be mounted read-only. `false` when its parent does not
-/// exist (nothing to create it in).
+/// Creates an empty protected file or directory, as git (`hooks/`, `config`) would, so it can be
+/// mounted read-only. `false` when its parent does not exist (nothing to create it in). Only ever
+/// called for paths inside a writable root: the launcher creates nothing outside them.
 fn materialize(path: &Path, kind: Kind) -> Result<bool> {
     let made = match kind {
         Kind::Dir => std::fs::create_dir(path),
@@ -527,49 +553,38 @@ fn symlinked(path: &Path) -> Error {
     Error::new(
         Code::SandboxUnavailable,
         format!(
-            "cannot enforce read-only protected path {}: it is a symlink, which a mount cannot \
-             pin; choices: replace the symlink with the file, or drop the protection explicitly \
-             with --drop-protection {}",
+            "cannot enforce read-only protected path {}: it is a symlink in a writable \
+             directory, which a mount cannot pin; choices: replace the symlink with the file, or \
+             drop the protection explicitly with --drop-protection {}",
             path.display(),
             Protection::ProtectedPaths
         ),
     )
 }
 
-/// The directories between the outermost writable root containing `target` and `target` that
-/// must be pinned: every ancestor strictly below that root (their parents are writable).
-fn pins_for(target: &Path, roots: &[PathBuf]) -> Vec<PathBuf> {
-    let Some(outermost) = roots
+/// The directories between the nearest writable layer containing `target` and `target`, which
+/// must be pinned: every ancestor strictly below that layer.
+fn pins_for(target: &Path, layers: &[Layer]) -> Vec<PathBuf> {
+    let Some(nearest) = layers
         .iter()
+        .map(layer_path)
         .filter(|r| target.starts_with(r))
-        .min_by_key(|r| depth(r))
+        .max_by_key(|r| depth(r))
     else {
         return Vec::new();
     };
     let mut pins: Vec<PathBuf> = target
         .ancestors()
         .skip(1)
-        .take_while(|a| a.starts_with(outermost) && *a != outermost)
+        .take_while(|a| a.starts_with(nearest) && *a != nearest)
         .map(Path::to_path_buf)
         .collect();
     pins.reverse();
     pins
 }
 
-fn beneath_any(path: &Path, roots: &[PathBuf]) -> bool {
-    roots.iter().any(|r| path.starts_with(r))
-}
-
 fn depth(path: &Path) -> usize {
     path.components().count()
-}
-
-fn is_mount_root(path: &Path) -> bool {
-    sys::is_mount_root(path).unwrap_or(false)
-}
-
-fn is_read_only(path: &Path) -> bool {
-    sys::mount_flags(path).is_ok_and(|f| f & libc::ST_RDONLY != 0)
 }
 
 #[cfg(test)]
@@ -586,17 +601,26 @@ mod tests {
         (dir, ws)
     }
 
+    fn spec(ws: &Path) -> Spec {
+        let mut spec = Spec::new(SandboxPolicy::WorkspaceWrite, Some(ws)).unwrap();
+        // The scratch repositories live under /tmp, itself a writable root by default.
+        spec.temp_dirs.clear();
+        spec
+    }
+
     #[test]
     fn git_paths_are_created_and_protected() {
         let (_dir, ws) = repo();
-        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &ws).unwrap();
-        let plan = plan(&spec, &HomeEnv::default()).unwrap();
+        let plan = plan(&spec(&ws), &HomeEnv::default()).unwrap();
         assert!(plan.read_only.contains(&ws.join(".git/config")));
         assert!(plan.read_only.contains(&ws.join(".git/hooks")));
         assert!(ws.join(".git/hooks").is_dir(), "hooks dir materialised");
         assert_eq!(fs::read(ws.join(".git/config")).unwrap(), b"");
         assert!(plan.pins.contains(&ws.join(".git")));
-        assert!(plan.unenforced.contains(&ws.join(".gitmodules")));
+        for guarded in [".gitmodules", ".git/commondir", ".git/config.worktree"] {
+            assert!(plan.guarded.contains(&ws.join(guarded)), "{guarded}");
+        }
+        assert_eq!(plan.layers, vec![Layer::Writable(ws.clone())]);
     }
 
     #[test]
@@ -607,8 +631,7 @@ mod tests {
         fs::create_dir_all(ws.join(".git/modules/a/b/hooks")).unwrap();
         fs::write(ws.join(".git/modules/a/b/config"), "").unwrap();
         fs::remove_file(ws.join(".git/HEAD")).unwrap();
-        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &ws).unwrap();
-        let plan = plan(&spec, &HomeEnv::default()).unwrap();
+        let plan = plan(&spec(&ws), &HomeEnv::default()).unwrap();
         for path in [
             ".git/config",
             ".git/hooks",
@@ -627,11 +650,9 @@ mod tests {
             fs::create_dir_all(modules.join(name).join("hooks")).unwrap();
             fs::write(modules.join(name).join("config"), "").unwrap();
         }
-        // Planted: `modules` and `modules/libs` look like git dirs now.
         fs::write(modules.join("HEAD"), "").unwrap();
         fs::write(modules.join("libs/HEAD"), "").unwrap();
-        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &ws).unwrap();
-        let plan = plan(&spec, &HomeEnv::default()).unwrap();
+        let plan = plan(&spec(&ws), &HomeEnv::default()).unwrap();
         for path in ["logs/config", "logs/hooks", "libs/a/config", "libs/a/hooks"] {
             assert!(plan.read_only.contains(&modules.join(path)), "{path}");
         }
@@ -641,34 +662,20 @@ mod tests {
     fn nothing_is_created_in_a_git_dir_without_head() {
         let (_dir, ws) = repo();
         fs::remove_file(ws.join(".git/HEAD")).unwrap();
-        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &ws).unwrap();
-        let plan = plan(&spec, &HomeEnv::default()).unwrap();
+        let plan = plan(&spec(&ws), &HomeEnv::default()).unwrap();
         assert!(!ws.join(".git/config").exists());
         assert!(!ws.join(".git/hooks").exists());
-        assert!(plan.unenforced.contains(&ws.join(".git/config")));
+        assert!(plan.guarded.contains(&ws.join(".git/config")));
     }
 
     #[test]
     fn preview_creates_nothing() {
         let (_dir, ws) = repo();
-        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &ws).unwrap();
-        let preview = preview(&spec, &HomeEnv::default()).unwrap();
+        let preview = preview(&spec(&ws), &HomeEnv::default()).unwrap();
         assert!(preview.read_only.contains(&ws.join(".git/hooks")));
         assert!(!ws.join(".git/hooks").exists());
         assert!(!ws.join(".git/config").exists());
-        assert!(preview.unenforced.contains(&ws.join(".shellgate.toml")));
-    }
-
-    #[test]
-    fn existing_project_files_are_protected() {
-        let (_dir, ws) = repo();
-        fs::write(ws.join(".bashrc"), "echo hi\n").unwrap();
-        fs::write(ws.join(".shellgate.toml"), "").unwrap();
-        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &ws).unwrap();
-        let plan = plan(&spec, &HomeEnv::default()).unwrap();
-        assert!(plan.read_only.contains(&ws.join(".bashrc")));
-        assert!(plan.read_only.contains(&ws.join(".shellgate.toml")));
-        assert!(!plan.unenforced.contains(&ws.join(".bashrc")));
+        assert!(preview.guarded.contains(&ws.join(".shellgate.toml")));
     }
 
     #[test]
@@ -676,48 +683,51 @@ mod tests {
         let (dir, ws) = repo();
         let decoy = dir.path().join("decoy");
         fs::write(&decoy, "").unwrap();
-        std::os::unix::fs::symlink(&decoy, ws.join(".zshrc")).unwrap();
-        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &ws).unwrap();
-        let err = plan(&spec, &HomeEnv::default()).unwrap_err();
+        std::os::unix::fs::symlink(&decoy, ws.join(".gitmodules")).unwrap();
+        let err = plan(&spec(&ws), &HomeEnv::default()).unwrap_err();
         assert_eq!(err.code, Code::SandboxUnavailable);
-        assert!(err.reason.contains(".zshrc"), "{}", err.reason);
+        assert!(err.reason.contains(".gitmodules"), "{}", err.reason);
     }
 
     #[test]
-    fn home_outside_roots_is_left_to_landlock() {
+    fn a_home_beneath_a_writable_root_is_a_read_only_layer() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        let home = root.join("home");
+        let ws = home.join("code/ws");
+        fs::create_dir_all(&ws).unwrap();
+        let env = HomeEnv {
+            homes: vec![home.clone()],
+            trees: vec![home.clone(), home.join(".zdotdir-missing")],
+            own_dirs: Vec::new(),
+        };
+        let mut spec = Spec::new(SandboxPolicy::WorkspaceWrite, Some(&ws)).unwrap();
+        spec.temp_dirs = vec![root.clone()];
+        let plan = plan(&spec, &env).unwrap();
+        assert_eq!(
+            plan.layers,
+            vec![
+                Layer::Writable(root.clone()),
+                Layer::ReadOnly(home.clone()),
+                Layer::Writable(ws.clone()),
+            ]
+        );
+        // Missing trees are guarded only where something could create them.
+        assert!(!plan.guarded.contains(&home.join(".zdotdir-missing")));
+    }
+
+    #[test]
+    fn home_outside_the_roots_needs_no_layer() {
         let (dir, ws) = repo();
         let home = fs::canonicalize(dir.path()).unwrap().join("home");
         fs::create_dir_all(&home).unwrap();
-        fs::write(home.join(".bashrc"), "").unwrap();
         let env = HomeEnv {
             homes: vec![home.clone()],
-            shellgate_dirs: vec![home.join(".config/shellgate")],
-            ..HomeEnv::default()
+            trees: vec![home.clone()],
+            own_dirs: Vec::new(),
         };
-        let mut spec = Spec::new(SandboxPolicy::WorkspaceWrite, &ws).unwrap();
-        // The test's home sits under /tmp, itself a writable root by default.
-        spec.temp_dirs.clear();
-        let plan = plan(&spec, &env).unwrap();
-        assert!(!plan.read_only.contains(&home.join(".bashrc")));
-        // Outside every writable root: nothing created there either.
-        assert!(!home.join(".config/shellgate").exists());
-    }
-
-    #[test]
-    fn home_inside_workspace_is_protected() {
-        let (_dir, ws) = repo();
-        fs::write(ws.join(".profile"), "").unwrap();
-        fs::create_dir_all(ws.join(".config")).unwrap();
-        let env = HomeEnv {
-            homes: vec![ws.clone()],
-            shellgate_dirs: vec![ws.join(".config/shellgate")],
-            ..HomeEnv::default()
-        };
-        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &ws).unwrap();
-        let plan = plan(&spec, &env).unwrap();
-        assert!(plan.read_only.contains(&ws.join(".config/shellgate")));
-        assert!(plan.pins.contains(&ws.join(".config")));
-        assert!(plan.read_only.contains(&ws.join(".profile")));
+        let plan = plan(&spec(&ws), &env).unwrap();
+        assert_eq!(plan.layers, vec![Layer::Writable(ws)]);
     }
 
     #[test]
@@ -726,29 +736,20 @@ mod tests {
         let real = dir.path().join("real-git");
         fs::rename(ws.join(".git"), &real).unwrap();
         std::os::unix::fs::symlink(&real, ws.join(".git")).unwrap();
-        let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &ws).unwrap();
-        let err = plan(&spec, &HomeEnv::default()).unwrap_err();
+        let err = plan(&spec(&ws), &HomeEnv::default()).unwrap_err();
         assert!(err.reason.contains(".git"), "{}", err.reason);
     }
 
     #[test]
-    fn symlink_above_the_roots_is_followed() {
-        let (dir, ws) = repo();
-        let root = fs::canonicalize(dir.path()).unwrap();
-        std::os::unix::fs::symlink(&root, root.join("alias")).unwrap();
-        let roots = vec![ws.clone()];
-        // `alias` lives in the scratch dir, which is not beneath the root `ws`.
-        let placed = place(&root.join("alias/ws/.bashrc"), &roots).unwrap();
-        assert_eq!(placed, Some(ws.join(".bashrc")));
-    }
-
-    #[test]
-    fn pins_stop_at_the_outermost_root() {
-        let roots = vec![PathBuf::from("/t"), PathBuf::from("/t/ws")];
+    fn pins_stop_at_the_nearest_writable_layer() {
+        let layers = vec![
+            Layer::Writable(PathBuf::from("/t")),
+            Layer::Writable(PathBuf::from("/t/ws")),
+        ];
         assert_eq!(
-            pins_for(Path::new("/t/ws/.git/hooks"), &roots),
-            vec![PathBuf::from("/t/ws"), PathBuf::from("/t/ws/.git")]
+            pins_for(Path::new("/t/ws/.git/hooks"), &layers),
+            vec![PathBuf::from("/t/ws/.git")]
         );
-        assert!(pins_for(Path::new("/t/.bashrc"), &roots).is_empty());
+        assert!(pins_for(Path::new("/t/.bashrc"), &layers).is_empty());
     }
 }

@@ -107,10 +107,32 @@ pub enum Sys {
     Swapon,
     Swapoff,
     Ioctl,
+    Userfaultfd,
+    Prlimit64,
+    Setpriority,
+    SchedSetaffinity,
+    SchedSetscheduler,
+    SchedSetparam,
+    SchedSetattr,
+    IoprioSet,
+    MigratePages,
+    MovePages,
+    ProcessMadvise,
+    ProcessMrelease,
+    PidfdGetfd,
+    Syslog,
+    Chmod,
+    Fchmod,
+    Fchmodat,
+    Fchmodat2,
 }
 
+/// The number of a syscall an architecture does not have (aarch64 has no `chmod`).
+const ABSENT: i64 = -1;
+
 impl Sys {
-    /// `(x86_64, aarch64)` numbers, from the kernel's syscall tables.
+    /// `(x86_64, aarch64)` numbers, from the kernel's syscall tables ([`ABSENT`] where an
+    /// architecture lacks the call).
     fn numbers(self) -> (i64, i64) {
         match self {
             Sys::Socket => (41, 198),
@@ -163,6 +185,24 @@ impl Sys {
             Sys::Swapon => (167, 224),
             Sys::Swapoff => (168, 225),
             Sys::Ioctl => (16, 29),
+            Sys::Userfaultfd => (323, 282),
+            Sys::Prlimit64 => (302, 261),
+            Sys::Setpriority => (141, 140),
+            Sys::SchedSetaffinity => (203, 122),
+            Sys::SchedSetscheduler => (144, 119),
+            Sys::SchedSetparam => (142, 118),
+            Sys::SchedSetattr => (314, 274),
+            Sys::IoprioSet => (251, 30),
+            Sys::MigratePages => (256, 238),
+            Sys::MovePages => (279, 239),
+            Sys::ProcessMadvise => (440, 440),
+            Sys::ProcessMrelease => (448, 448),
+            Sys::PidfdGetfd => (438, 438),
+            Sys::Syslog => (103, 116),
+            Sys::Chmod => (90, ABSENT),
+            Sys::Fchmod => (91, 52),
+            Sys::Fchmodat => (268, 53),
+            Sys::Fchmodat2 => (452, 452),
         }
     }
 
@@ -198,6 +238,18 @@ pub enum ArgCheck {
     AnyBit { arg: u8, mask: u32 },
     /// The whole 64-bit argument is not zero (a pointer).
     NonZero { arg: u8 },
+    /// The low 32 bits, masked, equal `value` (a field inside an argument: a socket's type).
+    MaskedEquals { arg: u8, mask: u32, value: u32 },
+}
+
+/// What the program may do with sockets: the two switches of a sandbox that reach the filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Sockets {
+    /// Internet sockets (the network grant).
+    pub network: bool,
+    /// Unix sockets beyond stream socketpairs: connecting to a socket by path, datagrams. Only a
+    /// contained agent gets it (it reaches the `wrap` broker that way).
+    pub unix: bool,
 }
 
 /// The namespace flags of `clone`/`unshare` (linux/sched.h): creating any namespace is refused.
@@ -217,10 +269,11 @@ const NAMESPACE_FLAGS: [u32; 8] = [
 const TIOCSTI: u32 = 0x5412;
 const TIOCLINUX: u32 = 0x541C;
 
-/// The rule table. `network == false` adds the socket rules.
-pub fn rules(network: bool) -> Vec<(Sys, Deny)> {
+/// The rule table for a sandbox with these socket switches.
+pub fn rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
     let mut table = always_denied();
-    if !network {
+    table.extend(socket_rules(sockets));
+    if !sockets.network {
         table.extend(network_denied());
     }
     table
@@ -275,15 +328,98 @@ fn always_denied() -> Vec<(Sys, Deny)> {
     table.push((Clone, new_namespace));
     let fake_input = [TIOCSTI, TIOCLINUX].map(|value| ArgCheck::Equals { arg: 1, value });
     table.push((Ioctl, Deny::When(fake_input.to_vec())));
+    table.extend(other_processes_denied());
+    table.extend(set_id_bits_denied());
     table
+}
+
+/// Acting on processes other than the caller: their limits (`prlimit` with `RLIMIT_FSIZE` kills a
+/// process outside), priority, CPU affinity, scheduling, I/O priority and memory placement. The
+/// PID namespace already hides every process outside; these refuse it in the filter too, so it
+/// holds also where a namespace could not be made. Pid `0` means the caller itself.
+fn other_processes_denied() -> Vec<(Sys, Deny)> {
+    use Sys::*;
+    let not_self = |arg| Deny::When(vec![ArgCheck::NotEquals { arg, value: 0 }]);
+    let mut table: Vec<(Sys, Deny)> = [
+        Prlimit64,
+        SchedSetaffinity,
+        SchedSetscheduler,
+        SchedSetparam,
+        SchedSetattr,
+        MigratePages,
+        MovePages,
+    ]
+    .into_iter()
+    .map(|s| (s, not_self(0)))
+    .collect();
+    // setpriority(PRIO_PROCESS = 0, 0, …) is the caller; a process group or user is not.
+    table.push((
+        Setpriority,
+        Deny::When(vec![
+            ArgCheck::NotEquals { arg: 0, value: 0 },
+            ArgCheck::NotEquals { arg: 1, value: 0 },
+        ]),
+    ));
+    // ioprio_set(IOPRIO_WHO_PROCESS = 1, 0, …) is the caller.
+    table.push((
+        IoprioSet,
+        Deny::When(vec![
+            ArgCheck::NotEquals { arg: 0, value: 1 },
+            ArgCheck::NotEquals { arg: 1, value: 0 },
+        ]),
+    ));
+    // userfaultfd stalls the kernel at a page fault of the caller's choosing (a race widener);
+    // pidfd_getfd, process_madvise and process_mrelease act on another process; syslog reads the
+    // kernel log.
+    for sys in [Userfaultfd, PidfdGetfd, ProcessMadvise, ProcessMrelease, Syslog] {
+        table.push((sys, Deny::Always));
+    }
+    table
+}
+
+/// Setting the set-user-ID or set-group-ID bit: a file the program creates in the workspace would
+/// otherwise run with its owner's identity (root's, for a root caller) when executed outside.
+fn set_id_bits_denied() -> Vec<(Sys, Deny)> {
+    use Sys::*;
+    let mask = u32::from(libc::S_ISUID | libc::S_ISGID);
+    [(Chmod, 1), (Fchmod, 1), (Fchmodat, 2), (Fchmodat2, 2)]
+        .into_iter()
+        .map(|(sys, arg)| (sys, Deny::When(vec![ArgCheck::AnyBit { arg, mask }])))
+        .collect()
+}
+
+/// Sockets: no unix socket reaches anything by path (tmux, the session bus, docker, ssh-agent
+/// listen on unix sockets, and a datagram can be sent to one by name from any datagram socket),
+/// so only stream and seqpacket socketpairs — which talk to the program's own processes — are
+/// allowed, unless [`Sockets::unix`]. Without the network no socket of any other family is
+/// allowed either.
+fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
+    use Sys::*;
+    let unix = libc::AF_UNIX as u32;
+    let dgram = ArgCheck::MaskedEquals {
+        arg: 1,
+        mask: 0xf,
+        value: libc::SOCK_DGRAM as u32,
+    };
+    let socket = match sockets {
+        Sockets { network: false, unix: false } => Deny::Always,
+        Sockets { network: false, unix: true } => {
+            Deny::When(vec![ArgCheck::NotEquals { arg: 0, value: unix }])
+        }
+        Sockets { network: true, unix: false } => {
+            Deny::When(vec![ArgCheck::Equals { arg: 0, value: unix }])
+        }
+        Sockets { network: true, unix: true } => return Vec::new(),
+    };
+    let mut pair = vec![ArgCheck::NotEquals { arg: 0, value: unix }];
+    if !sockets.unix {
+        pair.push(dgram);
+    }
+    vec![(Socket, socket), (Socketpair, Deny::When(pair))]
 }
 
 fn network_denied() -> Vec<(Sys, Deny)> {
     use Sys::*;
-    let not_unix = Deny::When(vec![ArgCheck::NotEquals {
-        arg: 0,
-        value: libc::AF_UNIX as u32,
-    }]);
     // The calls that reach out or accept from outside (after Codex's list). `recvfrom` stays
     // allowed so programs talking to their own children over a socketpair keep working.
     let reaching_out = [
@@ -300,8 +436,8 @@ fn network_denied() -> Vec<(Sys, Deny)> {
         Getsockopt,
         Setsockopt,
     ];
-    let mut table = vec![(Socket, not_unix.clone()), (Socketpair, not_unix)];
-    table.extend(reaching_out.into_iter().map(|s| (s, Deny::Always)));
+    let mut table: Vec<(Sys, Deny)> =
+        reaching_out.into_iter().map(|s| (s, Deny::Always)).collect();
     // `send()` is `sendto(fd, buf, len, flags, NULL, 0)`: like `write()` on an already connected
     // socket. Only an explicit destination address (argument 4) reaches somewhere new.
     table.push((Sendto, Deny::When(vec![ArgCheck::NonZero { arg: 4 }])));
@@ -314,6 +450,7 @@ const BPF_JA: u16 = 0x05;
 const BPF_JEQ_K: u16 = 0x15;
 const BPF_JGE_K: u16 = 0x35;
 const BPF_JSET_K: u16 = 0x45;
+const BPF_ALU_AND_K: u16 = 0x54;
 const BPF_RET_K: u16 = 0x06;
 const SECCOMP_RET_KILL_PROCESS: u32 = 0x8000_0000;
 const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
@@ -357,6 +494,10 @@ impl Assembler {
 
     fn jump(&mut self, op: u16, k: u32, if_true: To, if_false: To) {
         self.code.push((op, k, if_true, if_false));
+    }
+
+    fn and(&mut self, mask: u32) {
+        self.code.push((BPF_ALU_AND_K, mask, To::Next, To::Next));
     }
 
     fn goto(&mut self, to: To) {
@@ -408,7 +549,7 @@ fn jump(code: u16, k: u32, jt: u8, jf: u8) -> sock_filter {
 
 /// The filter for `arch`: allow by default, `EPERM` for the rule table, `ENOSYS` for `clone3` and
 /// x32 calls, kill for a foreign architecture.
-pub fn program(arch: Arch, network: bool) -> BpfProgram {
+pub fn program(arch: Arch, sockets: Sockets) -> BpfProgram {
     let mut asm = Assembler::default();
     let (allow, deny, enosys, kill) = (asm.label(), asm.label(), asm.label(), asm.label());
     asm.load(DATA_ARCH);
@@ -418,7 +559,10 @@ pub fn program(arch: Arch, network: bool) -> BpfProgram {
         asm.jump(BPF_JGE_K, X32_SYSCALL_BIT, enosys, To::Next);
     }
     asm.jump(BPF_JEQ_K, nr(Sys::Clone3, arch), enosys, To::Next);
-    let table = rules(network);
+    let table: Vec<(Sys, Deny)> = rules(sockets)
+        .into_iter()
+        .filter(|(sys, _)| sys.number(arch) != ABSENT)
+        .collect();
     for (sys, _) in table.iter().filter(|(_, deny)| *deny == Deny::Always) {
         asm.jump(BPF_JEQ_K, nr(*sys, arch), deny, To::Next);
     }
@@ -470,11 +614,17 @@ fn emit_check(asm: &mut Assembler, check: ArgCheck, deny: To) {
             asm.load(low(arg) + 4);
             asm.jump(BPF_JEQ_K, 0, To::Next, deny);
         }
+        ArgCheck::MaskedEquals { arg, mask, value } => {
+            asm.load(low(arg));
+            asm.and(mask);
+            asm.jump(BPF_JEQ_K, value, deny, To::Next);
+        }
     }
 }
 
-/// Installs the filter on the calling (single) thread. `no_new_privs` must already be set.
-pub fn install(network: bool) -> Result<()> {
+/// The filter for this machine's architecture, ready for the sandbox's program process to
+/// install (`seccomp(SECCOMP_SET_MODE_FILTER)`) just before its exec.
+pub fn native_program(sockets: Sockets) -> Result<BpfProgram> {
     let arch = Arch::native().ok_or_else(|| {
         Error::new(
             Code::SandboxUnavailable,
@@ -484,7 +634,13 @@ pub fn install(network: bool) -> Result<()> {
             ),
         )
     })?;
-    seccompiler::apply_filter(&program(arch, network)).map_err(seccomp_error)
+    Ok(program(arch, sockets))
+}
+
+/// Installs the filter on the calling thread (`no_new_privs` must already be set): for a process
+/// that confines itself rather than a child, such as `wrap`'s contained agent launcher.
+pub fn install(sockets: Sockets) -> Result<()> {
+    seccompiler::apply_filter(&native_program(sockets)?).map_err(seccomp_error)
 }
 
 /// Whether this kernel accepts seccomp filters (`CONFIG_SECCOMP_FILTER`).
@@ -581,13 +737,24 @@ mod tests {
     }
 
     fn verdict(arch: Arch, network: bool, sys: Sys, args: &[u64]) -> u32 {
-        run(&program(arch, network), &Call::new(arch, sys, args))
+        run(&program(arch, lines(network)), &Call::new(arch, sys, args))
+    }
+
+    /// A line's sockets: the network switch, never unix sockets by path.
+    fn lines(network: bool) -> Sockets {
+        Sockets {
+            network,
+            unix: false,
+        }
     }
 
     /// The same rule table compiled by seccompiler, as a reference.
-    fn reference(arch: Arch, network: bool) -> BpfProgram {
+    fn reference(arch: Arch, sockets: Sockets) -> BpfProgram {
         let mut map: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-        for (sys, deny) in rules(network) {
+        for (sys, deny) in rules(sockets) {
+            if sys.number(arch) == ABSENT {
+                continue;
+            }
             let chain = match deny {
                 Deny::Always => Vec::new(),
                 Deny::When(checks) => checks.iter().map(|c| reference_rule(*c)).collect(),
@@ -616,6 +783,12 @@ mod tests {
                 (arg, Dword, SeccompCmpOp::MaskedEq(bit), bit)
             }
             ArgCheck::NonZero { arg } => (arg, Qword, SeccompCmpOp::Ne, 0),
+            ArgCheck::MaskedEquals { arg, mask, value } => (
+                arg,
+                Dword,
+                SeccompCmpOp::MaskedEq(u64::from(mask)),
+                u64::from(value),
+            ),
         };
         SeccompRule::new(vec![SeccompCondition::new(arg, len, op, value).unwrap()]).unwrap()
     }
@@ -628,9 +801,11 @@ mod tests {
     #[test]
     fn filter_is_compact() {
         for arch in ARCHES {
-            let ours = program(arch, false).len();
-            assert!(ours < 100, "{arch:?}: {ours} instructions");
-            assert!(ours < reference(arch, false).len() / 3);
+            let ours = program(arch, lines(false)).len();
+            let theirs = reference(arch, lines(false)).len();
+            eprintln!("{arch:?}: ours {ours}, seccompiler {theirs}");
+            assert!(ours < 160, "{arch:?}: {ours} instructions");
+            assert!(ours < theirs / 2, "{arch:?}: {ours} vs {theirs}");
         }
     }
 
@@ -654,31 +829,45 @@ mod tests {
             0x7fff_1234_0000,
         ];
         let probe_numbers = |arch: Arch| {
-            let mut numbers: Vec<i64> = rules(false).iter().map(|(s, _)| s.number(arch)).collect();
+            let mut numbers: Vec<i64> = rules(lines(false))
+                .iter()
+                .map(|(s, _)| s.number(arch))
+                .filter(|n| *n != ABSENT)
+                .collect();
             numbers.extend([0, 1, 2, 3, 45, 59, 207, 221, 257, 500]);
             numbers.retain(|n| *n != Sys::Clone3.number(arch));
             numbers
         };
         for arch in ARCHES {
-            for network in [false, true] {
-                let (ours, theirs) = (program(arch, network), reference(arch, network));
+            for sockets in [false, true]
+                .into_iter()
+                .flat_map(|network| [false, true].map(|unix| Sockets { network, unix }))
+            {
+                let (ours, theirs) = (program(arch, sockets), reference(arch, sockets));
                 for nr in probe_numbers(arch) {
                     for (slot, value) in (0..5).flat_map(|s| values.map(|v| (s, v))) {
                         let mut args = [0u64; 6];
                         args[slot] = value;
                         let call = Call::raw(arch, nr, &args);
-                        // The namespace check is an any-bit test; the reference only knows the
-                        // lowest bit. Compare it on its own below.
-                        if [Sys::Clone, Sys::Unshare]
-                            .iter()
-                            .any(|s| s.number(arch) == nr)
+                        // Any-bit tests (namespace flags, set-id mode bits): the reference only
+                        // knows the lowest bit. Compared on their own below.
+                        if [
+                            Sys::Clone,
+                            Sys::Unshare,
+                            Sys::Chmod,
+                            Sys::Fchmod,
+                            Sys::Fchmodat,
+                            Sys::Fchmodat2,
+                        ]
+                        .iter()
+                        .any(|s| s.number(arch) == nr)
                         {
                             continue;
                         }
                         assert_eq!(
                             run(&ours, &call),
                             run(&theirs, &call),
-                            "{arch:?} network={network} nr={nr} arg{slot}={value:#x}"
+                            "{arch:?} {sockets:?} nr={nr} arg{slot}={value:#x}"
                         );
                     }
                 }
@@ -687,12 +876,25 @@ mod tests {
     }
 
     #[test]
-    fn socket_families_without_network() {
+    fn sockets_for_lines() {
+        let (unix, inet) = (libc::AF_UNIX as u64, libc::AF_INET as u64);
+        let (stream, dgram) = (libc::SOCK_STREAM as u64, libc::SOCK_DGRAM as u64);
+        let seqpacket = libc::SOCK_SEQPACKET as u64;
+        let cloexec_dgram = dgram | libc::SOCK_CLOEXEC as u64;
         for arch in ARCHES {
-            let unix = libc::AF_UNIX as u64;
-            let inet = libc::AF_INET as u64;
-            assert_eq!(verdict(arch, false, Sys::Socket, &[unix, 1]), ALLOW);
-            assert_eq!(verdict(arch, false, Sys::Socketpair, &[unix, 1]), ALLOW);
+            for network in [false, true] {
+                // No unix socket by path, ever; stream and seqpacket socketpairs always.
+                assert_eq!(verdict(arch, network, Sys::Socket, &[unix, stream]), EPERM);
+                assert_eq!(verdict(arch, network, Sys::Socketpair, &[unix, stream]), ALLOW);
+                assert_eq!(verdict(arch, network, Sys::Socketpair, &[unix, seqpacket]), ALLOW);
+                for datagram in [dgram, cloexec_dgram] {
+                    assert_eq!(
+                        verdict(arch, network, Sys::Socketpair, &[unix, datagram]),
+                        EPERM
+                    );
+                }
+                assert_eq!(verdict(arch, network, Sys::Socketpair, &[inet, stream]), EPERM);
+            }
             for family in [
                 libc::AF_INET,
                 libc::AF_INET6,
@@ -702,14 +904,60 @@ mod tests {
                 let family = family as u64;
                 assert_eq!(verdict(arch, false, Sys::Socket, &[family, 1]), EPERM);
             }
+            assert_eq!(verdict(arch, true, Sys::Socket, &[inet, stream]), ALLOW);
             // High bits are ignored by the kernel, so they must not dodge the check.
-            let dodge = (1u64 << 32) | libc::AF_UNIX as u64;
-            assert_eq!(verdict(arch, false, Sys::Socket, &[dodge, 1]), ALLOW);
-            let dodge_inet = (1u64 << 32) | inet;
-            assert_eq!(verdict(arch, false, Sys::Socket, &[dodge_inet, 1]), EPERM);
-            assert_eq!(verdict(arch, false, Sys::Socketpair, &[inet, 1]), EPERM);
-            assert_eq!(verdict(arch, true, Sys::Socket, &[inet, 1]), ALLOW);
+            let dodge = (1u64 << 32) | unix;
+            assert_eq!(verdict(arch, true, Sys::Socket, &[dodge, 1]), EPERM);
+            // A contained agent reaches the broker over a unix socket.
+            let agent = Sockets {
+                network: true,
+                unix: true,
+            };
+            let call = Call::new(arch, Sys::Socket, &[unix, stream]);
+            assert_eq!(run(&program(arch, agent), &call), ALLOW);
         }
+    }
+
+    #[test]
+    fn other_processes_are_out_of_reach() {
+        for arch in ARCHES {
+            for sys in [
+                Sys::Prlimit64,
+                Sys::SchedSetaffinity,
+                Sys::SchedSetscheduler,
+                Sys::SchedSetparam,
+                Sys::SchedSetattr,
+                Sys::MigratePages,
+                Sys::MovePages,
+            ] {
+                assert_eq!(verdict(arch, true, sys, &[0, 1]), ALLOW, "{sys:?} self");
+                assert_eq!(verdict(arch, true, sys, &[4242, 1]), EPERM, "{sys:?} other");
+            }
+            assert_eq!(verdict(arch, true, Sys::Setpriority, &[0, 0, 10]), ALLOW);
+            assert_eq!(verdict(arch, true, Sys::Setpriority, &[0, 77, 10]), EPERM);
+            assert_eq!(verdict(arch, true, Sys::Setpriority, &[2, 0, 10]), EPERM);
+            assert_eq!(verdict(arch, true, Sys::IoprioSet, &[1, 0, 4]), ALLOW);
+            assert_eq!(verdict(arch, true, Sys::IoprioSet, &[1, 9, 4]), EPERM);
+            assert_eq!(verdict(arch, true, Sys::IoprioSet, &[3, 0, 4]), EPERM);
+            for sys in [Sys::Userfaultfd, Sys::PidfdGetfd, Sys::ProcessMadvise, Sys::Syslog] {
+                assert_eq!(verdict(arch, true, sys, &[]), EPERM, "{sys:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn set_id_bits_cannot_be_set() {
+        let suid = u64::from(libc::S_ISUID);
+        let sgid = u64::from(libc::S_ISGID);
+        for arch in ARCHES {
+            assert_eq!(verdict(arch, true, Sys::Fchmod, &[3, 0o755]), ALLOW);
+            assert_eq!(verdict(arch, true, Sys::Fchmod, &[3, 0o755 | suid]), EPERM);
+            assert_eq!(verdict(arch, true, Sys::Fchmodat, &[3, 0, 0o644 | sgid]), EPERM);
+            assert_eq!(verdict(arch, true, Sys::Fchmodat, &[3, 0, 0o644]), ALLOW);
+            assert_eq!(verdict(arch, true, Sys::Fchmodat2, &[3, 0, 0o4755, 0]), EPERM);
+        }
+        assert_eq!(verdict(Arch::X86_64, true, Sys::Chmod, &[0, 0o4755]), EPERM);
+        assert_eq!(verdict(Arch::X86_64, true, Sys::Chmod, &[0, 0o755]), ALLOW);
     }
 
     #[test]
@@ -743,7 +991,7 @@ mod tests {
     fn recvfrom_stays_allowed() {
         for (arch, recvfrom) in [(Arch::X86_64, 45), (Arch::Aarch64, 207)] {
             let call = Call::raw(arch, recvfrom, &[3, 0, 1, 0, 0, 0]);
-            assert_eq!(run(&program(arch, false), &call), ALLOW);
+            assert_eq!(run(&program(arch, lines(false)), &call), ALLOW);
         }
     }
 
@@ -821,14 +1069,14 @@ mod tests {
     fn x32_range_is_refused_on_x86_64() {
         let x32_socket = i64::from(X32_SYSCALL_BIT | 41);
         let call = Call::raw(Arch::X86_64, x32_socket, &[libc::AF_INET as u64]);
-        assert_eq!(run(&program(Arch::X86_64, true), &call), ENOSYS);
+        assert_eq!(run(&program(Arch::X86_64, lines(true)), &call), ENOSYS);
     }
 
     #[test]
     fn foreign_arch_is_killed_not_allowed() {
         let call = Call::new(Arch::Aarch64, Sys::Socket, &[libc::AF_INET as u64]);
         assert_eq!(
-            run(&program(Arch::X86_64, false), &call),
+            run(&program(Arch::X86_64, lines(false)), &call),
             SECCOMP_RET_KILL_PROCESS
         );
     }
@@ -847,7 +1095,11 @@ mod tests {
 
     #[allow(dead_code)]
     fn native_numbers_match(arch: Arch) {
-        let pairs: [(Sys, i64); 12] = [
+        let pairs: [(Sys, i64); 16] = [
+            (Sys::Prlimit64, libc::SYS_prlimit64),
+            (Sys::IoprioSet, libc::SYS_ioprio_set),
+            (Sys::Userfaultfd, libc::SYS_userfaultfd),
+            (Sys::Fchmodat, libc::SYS_fchmodat),
             (Sys::Socket, libc::SYS_socket),
             (Sys::Connect, libc::SYS_connect),
             (Sys::Sendto, libc::SYS_sendto),

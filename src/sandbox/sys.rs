@@ -138,17 +138,6 @@ pub fn mount_flags(path: &Path) -> io::Result<libc::c_ulong> {
     Ok(buf.f_flag)
 }
 
-/// `prctl(2)` with integer arguments only.
-pub fn prctl(option: libc::c_int, arg2: libc::c_ulong) -> io::Result<libc::c_int> {
-    // SAFETY: the options used here (NO_NEW_PRIVS, SECUREBITS, CAPBSET_*, CAP_AMBIENT) take
-    // integers, not pointers, so no memory is read or written.
-    let ret = unsafe { libc::prctl(option, arg2, 0 as libc::c_ulong, 0 as libc::c_ulong, 0) };
-    if ret == -1 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(ret)
-    }
-}
 
 /// `capget`/`capset` header and data (linux/capability.h, version 3: two 32-bit words).
 #[repr(C)]
@@ -193,26 +182,6 @@ pub fn capget() -> io::Result<(u64, u64, u64)> {
     ))
 }
 
-/// Empties the calling thread's effective, permitted and inheritable sets.
-pub fn capset_empty() -> io::Result<()> {
-    let mut header = CapHeader {
-        version: LINUX_CAPABILITY_VERSION_3,
-        pid: 0,
-    };
-    let data = [CapData::default(); 2];
-    // SAFETY: header and a two-element data array of zeroes, the layout capset expects.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_capset,
-            &mut header as *mut CapHeader,
-            data.as_ptr(),
-        )
-    };
-    if ret != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
 
 pub fn geteuid() -> u32 {
     // SAFETY: geteuid cannot fail and touches no memory.
@@ -258,21 +227,6 @@ pub fn passwd_home(uid: u32) -> io::Result<Option<std::path::PathBuf>> {
     }
 }
 
-/// Sets or clears `FD_CLOEXEC` on a raw fd the process was handed (not owned by Rust code).
-pub fn set_cloexec(fd: RawFd, on: bool) -> io::Result<()> {
-    // SAFETY: F_GETFD/F_SETFD take and return integers; an invalid fd just yields EBADF.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
-    if flags == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    let flags = if on {
-        flags | libc::FD_CLOEXEC
-    } else {
-        flags & !libc::FD_CLOEXEC
-    };
-    // SAFETY: as above.
-    check(unsafe { libc::fcntl(fd, libc::F_SETFD, flags) })
-}
 
 /// `fstat` of a raw fd's file type bits, or `None` when the fd is not open.
 pub fn fd_file_type(fd: RawFd) -> Option<libc::mode_t> {
@@ -290,14 +244,6 @@ pub fn fd_status_flags(fd: RawFd) -> Option<libc::c_int> {
     (flags != -1).then_some(flags)
 }
 
-/// Closes a raw fd inherited from the parent that no Rust object owns.
-pub fn close_inherited(fd: RawFd) {
-    // SAFETY: the fd was inherited across exec and is not owned by any Rust value in this
-    // process, so closing it cannot invalidate an OwnedFd/File; errors are irrelevant here.
-    unsafe {
-        libc::close(fd);
-    }
-}
 
 /// Writes all of `bytes` to a raw fd (best effort; used only for the failure report).
 pub fn write_raw(fd: RawFd, bytes: &[u8]) {
@@ -310,4 +256,80 @@ pub fn write_raw(fd: RawFd, bytes: &[u8]) {
         }
         rest = &rest[n as usize..];
     }
+}
+
+/// `fstat(2)` of an open descriptor.
+pub fn fstat(fd: std::os::fd::BorrowedFd) -> io::Result<libc::stat> {
+    // SAFETY: stat is plain old data; an all-zero value is valid.
+    let mut buf: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `buf` is a valid, writable stat struct; the descriptor is borrowed, so open.
+    check(unsafe { libc::fstat(fd.as_raw_fd(), &mut buf) })?;
+    Ok(buf)
+}
+
+/// `fstatat(dir, name, AT_SYMLINK_NOFOLLOW)`: `None` when the name does not exist.
+pub fn fstatat_nofollow(
+    dir: std::os::fd::BorrowedFd,
+    name: &std::ffi::OsStr,
+) -> io::Result<Option<libc::stat>> {
+    let c_name = CString::new(name.as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "name contains a NUL byte"))?;
+    // SAFETY: stat is plain old data; an all-zero value is valid.
+    let mut buf: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `buf` is writable, `c_name` NUL-terminated, the descriptor borrowed (open).
+    let ret = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            c_name.as_ptr(),
+            &mut buf,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    missing_as_none(check(ret).map(|()| buf))
+}
+
+/// `renameat(dir, from, dir, to)` within one directory, refusing to replace an existing `to`.
+pub fn rename_at(
+    dir: std::os::fd::BorrowedFd,
+    from: &std::ffi::OsStr,
+    to: &std::ffi::OsStr,
+) -> io::Result<()> {
+    let nul = |_| io::Error::new(io::ErrorKind::InvalidInput, "name contains a NUL byte");
+    let from = CString::new(from.as_bytes()).map_err(nul)?;
+    let to = CString::new(to.as_bytes()).map_err(nul)?;
+    // SAFETY: both names are NUL-terminated and outlive the call; the descriptor is open.
+    check(unsafe {
+        libc::renameat2(
+            dir.as_raw_fd(),
+            from.as_ptr(),
+            dir.as_raw_fd(),
+            to.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    })
+}
+
+/// Whether this process already runs with `no_new_privs` and a seccomp filter (as it does inside
+/// shellgate's own sandbox), read from `/proc/self/status`.
+pub fn confined() -> bool {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return false;
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::trim)
+            .map(str::to_owned)
+    };
+    field("NoNewPrivs:").as_deref() == Some("1") && field("Seccomp:").as_deref() == Some("2")
+}
+
+/// The disposition of `signal` now: whether it is ignored.
+pub fn is_ignored(signal: libc::c_int) -> bool {
+    // SAFETY: sigaction is plain old data; all-zero is valid. A null new action only queries.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: `old` is writable; a null `act` changes nothing.
+    let ret = unsafe { libc::sigaction(signal, std::ptr::null(), &mut old) };
+    ret == 0 && old.sa_sigaction == libc::SIG_IGN
 }

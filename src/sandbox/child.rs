@@ -1,0 +1,639 @@
+//! The sandbox's own two processes, from `clone` to `execve`.
+//!
+//! The parent (see [`crate::sandbox::launch`]) prepares a [`ChildPlan`] — every path as a C string,
+//! every file identity, the Landlock ruleset, the seccomp program, `argv` and `envp` — and then
+//! clones a child into new mount and PID namespaces (and a user namespace when it is not root).
+//! That child is the namespace's *init* (PID 1):
+//!
+//! 1. it builds the mount tree: a private, recursively read-only copy of the host's, with only
+//!    the writable roots attached writable, protected paths bound read-only inside them, credential
+//!    stores covered by empty read-only views, a private `/dev/shm` and a `/proc` of its own;
+//! 2. it forks the program's process, which installs the standard streams, the working directory,
+//!    drops every capability, sets `no_new_privs`, enters Landlock, installs seccomp and `execve`s;
+//! 3. it reaps every process of the namespace; when the program ends, whatever it left running is
+//!    killed (the namespace ends with the line), and the program's wait status goes to the parent.
+//!
+//! Every path is opened once, with `RESOLVE_NO_SYMLINKS`, and checked against the identity the
+//! parent recorded (device and inode); every mount acts on that descriptor, never on a name looked
+//! up again. Everything here is async-signal-safe (see [`raw`]): no allocation, no locks. A failed
+//! step writes a fixed-size [`Failure`] record to the setup pipe and exits.
+
+use super::raw::{self, Errno};
+use std::ffi::{CStr, CString};
+use std::os::fd::RawFd;
+
+/// The most detached mount trees one launch keeps at a time (writable roots and the empty source).
+pub const MAX_SLOTS: usize = 32;
+
+/// A file's identity: what the parent saw when it decided to trust the path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileId {
+    pub dev: u64,
+    pub ino: u64,
+}
+
+/// A path the child opens and must find to be the same object the parent checked.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub path: CString,
+    pub id: FileId,
+}
+
+/// What an empty view replaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    Dir,
+    File,
+}
+
+/// One step of building the mount tree, in order.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// Stop mounts made from here on from propagating to the host.
+    MakeRootSlave,
+    /// A detached, recursive copy of the mount tree at `target` (still writable), kept in `slot`.
+    CloneTree { target: Target, slot: usize },
+    /// Every mount, recursively, read-only and nosuid.
+    ReadOnlyEverything,
+    /// Attach the copy in `slot` back on `target`: a writable root.
+    Attach { slot: usize, target: Target },
+    /// A fresh tmpfs on `target` (the private `/dev/shm`).
+    PrivateTmpfs { target: Target },
+    /// A `/proc` of this PID namespace on `target`.
+    Proc { target: Target },
+    /// A read-only tmpfs holding one empty file, kept in `slot`: the source of every empty view.
+    EmptySource { slot: usize },
+    /// Cover `target` with an empty read-only directory or file from the source in `slot`.
+    Hide {
+        target: Target,
+        shape: Shape,
+        slot: usize,
+    },
+    /// Bind `target` onto itself read-only (recursively): a protected path in a writable root.
+    ReadOnlyBind { target: Target },
+    /// Bind `target` onto itself: a mount point cannot be renamed or removed, so the directories
+    /// above a protected path stay where they are.
+    Pin { target: Target },
+}
+
+/// The user namespace's one-line maps (`"1000 1000 1"`), for a caller that is not root.
+#[derive(Debug, Clone)]
+pub struct UserMap {
+    pub uid_map: CString,
+    pub gid_map: CString,
+}
+
+/// The program and how it starts.
+#[derive(Debug)]
+pub struct Exec {
+    pub path: CString,
+    /// Owners of the strings `argv` and `envp` point into (never read: they only keep the
+    /// pointers valid).
+    pub _strings: Vec<CString>,
+    /// Null-terminated.
+    pub argv: Vec<*const libc::c_char>,
+    /// Null-terminated.
+    pub envp: Vec<*const libc::c_char>,
+}
+
+/// Everything the two processes need, prepared by the parent.
+#[derive(Debug)]
+pub struct ChildPlan {
+    pub user_map: Option<UserMap>,
+    pub steps: Vec<Step>,
+    pub exec: Exec,
+    pub cwd: Option<Target>,
+    /// Descriptors to install as 0, 1, 2 (`-1`: keep the inherited one).
+    pub stdio: [RawFd; 3],
+    /// Signal dispositions the program starts with: `(signal, ignored)`.
+    pub signals: Vec<(libc::c_int, bool)>,
+    pub ruleset: RawFd,
+    pub landlock_flags: u32,
+    /// Landlock access granted beneath the private `/dev/shm` (added inside, where it exists).
+    pub shm_access: u64,
+    pub seccomp: libc::sock_fprog,
+    /// Root outside a user namespace: lock root's capability rules (securebits) before exec.
+    pub lock_root: bool,
+    /// Write end of the setup pipe (close-on-exec): a [`Failure`] record, or nothing.
+    pub setup: RawFd,
+    /// Write end of the status pipe: one [`Status`] record when the program has ended.
+    pub status: RawFd,
+    /// Read end of the lifeline: it hangs up when the parent is gone (the init closes its own
+    /// copy of the write end with every other descriptor it does not need).
+    pub lifeline: RawFd,
+    /// The init is PID 1 of a namespace of its own: when the program ends, it kills what is
+    /// left. Without one (a nested or namespace-less sandbox) it only waits for the program.
+    pub pid_namespace: bool,
+}
+
+// The plan is only read in the child, on its own copy of the parent's memory; the raw pointers
+// point into `Exec::strings` of the same plan.
+// SAFETY: the pointers are never dereferenced by Rust code, only passed to execve in the child.
+unsafe impl Send for ChildPlan {}
+
+/// Which step failed, for the parent's message. Steps of the mount list are their index.
+pub mod phase {
+    pub const USER_MAP: u16 = 0xff00;
+    pub const DEATH_SIGNAL: u16 = 0xff01;
+    pub const FORK: u16 = 0xff02;
+    pub const STDIO: u16 = 0xff03;
+    pub const CWD: u16 = 0xff04;
+    pub const SHM_RULE: u16 = 0xff05;
+    pub const PRIVILEGES: u16 = 0xff06;
+    pub const NO_NEW_PRIVS: u16 = 0xff07;
+    pub const LANDLOCK: u16 = 0xff08;
+    pub const SECCOMP: u16 = 0xff09;
+    pub const DESCRIPTORS: u16 = 0xff0a;
+    pub const EXEC: u16 = 0xff0b;
+}
+
+/// How a step failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum How {
+    /// The path could not be opened (a symlink appeared: `ELOOP`).
+    Open = 1,
+    /// The path is not the object the parent checked: something replaced it.
+    Replaced = 2,
+    /// The operation itself failed.
+    Operate = 3,
+}
+
+/// The fixed-size record of a failed step: `[step u16][how u8][0][errno i32]`, little endian.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Failure {
+    pub step: u16,
+    pub how: How,
+    pub errno: Errno,
+}
+
+impl Failure {
+    pub const LEN: usize = 8;
+
+    fn bytes(self) -> [u8; Self::LEN] {
+        let s = self.step.to_le_bytes();
+        let e = self.errno.to_le_bytes();
+        [s[0], s[1], self.how as u8, 0, e[0], e[1], e[2], e[3]]
+    }
+
+    pub fn parse(bytes: &[u8]) -> Option<Failure> {
+        let bytes: &[u8; Self::LEN] = bytes.get(..Self::LEN)?.try_into().ok()?;
+        let how = match bytes[2] {
+            1 => How::Open,
+            2 => How::Replaced,
+            3 => How::Operate,
+            _ => return None,
+        };
+        Some(Failure {
+            step: u16::from_le_bytes([bytes[0], bytes[1]]),
+            how,
+            errno: i32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]),
+        })
+    }
+}
+
+/// The init's final record: `[magic u32][wait status i32][left u8][0; 3]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Status {
+    /// The program's raw wait status.
+    pub wait_status: i32,
+    /// Processes were still running when the program ended (they were killed).
+    pub left_running: bool,
+}
+
+impl Status {
+    pub const LEN: usize = 12;
+    const MAGIC: u32 = 0x5347_5354; // "SGST"
+
+    fn bytes(self) -> [u8; Self::LEN] {
+        let m = Self::MAGIC.to_le_bytes();
+        let w = self.wait_status.to_le_bytes();
+        [
+            m[0],
+            m[1],
+            m[2],
+            m[3],
+            w[0],
+            w[1],
+            w[2],
+            w[3],
+            u8::from(self.left_running),
+            0,
+            0,
+            0,
+        ]
+    }
+
+    pub fn parse(bytes: &[u8]) -> Option<Status> {
+        let bytes: &[u8; Self::LEN] = bytes.get(..Self::LEN)?.try_into().ok()?;
+        if u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) != Self::MAGIC {
+            return None;
+        }
+        Some(Status {
+            wait_status: i32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]),
+            left_running: bytes[8] != 0,
+        })
+    }
+}
+
+/// Exit statuses of the init when it fails before the program starts (the parent reads the
+/// reason from the setup pipe; these only matter when that pipe is lost).
+const EXIT_SETUP_FAILED: libc::c_int = 211;
+const EXIT_EXEC_FAILED: libc::c_int = 212;
+
+fn fail(plan: &ChildPlan, step: u16, how: How, errno: Errno) -> ! {
+    raw::write_all(plan.setup, &Failure { step, how, errno }.bytes());
+    let status = if step == phase::EXEC {
+        EXIT_EXEC_FAILED
+    } else {
+        EXIT_SETUP_FAILED
+    };
+    raw::exit(status)
+}
+
+const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+
+/// Opens `target` without following any symlink and checks it is the object the parent saw.
+fn open_checked(target: &Target, flags: libc::c_int) -> Result<RawFd, (How, Errno)> {
+    let fd = raw::openat2(
+        libc::AT_FDCWD,
+        &target.path,
+        flags | libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+        RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    )
+    .map_err(|e| (How::Open, e))?;
+    match raw::fstat(fd) {
+        Ok((dev, ino, _)) if dev == target.id.dev && ino == target.id.ino => Ok(fd),
+        Ok(_) => {
+            raw::close(fd);
+            Err((How::Replaced, libc::ESTALE))
+        }
+        Err(e) => {
+            raw::close(fd);
+            Err((How::Open, e))
+        }
+    }
+}
+
+fn op<T>(result: Result<T, Errno>) -> Result<T, (How, Errno)> {
+    result.map_err(|e| (How::Operate, e))
+}
+
+const OPEN_TREE_CLONE: u32 = 1;
+const AT_RECURSIVE: u32 = 0x8000;
+const AT_EMPTY_PATH: u32 = 0x1000;
+const MOUNT_ATTR_RDONLY: u64 = 0x01;
+const MOUNT_ATTR_NOSUID: u64 = 0x02;
+const MOUNT_ATTR_NODEV: u64 = 0x04;
+const MOUNT_ATTR_NOEXEC: u64 = 0x08;
+const MS_SLAVE: u64 = 1 << 19;
+/// The name of the empty file in the empty source.
+const EMPTY_FILE: &CStr = c"f";
+/// The name of the empty directory in the empty source.
+const EMPTY_DIR: &CStr = c"d";
+
+/// A detached copy of the mount at `fd` (recursive), made read-only.
+fn read_only_copy(fd: RawFd, name: &CStr, recursive: bool) -> Result<RawFd, (How, Errno)> {
+    let mut flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as u32;
+    if recursive {
+        flags |= AT_RECURSIVE;
+    }
+    if name.is_empty() {
+        flags |= AT_EMPTY_PATH;
+    }
+    let copy = op(raw::open_tree(fd, name, flags))?;
+    let attr_flags = AT_EMPTY_PATH | if recursive { AT_RECURSIVE } else { 0 };
+    if let Err(e) = raw::mount_setattr(copy, c"", attr_flags, MOUNT_ATTR_RDONLY, 0) {
+        raw::close(copy);
+        return Err((How::Operate, e));
+    }
+    Ok(copy)
+}
+
+/// Attaches `mount` (consumed) on `target_fd` (consumed).
+fn attach(mount: RawFd, target_fd: RawFd) -> Result<(), (How, Errno)> {
+    let result = op(raw::move_mount_fds(mount, target_fd));
+    raw::close(mount);
+    raw::close(target_fd);
+    result
+}
+
+fn apply(step: &Step, slots: &mut [RawFd; MAX_SLOTS]) -> Result<(), (How, Errno)> {
+    match step {
+        Step::MakeRootSlave => op(raw::make_root_slave()),
+        Step::CloneTree { target, slot } => {
+            let fd = open_checked(target, libc::O_DIRECTORY)?;
+            let flags = OPEN_TREE_CLONE | AT_RECURSIVE | AT_EMPTY_PATH | libc::O_CLOEXEC as u32;
+            let copy = op(raw::open_tree(fd, c"", flags));
+            raw::close(fd);
+            slots[*slot] = copy?;
+            Ok(())
+        }
+        Step::ReadOnlyEverything => op(raw::mount_setattr(
+            libc::AT_FDCWD,
+            c"/",
+            AT_RECURSIVE,
+            MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID,
+            MS_SLAVE,
+        )),
+        Step::Attach { slot, target } => {
+            let fd = open_checked(target, libc::O_DIRECTORY)?;
+            let mount = std::mem::replace(&mut slots[*slot], -1);
+            attach(mount, fd)
+        }
+        Step::PrivateTmpfs { target } => {
+            let fd = open_checked(target, libc::O_DIRECTORY)?;
+            let attrs = (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) as u32;
+            let fs = raw::new_fs(c"tmpfs", Some((c"mode", c"1777")), attrs);
+            match fs {
+                Ok(fs) => attach(fs, fd),
+                Err(e) => {
+                    raw::close(fd);
+                    Err((How::Operate, e))
+                }
+            }
+        }
+        Step::Proc { target } => {
+            let fd = open_checked(target, libc::O_DIRECTORY)?;
+            let attrs = (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) as u32;
+            match raw::new_fs(c"proc", None, attrs) {
+                Ok(fs) => attach(fs, fd),
+                Err(e) => {
+                    raw::close(fd);
+                    Err((How::Operate, e))
+                }
+            }
+        }
+        Step::EmptySource { slot } => {
+            let attrs = (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) as u32;
+            let fs = op(raw::new_fs(c"tmpfs", Some((c"mode", c"0555")), attrs))?;
+            let made = op(raw::create_empty_file(fs, EMPTY_FILE, 0o444))
+                .and_then(|()| op(raw::mkdirat(fs, EMPTY_DIR, 0o555)))
+                .and_then(|()| op(raw::mount_setattr(fs, c"", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY, 0)));
+            match made {
+                Ok(()) => {
+                    slots[*slot] = fs;
+                    Ok(())
+                }
+                Err(e) => {
+                    raw::close(fs);
+                    Err(e)
+                }
+            }
+        }
+        Step::Hide {
+            target,
+            shape,
+            slot,
+        } => {
+            let flags = match shape {
+                Shape::Dir => libc::O_DIRECTORY,
+                Shape::File => 0,
+            };
+            let fd = open_checked(target, flags)?;
+            let name = match shape {
+                Shape::Dir => EMPTY_DIR,
+                Shape::File => EMPTY_FILE,
+            };
+            match read_only_copy(slots[*slot], name, false) {
+                Ok(view) => attach(view, fd),
+                Err(e) => {
+                    raw::close(fd);
+                    Err(e)
+                }
+            }
+        }
+        Step::ReadOnlyBind { target } => {
+            let fd = open_checked(target, 0)?;
+            match read_only_copy(fd, c"", true) {
+                Ok(copy) => attach(copy, fd),
+                Err(e) => {
+                    raw::close(fd);
+                    Err(e)
+                }
+            }
+        }
+        Step::Pin { target } => {
+            let fd = open_checked(target, libc::O_DIRECTORY)?;
+            let flags = OPEN_TREE_CLONE | AT_RECURSIVE | AT_EMPTY_PATH | libc::O_CLOEXEC as u32;
+            match raw::open_tree(fd, c"", flags) {
+                Ok(copy) => attach(copy, fd),
+                Err(e) => {
+                    raw::close(fd);
+                    Err((How::Operate, e))
+                }
+            }
+        }
+    }
+}
+
+/// The namespace's init. Never returns.
+pub fn init(plan: &ChildPlan) -> ! {
+    // The parent's other descriptors (other lines' pipes and sockets, in the `wrap` broker) must
+    // not stay open for as long as this line runs: a reader of one would wait for its EOF.
+    let keep = [
+        plan.setup,
+        plan.status,
+        plan.lifeline,
+        plan.ruleset,
+        plan.stdio[0],
+        plan.stdio[1],
+        plan.stdio[2],
+    ];
+    raw::close_all_except(3, keep);
+    // The whole namespace dies with the thread that cloned it (`wrap`'s broker threads live as
+    // long as their line). A parent that died before this line leaves the lifeline hung up.
+    if let Err(e) = raw::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) {
+        fail(plan, phase::DEATH_SIGNAL, How::Operate, e);
+    }
+    if raw::poll_now(plan.lifeline, libc::POLLIN) & (libc::POLLHUP | libc::POLLERR) != 0 {
+        raw::exit(EXIT_SETUP_FAILED);
+    }
+    if let Some(map) = &plan.user_map {
+        write_user_map(plan, map);
+    }
+    let mut slots = [-1; MAX_SLOTS];
+    for (index, step) in plan.steps.iter().enumerate() {
+        if let Err((how, errno)) = apply(step, &mut slots) {
+            fail(plan, index as u16, how, errno);
+        }
+    }
+    for fd in slots.into_iter().filter(|fd| *fd >= 0) {
+        raw::close(fd);
+    }
+    let program = match raw::fork() {
+        Ok(0) => start_program(plan),
+        Ok(pid) => pid,
+        Err(e) => fail(plan, phase::FORK, How::Operate, e),
+    };
+    // The program holds its own copy of the setup pipe until its exec closes it.
+    raw::close(plan.setup);
+    raw::close(plan.ruleset);
+    for fd in [0, 1, 2].into_iter().chain(plan.stdio) {
+        if fd >= 0 {
+            raw::close(fd);
+        }
+    }
+    reap(plan, program)
+}
+
+fn write_user_map(plan: &ChildPlan, map: &UserMap) {
+    // An unprivileged gid_map needs setgroups denied first (user_namespaces(7)).
+    let maps = [
+        (c"/proc/self/setgroups", c"deny"),
+        (c"/proc/self/uid_map", map.uid_map.as_c_str()),
+        (c"/proc/self/gid_map", map.gid_map.as_c_str()),
+    ];
+    for (path, text) in maps {
+        if let Err(e) = raw::write_file(path, text.to_bytes()) {
+            fail(plan, phase::USER_MAP, How::Operate, e);
+        }
+    }
+}
+
+/// Reaps every process of the namespace. When the program ends, the rest is killed: a line's
+/// processes end with the line.
+fn reap(plan: &ChildPlan, program: libc::pid_t) -> ! {
+    let mut wait_status = None;
+    let mut left_running = false;
+    let wait_for = if plan.pid_namespace { -1 } else { program };
+    loop {
+        match raw::waitpid(wait_for, libc::__WALL) {
+            Ok((pid, status)) => {
+                if pid == program {
+                    wait_status = Some(status);
+                    if !plan.pid_namespace {
+                        break;
+                    }
+                }
+                // In its own PID namespace, kill(-1) reaches exactly the line's processes.
+                if plan.pid_namespace
+                    && wait_status.is_some()
+                    && raw::kill(-1, libc::SIGKILL).is_ok()
+                {
+                    left_running = true;
+                }
+            }
+            // ECHILD: nobody is left in the namespace.
+            Err(_) => break,
+        }
+    }
+    let status = Status {
+        // The program was reaped above unless waitpid failed for another reason (it cannot).
+        wait_status: wait_status.unwrap_or(EXIT_SETUP_FAILED << 8),
+        left_running,
+    };
+    raw::write_all(plan.status, &status.bytes());
+    raw::exit(0)
+}
+
+/// The program's process: standard streams, working directory, privileges, Landlock, seccomp,
+/// exec. Never returns.
+fn start_program(plan: &ChildPlan) -> ! {
+    raw::close(plan.status);
+    raw::close(plan.lifeline);
+    for (target, fd) in plan.stdio.iter().enumerate() {
+        if *fd >= 0
+            && let Err(e) = raw::dup2(*fd, target as RawFd)
+        {
+            fail(plan, phase::STDIO, How::Operate, e);
+        }
+    }
+    raw::unblock_all_signals();
+    for (signal, ignored) in &plan.signals {
+        raw::set_disposition(*signal, *ignored);
+    }
+    if let Some(cwd) = &plan.cwd {
+        match open_checked(cwd, libc::O_DIRECTORY) {
+            Ok(fd) => {
+                let changed = raw::fchdir(fd);
+                raw::close(fd);
+                if let Err(e) = changed {
+                    fail(plan, phase::CWD, How::Operate, e);
+                }
+            }
+            Err((how, e)) => fail(plan, phase::CWD, how, e),
+        }
+    }
+    if plan.shm_access != 0 {
+        add_shm_rule(plan);
+    }
+    drop_privileges(plan);
+    if let Err(e) = raw::landlock_restrict_self(plan.ruleset, plan.landlock_flags) {
+        fail(plan, phase::LANDLOCK, How::Operate, e);
+    }
+    if let Err(e) = raw::seccomp_filter(&plan.seccomp) {
+        fail(plan, phase::SECCOMP, How::Operate, e);
+    }
+    // Only 0, 1 and 2 reach the program: every other descriptor (the ruleset, the pipes, whatever
+    // the caller held open) is closed by the exec.
+    if let Err(e) = raw::cloexec_from(3) {
+        fail(plan, phase::DESCRIPTORS, How::Operate, e);
+    }
+    let errno = raw::execve(&plan.exec.path, &plan.exec.argv, &plan.exec.envp);
+    fail(plan, phase::EXEC, How::Operate, errno)
+}
+
+fn add_shm_rule(plan: &ChildPlan) {
+    let fd = match raw::openat2(
+        libc::AT_FDCWD,
+        c"/dev/shm",
+        libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        RESOLVE_NO_SYMLINKS,
+    ) {
+        Ok(fd) => fd,
+        Err(e) => fail(plan, phase::SHM_RULE, How::Open, e),
+    };
+    let added = raw::landlock_add_path_rule(plan.ruleset, fd, plan.shm_access);
+    raw::close(fd);
+    if let Err(e) = added {
+        fail(plan, phase::SHM_RULE, How::Operate, e);
+    }
+}
+
+/// Root (outside a user namespace) would regain capabilities at exec: lock that rule off first.
+const LOCKED_SECUREBITS: libc::c_ulong = 0b1110_1111;
+
+fn drop_privileges(plan: &ChildPlan) {
+    if plan.lock_root
+        && let Err(e) = raw::prctl(libc::PR_SET_SECUREBITS, LOCKED_SECUREBITS)
+    {
+        fail(plan, phase::PRIVILEGES, How::Operate, e);
+    }
+    // Old kernels without ambient capabilities answer EINVAL: nothing to clear then.
+    match raw::prctl(
+        libc::PR_CAP_AMBIENT,
+        libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+    ) {
+        Err(e) if e != libc::EINVAL => fail(plan, phase::PRIVILEGES, How::Operate, e),
+        _ => {}
+    }
+    if let Err(e) = raw::drop_capabilities() {
+        fail(plan, phase::PRIVILEGES, How::Operate, e);
+    }
+    if let Err(e) = raw::prctl(libc::PR_SET_NO_NEW_PRIVS, 1) {
+        fail(plan, phase::NO_NEW_PRIVS, How::Operate, e);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip() {
+        let f = Failure {
+            step: phase::CWD,
+            how: How::Replaced,
+            errno: libc::ESTALE,
+        };
+        assert_eq!(Failure::parse(&f.bytes()), Some(f));
+        let s = Status {
+            wait_status: 0x0100,
+            left_running: true,
+        };
+        assert_eq!(Status::parse(&s.bytes()), Some(s));
+        assert_eq!(Status::parse(&[0; Status::LEN]), None);
+        assert_eq!(Failure::parse(&[1, 0, 9, 0, 0, 0, 0, 0]), None);
+    }
+}

@@ -1,0 +1,330 @@
+//! The guard around a line: protected names that could not be made read-only in advance.
+//!
+//! A protected path that exists is a read-only mount, so nothing changes it. One that does not
+//! exist cannot be made uncreatable without leaving a placeholder in the user's files — and an
+//! empty `.git/commondir` would break git. Those names (`.git/commondir`, `.git/config.worktree`,
+//! `.gitmodules`, `.shellgate.toml`, a missing `$ZDOTDIR` …) are *guarded*: before the line the
+//! guard records what each name is (absent, or which file); while it runs it watches their
+//! directories (inotify) and acts at once; after it — when every process of the line has ended,
+//! because the line's PID namespace ends with it, so nothing can plant one later — it checks them
+//! all again. Whatever appeared or was replaced is moved aside (quarantined, renamed to
+//! `NAME.shellgate-quarantine-<time>` in the same directory), recorded as a sandbox violation, and
+//! the line fails closed.
+//!
+//! Repositories nested in the workspace through *gitlinks* in its index are guarded the same way:
+//! a plain `git status` in the superproject runs git in each of them. Their `.git` and the files
+//! in it that git executes or reads configuration from may not change during a line, and a gitlink
+//! that appears during the line may not lead to a repository created during it.
+
+use crate::sandbox::git;
+use crate::sandbox::sys;
+use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
+use serde::Serialize;
+use std::ffi::OsString;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// What a name was before the line: absent, or this file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    ctime: (i64, i64),
+    size: i64,
+}
+
+/// One guarded name: `name` in the directory `dir` (opened once, without following symlinks).
+#[derive(Debug)]
+struct Item {
+    dir: OwnedFd,
+    dir_path: PathBuf,
+    name: OsString,
+    before: Option<Stamp>,
+    /// Already moved aside during this line.
+    handled: bool,
+}
+
+/// The files of a git dir that git executes or reads configuration from.
+const GIT_DIR_FILES: [&str; 4] = ["config", "hooks", "commondir", "config.worktree"];
+
+/// The workspace's own repository, whose index names the nested ones.
+#[derive(Debug)]
+struct Superproject {
+    worktree: PathBuf,
+    git_dir: PathBuf,
+    index_before: Option<Stamp>,
+    gitlinks_before: Vec<PathBuf>,
+}
+
+/// A guarded name that changed during the line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    /// The path that appeared or changed.
+    pub path: PathBuf,
+    /// Where it was moved, or `None` when moving it failed (it is still there).
+    pub quarantined: Option<PathBuf>,
+    /// What happened, in words.
+    pub what: String,
+}
+
+/// The guard of one line.
+#[derive(Debug)]
+pub struct Guard {
+    items: Vec<Item>,
+    superproject: Option<Superproject>,
+    inotify: Option<Inotify>,
+    started: SystemTime,
+}
+
+impl Guard {
+    /// A guard that watches nothing.
+    pub fn none() -> Guard {
+        Guard {
+            items: Vec::new(),
+            superproject: None,
+            inotify: None,
+            started: SystemTime::now(),
+        }
+    }
+
+    /// Records the guarded names (paths whose nearest existing ancestor is watched) and the
+    /// repositories gitlinked from `repo`'s index (`(worktree, git dir)`).
+    pub fn new(guarded: &[PathBuf], repo: Option<(&Path, &Path)>) -> Guard {
+        let started = SystemTime::now();
+        let mut guard = Guard {
+            items: Vec::new(),
+            superproject: None,
+            inotify: Inotify::init(InitFlags::IN_CLOEXEC | InitFlags::IN_NONBLOCK).ok(),
+            started,
+        };
+        for path in guarded {
+            guard.watch_first_missing(path);
+        }
+        if let Some((worktree, git_dir)) = repo {
+            let index = git_dir.join("index");
+            let gitlinks = read_gitlinks(git_dir);
+            for link in &gitlinks {
+                guard.watch_nested(&worktree.join(link));
+            }
+            guard.watch_dir(git_dir);
+            guard.superproject = Some(Superproject {
+                worktree: worktree.to_path_buf(),
+                git_dir: git_dir.to_path_buf(),
+                index_before: stamp_path(&index),
+                gitlinks_before: gitlinks,
+            });
+        }
+        guard
+    }
+
+    /// The inotify descriptor to poll while the line runs, if there is one.
+    pub fn fd(&self) -> Option<BorrowedFd<'_>> {
+        self.inotify.as_ref().map(|i| i.as_fd())
+    }
+
+    /// Something happened in a watched directory: check everything now.
+    pub fn on_event(&mut self) -> Vec<Violation> {
+        if let Some(inotify) = &self.inotify {
+            // Drain; which name it was does not matter: every guarded name is checked (a few
+            // fstatat calls).
+            while inotify.read_events().is_ok_and(|events| !events.is_empty()) {}
+        }
+        self.check()
+    }
+
+    /// Checks every guarded name; moves aside what appeared or changed.
+    pub fn check(&mut self) -> Vec<Violation> {
+        let mut violations = Vec::new();
+        for item in self.items.iter_mut().filter(|item| !item.handled) {
+            let now = stamp_at(item.dir.as_fd(), &item.name);
+            if now.is_none() || now == item.before {
+                continue;
+            }
+            item.handled = true;
+            let what = match item.before {
+                None => "appeared during the line",
+                Some(_) => "was changed during the line",
+            };
+            violations.push(quarantine(item, what));
+        }
+        violations.extend(self.check_new_gitlinks());
+        violations
+    }
+
+    /// Gitlinks staged during the line that lead to a repository made during the line.
+    fn check_new_gitlinks(&mut self) -> Vec<Violation> {
+        let Some(sp) = &mut self.superproject else {
+            return Vec::new();
+        };
+        if stamp_path(&sp.git_dir.join("index")) == sp.index_before {
+            return Vec::new();
+        }
+        let started = self.started;
+        let mut found = Vec::new();
+        for link in read_gitlinks(&sp.git_dir) {
+            if sp.gitlinks_before.contains(&link) {
+                continue;
+            }
+            sp.gitlinks_before.push(link.clone());
+            let dot_git = sp.worktree.join(&link).join(".git");
+            if changed_since(&dot_git, started) {
+                found.push(dot_git);
+            }
+        }
+        found
+            .into_iter()
+            .map(|dot_git| quarantine_path(&dot_git, "a repository made during the line, staged as a gitlink"))
+            .collect()
+    }
+
+    /// Guards `path`, or — when its parent is missing too — the first missing component of it.
+    fn watch_first_missing(&mut self, path: &Path) {
+        let mut current = path;
+        while let Some(parent) = current.parent() {
+            if parent.exists() {
+                self.watch(parent, current);
+                return;
+            }
+            current = parent;
+        }
+    }
+
+    /// A nested repository's `.git` and the files in it git executes or reads config from.
+    fn watch_nested(&mut self, worktree: &Path) {
+        let dot_git = worktree.join(".git");
+        self.watch(worktree, &dot_git);
+        if dot_git.is_dir() {
+            for name in GIT_DIR_FILES {
+                self.watch(&dot_git, &dot_git.join(name));
+            }
+        } else if let Ok(Some(layout)) = git::inspect(worktree) {
+            for name in GIT_DIR_FILES {
+                self.watch(&layout.git_dir, &layout.git_dir.join(name));
+            }
+        }
+    }
+
+    fn watch(&mut self, dir: &Path, path: &Path) {
+        let Some(name) = path.file_name() else {
+            return;
+        };
+        let Ok(dir_fd) = sys::open_path_no_symlinks(dir) else {
+            return;
+        };
+        let before = stamp_at(dir_fd.as_fd(), name);
+        self.watch_fd(&dir_fd);
+        self.items.push(Item {
+            dir: dir_fd,
+            dir_path: dir.to_path_buf(),
+            name: name.to_owned(),
+            before,
+            handled: false,
+        });
+    }
+
+    fn watch_dir(&mut self, dir: &Path) {
+        if let Ok(fd) = sys::open_path_no_symlinks(dir) {
+            self.watch_fd(&fd);
+        }
+    }
+
+    fn watch_fd(&self, fd: &OwnedFd) {
+        if let Some(inotify) = &self.inotify {
+            let flags = AddWatchFlags::IN_CREATE
+                | AddWatchFlags::IN_MOVED_TO
+                | AddWatchFlags::IN_CLOSE_WRITE
+                | AddWatchFlags::IN_ATTRIB
+                | AddWatchFlags::IN_ONLYDIR;
+            // Through the descriptor's /proc entry: the directory opened, not a name again.
+            let _ = inotify.add_watch(&sys::proc_fd_path(fd), flags);
+        }
+    }
+}
+
+fn read_gitlinks(git_dir: &Path) -> Vec<PathBuf> {
+    std::fs::read(git_dir.join("index"))
+        .ok()
+        .and_then(|index| git::gitlinks(&index, git::uses_sha256(git_dir)))
+        .unwrap_or_default()
+}
+
+/// Whether `path` (or, for a directory, one of git's files in it) was created or changed at or
+/// after `since`: the change time cannot be set back by the program (utimes sets it to now).
+fn changed_since(path: &Path, since: SystemTime) -> bool {
+    let since = since
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let recent = |p: &Path| stamp_path(p).is_some_and(|s| s.ctime.0 >= since);
+    recent(path) || GIT_DIR_FILES.iter().any(|name| recent(&path.join(name)))
+}
+
+fn stamp_path(path: &Path) -> Option<Stamp> {
+    let parent = path.parent()?;
+    let name = path.file_name()?;
+    let dir = sys::open_path_no_symlinks(parent).ok()?;
+    stamp_at(dir.as_fd(), name)
+}
+
+fn stamp_at(dir: BorrowedFd, name: &std::ffi::OsStr) -> Option<Stamp> {
+    let st = sys::fstatat_nofollow(dir, name).ok()??;
+    Some(Stamp {
+        dev: st.st_dev,
+        ino: st.st_ino,
+        ctime: (st.st_ctime, st.st_ctime_nsec),
+        size: st.st_size,
+    })
+}
+
+fn quarantine_name(name: &std::ffi::OsStr) -> OsString {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let mut moved = name.to_owned();
+    moved.push(format!(".shellgate-quarantine-{secs}-{}", std::process::id()));
+    moved
+}
+
+fn quarantine(item: &Item, what: &str) -> Violation {
+    let path = item.dir_path.join(&item.name);
+    let moved = quarantine_name(&item.name);
+    let quarantined = sys::rename_at(item.dir.as_fd(), &item.name, &moved)
+        .ok()
+        .map(|()| item.dir_path.join(&moved));
+    Violation {
+        what: format!("{} {what}", path.display()),
+        path,
+        quarantined,
+    }
+}
+
+fn quarantine_path(path: &Path, what: &str) -> Violation {
+    let quarantined = (|| {
+        let dir = sys::open_path_no_symlinks(path.parent()?).ok()?;
+        let name = path.file_name()?;
+        let moved = quarantine_name(name);
+        sys::rename_at(dir.as_fd(), name, &moved).ok()?;
+        Some(path.with_file_name(moved))
+    })();
+    Violation {
+        what: format!("{}: {what}", path.display()),
+        path: path.to_path_buf(),
+        quarantined,
+    }
+}
+
+impl Violation {
+    /// One line for the person or agent.
+    pub fn describe(&self) -> String {
+        match &self.quarantined {
+            Some(to) => format!(
+                "{}; it was moved aside to {}",
+                self.what,
+                to.display()
+            ),
+            None => format!("{}; moving it aside failed: remove it by hand", self.what),
+        }
+    }
+}

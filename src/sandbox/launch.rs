@@ -1,0 +1,884 @@
+//! Entering the sandbox, the parent's half: prepare everything, clone once, supervise.
+//!
+//! [`spawn`] does all the work that may allocate or fail in an ordinary way *before* the clone:
+//! the fail-closed check of what the kernel offers, the plan of the mount tree, opening every path
+//! it names once (no symlinks followed) and recording its identity, the Landlock ruleset (built on
+//! those descriptors), the seccomp program, `argv`/`envp` as C strings, the checks of the standard
+//! streams and the guard's snapshot. Then one `clone` into new mount and PID namespaces runs the
+//! [`child`] code, which only executes that plan with async-signal-safe calls and `execve`s the
+//! program: nothing is re-executed, no second binary starts in between.
+//!
+//! [`Running`] tells the launch's own failure (`SANDBOX_UNAVAILABLE`, `SANDBOX_EXEC_FAILED`, with
+//! the step and the path) apart from the program's exit, and [`Running::wait`] returns the
+//! program's status, whether it left processes running (they were killed with the line), and the
+//! guard's violations.
+
+use super::child::{self, ChildPlan, Exec, FileId, Shape, Step, Target, UserMap};
+use super::guard::{Guard, Violation};
+use super::landlock::{self, Grants};
+use super::policy::{Policy, Protection, Spec};
+use super::protected::{self, HomeEnv, Layer, Plan};
+use super::requirements::{self, Gap};
+use super::{abi::DetectedAbi, raw, seccomp, sys};
+use crate::error::{Code, Error, Result};
+use std::ffi::{CString, OsStr, OsString};
+use std::io::Read;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::sync::OnceLock;
+
+/// Set in the sandboxed program's environment to the policy's name (`workspace-write`,
+/// `read-only`): lets shell hooks see that a process already runs inside shellgate's sandbox.
+/// Informational: a nested sandbox is enforced by the kernel, not by this variable.
+pub const SANDBOXED_ENV: &str = "SHELLGATE_SANDBOXED";
+
+/// The private `/dev/shm`: read-only lines' only writable directory (their `TMPDIR`).
+const SHM: &str = "/dev/shm";
+
+/// What runs in the sandbox, and with what.
+#[derive(Debug)]
+pub struct Command {
+    /// The program, absolute (see [`resolve_program`]).
+    pub program: PathBuf,
+    /// `argv[0]`.
+    pub arg0: OsString,
+    pub args: Vec<OsString>,
+    /// The program's environment, exactly (the sandbox adds [`SANDBOXED_ENV`], and `TMPDIR` for
+    /// read-only).
+    pub env: Vec<(OsString, OsString)>,
+    pub cwd: PathBuf,
+    /// Its standard streams: this process's own, or these descriptors.
+    pub stdio: Option<[OwnedFd; 3]>,
+}
+
+impl Command {
+    /// `program args…` with this process's environment and standard streams.
+    pub fn new(program: PathBuf, args: Vec<OsString>, cwd: PathBuf) -> Command {
+        Command {
+            arg0: program.as_os_str().to_owned(),
+            program,
+            args,
+            env: std::env::vars_os().collect(),
+            cwd,
+            stdio: None,
+        }
+    }
+}
+
+/// Finds `name` the way `execvp` would: a name with a slash is taken as is; otherwise the first
+/// executable regular file of that name in `$PATH`.
+pub fn resolve_program(name: &OsStr, path_var: Option<&OsStr>) -> Result<PathBuf> {
+    let not_found = || {
+        Error::new(
+            Code::SandboxExecFailed,
+            format!("cannot start `{}`: no such program", name.to_string_lossy()),
+        )
+    };
+    if name.as_bytes().contains(&b'/') {
+        return std::path::absolute(name).map_err(|_| not_found());
+    }
+    let dirs = path_var.unwrap_or(OsStr::new("/usr/local/bin:/usr/bin:/bin"));
+    std::env::split_paths(dirs)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable_file(candidate))
+        .ok_or_else(not_found)
+}
+
+fn is_executable_file(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The signal dispositions this process was started with, recorded by
+/// [`record_startup_signals`]: the program gets these, not the ones shellgate set for itself
+/// (`wrap` ignores SIGINT; a shell waiting for a line does too).
+static STARTUP_SIGNALS: OnceLock<Vec<(libc::c_int, bool)>> = OnceLock::new();
+
+const INHERITED_SIGNALS: [libc::c_int; 8] = [
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGHUP,
+    libc::SIGTERM,
+    libc::SIGPIPE,
+    libc::SIGTSTP,
+    libc::SIGTTIN,
+    libc::SIGTTOU,
+];
+
+/// Records the signal dispositions shellgate started with. Call first thing in `main`.
+pub fn record_startup_signals() {
+    let _ = STARTUP_SIGNALS.set(
+        INHERITED_SIGNALS
+            .iter()
+            .map(|&s| (s, sys::is_ignored(s)))
+            .collect(),
+    );
+}
+
+fn startup_signals() -> Vec<(libc::c_int, bool)> {
+    STARTUP_SIGNALS
+        .get()
+        .cloned()
+        .unwrap_or_else(|| INHERITED_SIGNALS.iter().map(|&s| (s, false)).collect())
+}
+
+/// How the namespaces are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Namespaces {
+    /// New mount and PID namespaces (root with `CAP_SYS_ADMIN`).
+    Own,
+    /// The same inside a new user namespace that maps only the caller's uid and gid.
+    OwnWithUser,
+    /// Inside shellgate's own sandbox already: the outer one's mounts and PID namespace stay; this
+    /// one adds its Landlock and seccomp layers (which can only narrow).
+    Nested,
+    /// A configuration dropped the mount-namespace layer explicitly.
+    None,
+}
+
+/// A launched sandbox.
+#[derive(Debug)]
+pub struct Running {
+    pid: libc::pid_t,
+    setup: Option<std::fs::File>,
+    status: std::fs::File,
+    /// Held open for the init: when this process dies, the init sees it hang up.
+    _lifeline: OwnedFd,
+    steps: Vec<String>,
+    program: PathBuf,
+    cwd: PathBuf,
+    started: Option<Result<()>>,
+    guard: Guard,
+    reaped: bool,
+}
+
+/// How the program ended.
+#[derive(Debug)]
+pub struct Finished {
+    pub status: ExitStatus,
+    /// Processes of the line were still running when it ended, and were killed with it.
+    pub left_running: bool,
+    /// What the guard found and moved aside.
+    pub violations: Vec<Violation>,
+}
+
+/// Enters the sandbox `spec` describes and starts `command` in it.
+pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
+    let abi = DetectedAbi::detect();
+    let gaps = requirements::kernel_gaps(&abi, seccomp::available(), spec.network, &spec.dropped);
+    requirements::refuse(&abi, &gaps)?;
+    let namespaces = namespaces(spec);
+    let env = HomeEnv::from_env()?;
+    let plan = protected::plan(spec, &env)?;
+    let stdio: Vec<RawFd> = match &command.stdio {
+        Some(fds) => fds.iter().map(AsRawFd::as_raw_fd).collect(),
+        None => vec![0, 1, 2],
+    };
+    check_streams(&stdio, &plan)?;
+    let layers = open_layers(&plan)?;
+    if namespaces == Namespaces::Nested {
+        check_already_enforced(&plan)?;
+    }
+    let writable: Vec<BorrowedFd> = layers
+        .iter()
+        .filter(|(layer, _, _)| matches!(layer, Layer::Writable(_)))
+        .map(|(_, fd, _)| fd.as_fd())
+        .collect();
+    let grants = Grants {
+        writable,
+        terminals: terminals(&stdio),
+        network: spec.network,
+    };
+    let ruleset = landlock::prepare(&abi, &grants)?;
+    let filter = seccomp::native_program(seccomp::Sockets {
+        network: spec.network,
+        unix: spec.unix_sockets,
+    })?;
+    let (steps, descriptions) = match namespaces {
+        Namespaces::Own | Namespaces::OwnWithUser => mount_steps(spec, &plan, &layers)?,
+        Namespaces::Nested | Namespaces::None => (Vec::new(), Vec::new()),
+    };
+    let exec = exec_plan(spec, &command)?;
+    let cwd = open_target(&command.cwd).map_err(|e| {
+        Error::new(
+            Code::SandboxUnavailable,
+            format!(
+                "cannot enter the working directory {}: {e}",
+                command.cwd.display()
+            ),
+        )
+    })?;
+    write_notes(spec, &plan, stdio[2]);
+    let guard = Guard::new(&plan.guarded, workspace_repo(spec).as_ref().map(|(w, g)| (w.as_path(), g.as_path())));
+    let pipes = Pipes::new()?;
+    let mut plan_for_child = ChildPlan {
+        user_map: (namespaces == Namespaces::OwnWithUser).then(user_map),
+        steps,
+        exec,
+        cwd: Some(cwd),
+        stdio: match &command.stdio {
+            Some(fds) => [fds[0].as_raw_fd(), fds[1].as_raw_fd(), fds[2].as_raw_fd()],
+            None => [-1, -1, -1],
+        },
+        signals: startup_signals(),
+        ruleset: ruleset.fd.as_raw_fd(),
+        landlock_flags: 0,
+        shm_access: match namespaces {
+            Namespaces::Own | Namespaces::OwnWithUser => ruleset.all_fs_access,
+            Namespaces::Nested | Namespaces::None => 0,
+        },
+        seccomp: libc::sock_fprog {
+            len: 0,
+            filter: std::ptr::null_mut(),
+        },
+        lock_root: sys::geteuid() == 0 && namespaces != Namespaces::OwnWithUser,
+        setup: pipes.setup_write.as_raw_fd(),
+        status: pipes.status_write.as_raw_fd(),
+        lifeline: pipes.lifeline_read.as_raw_fd(),
+        pid_namespace: matches!(namespaces, Namespaces::Own | Namespaces::OwnWithUser),
+    };
+    let mut filter = filter;
+    plan_for_child.seccomp = libc::sock_fprog {
+        len: u16::try_from(filter.len()).map_err(|_| {
+            Error::internal("the seccomp program is longer than the kernel accepts")
+        })?,
+        filter: filter.as_mut_ptr().cast(),
+    };
+    let flags = clone_flags(namespaces);
+    let pid = match raw::clone(flags) {
+        Ok(0) => child::init(&plan_for_child),
+        Ok(pid) => pid,
+        Err(errno) => return Err(clone_error(namespaces, errno)),
+    };
+    // The child has its own copies; these must go, or the pipes never report EOF.
+    let Pipes {
+        setup_read,
+        setup_write,
+        status_read,
+        status_write,
+        lifeline_read,
+        lifeline_write,
+    } = pipes;
+    drop((setup_write, status_write, lifeline_read));
+    // Kept alive until after the clone: the child reads them from its copy of this memory.
+    drop((filter, ruleset, layers, plan_for_child));
+    Ok(Running {
+        pid,
+        setup: Some(std::fs::File::from(setup_read)),
+        status: std::fs::File::from(status_read),
+        _lifeline: lifeline_write,
+        steps: descriptions,
+        program: command.program,
+        cwd: command.cwd,
+        started: None,
+        guard,
+        reaped: false,
+    })
+}
+
+fn namespaces(spec: &Spec) -> Namespaces {
+    if spec.dropped.contains(&Protection::ProtectedPaths) {
+        return Namespaces::None;
+    }
+    if std::env::var_os(SANDBOXED_ENV).is_some() && sys::confined() {
+        return Namespaces::Nested;
+    }
+    const CAP_SYS_ADMIN: u64 = 1 << 21;
+    let privileged = sys::geteuid() == 0
+        && sys::capget().is_ok_and(|(effective, _, _)| effective & CAP_SYS_ADMIN != 0);
+    if privileged {
+        Namespaces::Own
+    } else {
+        Namespaces::OwnWithUser
+    }
+}
+
+fn clone_flags(namespaces: Namespaces) -> libc::c_ulong {
+    let own = (libc::CLONE_NEWNS | libc::CLONE_NEWPID) as libc::c_ulong;
+    match namespaces {
+        Namespaces::Own => own,
+        Namespaces::OwnWithUser => own | libc::CLONE_NEWUSER as libc::c_ulong,
+        Namespaces::Nested | Namespaces::None => 0,
+    }
+}
+
+fn clone_error(namespaces: Namespaces, errno: raw::Errno) -> Error {
+    let e = std::io::Error::from_raw_os_error(errno);
+    if namespaces == Namespaces::None || namespaces == Namespaces::Nested {
+        return Error::new(
+            Code::SandboxExecFailed,
+            format!("cannot start the sandbox's process: {e}"),
+        );
+    }
+    let why = match namespaces {
+        Namespaces::OwnWithUser => format!(
+            "cannot create a user namespace for the sandbox's private mount and PID namespaces \
+             ({e}); user namespaces may be disabled (user.max_user_namespaces, \
+             kernel.unprivileged_userns_clone, AppArmor's \
+             apparmor_restrict_unprivileged_userns) or this is a nested sandbox"
+        ),
+        _ => format!("cannot create the sandbox's private mount and PID namespaces: {e}"),
+    };
+    let abi = DetectedAbi::detect();
+    Error::new(
+        Code::SandboxUnavailable,
+        requirements::describe(&abi, &[Gap::Namespace(why)]),
+    )
+}
+
+fn user_map() -> UserMap {
+    let line = |id: u32| CString::new(format!("{id} {id} 1")).unwrap_or_default();
+    UserMap {
+        uid_map: line(sys::geteuid()),
+        gid_map: line(sys::getegid()),
+    }
+}
+
+struct Pipes {
+    setup_read: OwnedFd,
+    setup_write: OwnedFd,
+    status_read: OwnedFd,
+    status_write: OwnedFd,
+    lifeline_read: OwnedFd,
+    lifeline_write: OwnedFd,
+}
+
+impl Pipes {
+    fn new() -> Result<Pipes> {
+        let pipe = || {
+            std::io::pipe()
+                .map(|(r, w)| (OwnedFd::from(r), OwnedFd::from(w)))
+                .map_err(|e| {
+                    Error::new(
+                        Code::SandboxExecFailed,
+                        format!("cannot create the sandbox's pipes: {e}"),
+                    )
+                })
+        };
+        let (setup_read, setup_write) = pipe()?;
+        let (status_read, status_write) = pipe()?;
+        let (lifeline_read, lifeline_write) = pipe()?;
+        Ok(Pipes {
+            setup_read,
+            setup_write,
+            status_read,
+            status_write,
+            lifeline_read,
+            lifeline_write,
+        })
+    }
+}
+
+/// A path opened without following any symlink, and its identity.
+fn open_target(path: &Path) -> std::io::Result<Target> {
+    let fd = sys::open_path_no_symlinks(path)?;
+    target_of(path, &fd)
+}
+
+fn target_of(path: &Path, fd: &OwnedFd) -> std::io::Result<Target> {
+    let st = sys::fstat(fd.as_fd())?;
+    let c_path = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "NUL in path"))?;
+    Ok(Target {
+        path: c_path,
+        id: FileId {
+            dev: st.st_dev,
+            ino: st.st_ino,
+        },
+    })
+}
+
+fn layer_path(layer: &Layer) -> &Path {
+    match layer {
+        Layer::Writable(p) | Layer::ReadOnly(p) => p,
+    }
+}
+
+/// Every layer opened once: the writable roots' descriptors become Landlock's rules, and their
+/// identities what the child checks before it attaches anything.
+fn open_layers(plan: &Plan) -> Result<Vec<(Layer, OwnedFd, Target)>> {
+    plan.layers
+        .iter()
+        .map(|layer| {
+            let path = layer_path(layer);
+            let fd = sys::open_path_no_symlinks(path).map_err(|e| unopenable(path, &e))?;
+            let target = target_of(path, &fd).map_err(|e| unopenable(path, &e))?;
+            Ok((layer.clone(), fd, target))
+        })
+        .collect()
+}
+
+fn unopenable(path: &Path, e: &std::io::Error) -> Error {
+    let hint = if e.raw_os_error() == Some(libc::ELOOP) {
+        " (a symlink is in the path: the sandbox only uses paths without symlinks, so a swap \
+         cannot redirect it)"
+    } else {
+        ""
+    };
+    Error::new(
+        Code::SandboxUnavailable,
+        format!("cannot open {} for the sandbox: {e}{hint}", path.display()),
+    )
+}
+
+/// The mount steps, in order, with a description of each for failure messages.
+fn mount_steps(
+    spec: &Spec,
+    plan: &Plan,
+    layers: &[(Layer, OwnedFd, Target)],
+) -> Result<(Vec<Step>, Vec<String>)> {
+    let mut steps = vec![(Step::MakeRootSlave, "make the mount namespace private".to_owned())];
+    let writable: Vec<&Target> = layers
+        .iter()
+        .filter(|(layer, _, _)| matches!(layer, Layer::Writable(_)))
+        .map(|(_, _, target)| target)
+        .collect();
+    if writable.len() + 1 > child::MAX_SLOTS {
+        return Err(Error::new(
+            Code::SandboxUnavailable,
+            format!(
+                "too many writable roots ({}); at most {} are supported",
+                writable.len(),
+                child::MAX_SLOTS - 1
+            ),
+        ));
+    }
+    for (slot, target) in writable.iter().enumerate() {
+        steps.push((
+            Step::CloneTree {
+                target: (*target).clone(),
+                slot,
+            },
+            format!("copy the writable root {}", show(target)),
+        ));
+    }
+    steps.push((
+        Step::ReadOnlyEverything,
+        "make every mount read-only".to_owned(),
+    ));
+    let mut slot = 0;
+    for (layer, _, target) in layers {
+        let step = match layer {
+            Layer::Writable(_) => {
+                let step = Step::Attach {
+                    slot,
+                    target: target.clone(),
+                };
+                slot += 1;
+                (step, format!("attach the writable root {}", show(target)))
+            }
+            Layer::ReadOnly(_) => (
+                Step::ReadOnlyBind {
+                    target: target.clone(),
+                },
+                format!("keep {} read-only", show(target)),
+            ),
+        };
+        steps.push(step);
+    }
+    let shm = open_target(Path::new(SHM)).map_err(|e| unopenable(Path::new(SHM), &e))?;
+    steps.push((
+        Step::PrivateTmpfs { target: shm },
+        format!("mount a private {SHM}"),
+    ));
+    let proc = open_target(Path::new("/proc")).map_err(|e| unopenable(Path::new("/proc"), &e))?;
+    steps.push((
+        Step::Proc { target: proc },
+        "mount /proc for the line's PID namespace".to_owned(),
+    ));
+    if spec.policy == Policy::WorkspaceWrite {
+        for pin in &plan.pins {
+            let target = open_target(pin).map_err(|e| unopenable(pin, &e))?;
+            steps.push((Step::Pin { target }, format!("pin {}", pin.display())));
+        }
+        for path in &plan.read_only {
+            let target = open_target(path).map_err(|e| unopenable(path, &e))?;
+            steps.push((
+                Step::ReadOnlyBind { target },
+                format!("keep {} read-only", path.display()),
+            ));
+        }
+    }
+    if !plan.hidden.is_empty() {
+        let source = writable.len();
+        steps.push((
+            Step::EmptySource { slot: source },
+            "make the empty view that hides credential stores".to_owned(),
+        ));
+        for path in &plan.hidden {
+            let target = open_target(path).map_err(|e| unopenable(path, &e))?;
+            let shape = if path.is_dir() { Shape::Dir } else { Shape::File };
+            steps.push((
+                Step::Hide {
+                    target,
+                    shape,
+                    slot: source,
+                },
+                format!("hide the credential store {}", path.display()),
+            ));
+        }
+    }
+    Ok(steps.into_iter().unzip())
+}
+
+fn show(target: &Target) -> String {
+    target.path.to_string_lossy().into_owned()
+}
+
+/// Inside another shellgate sandbox no namespace can be made: what this one protects must already
+/// be protected by the outer one (a read-only mount), or the launch is refused.
+fn check_already_enforced(plan: &Plan) -> Result<()> {
+    let enforced = |path: &Path| {
+        sys::is_mount_root(path).unwrap_or(false)
+            && sys::mount_flags(path).is_ok_and(|f| f & libc::ST_RDONLY != 0)
+    };
+    let missing = plan
+        .read_only
+        .iter()
+        .chain(&plan.hidden)
+        .find(|path| !enforced(path));
+    match missing {
+        None => Ok(()),
+        Some(path) => Err(Error::new(
+            Code::SandboxUnavailable,
+            format!(
+                "this runs inside another sandbox, where no mount namespace can be made, and {} \
+                 is not read-only there; run it outside, or from the outer sandbox's workspace",
+                path.display()
+            ),
+        )),
+    }
+}
+
+/// A standard stream that is a directory (or an `O_PATH` handle) would be a handle on the host's
+/// tree below the read-only mounts (`openat(0, ".git/config")`), and one on a protected file
+/// could be reopened for writing through `/proc/self/fd/N`: refused rather than guessed.
+fn check_streams(fds: &[RawFd], plan: &Plan) -> Result<()> {
+    for (index, fd) in fds.iter().enumerate() {
+        let name = ["stdin", "stdout", "stderr"][index];
+        if sys::fd_file_type(*fd) == Some(libc::S_IFDIR)
+            || sys::fd_status_flags(*fd).is_some_and(|f| f & libc::O_PATH != 0)
+        {
+            return Err(Error::new(
+                Code::SandboxUnavailable,
+                format!("{name} is a directory handle, which would reach beneath the sandbox's read-only mounts"),
+            ));
+        }
+        let Ok(target) = std::fs::read_link(format!("/proc/self/fd/{fd}")) else {
+            continue;
+        };
+        if plan.read_only.iter().any(|p| target.starts_with(p)) {
+            return Err(Error::new(
+                Code::SandboxUnavailable,
+                format!(
+                    "{name} is {}, a protected path: the program could reopen it for writing \
+                     through /proc/self/fd/{index}",
+                    target.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The terminal devices behind the standard streams, so a program can reopen its own terminal.
+fn terminals(fds: &[RawFd]) -> Vec<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    fds.iter()
+        .filter_map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok())
+        .filter(|p| p.starts_with("/dev/") && !p.starts_with("/dev/pts"))
+        .filter(|p| !landlock::DEVICES.iter().any(|d| p.as_os_str() == *d))
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.file_type().is_char_device()))
+        .collect()
+}
+
+fn exec_plan(spec: &Spec, command: &Command) -> Result<Exec> {
+    let nul = |what: &str| {
+        Error::new(
+            Code::SandboxExecFailed,
+            format!("cannot start the program: its {what} contains a NUL byte"),
+        )
+    };
+    let path = CString::new(command.program.as_os_str().as_bytes()).map_err(|_| nul("path"))?;
+    let mut strings: Vec<CString> = Vec::new();
+    strings.push(CString::new(command.arg0.as_bytes()).map_err(|_| nul("name"))?);
+    for arg in &command.args {
+        strings.push(CString::new(arg.as_bytes()).map_err(|_| nul("arguments"))?);
+    }
+    let argc = strings.len();
+    let overridden = |key: &OsStr| {
+        key == SANDBOXED_ENV || (spec.policy == Policy::ReadOnly && key == "TMPDIR")
+    };
+    for (key, value) in &command.env {
+        if key.is_empty() || key.as_bytes().contains(&b'=') || overridden(key) {
+            continue;
+        }
+        let mut pair = key.as_bytes().to_vec();
+        pair.push(b'=');
+        pair.extend_from_slice(value.as_bytes());
+        strings.push(CString::new(pair).map_err(|_| nul("environment"))?);
+    }
+    strings.push(CString::new(format!("{SANDBOXED_ENV}={}", spec.policy.as_str())).unwrap_or_default());
+    if spec.policy == Policy::ReadOnly {
+        strings.push(CString::new(format!("TMPDIR={SHM}")).unwrap_or_default());
+    }
+    let pointers: Vec<*const libc::c_char> = strings.iter().map(|s| s.as_ptr()).collect();
+    let mut argv = pointers[..argc].to_vec();
+    argv.push(std::ptr::null());
+    let mut envp = pointers[argc..].to_vec();
+    envp.push(std::ptr::null());
+    Ok(Exec {
+        path,
+        _strings: strings,
+        argv,
+        envp,
+    })
+}
+
+/// A line on the program's stderr about what it may not expect (printed before it starts).
+fn write_notes(spec: &Spec, plan: &Plan, stderr: RawFd) {
+    let Some(tmpdir) = &spec.ignored_tmpdir else {
+        return;
+    };
+    let canonical = std::fs::canonicalize(tmpdir).unwrap_or_else(|_| tmpdir.clone());
+    if plan.writable_roots().any(|r| canonical.starts_with(r)) {
+        return;
+    }
+    let note = format!(
+        "[shellgate] note: $TMPDIR ({}) is not writable in this sandbox: only a TMPDIR beneath \
+         /tmp or /var/tmp is; name another temp dir in the configuration's sandbox.writable\n",
+        tmpdir.display()
+    );
+    sys::write_raw(stderr, note.as_bytes());
+}
+
+/// The workspace's repository (worktree, git dir), for the guard's gitlink check.
+fn workspace_repo(spec: &Spec) -> Option<(PathBuf, PathBuf)> {
+    let workspace = spec.workspace.as_ref()?;
+    let layout = super::git::inspect(workspace).ok()??;
+    Some((workspace.clone(), layout.git_dir))
+}
+
+impl Running {
+    /// The init's pid (in this process's PID namespace).
+    pub fn pid(&self) -> libc::pid_t {
+        self.pid
+    }
+
+    /// Blocks until the program has started (`Ok`) or the launch failed (`Err` with
+    /// `SANDBOX_UNAVAILABLE` / `SANDBOX_EXEC_FAILED` and the step that failed).
+    pub fn started(&mut self) -> Result<()> {
+        if let Some(result) = &self.started {
+            return result.clone();
+        }
+        let mut record = Vec::new();
+        let result = match self.setup.take() {
+            Some(mut pipe) => match pipe.read_to_end(&mut record) {
+                Ok(_) if record.is_empty() => Ok(()),
+                Ok(_) => Err(self.failure(&record)),
+                Err(e) => Err(Error::internal(format!(
+                    "cannot read the sandbox's setup report: {e}"
+                ))),
+            },
+            None => Ok(()),
+        };
+        self.started = Some(result.clone());
+        result
+    }
+
+    fn failure(&self, record: &[u8]) -> Error {
+        let Some(failure) = child::Failure::parse(record) else {
+            return Error::new(
+                Code::SandboxUnavailable,
+                "the sandbox failed to start and its report was unreadable",
+            );
+        };
+        describe_failure(&failure, &self.steps, &self.program, &self.cwd)
+    }
+
+    /// Kills the line: its init, and with it every process of its PID namespace.
+    pub fn kill(&self) {
+        let _ = raw::kill(self.pid, libc::SIGKILL);
+    }
+
+    /// Waits for the program, watching the guarded names meanwhile. When `cancel` hangs up (the
+    /// caller went away) the line is killed. `Err` means it never started (the launch's error).
+    pub fn wait(mut self, cancel: Option<BorrowedFd>) -> Result<Finished> {
+        self.started()?;
+        let mut violations = Vec::new();
+        let status = loop {
+            match self.poll(cancel) {
+                Event::Status => break self.read_status(),
+                Event::Guard => {
+                    let found = self.guard.on_event();
+                    if !found.is_empty() {
+                        // Fail closed: a line that plants what git or a shell outside would run
+                        // does not go on.
+                        self.kill();
+                        violations.extend(found);
+                    }
+                }
+                Event::Cancel => {
+                    self.kill();
+                    break self.read_status();
+                }
+            }
+        };
+        self.reap();
+        violations.extend(self.guard.check());
+        let (status, left_running) = status;
+        Ok(Finished {
+            status,
+            left_running,
+            violations,
+        })
+    }
+
+    fn poll(&self, cancel: Option<BorrowedFd>) -> Event {
+        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+        let interest = PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR;
+        loop {
+            let mut fds = vec![PollFd::new(self.status.as_fd(), interest)];
+            let guard_fd = self.guard.fd();
+            if let Some(fd) = guard_fd {
+                fds.push(PollFd::new(fd, PollFlags::POLLIN));
+            }
+            if let Some(fd) = cancel {
+                fds.push(PollFd::new(fd, interest));
+            }
+            if poll(&mut fds, PollTimeout::NONE).is_err() {
+                continue;
+            }
+            let ready = |i: usize| fds.get(i).and_then(|f| f.revents()).is_some_and(|r| !r.is_empty());
+            if ready(0) {
+                return Event::Status;
+            }
+            let cancel_index = if guard_fd.is_some() { 2 } else { 1 };
+            if guard_fd.is_some() && ready(1) {
+                return Event::Guard;
+            }
+            if cancel.is_some() && ready(cancel_index) {
+                return Event::Cancel;
+            }
+        }
+    }
+
+    /// The init's record: the program's wait status. Without one (the init was killed), the
+    /// program died with it: reported as killed by SIGKILL.
+    fn read_status(&mut self) -> (ExitStatus, bool) {
+        let mut record = Vec::new();
+        let _ = (&self.status).take(child::Status::LEN as u64 * 2).read_to_end(&mut record);
+        match child::Status::parse(&record) {
+            Some(status) => (ExitStatus::from_raw(status.wait_status), status.left_running),
+            None => (ExitStatus::from_raw(libc::SIGKILL), false),
+        }
+    }
+
+    fn reap(&mut self) {
+        if !self.reaped {
+            let _ = raw::waitpid(self.pid, 0);
+            self.reaped = true;
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.reaped {
+            self.kill();
+            self.reap();
+        }
+    }
+}
+
+enum Event {
+    Status,
+    Guard,
+    Cancel,
+}
+
+fn describe_failure(failure: &child::Failure, steps: &[String], program: &Path, cwd: &Path) -> Error {
+    use child::{How, phase};
+    let e = std::io::Error::from_raw_os_error(failure.errno);
+    let name = program.display();
+    if failure.step == phase::EXEC {
+        let reason = match failure.errno {
+            libc::ENOENT => format!("cannot start `{name}`: no such program"),
+            libc::EACCES | libc::EPERM => format!(
+                "cannot start `{name}`: permission denied (not executable, or not executable \
+                 inside the sandbox)"
+            ),
+            _ => format!("cannot start `{name}`: {e}"),
+        };
+        return Error::new(Code::SandboxExecFailed, reason);
+    }
+    let what = match failure.step {
+        phase::USER_MAP => "map the user into the sandbox's user namespace".to_owned(),
+        phase::DEATH_SIGNAL => "tie the sandbox's lifetime to shellgate's".to_owned(),
+        phase::FORK => "start the program's process".to_owned(),
+        phase::STDIO => "install the standard streams".to_owned(),
+        phase::CWD => format!("enter the working directory {}", cwd.display()),
+        phase::SHM_RULE => "grant the private /dev/shm".to_owned(),
+        phase::PRIVILEGES => "drop every capability".to_owned(),
+        phase::NO_NEW_PRIVS => "set no_new_privs".to_owned(),
+        phase::LANDLOCK => "enter the Landlock domain".to_owned(),
+        phase::SECCOMP => "install the seccomp filter".to_owned(),
+        phase::DESCRIPTORS => "close the inherited descriptors".to_owned(),
+        index => steps
+            .get(usize::from(index))
+            .cloned()
+            .unwrap_or_else(|| format!("step {index}")),
+    };
+    let reason = match failure.how {
+        How::Replaced if failure.step == phase::CWD => format!(
+            "cannot {what}: inside the sandbox it is another directory (it is hidden, as a \
+             credential store, or was replaced); nothing ran"
+        ),
+        How::Replaced => format!(
+            "cannot {what}: it was replaced while the sandbox was being built (a rename or a \
+             symlink swap); nothing ran"
+        ),
+        How::Open if failure.errno == libc::ELOOP => format!(
+            "cannot {what}: a symlink appeared in its path; nothing ran"
+        ),
+        How::Open => format!("cannot {what}: opening it failed: {e}"),
+        How::Operate => format!("cannot {what}: {e}"),
+    };
+    Error::new(Code::SandboxUnavailable, reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programs_resolve_like_execvp() {
+        let found = resolve_program(OsStr::new("sh"), Some(OsStr::new("relative:/bin"))).unwrap();
+        assert_eq!(found, PathBuf::from("/bin/sh"));
+        let missing = resolve_program(OsStr::new("no-such-program-xyz"), None).unwrap_err();
+        assert_eq!(missing.code, Code::SandboxExecFailed);
+        assert_eq!(
+            resolve_program(OsStr::new("/bin/true"), None).unwrap(),
+            PathBuf::from("/bin/true")
+        );
+    }
+
+    #[test]
+    fn exec_plan_sets_the_marker_and_read_only_tmpdir() {
+        let spec = Spec::new(crate::mode::SandboxPolicy::ReadOnly, None).unwrap();
+        let mut command = Command::new(PathBuf::from("/bin/true"), vec!["x".into()], "/".into());
+        command.env = vec![("TMPDIR".into(), "/elsewhere".into()), ("A".into(), "1".into())];
+        let exec = exec_plan(&spec, &command).unwrap();
+        let env: Vec<String> = exec._strings[2..]
+            .iter()
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(env, ["A=1", "SHELLGATE_SANDBOXED=read-only", "TMPDIR=/dev/shm"]);
+        assert_eq!(exec.argv.len(), 3);
+        assert!(exec.argv[2].is_null() && exec.envp.last().is_some_and(|p| p.is_null()));
+    }
+}
