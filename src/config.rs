@@ -572,8 +572,16 @@ fn apply_user(config: &mut Config, text: &str, path: &Path) -> Result<(), Error>
     }
     if let Some(sandbox) = file.sandbox {
         let lists = [
-            ("sandbox.writable", sandbox.writable, &mut config.sandbox.writable),
-            ("sandbox.projects", sandbox.projects, &mut config.sandbox.projects),
+            (
+                "sandbox.writable",
+                sandbox.writable,
+                &mut config.sandbox.writable,
+            ),
+            (
+                "sandbox.projects",
+                sandbox.projects,
+                &mut config.sandbox.projects,
+            ),
             ("sandbox.hide", sandbox.hide, &mut config.sandbox.hide),
             ("sandbox.unhide", sandbox.unhide, &mut config.sandbox.unhide),
         ];

@@ -50,9 +50,8 @@ pub fn from_env() -> OwnPaths {
             .filter(|p| p.is_absolute())
     };
     let home = abs("HOME");
-    let base = |xdg: &str, fallback: &str| {
-        abs(xdg).or_else(|| home.as_ref().map(|h| h.join(fallback)))
-    };
+    let base =
+        |xdg: &str, fallback: &str| abs(xdg).or_else(|| home.as_ref().map(|h| h.join(fallback)));
     OwnPaths {
         config_dir: base("XDG_CONFIG_HOME", ".config").map(|b| b.join(DIR_NAME)),
         state_dir: base("XDG_STATE_HOME", ".local/state").map(|b| b.join(DIR_NAME)),

@@ -1,135 +1,77 @@
-//! Conformance suite for `shellgate sandbox`: every test runs a real program under the real binary
-//! and checks the *effect* (file absent or unchanged, listener saw nothing), not only the status.
+//! The sandbox: what works inside it, and the conformance suite of attacks it must contain.
 //!
-//! Network rule: the only peers are listeners this test process opens on 127.0.0.1 / ::1.
+//! Every test runs a real program under the real `shellgate` binary and checks the *effect* from
+//! outside (a file absent or unchanged, a listener that saw nothing, a process untouched, a later
+//! `git status` outside that ran nothing), not only an exit status. The attacks in the second half
+//! each run first without the sandbox — their effect must then be seen, or the test fails for not
+//! being able to tell — and then in it, as the test's own user and, when the tests run as root,
+//! as `nobody` (the user-namespace path). See `sandbox_support` for where scenes live.
+//!
+//! Network rule: the only peers are listeners this test process opens on 127.0.0.1 / ::1 and unix
+//! sockets it binds in its own scene.
 
 mod sandbox_support;
 
 use sandbox_support::*;
-use shellgate::error::Code;
-use shellgate::mode::SandboxPolicy;
-use shellgate::sandbox::{self, Spec};
 use std::fs;
 use std::io::ErrorKind;
 use std::net::{TcpListener, UdpSocket};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+fn me() -> Scene {
+    Scene::new(Who::Me)
+}
 
 // ---------------------------------------------------------------------------------------------
-// Filesystem: what may and may not be written.
+// What works inside.
 
 #[test]
 fn writes_inside_workspace_tmp_and_tmpdir_succeed() {
-    let s = Scratch::new();
-    let in_tmp = format!("/tmp/shellgate-test-{}", std::process::id());
-    let script = format!(
-        "echo ws > {ws}/a && echo tmpdir > \"$TMPDIR/b\" && echo tmp > {in_tmp} \
-         && mkdir {ws}/d && mv {ws}/a {ws}/d/a && : > {ws}/d/a",
-        ws = s.ws.display()
+    for who in identities() {
+        let s = Scene::new(who);
+        let in_tmp = format!("/tmp/shellgate-test-{}-{who:?}", std::process::id());
+        let script = format!(
+            "echo ws > {ws}/a && echo tmpdir > \"$TMPDIR/b\" && echo tmp > {in_tmp} \
+             && mkdir {ws}/d && mv {ws}/a {ws}/d/a && : > {ws}/d/a && echo shm > /dev/shm/s \
+             && cat /dev/shm/s",
+            ws = s.ws.display()
+        );
+        assert_eq!(s.sandbox().sh(&script).ok(), "shm\n");
+        assert_eq!(read(&s.ws.join("d/a")).as_deref(), Some(""));
+        assert_eq!(read(&s.tmpdir.join("b")).as_deref(), Some("tmpdir\n"));
+        assert_eq!(read(in_tmp.as_ref()).as_deref(), Some("tmp\n"));
+        fs::remove_file(&in_tmp).unwrap();
+    }
+}
+
+#[test]
+fn dev_shm_is_private_to_the_line() {
+    let s = me();
+    let name = format!("/dev/shm/shellgate-test-{}", std::process::id());
+    s.sandbox().sh(&format!("echo x > {name}")).ok();
+    assert!(
+        !Path::new(&name).exists(),
+        "the host's /dev/shm was written"
     );
-    s.sandbox().sh(&script).ok();
-    assert_eq!(read(&s.ws.join("d/a")).as_deref(), Some(""));
-    assert_eq!(read(&s.tmpdir.join("b")).as_deref(), Some("tmpdir\n"));
-    assert_eq!(read(in_tmp.as_ref()).as_deref(), Some("tmp\n"));
-    fs::remove_file(&in_tmp).unwrap();
-}
-
-#[test]
-fn write_outside_is_denied() {
-    let s = Scratch::new();
-    let target = s.outside.join("f");
-    s.sandbox()
-        .sh(&format!("echo x > {}", target.display()))
-        .program_failed();
-    assert!(!target.exists());
-}
-
-#[test]
-fn truncating_outside_is_denied() {
-    let s = Scratch::new();
-    let victim = s.outside.join("victim");
-    fs::write(&victim, "keep me\n").unwrap();
-    let code = "import os, sys\ntry:\n    os.truncate(sys.argv[1], 0)\nexcept PermissionError:\n    sys.exit(3)";
-    let out = s.sandbox().py(code, &[victim.to_str().unwrap()]);
-    assert_eq!(out.code(), Some(3), "{}", out.stderr());
-    assert_eq!(read(&victim).as_deref(), Some("keep me\n"));
-}
-
-#[test]
-fn write_through_symlink_pointing_out_is_denied() {
-    let s = Scratch::new();
-    std::os::unix::fs::symlink(&s.outside, s.ws.join("link")).unwrap();
-    s.sandbox().sh("echo x > link/f").program_failed();
-    assert!(!s.outside.join("f").exists());
-}
-
-#[test]
-fn hardlink_to_outside_file_is_denied() {
-    let s = Scratch::new();
-    let victim = s.outside.join("victim");
-    fs::write(&victim, "original\n").unwrap();
-    s.sandbox()
-        .sh(&format!("ln {} hl", victim.display()))
-        .program_failed();
-    assert!(!s.ws.join("hl").exists());
-    // Even if a link existed, writing through it must not reach the file.
-    s.sandbox()
-        .sh(&format!("echo changed >> {}", victim.display()))
-        .program_failed();
-    assert_eq!(read(&victim).as_deref(), Some("original\n"));
-}
-
-#[test]
-fn rename_out_of_the_workspace_is_denied() {
-    let s = Scratch::new();
-    fs::write(s.ws.join("f"), "data\n").unwrap();
-    s.sandbox()
-        .sh(&format!("mv f {}/f", s.outside.display()))
-        .program_failed();
-    assert_eq!(read(&s.ws.join("f")).as_deref(), Some("data\n"));
-    assert!(!s.outside.join("f").exists());
-}
-
-#[test]
-fn rename_into_the_workspace_is_denied() {
-    let s = Scratch::new();
-    fs::write(s.outside.join("g"), "data\n").unwrap();
-    s.sandbox()
-        .sh(&format!("mv {}/g g", s.outside.display()))
-        .program_failed();
-    assert!(s.outside.join("g").exists());
-    assert!(!s.ws.join("g").exists());
-}
-
-#[test]
-fn proc_self_root_path_is_denied() {
-    let s = Scratch::new();
-    let target = s.outside.join("via-proc");
-    s.sandbox()
-        .sh(&format!("echo x > /proc/self/root{}", target.display()))
-        .program_failed();
-    assert!(!target.exists());
-}
-
-#[test]
-fn dev_shm_is_not_writable() {
-    let s = Scratch::new();
-    let target = format!("/dev/shm/shellgate-test-{}", std::process::id());
-    s.sandbox()
-        .sh(&format!("echo x > {target}"))
-        .program_failed();
-    assert!(!std::path::Path::new(&target).exists());
+    // And one line's /dev/shm is not the next one's.
+    let out = s
+        .sandbox()
+        .sh(&format!("cat {name} 2>/dev/null || echo gone"))
+        .ok();
+    assert_eq!(out, "gone\n");
 }
 
 #[test]
 fn devices_work() {
-    let s = Scratch::new();
+    let s = me();
     let out = s
         .sandbox()
         .sh("echo x > /dev/null && head -c 4 /dev/urandom | wc -c && head -c 2 /dev/zero | wc -c")
         .ok();
     assert_eq!(out.split_whitespace().collect::<Vec<_>>(), ["4", "2"]);
-    // /dev/full opens for writing like outside; the write fails with ENOSPC, not EACCES.
     let code = "import os\nfd = os.open('/dev/full', os.O_WRONLY)\ntry:\n    os.write(fd, b'x')\nexcept OSError as e:\n    print(e.errno)";
     assert_eq!(
         s.sandbox().py(code, &[]).ok().trim(),
@@ -138,407 +80,456 @@ fn devices_work() {
 }
 
 #[test]
-fn read_only_policy_writes_only_its_private_tmp() {
-    let s = Scratch::new();
-    let out = s
-        .sandbox()
-        .flags(["--policy", "read-only"])
-        .sh(
-            "echo secret > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" && echo \"$TMPDIR\"; \
-             echo x > ws-file; echo x > /tmp/shellgate-ro-test-$$; ls /tmp/shellgate-ro-test-$$",
-        )
-        .0;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let mut lines = stdout.lines();
-    assert_eq!(lines.next(), Some("secret"));
-    let private = lines.next().expect("TMPDIR printed");
-    assert_ne!(
-        private,
-        s.tmpdir.to_str().unwrap(),
-        "read-only must not use the host TMPDIR"
-    );
-    assert!(!out.status.success(), "the /tmp write must fail");
-    assert!(!s.ws.join("ws-file").exists());
-    // The private tmpfs is gone with the sandbox: nothing leaked to the host.
-    assert!(!std::path::Path::new(private).join("t").exists());
+fn read_only_policy_writes_only_its_private_dev_shm() {
+    for who in identities() {
+        let s = Scene::new(who);
+        let in_tmp = format!("/tmp/shellgate-ro-{}-{who:?}", std::process::id());
+        let out = s
+            .sandbox()
+            .flags(["--policy", "read-only"])
+            .sh(&format!(
+                "echo $TMPDIR; echo x > \"$TMPDIR/ok\" && cat \"$TMPDIR/ok\"; \
+                 echo x > ws-file; echo x > {in_tmp}; cat README 2>/dev/null; ls {ws} >/dev/null && echo listed",
+                ws = s.ws.display()
+            ));
+        assert_eq!(out.stdout(), "/dev/shm\nx\nlisted\n", "{}", out.stderr());
+        assert!(!s.ws.join("ws-file").exists());
+        assert!(!Path::new(&in_tmp).exists());
+    }
 }
 
 #[test]
-fn default_workspace_is_the_git_toplevel() {
-    let s = Scratch::new();
+fn the_workspace_is_the_git_toplevel_of_the_working_directory() {
+    let s = me();
     s.git_repo();
-    let sub = s.ws.join("sub");
-    fs::create_dir(&sub).unwrap();
-    Run::bare(&s).cwd(&sub).sh("echo top > ../top-file").ok();
-    assert_eq!(read(&s.ws.join("top-file")).as_deref(), Some("top\n"));
-    Run::bare(&s)
-        .cwd(&sub)
-        .sh(&format!("echo x > {}/f", s.outside.display()))
-        .program_failed();
-    assert!(!s.outside.join("f").exists());
+    fs::create_dir_all(s.ws.join("sub/dir")).unwrap();
+    s.chown(&s.ws.join("sub"));
+    s.sandbox_auto()
+        .cwd(&s.ws.join("sub/dir"))
+        .sh("echo x > ../../top && echo y > here")
+        .ok();
+    assert!(s.ws.join("top").exists());
+    assert!(s.ws.join("sub/dir/here").exists());
 }
 
-// ---------------------------------------------------------------------------------------------
-// Protected paths inside the writable workspace.
+#[test]
+fn a_directory_outside_any_repository_has_no_writable_workspace() {
+    let s = me();
+    // No .git anywhere above `ws`, no configured project: only the temp dirs are writable.
+    let out = s
+        .sandbox_auto()
+        .sh("echo x > f; echo $? ; echo t > \"$TMPDIR/t\" && echo tmp-ok");
+    assert_eq!(
+        out.stdout().lines().last(),
+        Some("tmp-ok"),
+        "{}",
+        out.stderr()
+    );
+    assert!(!s.ws.join("f").exists());
+    // A configured project root makes it writable.
+    s.write(
+        &s.root.join("config/shellgate/config.toml"),
+        &format!("[sandbox]\nprojects = [\"{}\"]\n", s.ws.display()),
+    );
+    s.sandbox_auto().sh("echo x > f").ok();
+    assert!(s.ws.join("f").exists());
+}
 
 #[test]
 fn git_works_inside_while_hooks_and_config_stay_read_only() {
-    let s = Scratch::new();
-    // A first sandboxed run creates the repository from nothing.
-    s.sandbox()
-        .sh("git init -q -b main && echo one > f && git add f && git commit -qm one")
-        .ok();
-    let config = read(&s.ws.join(".git/config")).unwrap();
-    // A second run works in the existing repository: commits and branch switches succeed ...
-    s.sandbox()
-        .sh(
-            "echo two >> f && git commit -qam two && git checkout -qb feature \
-             && git checkout -q main && git log --oneline | wc -l",
-        )
-        .ok();
-    // ... while git's executable configuration cannot be touched.
-    s.sandbox()
-        .sh("echo '#!/bin/sh' > .git/hooks/pre-commit")
-        .program_failed();
-    s.sandbox()
-        .sh("printf '[core]\\n\\tfsmonitor = evil\\n' >> .git/config")
-        .program_failed();
-    s.sandbox()
-        .sh("git config core.fsmonitor evil")
-        .program_failed();
-    s.sandbox().sh("rm -rf .git/hooks").program_failed();
-    // Renaming .git away to plant a fresh one fails too.
-    s.sandbox().sh("mv .git old-git").program_failed();
-    assert!(!s.ws.join(".git/hooks/pre-commit").exists());
-    assert!(s.ws.join(".git/hooks").is_dir());
-    assert!(!s.ws.join("old-git").exists());
-    assert_eq!(read(&s.ws.join(".git/config")).unwrap(), config);
-    let log = Command::new("git")
-        .args(["log", "--oneline", "main"])
-        .current_dir(&s.ws)
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&log.stdout).lines().count(), 2);
-}
-
-#[test]
-fn inherited_directory_fd_cannot_reach_under_the_read_only_binds() {
-    let s = Scratch::new();
-    s.git_repo();
-    let config = read(&s.ws.join(".git/config")).unwrap();
-    // fd 3 is opened on the workspace *before* the sandbox's mount namespace exists.
-    let script = format!(
-        "exec 3< {ws}; {SHELLGATE} sandbox --workspace {ws} -- \
-         sh -c 'echo evil >> /proc/self/fd/3/.git/config; cd /proc/self/fd/3 && echo evil >> .git/config'",
-        ws = s.ws.display()
-    );
-    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
-    assert_ne!(out.status.code(), Some(0));
-    assert_eq!(read(&s.ws.join(".git/config")).unwrap(), config);
-}
-
-#[test]
-fn missing_hooks_dir_cannot_be_created() {
-    let s = Scratch::new();
-    s.git_repo();
-    fs::remove_dir_all(s.ws.join(".git/hooks")).unwrap();
-    s.sandbox()
-        .sh("mkdir -p .git/hooks; echo evil > .git/hooks/post-checkout")
-        .program_failed();
-    assert!(!s.ws.join(".git/hooks/post-checkout").exists());
-}
-
-#[test]
-fn shell_startup_and_project_files_stay_read_only() {
-    let s = Scratch::new();
-    for name in [
-        ".bashrc",
-        ".zshenv",
-        ".profile",
-        ".gitmodules",
-        ".shellgate.toml",
-    ] {
-        fs::write(s.ws.join(name), "original\n").unwrap();
-    }
-    for name in [
-        ".bashrc",
-        ".zshenv",
-        ".profile",
-        ".gitmodules",
-        ".shellgate.toml",
-    ] {
-        s.sandbox()
-            .sh(&format!("echo evil >> {name}"))
-            .program_failed();
-        s.sandbox().sh(&format!("rm -f {name}")).program_failed();
-        s.sandbox()
-            .sh(&format!("echo evil > new && mv new {name}"))
-            .program_failed();
-        assert_eq!(
-            read(&s.ws.join(name)).as_deref(),
-            Some("original\n"),
-            "{name}"
+    for who in identities() {
+        let s = Scene::new(who);
+        s.git_repo();
+        let out = s.sandbox().sh(
+            "echo more >> README && git add README && git commit -qm second && git log --oneline | wc -l; \
+             echo evil > .git/hooks/pre-commit; echo evil >> .git/config; \
+             mv .git/hooks .git/h2; mv .git .git-moved; rm -rf .git/hooks; echo done",
         );
+        let stdout = out.stdout();
+        assert!(stdout.starts_with("2\n"), "{stdout} {}", out.stderr());
+        assert!(stdout.ends_with("done\n"), "{stdout}");
+        assert!(!s.ws.join(".git/hooks/pre-commit").exists());
+        assert!(!read(&s.ws.join(".git/config")).unwrap().contains("evil"));
+        assert!(s.ws.join(".git/hooks").is_dir());
+        assert!(!s.ws.join(".git-moved").exists());
+        assert_eq!(s.git_in(&s.ws, &["log", "--oneline"]).lines().count(), 2);
     }
-    // Ordinary files next to them remain writable.
-    s.sandbox().sh("echo fine > .bashrc-notes").ok();
 }
 
 #[test]
-fn linked_worktree_git_dirs_are_protected_and_commits_work() {
-    let s = Scratch::new();
+fn linked_worktree_git_dirs_are_writable_for_commits_but_not_their_config() {
+    let s = me();
     s.git_repo();
     let wt = s.root.join("wt");
-    s.git(
-        &s.ws,
-        &["worktree", "add", "-q", wt.to_str().unwrap(), "-b", "wt"],
-    );
-    let common = s.ws.join(".git");
-    let config = read(&common.join("config")).unwrap();
-    let run = |script: &str| {
-        let mut run = Run::bare(&s);
-        run.flags(["--workspace".as_ref(), wt.as_os_str()]).cwd(&wt);
-        run.sh(script)
-    };
-    run("echo wt > w && git add w && git commit -qm in-worktree").ok();
-    run(&format!(
-        "echo '[core] fsmonitor = evil' >> {}/config",
-        common.display()
-    ))
-    .program_failed();
-    run(&format!("touch {}/hooks/pre-commit", common.display())).program_failed();
-    run("echo 'gitdir: /elsewhere' > .git").program_failed();
-    assert_eq!(read(&common.join("config")).unwrap(), config);
-    assert!(!common.join("hooks/pre-commit").exists());
-    assert!(read(&wt.join(".git")).unwrap().starts_with("gitdir: "));
+    s.git_in(&s.ws, &["worktree", "add", "-q", wt.to_str().unwrap()]);
+    s.chown(&wt);
+    let out = s
+        .sandbox_auto()
+        .flags(["--workspace", wt.to_str().unwrap()])
+        .cwd(&wt)
+        .sh("echo change >> README && git commit -qam wt && echo ok; echo evil >> $(git rev-parse --git-common-dir)/config");
+    assert!(out.stdout().contains("ok"), "{}", out.stderr());
+    assert!(!read(&s.ws.join(".git/config")).unwrap().contains("evil"));
 }
 
 #[test]
-fn workspace_inside_tmp_cannot_be_renamed_away() {
-    let dir = tempfile::Builder::new()
-        .prefix("shellgate-pin-")
-        .tempdir_in("/tmp")
-        .unwrap();
-    let ws = dir.path().join("ws");
-    fs::create_dir_all(ws.join(".git/hooks")).unwrap();
-    fs::write(ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
-    fs::write(ws.join(".git/config"), "").unwrap();
-    let moved = dir.path().join("moved");
-    let out = Command::new(SHELLGATE)
-        .args(["sandbox", "--workspace"])
-        .arg(&ws)
-        .args(["--", "mv"])
-        .arg(&ws)
-        .arg(&moved)
+fn exit_status_and_signal_death_propagate() {
+    let s = me();
+    assert_eq!(s.sandbox().sh("exit 7").code(), Some(7));
+    assert_eq!(
+        s.sandbox().run("/bin/false", [] as [&str; 0]).code(),
+        Some(1)
+    );
+    assert_eq!(
+        s.sandbox().sh("kill -TERM $$").signal(),
+        Some(libc::SIGTERM)
+    );
+    assert_eq!(
+        s.sandbox().sh("kill -KILL $$").signal(),
+        Some(libc::SIGKILL)
+    );
+}
+
+#[test]
+fn no_new_privs_no_capabilities_pid_one_is_the_init() {
+    for who in identities() {
+        let s = Scene::new(who);
+        let out = s
+            .sandbox()
+            .sh(
+                "grep -E '^(NoNewPrivs|CapInh|CapPrm|CapEff|CapAmb|Seccomp|SigIgn):' \
+                 /proc/self/status; echo marker=$SHELLGATE_SANDBOXED; echo pid=$$; \
+                 ls /proc | grep -c '^[0-9]'",
+            )
+            .ok();
+        let field = |name: &str| {
+            out.lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}:")))
+                .map(str::trim)
+                .unwrap_or_else(|| panic!("{name} missing in {out}"))
+                .to_string()
+        };
+        assert_eq!(field("NoNewPrivs"), "1");
+        for caps in ["CapInh", "CapPrm", "CapEff", "CapAmb"] {
+            assert_eq!(field(caps), "0000000000000000", "{caps}");
+        }
+        assert_eq!(field("Seccomp"), "2");
+        let ignored = u64::from_str_radix(&field("SigIgn"), 16).unwrap();
+        assert_eq!(
+            ignored & (1 << (libc::SIGPIPE - 1)),
+            0,
+            "SIGPIPE stayed ignored"
+        );
+        assert!(out.contains("marker=workspace-write"));
+        // The shell is the init's child; only the line's own processes are visible.
+        assert!(out.contains("pid=2\n"), "{out}");
+        let visible: u32 = out.lines().last().unwrap().trim().parse().unwrap();
+        assert!(visible <= 4, "{visible} processes visible: {out}");
+    }
+}
+
+#[test]
+fn file_capabilities_grant_nothing_inside() {
+    let Some(setcap) = which("setcap") else {
+        panic!("setcap is missing (apt-get install libcap2-bin)");
+    };
+    if geteuid() != 0 {
+        return eprintln!("SKIPPED: needs root to set file capabilities");
+    }
+    let s = me();
+    let cat = s.ws.join("cat");
+    fs::copy("/bin/cat", &cat).unwrap();
+    let ok = Command::new(setcap)
+        .args(["cap_dac_override,cap_sys_admin+ep"])
+        .arg(&cat)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let caps = |out: &[u8]| -> Vec<String> {
+        String::from_utf8_lossy(out)
+            .lines()
+            .filter(|l| l.starts_with("CapEff:") || l.starts_with("CapPrm:"))
+            .map(str::to_string)
+            .collect()
+    };
+    let control = Command::new(&cat)
+        .arg("/proc/self/status")
         .output()
         .unwrap();
-    assert_ne!(out.status.code(), Some(0));
-    assert!(ws.join(".git/config").exists());
-    assert!(!moved.exists());
-}
-
-#[test]
-fn git_paths_stay_protected_after_head_is_moved_away() {
-    let s = Scratch::new();
-    s.git_repo();
-    let config = read(&s.ws.join(".git/config")).unwrap();
-    // Line 1 hides HEAD (allowed: .git is only pinned, not read-only) ...
-    s.sandbox().sh("mv .git/HEAD head-aside").ok();
-    // ... line 2 must still find .git/config and .git/hooks protected.
-    s.sandbox()
-        .sh("echo '#!/bin/sh' > .git/hooks/pre-commit")
-        .program_failed();
-    s.sandbox()
-        .sh("printf '[core]\\n\\tfsmonitor = evil\\n' >> .git/config")
-        .program_failed();
-    s.sandbox().sh("mv head-aside .git/HEAD").ok();
-    assert!(!s.ws.join(".git/hooks/pre-commit").exists());
-    assert_eq!(read(&s.ws.join(".git/config")).unwrap(), config);
-}
-
-#[test]
-fn submodule_git_dir_stays_protected_after_its_head_is_moved_away() {
-    let s = Scratch::new();
-    s.git_repo();
-    let module = s.ws.join(".git/modules/lib");
-    fs::create_dir_all(module.join("hooks")).unwrap();
-    fs::write(module.join("HEAD"), "ref: refs/heads/main\n").unwrap();
-    fs::write(module.join("config"), "[core]\n").unwrap();
-    s.sandbox().sh("mv .git/modules/lib/HEAD head-aside").ok();
-    s.sandbox()
-        .sh("echo '\tfsmonitor = evil' >> .git/modules/lib/config")
-        .program_failed();
-    s.sandbox()
-        .sh("touch .git/modules/lib/hooks/post-checkout")
-        .program_failed();
-    assert_eq!(read(&module.join("config")).as_deref(), Some("[core]\n"));
-    assert!(!module.join("hooks/post-checkout").exists());
-}
-
-#[test]
-fn unreadable_git_dir_refuses_instead_of_unprotecting() {
-    let Some(nobody) = Nobody::new() else {
-        return;
-    };
-    let config = read(&nobody.ws.join(".git/config")).unwrap();
-    // Line 1: make .git unsearchable for its owner (allowed: chmod is not a write).
-    let out = nobody.sandbox("chmod 000 .git");
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    // Line 2: the launcher cannot tell what exists in .git, so it must not run anything.
-    let out = nobody
-        .sandbox("chmod 755 .git; echo '\tfsmonitor = evil' >> .git/config; touch .git/hooks/x");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(SANDBOX_UNAVAILABLE), "{stderr}");
-    assert!(stderr.contains("cannot check protected path"), "{stderr}");
-    nobody.chmod(".git", 0o755);
-    assert_eq!(read(&nobody.ws.join(".git/config")).unwrap(), config);
-    assert!(!nobody.ws.join(".git/hooks/x").exists());
-}
-
-#[test]
-fn the_root_directory_is_never_a_writable_root() {
-    let s = Scratch::new();
-    let marker = s.outside.join("marker");
-    let touch = format!("touch {}", marker.display());
-    let stderr = Run::bare(&s)
-        .flags(["--workspace", "/"])
-        .sh(&touch)
-        .refused();
-    assert!(stderr.contains("whole filesystem"), "{stderr}");
-    // The workspace derived from a working directory of `/` (e.g. a deleted one replaced by /).
-    Run::bare(&s).cwd("/".as_ref()).sh(&touch).refused();
-    s.sandbox().flags(["--writable", "/"]).sh(&touch).refused();
-    assert!(!marker.exists());
-    // The library refuses it too, for every caller.
-    let error = Spec::new(SandboxPolicy::WorkspaceWrite, "/".as_ref()).unwrap_err();
-    assert_eq!(error.code, Code::SandboxUnavailable);
-}
-
-#[test]
-fn tmpdir_outside_the_temp_dirs_does_not_become_writable() {
-    let s = Scratch::new();
-    // `export TMPDIR=$HOME` in the agent's shell must not make $HOME writable for later lines.
+    assert!(
+        caps(&control.stdout)
+            .iter()
+            .any(|l| !l.ends_with("0000000000000000")),
+        "control: file capabilities are not honoured here"
+    );
     let out = s
         .sandbox()
-        .env("TMPDIR", &s.home)
-        .sh("echo x > \"$TMPDIR/planted\"");
-    out.program_failed();
-    assert!(!s.home.join("planted").exists());
+        .run(cat.to_str().unwrap(), ["/proc/self/status"]);
+    let inside = caps(&out.0.stdout);
+    assert_eq!(inside.len(), 2, "{}", out.stderr());
     assert!(
-        out.stderr().contains("TMPDIR") && out.stderr().contains("sandbox.writable"),
-        "the launcher says why: {}",
-        out.stderr()
+        inside.iter().all(|l| l.ends_with("0000000000000000")),
+        "{inside:?}"
     );
-    // Nor through a symlink that lives under /tmp.
-    let link_dir = tempfile::Builder::new()
-        .prefix("shellgate-tmpdir-link-")
-        .tempdir_in("/tmp")
-        .unwrap();
-    let link = link_dir.path().join("home");
-    std::os::unix::fs::symlink(&s.home, &link).unwrap();
-    s.sandbox()
-        .env("TMPDIR", &link)
-        .sh("echo x > \"$TMPDIR/planted\"")
-        .program_failed();
-    assert!(!s.home.join("planted").exists());
 }
 
 #[test]
-fn the_password_database_home_is_protected_whatever_home_says() {
-    if !sandbox_is_root() || which("unshare").is_err() {
-        eprintln!("needs root and unshare; skipping");
-        return;
-    }
-    let s = Scratch::new();
-    // The real home (per /etc/passwd) lies beneath the workspace; $HOME names somewhere else.
-    let real_home = s.ws.join("me");
-    fs::create_dir_all(&real_home).unwrap();
-    fs::write(real_home.join(".bashrc"), "original\n").unwrap();
-    let passwd = s.root.join("passwd");
-    fs::write(
-        &passwd,
-        format!("root:x:0:0:root:{}:/bin/sh\n", real_home.display()),
-    )
-    .unwrap();
-    // A private mount namespace (outside the sandbox) with that passwd file in place.
-    let script = format!(
-        "mount --bind {passwd} /etc/passwd || exit 90; \
-         [ \"$(getent passwd 0 | cut -d: -f6)\" = {home} ] || exit 91; \
-         exec {SHELLGATE} sandbox --workspace {ws} -- sh -c 'echo evil >> {home}/.bashrc'",
-        passwd = passwd.display(),
-        home = real_home.display(),
-        ws = s.ws.display()
+fn stdin_and_stdout_pass_through() {
+    let s = me();
+    let out = s
+        .sandbox()
+        .stdin(b"line one\nline two\n")
+        .run("cat", [] as [&str; 0]);
+    assert_eq!(out.ok(), "line one\nline two\n");
+}
+
+#[test]
+fn the_terminal_works_inside() {
+    let script = which("script").expect("script (util-linux) is installed");
+    let s = me();
+    let inner = format!(
+        "{SHELLGATE} sandbox --workspace {} -- sh -c 'tty; stty size >/dev/null && echo stty-ok; \
+         echo via-dev-tty > /dev/tty'",
+        s.ws.display()
     );
-    let out = Command::new("unshare")
-        .args(["--mount", "--propagation", "private", "sh", "-c", &script])
-        .env("HOME", &s.home)
+    let out = Command::new(script)
+        .args(["-qec", &inner, "/dev/null"])
+        .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    if matches!(out.status.code(), Some(90 | 91)) {
-        eprintln!("cannot fake the password database here; skipping");
-        return;
-    }
-    assert_ne!(out.status.code(), Some(0), "{out:?}");
-    assert_eq!(
-        read(&real_home.join(".bashrc")).as_deref(),
-        Some("original\n")
-    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("/dev/pts/"), "{text}");
+    assert!(text.contains("stty-ok"), "{text}");
+    assert!(text.contains("via-dev-tty"), "{text}");
 }
 
 #[test]
-fn deleted_working_directory_is_refused() {
-    let s = Scratch::new();
-    s.git_repo();
-    // A working directory that cannot be re-resolved after the mounts stays on the mount *under*
-    // the pins and read-only binds. (From this one, `..` happens to cross back into the pin: the
-    // kernel follows a mount when `..` lands on its mount point.) Refuse rather than run there.
-    let script = format!(
-        "mkdir {ws}/.git/gone && cd {ws}/.git/gone && rmdir {ws}/.git/gone && \
-         exec {SHELLGATE} sandbox --workspace {ws} -- touch {ws}/ran",
-        ws = s.ws.display()
-    );
-    let out = Outcome(Command::new("sh").args(["-c", &script]).output().unwrap());
+fn unix_socketpairs_work_without_network() {
+    let s = me();
+    let code = "\
+import os, socket
+for kind in (socket.SOCK_STREAM, socket.SOCK_SEQPACKET):
+    a, b = socket.socketpair(socket.AF_UNIX, kind)
+    a.send(b'ping')
+    print(b.recv(4).decode())
+";
+    assert_eq!(s.sandbox().py(code, &[]).ok(), "ping\nping\n");
+}
+
+#[test]
+fn pipes_jobs_and_signals_inside_work() {
+    let s = me();
+    let out = s
+        .sandbox()
+        .sh("sleep 30 & kill -TERM $!; wait $!; echo $?; seq 3 | wc -l")
+        .ok();
+    assert_eq!(out, "143\n3\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failing closed, and shellgate's own failures.
+
+#[test]
+fn missing_landlock_refuses_and_runs_nothing() {
+    let s = me();
+    let out = s
+        .sandbox()
+        .env("SHELLGATE_LANDLOCK_ABI_MAX", "0")
+        .sh("touch marker");
     let stderr = out.refused();
-    assert!(stderr.contains("working directory"), "{stderr}");
-    assert!(!s.ws.join("ran").exists());
-    // Re-resolved, a working directory inside a protected directory is the read-only bind.
-    let hooks = s.ws.join(".git/hooks");
+    assert!(!s.ws.join("marker").exists());
+    assert!(stderr.contains("Landlock"), "{stderr}");
+    assert!(stderr.contains("Full access"), "{stderr}");
+}
+
+#[test]
+fn old_abi_refuses_unless_the_protection_is_dropped_explicitly() {
+    let s = me();
+    let out = s
+        .sandbox()
+        .env("SHELLGATE_LANDLOCK_ABI_MAX", "5")
+        .sh("touch marker");
+    let stderr = out.refused();
+    assert!(stderr.contains("--drop-protection scope"), "{stderr}");
+    assert!(!s.ws.join("marker").exists());
     s.sandbox()
-        .cwd(&hooks)
-        .sh("echo '#!/bin/sh' > pre-commit")
+        .env("SHELLGATE_LANDLOCK_ABI_MAX", "5")
+        .flags(["--drop-protection", "scope"])
+        .sh(&format!("touch marker; echo x > {}/f", s.outside.display()))
         .program_failed();
-    assert!(!hooks.join("pre-commit").exists());
+    assert!(s.ws.join("marker").exists());
+    assert!(!s.outside.join("f").exists());
 }
 
 #[test]
-fn inherited_file_fds_on_protected_paths_cannot_be_reopened_for_writing() {
-    let s = Scratch::new();
+fn garbage_abi_limit_fails_closed() {
+    let s = me();
+    s.sandbox()
+        .env("SHELLGATE_LANDLOCK_ABI_MAX", "lots")
+        .sh("touch marker")
+        .refused();
+    assert!(!s.ws.join("marker").exists());
+}
+
+#[test]
+fn missing_namespaces_refuse_unless_the_layer_is_dropped_explicitly() {
+    let s = me();
     s.git_repo();
-    let config = read(&s.ws.join(".git/config")).unwrap();
-    let hook = s.ws.join(".git/hooks/post-checkout");
-    fs::write(&hook, "#!/bin/sh\n").unwrap();
-    // Read-only fds opened before the sandbox, reopened for writing through /proc inside.
-    let script = format!(
-        "exec 3< {ws}/.git/config 4< {hook}; {SHELLGATE} sandbox --workspace {ws} -- \
-         sh -c 'echo evil >> /proc/self/fd/3; echo evil >> /proc/self/fd/4'",
-        ws = s.ws.display(),
-        hook = hook.display()
-    );
-    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
-    assert_ne!(out.status.code(), Some(0), "{out:?}");
-    assert_eq!(read(&s.ws.join(".git/config")).unwrap(), config);
-    assert_eq!(read(&hook).as_deref(), Some("#!/bin/sh\n"));
-    // A standard stream on a protected file cannot be closed: the launcher refuses.
-    fs::write(s.ws.join(".bashrc"), "original\n").unwrap();
-    let script = format!(
-        "{SHELLGATE} sandbox --workspace {ws} -- sh -c 'echo evil >> /proc/self/fd/0' \
-         < {ws}/.bashrc",
-        ws = s.ws.display()
-    );
-    let out = Outcome(Command::new("sh").args(["-c", &script]).output().unwrap());
+    let out = s
+        .sandbox()
+        .env("SHELLGATE_SANDBOX_NO_NAMESPACES", "1")
+        .sh("touch marker");
     let stderr = out.refused();
-    assert!(stderr.contains("stdin"), "{stderr}");
-    assert_eq!(read(&s.ws.join(".bashrc")).as_deref(), Some("original\n"));
+    assert!(
+        stderr.contains("--drop-protection protected-paths"),
+        "{stderr}"
+    );
+    assert!(!s.ws.join("marker").exists());
+    s.sandbox()
+        .env("SHELLGATE_SANDBOX_NO_NAMESPACES", "1")
+        .flags(["--drop-protection", "protected-paths"])
+        .sh(&format!("touch marker; echo x > {}/f", s.outside.display()))
+        .program_failed();
+    assert!(s.ws.join("marker").exists());
+    assert!(!s.outside.join("f").exists(), "Landlock still holds");
+}
+
+#[test]
+fn unstartable_program_exits_212() {
+    let s = me();
+    let out = s
+        .sandbox()
+        .run("no-such-program-shellgate-test", [] as [&str; 0]);
+    assert_eq!(out.code(), Some(SANDBOX_EXEC_FAILED));
+    assert_eq!(out.stderr().lines().count(), 1);
+    assert!(out.stderr().contains("no such program"));
+}
+
+#[test]
+fn full_access_is_not_a_sandbox_policy() {
+    let s = me();
+    let out = s
+        .sandbox()
+        .flags(["--policy", "full-access"])
+        .sh("touch marker");
+    assert_eq!(out.code(), Some(2));
+    assert!(!s.ws.join("marker").exists());
+}
+
+#[test]
+fn a_home_or_system_directory_is_never_the_workspace() {
+    let s = me();
+    for dir in [s.home.clone(), "/".into(), "/usr".into(), "/etc/ssh".into()] {
+        let out = s
+            .sandbox_auto()
+            .flags(["--workspace", dir.to_str().unwrap()])
+            .env("HOME", &s.home)
+            .cwd(&s.root)
+            .sh("echo ran");
+        let stderr = out.refused();
+        assert!(!out.stdout().contains("ran"), "{}", dir.display());
+        assert!(
+            stderr.contains("cannot be a writable workspace"),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_working_directory_hidden_inside_the_sandbox_refuses() {
+    let s = me();
+    s.write(&s.home.join(".aws/credentials"), "secret\n");
+    let out = s.sandbox().cwd(&s.home.join(".aws")).sh("cat credentials");
+    let stderr = out.refused();
+    assert!(!out.stdout().contains("secret"));
+    assert!(stderr.contains("working directory"), "{stderr}");
+}
+
+#[test]
+fn nested_sandbox_can_only_narrow() {
+    let s = me();
+    s.git_repo();
+    let inner = |flags: &str, script: &str| {
+        format!(
+            "{SHELLGATE} sandbox --workspace {} {flags} -- sh -c '{script}'",
+            s.ws.display()
+        )
+    };
+    let widen = inner(
+        &format!("--writable {}", s.outside.display()),
+        &format!("echo x > {}/f", s.outside.display()),
+    );
+    s.sandbox().sh(&widen).program_failed();
+    assert!(!s.outside.join("f").exists());
+    let narrow = inner("--policy read-only", "echo x > narrowed");
+    s.sandbox().sh(&narrow).program_failed();
+    assert!(!s.ws.join("narrowed").exists());
+    let same = inner("", "echo ok > nested-ok; echo evil >> .git/config");
+    let out = s.sandbox().sh(&same);
+    assert!(s.ws.join("nested-ok").exists(), "{}", out.stderr());
+    assert!(!read(&s.ws.join(".git/config")).unwrap().contains("evil"));
+    let listener = tcp_listener("127.0.0.1:0");
+    let port = listener.local_addr().unwrap().port();
+    let regain = format!(
+        "{SHELLGATE} sandbox --workspace {} --network -- {PYTHON} -c \"$PROBE\" 127.0.0.1 {port}",
+        s.ws.display()
+    );
+    let out = s.sandbox().env("PROBE", TCP_CONNECT).sh(&regain);
+    assert_eq!(out.code(), Some(3), "{} {}", out.stdout(), out.stderr());
+    assert_no_connection(&listener);
+}
+
+#[test]
+fn doctor_reports_every_layer_and_what_the_workspace_protects() {
+    let s = me();
+    s.git_repo();
+    s.write(&s.home.join(".ssh/id_ed25519"), "key\n");
+    let out = Command::new(SHELLGATE)
+        .args(["doctor", "--json"])
+        .current_dir(&s.ws)
+        .env("HOME", &s.home)
+        .env("XDG_CONFIG_HOME", s.root.join("config"))
+        .env("XDG_STATE_HOME", s.root.join("state"))
+        .env_remove("SHELLGATE_LANDLOCK_ABI_MAX")
+        .env_remove("SHELLGATE_SANDBOX_NO_NAMESPACES")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["default_policy_enforceable"], true);
+    assert!(
+        report["probes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["ok"] == true)
+    );
+    let ws = &report["workspace"];
+    assert_eq!(ws["path"], s.ws.to_str().unwrap());
+    let has = |key: &str, path: &Path| {
+        ws[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p == path.to_str().unwrap())
+    };
+    assert!(has("read_only", &s.ws.join(".git/config")), "{ws}");
+    assert!(has("guarded", &s.ws.join(".git/commondir")), "{ws}");
+    assert!(has("hidden", &s.home.join(".ssh/id_ed25519")), "{ws}");
+    // Nothing was created by looking.
+    assert!(s.ws.join(".git/hooks").exists());
+    let refused = Command::new(SHELLGATE)
+        .args(["doctor"])
+        .env("SHELLGATE_LANDLOCK_ABI_MAX", "0")
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(SANDBOX_UNAVAILABLE));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -552,6 +543,7 @@ try:
     s.settimeout(2)
     s.connect((sys.argv[1], int(sys.argv[2])))
     s.sendall(b'hello')
+    s.close()
     print('connected')
 except OSError as e:
     print('denied', e.errno)
@@ -583,67 +575,51 @@ fn assert_no_connection(listener: &TcpListener) {
     }
 }
 
-fn tcp_denied(addr: &str) {
-    let s = Scratch::new();
-    let listener = tcp_listener(addr);
-    let local = listener.local_addr().unwrap();
-    let out = s.sandbox().py(
-        TCP_CONNECT,
-        &[&local.ip().to_string(), &local.port().to_string()],
-    );
-    assert_eq!(out.code(), Some(3), "{} {}", out.stdout(), out.stderr());
-    // EPERM from seccomp (first layer); Landlock's TCP rule would answer EACCES.
-    assert_eq!(out.stdout().trim(), "denied 1");
-    assert_no_connection(&listener);
-}
-
-fn udp_denied(addr: &str) {
-    let s = Scratch::new();
-    let socket = UdpSocket::bind(addr).expect("loopback udp");
-    socket
-        .set_read_timeout(Some(Duration::from_millis(200)))
-        .unwrap();
-    let local = socket.local_addr().unwrap();
-    let out = s.sandbox().py(
-        UDP_SEND,
-        &[&local.ip().to_string(), &local.port().to_string()],
-    );
-    assert_eq!(out.code(), Some(3), "{} {}", out.stdout(), out.stderr());
-    let mut buf = [0u8; 16];
-    assert!(
-        socket.recv_from(&mut buf).is_err(),
-        "the UDP listener got a datagram"
-    );
+#[test]
+fn tcp_and_udp_to_loopback_are_denied_without_the_network() {
+    for addr in ["127.0.0.1:0", "[::1]:0"] {
+        let s = me();
+        let listener = tcp_listener(addr);
+        let local = listener.local_addr().unwrap();
+        let args = [local.ip().to_string(), local.port().to_string()];
+        let args = [args[0].as_str(), args[1].as_str()];
+        let control = s.bare().py(TCP_CONNECT, &args);
+        assert_eq!(
+            control.stdout().trim(),
+            "connected",
+            "control {}",
+            control.stderr()
+        );
+        let _ = listener.accept();
+        let out = s.sandbox().py(TCP_CONNECT, &args);
+        assert_eq!(out.stdout().trim(), "denied 1", "{}", out.stderr());
+        assert_no_connection(&listener);
+        let socket = UdpSocket::bind(addr).expect("loopback udp");
+        socket
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let local = socket.local_addr().unwrap();
+        let out = s.sandbox().py(
+            UDP_SEND,
+            &[&local.ip().to_string(), &local.port().to_string()],
+        );
+        assert_eq!(out.code(), Some(3), "{} {}", out.stdout(), out.stderr());
+        let mut buf = [0u8; 16];
+        assert!(
+            socket.recv_from(&mut buf).is_err(),
+            "the UDP listener got a datagram"
+        );
+    }
 }
 
 #[test]
-fn tcp_connect_ipv4_is_denied() {
-    tcp_denied("127.0.0.1:0");
-}
-
-#[test]
-fn tcp_connect_ipv6_is_denied() {
-    tcp_denied("[::1]:0");
-}
-
-#[test]
-fn udp_send_ipv4_is_denied() {
-    udp_denied("127.0.0.1:0");
-}
-
-#[test]
-fn udp_send_ipv6_is_denied() {
-    udp_denied("[::1]:0");
-}
-
-#[test]
-fn network_flag_allows_tcp_connect() {
-    let s = Scratch::new();
+fn the_network_flag_allows_tcp() {
+    let s = me();
     let listener = tcp_listener("127.0.0.1:0");
     let port = listener.local_addr().unwrap().port().to_string();
     let out = s
         .sandbox()
-        .flag("--network")
+        .flags(["--network"])
         .py(TCP_CONNECT, &["127.0.0.1", &port]);
     assert_eq!(out.stdout().trim(), "connected", "{}", out.stderr());
     listener.set_nonblocking(false).unwrap();
@@ -654,568 +630,783 @@ fn network_flag_allows_tcp_connect() {
     assert_eq!(got, "hello");
 }
 
-#[test]
-fn unix_socketpair_works_without_network() {
-    let s = Scratch::new();
-    let code = "\
-import os, socket
-for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
-    a, b = socket.socketpair(socket.AF_UNIX, kind)
-    a.send(b'ping')
-    os.write(a.fileno(), b'!')
-    print(b.recv(4).decode() + b.recv(1).decode())
-";
-    assert_eq!(s.sandbox().py(code, &[]).ok(), "ping!\nping!\n");
-}
-
 // ---------------------------------------------------------------------------------------------
-// seccomp: calls that fail with EPERM.
+// Conformance: attacks, each first shown to work without the sandbox.
 
-#[test]
-fn ptrace_and_io_uring_fail_with_eperm() {
-    let s = Scratch::new();
-    let code = "\
-import ctypes, os
-libc = ctypes.CDLL(None, use_errno=True)
-def errno_of(ret):
-    return ctypes.get_errno() if ret == -1 else 0
-print('ptrace', errno_of(libc.ptrace(ctypes.c_long(0), 0, None, None)))
-params = ctypes.create_string_buffer(120)
-print('io_uring_setup', errno_of(libc.syscall(ctypes.c_long(425), 1, params)))
-print('process_vm_readv', errno_of(libc.syscall(ctypes.c_long(310 if os.uname().machine == 'x86_64' else 270), os.getppid(), None, 0, None, 0, 0)))
-";
-    let out = s.sandbox().py(code, &[]).ok();
-    assert_eq!(out, "ptrace 1\nio_uring_setup 1\nprocess_vm_readv 1\n");
+fn outside_file(s: &Scene, text: &str) -> std::path::PathBuf {
+    let f = s.outside.join("f");
+    s.write(&f, text);
+    f
 }
 
-/// Makes a fresh pty the *controlling* terminal (TIOCSTI on any other tty needs CAP_SYS_ADMIN,
-/// which would hide whether seccomp blocks it), then tries to inject a byte.
-const TIOCSTI_PROBE: &str = "\
-import fcntl, os, termios, tty
-try:
-    os.setsid()
-except PermissionError:
-    pass
-master, slave = os.openpty()
-tty_fd = os.open(os.ttyname(slave), os.O_RDWR)
-fcntl.ioctl(tty_fd, termios.TIOCSCTTY, 0)
-tty.setraw(tty_fd)
-try:
-    fcntl.ioctl(tty_fd, termios.TIOCSTI, b'X')
-    result = 'allowed'
-except PermissionError:
-    result = 'eperm'
-os.set_blocking(tty_fd, False)
-try:
-    injected = os.read(tty_fd, 1).decode()
-except BlockingIOError:
-    injected = ''
-print(result, repr(injected))
-";
+fn changed(path: &Path, text: &str) -> Option<String> {
+    let now = read(path);
+    (now.as_deref() != Some(text)).then(|| format!("{} is now {now:?}", path.display()))
+}
+
+fn mode_of(path: &Path) -> u32 {
+    fs::symlink_metadata(path)
+        .map(|m| m.permissions().mode())
+        .unwrap_or(0)
+}
 
 #[test]
-fn tiocsti_fails_with_eperm_and_injects_nothing() {
-    let s = Scratch::new();
-    // Control: outside the sandbox (as root) the probe does inject, so it can tell.
-    let control = Command::new(PYTHON)
-        .args(["-c", TIOCSTI_PROBE])
-        .output()
-        .unwrap();
-    let control = String::from_utf8_lossy(&control.stdout).into_owned();
-    let out = s.sandbox().py(TIOCSTI_PROBE, &[]).ok();
-    assert_eq!(out.trim(), "eperm ''");
-    if control.trim() != "allowed 'X'" {
-        eprintln!("note: TIOCSTI is refused outside the sandbox too here: {control}");
+fn writing_truncating_and_renaming_outside() {
+    let attacks: [(&str, &str); 6] = [
+        ("write", "echo x > OUT/new"),
+        ("append", "echo x >> OUT/f"),
+        ("truncate", ": > OUT/f"),
+        ("rename out", "mv OUT/f WS/stolen"),
+        ("delete", "rm -f OUT/f"),
+        ("via /proc/self/root", "echo x > /proc/self/rootOUT/f"),
+    ];
+    for (name, line) in attacks {
+        conformance(Attack::new(
+            name,
+            &|s| {
+                outside_file(s, "data\n");
+            },
+            &|s, mut run| {
+                run.sh(&line
+                    .replace("OUT", s.outside.to_str().unwrap())
+                    .replace("WS", s.ws.to_str().unwrap()))
+            },
+            &|s, _| {
+                changed(&s.outside.join("f"), "data\n")
+                    .or_else(|| s.outside.join("new").exists().then(|| "new file".into()))
+            },
+        ));
     }
 }
 
 #[test]
-fn namespaces_cannot_be_created_inside() {
-    let s = Scratch::new();
-    let code = "\
-import ctypes
-libc = ctypes.CDLL(None, use_errno=True)
-for name, flag in (('user', 0x10000000), ('mount', 0x00020000), ('net', 0x40000000)):
-    ret = libc.unshare(flag)
-    print(name, ctypes.get_errno() if ret == -1 else 0)
+fn symlinks_and_hardlinks_in_the_workspace_do_not_reach_outside() {
+    conformance(Attack::new(
+        "symlink",
+        &|s| {
+            outside_file(s, "data\n");
+            std::os::unix::fs::symlink(s.outside.join("f"), s.ws.join("link")).unwrap();
+        },
+        &|_, mut run| run.sh("echo x >> link"),
+        &|s, _| changed(&s.outside.join("f"), "data\n"),
+    ));
+    conformance(Attack::new(
+        "hardlink",
+        &|s| {
+            outside_file(s, "data\n");
+        },
+        &|s, mut run| run.sh(&format!("ln {}/f h && echo x >> h", s.outside.display())),
+        &|s, _| changed(&s.outside.join("f"), "data\n"),
+    ));
+}
+
+#[test]
+fn metadata_outside_does_not_change() {
+    // chmod, utime, xattrs, POSIX ACLs, file flags: operations Landlock does not mediate, refused
+    // by the read-only mount tree.
+    let attacks: [(&str, &str); 6] = [
+        ("chmod", "chmod 0606 F"),
+        ("setuid bit", "chmod u+s F"),
+        ("utime", "touch -d 2001-01-01 F"),
+        (
+            "xattr",
+            "python3 -c \"import os; os.setxattr('F', 'user.x', b'1')\"",
+        ),
+        (
+            "posix acl",
+            "python3 -c \"import os,struct; os.setxattr('F', 'system.posix_acl_access', \
+             struct.pack('<I', 2) + b''.join(struct.pack('<HHI', t, p, i) for t, p, i in \
+             ((1, 6, 0xffffffff), (2, 7, 4242), (4, 4, 0xffffffff), (0x10, 7, 0xffffffff), \
+             (0x20, 4, 0xffffffff))))\"",
+        ),
+        ("file flags", "chattr +A F"),
+    ];
+    for (name, line) in attacks {
+        conformance(Attack::new(
+            name,
+            &|s| {
+                let f = outside_file(s, "data\n");
+                fs::set_permissions(&f, fs::Permissions::from_mode(0o644)).unwrap();
+            },
+            &|s, mut run| run.sh(&line.replace('F', s.outside.join("f").to_str().unwrap())),
+            &|s, _| {
+                let f = s.outside.join("f");
+                let meta = fs::metadata(&f).unwrap();
+                let xattrs = Command::new(PYTHON)
+                    .args([
+                        "-c",
+                        "import os,sys; print(sorted(os.listxattr(sys.argv[1])))",
+                    ])
+                    .arg(&f)
+                    .output()
+                    .unwrap();
+                let xattrs = String::from_utf8_lossy(&xattrs.stdout).trim().to_string();
+                let flags = Command::new("lsattr").arg(&f).output().unwrap();
+                let flags = String::from_utf8_lossy(&flags.stdout).to_string();
+                let flag_field = flags.split_whitespace().next().unwrap_or("");
+                if meta.permissions().mode() & 0o7777 != 0o644 {
+                    Some(format!("mode {:o}", meta.permissions().mode()))
+                } else if std::os::unix::fs::MetadataExt::mtime(&meta) < 1_000_000_000 {
+                    Some("mtime set back".into())
+                } else if xattrs != "[]" {
+                    Some(format!("xattrs {xattrs}"))
+                } else if flag_field.contains('A') {
+                    Some(format!("flags {flag_field}"))
+                } else {
+                    None
+                }
+            },
+        ));
+    }
+}
+
+#[test]
+fn chown_outside_does_not_change() {
+    conformance(
+        Attack::new(
+            "chown",
+            &|s| {
+                outside_file(s, "data\n");
+            },
+            &|s, mut run| run.sh(&format!("chown 4242:4242 {}/f", s.outside.display())),
+            &|s, _| {
+                let uid = std::os::unix::fs::MetadataExt::uid(
+                    &fs::metadata(s.outside.join("f")).unwrap(),
+                );
+                (uid == 4242).then(|| "owner changed".into())
+            },
+        )
+        .only(Who::is_root),
+    );
+}
+
+#[test]
+fn set_id_programs_cannot_be_made_in_the_workspace() {
+    conformance(Attack::new(
+        "setuid in workspace",
+        &|_| {},
+        &|_, mut run| run.sh("cp /bin/true t; chmod u+s t; chmod g+s t"),
+        &|s, _| (mode_of(&s.ws.join("t")) & 0o6000 != 0).then(|| "set-id bit set".into()),
+    ));
+}
+
+#[test]
+fn inherited_write_descriptors_do_not_reach_the_program() {
+    conformance(Attack::new(
+        "fd 7 from the caller",
+        &|s| {
+            outside_file(s, "data\n");
+        },
+        &|s, mut run| {
+            let file = fs::OpenOptions::new()
+                .append(true)
+                .open(s.outside.join("f"))
+                .unwrap();
+            run.with_fd(file, 7).sh("echo x >&7")
+        },
+        &|s, _| changed(&s.outside.join("f"), "data\n"),
+    ));
+}
+
+#[test]
+fn a_second_mount_of_the_workspace_is_read_only() {
+    if geteuid() != 0 {
+        return eprintln!("SKIPPED: needs root to bind-mount the workspace a second time");
+    }
+    conformance(Attack::new(
+        "second mount",
+        &|s| {
+            s.git_repo();
+            let alias = s.root.join("alias");
+            fs::create_dir_all(&alias).unwrap();
+            let ok = Command::new("mount")
+                .args(["--bind"])
+                .arg(&s.ws)
+                .arg(&alias)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "bind mount");
+        },
+        &|s, mut run| {
+            let out = run.sh(&format!(
+                "echo '[core] fsmonitor = evil' >> {0}/alias/.git/config; echo x > {0}/alias/.git/hooks/pre-commit",
+                s.root.display()
+            ));
+            let _ = Command::new("umount").arg(s.root.join("alias")).status();
+            out
+        },
+        &|s, _| {
+            let config = read(&s.ws.join(".git/config")).unwrap_or_default();
+            (config.contains("evil") || s.ws.join(".git/hooks/pre-commit").exists())
+                .then(|| "wrote .git through the second mount".into())
+        },
+    ));
+}
+
+#[test]
+fn the_binary_beneath_a_writable_root_stays_read_only() {
+    for who in identities() {
+        let s = Scene::new(who);
+        let copy = s.ws.join("bin/shellgate");
+        fs::create_dir_all(copy.parent().unwrap()).unwrap();
+        fs::copy(SHELLGATE, &copy).unwrap();
+        s.chown(&s.ws.join("bin"));
+        let before = fs::read(&copy).unwrap();
+        let out = s
+            .sandbox_with(&copy)
+            .flags(["--workspace", s.ws.to_str().unwrap()])
+            .sh("echo evil > bin/shellgate; echo x > other && echo wrote-other");
+        assert!(out.stdout().contains("wrote-other"), "{}", out.stderr());
+        assert_eq!(
+            fs::read(&copy).unwrap(),
+            before,
+            "the binary was replaced as {who:?}"
+        );
+    }
+}
+
+#[test]
+fn a_line_in_the_home_cannot_write_the_home() {
+    // Even with a dotfiles repository at the home and the line started there.
+    let line = "mkdir -p ~/.ssh ~/.local/bin ~/.config/systemd/user ~/.config/powershell; \
+                echo k >> ~/.ssh/authorized_keys; echo x > ~/.local/bin/ls; \
+                echo x > ~/.config/systemd/user/evil.service; echo x >> ~/.bash_aliases; \
+                echo x >> ~/.bash_env; echo x > ~/.config/powershell/Microsoft.PowerShell_profile.ps1; \
+                echo x >> ~/.bashrc";
+    conformance_with(
+        Attack::new(
+            "home as cwd",
+            &|s| {
+                s.git_in(&s.home, &["init", "-q"]);
+            },
+            &|s, mut run| {
+                run.cwd(&s.home)
+                    .env("BASH_ENV", s.home.join(".bash_env"))
+                    .sh(line)
+            },
+            &|s, _| {
+                let planted = [
+                    ".ssh/authorized_keys",
+                    ".local/bin/ls",
+                    ".config/systemd/user/evil.service",
+                    ".bash_aliases",
+                    ".bash_env",
+                    ".config/powershell/Microsoft.PowerShell_profile.ps1",
+                    ".bashrc",
+                ];
+                planted
+                    .iter()
+                    .find(|p| s.home.join(p).exists())
+                    .map(|p| format!("~/{p} written"))
+            },
+        ),
+        |s| s.sandbox_auto(),
+    );
+}
+
+#[test]
+fn a_home_beneath_a_writable_root_stays_read_only() {
+    // A home under /tmp (as in many test setups): /tmp is writable, the home in it is not.
+    for who in identities() {
+        let home = tempfile::Builder::new()
+            .prefix("sg-home-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let s = Scene::new(who);
+        s.chown(home.path());
+        let out = s
+            .sandbox()
+            .env("HOME", home.path())
+            .sh("echo x > ~/.bashrc; mkdir -p ~/.config/autostart && echo x > ~/.config/autostart/e.desktop; echo x > \"$HOME-fine\" && echo tmp-ok && rm \"$HOME-fine\"");
+        assert!(out.stdout().contains("tmp-ok"), "{}", out.stderr());
+        assert!(!home.path().join(".bashrc").exists(), "as {who:?}");
+        assert!(!home.path().join(".config").exists(), "as {who:?}");
+    }
+}
+
+#[test]
+fn tmpdir_never_widens_the_writable_set() {
+    for who in identities() {
+        let s = Scene::new(who);
+        // Neither an arbitrary directory nor the runtime directory becomes writable.
+        let runtime = format!("/run/user/{}", who.uid());
+        let made_runtime = !Path::new(&runtime).exists() && geteuid() == 0;
+        if made_runtime {
+            fs::create_dir_all(&runtime).unwrap();
+            s.chown(Path::new(&runtime));
+        }
+        for dir in [s.outside.to_str().unwrap(), runtime.as_str()] {
+            if !Path::new(dir).exists() {
+                continue;
+            }
+            let target = Path::new(dir).join(format!("sg-tmpdir-{}", std::process::id()));
+            let out = s
+                .sandbox()
+                .env("TMPDIR", dir)
+                .sh("echo x > \"$TMPDIR/sg-tmpdir-$PPID\"; echo x > \"$TMPDIR/f\"");
+            let _ = out;
+            assert!(
+                !Path::new(dir).join("f").exists(),
+                "{dir} became writable as {who:?}"
+            );
+            assert!(!target.exists());
+        }
+        if made_runtime {
+            let _ = fs::remove_dir_all(&runtime);
+        }
+    }
+}
+
+#[test]
+fn processes_outside_cannot_be_touched() {
+    // prlimit (RLIMIT_FSIZE would kill it), renice, CPU affinity, I/O priority, signals.
+    let attacks: [(&str, &str); 5] = [
+        ("prlimit", "prlimit --pid PID --fsize=1"),
+        ("renice", "renice -n 15 -p PID"),
+        ("affinity", "taskset -p 1 PID"),
+        ("ioprio", "ionice -c 3 -p PID"),
+        ("signal", "kill -STOP PID"),
+    ];
+    for (name, line) in attacks {
+        let bystander = std::cell::RefCell::new(None::<Bystander>);
+        let before = std::cell::RefCell::new(String::new());
+        let snapshot = |b: &mut Bystander| {
+            let status = b.proc_text("status");
+            let affinity = status
+                .lines()
+                .find(|l| l.starts_with("Cpus_allowed_list"))
+                .unwrap_or("")
+                .to_string();
+            let state = status
+                .lines()
+                .find(|l| l.starts_with("State"))
+                .unwrap_or("")
+                .to_string();
+            let limits = b.proc_text("limits");
+            let fsize = limits
+                .lines()
+                .find(|l| l.starts_with("Max file size"))
+                .unwrap_or("")
+                .to_string();
+            let stat = b.proc_text("stat");
+            let nice = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .nth(16)
+                .unwrap_or("")
+                .to_string();
+            let ioprio = Command::new("ionice")
+                .args(["-p", &b.pid().to_string()])
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                .unwrap_or_default();
+            format!("{affinity}|{state}|{fsize}|nice {nice}|{ioprio}")
+        };
+        if name == "affinity" && std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+            continue;
+        }
+        conformance(Attack::new(
+            name,
+            &|s| {
+                let mut b = s.bystander();
+                std::thread::sleep(Duration::from_millis(50));
+                *before.borrow_mut() = snapshot(&mut b);
+                *bystander.borrow_mut() = Some(b);
+            },
+            &|_, mut run| {
+                let pid = bystander.borrow().as_ref().unwrap().pid().to_string();
+                run.sh(&line.replace("PID", &pid))
+            },
+            &|_, _| {
+                let mut guard = bystander.borrow_mut();
+                let b = guard.as_mut().unwrap();
+                let now = snapshot(b);
+                let was = before.borrow().clone();
+                (now != was).then(|| format!("{was} -> {now}"))
+            },
+        ));
+    }
+}
+
+#[test]
+fn userfaultfd_is_refused() {
+    conformance(Attack::new(
+        "userfaultfd",
+        &|_| {},
+        &|_, mut run| {
+            run.py(
+                "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nnr = 323 if os.uname().machine == 'x86_64' else 282\nfd = libc.syscall(ctypes.c_long(nr), 1)\nprint('fd' if fd >= 0 else 'errno %d' % ctypes.get_errno())",
+                &[],
+            )
+        },
+        &|_, out| (out.stdout().trim() == "fd").then(|| "got a userfaultfd".into()),
+    ));
+}
+
+#[test]
+fn unix_sockets_outside_are_out_of_reach() {
+    use std::os::unix::net::{UnixDatagram, UnixListener};
+    // A datagram to an outside socket (with a descriptor attached), a connection to an outside
+    // listener (like tmux's or the session bus's), and the same on an abstract name.
+    let send = "\
+import socket, sys, array
+path = sys.argv[1]
+def attempt(kind, how):
+    try:
+        how()
+        print(kind, 'sent')
+    except OSError as e:
+        print(kind, 'denied', e.errno)
+attempt('dgram', lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b'hi', path + '/dgram'))
+def fds():
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendmsg([b'fd'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', [0]))], 0, path + '/dgram')
+attempt('scm_rights', fds)
+def stream(address):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(address)
+    s.sendall(b'hi')
+attempt('stream', lambda: stream(path + '/stream'))
+attempt('abstract', lambda: stream('\\0' + sys.argv[2]))
 ";
-    assert_eq!(s.sandbox().py(code, &[]).ok(), "user 1\nmount 1\nnet 1\n");
+    let sockets = std::cell::RefCell::new(None::<(UnixDatagram, UnixListener, UnixListener)>);
+    conformance(Attack::new(
+        "unix sockets",
+        &|s| {
+            let d = UnixDatagram::bind(s.outside.join("dgram")).unwrap();
+            d.set_nonblocking(true).unwrap();
+            let l = UnixListener::bind(s.outside.join("stream")).unwrap();
+            l.set_nonblocking(true).unwrap();
+            use std::os::linux::net::SocketAddrExt;
+            let name = format!("shellgate-test-{}-{}", std::process::id(), s.root.display());
+            let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+            let a = UnixListener::bind_addr(&addr).unwrap();
+            a.set_nonblocking(true).unwrap();
+            s.chown(&s.outside);
+            *sockets.borrow_mut() = Some((d, l, a));
+        },
+        &|s, mut run| {
+            let name = format!("shellgate-test-{}-{}", std::process::id(), s.root.display());
+            run.py(send, &[s.outside.to_str().unwrap(), &name])
+        },
+        &|_, _| {
+            let guard = sockets.borrow();
+            let (d, l, a) = guard.as_ref().unwrap();
+            let mut buf = [0u8; 16];
+            if d.recv(&mut buf).is_ok() {
+                return Some("a datagram arrived".into());
+            }
+            if l.accept().is_ok() {
+                return Some("a stream connection arrived".into());
+            }
+            a.accept()
+                .is_ok()
+                .then(|| "an abstract connection arrived".into())
+        },
+    ));
+}
+
+#[test]
+fn processes_a_line_leaves_running_end_with_it() {
+    conformance(Attack::new(
+        "leftover process",
+        &|_| {},
+        &|s, mut run| {
+            let out = run.sh(&format!(
+                "(while true; do date +%s%N > {}/beat; sleep 0.05; done) >/dev/null 2>&1 & exit 0",
+                s.ws.display()
+            ));
+            std::thread::sleep(Duration::from_millis(300));
+            out
+        },
+        &|s, _| {
+            let first = read(&s.ws.join("beat"));
+            std::thread::sleep(Duration::from_millis(300));
+            let second = read(&s.ws.join("beat"));
+            let alive = first.is_some() && first != second;
+            if alive {
+                let _ = Command::new("pkill")
+                    .args(["-f", &format!("{}/beat", s.ws.display())])
+                    .status();
+            }
+            alive.then(|| "the background loop still runs".into())
+        },
+    ));
 }
 
 // ---------------------------------------------------------------------------------------------
-// Processes: signals, children, nesting, status.
+// Git state that git outside executes later.
 
-#[test]
-fn signal_to_a_process_outside_fails() {
-    let s = Scratch::new();
-    let mut outside = Command::new("sleep").arg("30").spawn().unwrap();
-    let out = s.sandbox().sh(&format!("kill -TERM {}", outside.id()));
-    out.program_failed();
-    std::thread::sleep(Duration::from_millis(100));
-    let still_running = outside.try_wait().unwrap().is_none();
-    outside.kill().unwrap();
-    outside.wait().unwrap();
-    assert!(
-        still_running,
-        "the outside process was killed from the sandbox"
-    );
-    // Inside the sandbox, signals between its own processes still work.
-    let inside = s
-        .sandbox()
-        .sh("sleep 30 & kill -TERM $!; wait $!; echo $?")
-        .ok();
-    assert_eq!(inside.trim(), "143");
-}
-
-#[test]
-fn children_inherit_the_sandbox() {
-    let s = Scratch::new();
-    let target = s.outside.join("from-grandchild");
-    let out = s.sandbox().py(
-        "import subprocess, sys\n\
-         r = subprocess.run(['sh', '-c', 'sh -c \"echo x > ' + sys.argv[1] + '\"'])\n\
-         print(r.returncode)",
-        &[target.to_str().unwrap()],
-    );
-    assert_ne!(out.ok().trim(), "0");
-    assert!(!target.exists());
-}
-
-#[test]
-fn nested_sandbox_can_only_narrow() {
-    let s = Scratch::new();
-    s.git_repo();
-    let inner = |flags: &str, script: &str| {
+/// `git status` outside, as the scene's user, then whether the victim file exists.
+fn git_status_ran_code(s: &Scene) -> Option<String> {
+    let _ = s.git_output(&s.ws, &["status", "--porcelain"]);
+    s.victim.exists().then(|| {
         format!(
-            "{SHELLGATE} sandbox --workspace {} {flags} -- sh -c '{script}'",
-            s.ws.display()
+            "git status outside ran planted code ({} exists)",
+            s.victim.display()
         )
-    };
-    // Widening attempt: the inner sandbox asks for `outside` to be writable.
-    let widen = inner(
-        &format!("--writable {}", s.outside.display()),
-        &format!("echo x > {}/f", s.outside.display()),
-    );
-    s.sandbox().sh(&widen).program_failed();
-    assert!(!s.outside.join("f").exists());
-    // Narrowing: read-only inside workspace-write makes the workspace read-only.
-    let narrow = inner("--policy read-only", "echo x > narrowed");
-    s.sandbox().sh(&narrow).program_failed();
-    assert!(!s.ws.join("narrowed").exists());
-    // Same workspace again: protected paths are already read-only mounts and stay so.
-    let same = inner("", "echo ok > nested-ok; echo evil >> .git/config");
-    s.sandbox().sh(&same).program_failed();
-    assert!(s.ws.join("nested-ok").exists());
-    assert!(!read(&s.ws.join(".git/config")).unwrap().contains("evil"));
-    // Network cannot be regained either.
-    let listener = tcp_listener("127.0.0.1:0");
-    let port = listener.local_addr().unwrap().port();
-    let regain = format!(
-        "{SHELLGATE} sandbox --workspace {} --network -- {PYTHON} -c \"$PROBE\" 127.0.0.1 {port}",
-        s.ws.display()
-    );
-    let out = s.sandbox().env("PROBE", TCP_CONNECT).sh(&regain);
-    assert_eq!(out.code(), Some(3), "{} {}", out.stdout(), out.stderr());
-    assert_no_connection(&listener);
+    })
+}
+
+fn fsmonitor(s: &Scene) -> String {
+    format!("touch {}; false", s.victim.display())
 }
 
 #[test]
-fn exit_status_propagates() {
-    let s = Scratch::new();
-    assert_eq!(s.sandbox().sh("exit 7").code(), Some(7));
-    assert_eq!(
-        s.sandbox().run("/bin/false", [] as [&str; 0]).code(),
-        Some(1)
-    );
+fn planted_commondir_runs_nothing_in_git_outside() {
+    conformance(Attack::new(
+        "commondir",
+        &|s| {
+            s.git_repo();
+            let evil = s.root.join("evil.git");
+            s.git_in(&s.root, &["init", "-q", "--bare", evil.to_str().unwrap()]);
+            s.git_in(&evil, &["config", "core.fsmonitor", &fsmonitor(s)]);
+            s.git_in(&evil, &["config", "core.bare", "false"]);
+            s.chown(&evil);
+        },
+        &|s, mut run| {
+            run.sh(&format!(
+                "echo {}/evil.git > .git/commondir",
+                s.root.display()
+            ))
+        },
+        &|s, _| git_status_ran_code(s),
+    ));
 }
 
 #[test]
-fn signal_death_propagates() {
-    let s = Scratch::new();
-    let out = s.sandbox().sh("kill -TERM $$");
-    assert_eq!(out.signal(), Some(libc::SIGTERM));
-    let out = s.sandbox().sh("kill -KILL $$");
-    assert_eq!(out.signal(), Some(libc::SIGKILL));
+fn planted_config_worktree_runs_nothing_in_git_outside() {
+    conformance(Attack::new(
+        "config.worktree",
+        &|s| {
+            s.git_repo();
+            s.git_in(&s.ws, &["config", "extensions.worktreeConfig", "true"]);
+        },
+        &|s, mut run| {
+            run.sh(&format!(
+                "printf '[core]\\n\\tfsmonitor = \"{}\"\\n' > .git/config.worktree",
+                fsmonitor(s)
+            ))
+        },
+        &|s, _| git_status_ran_code(s),
+    ));
 }
 
 #[test]
-fn no_new_privs_no_capabilities_and_marker_inside() {
-    let s = Scratch::new();
+fn a_nested_repository_staged_as_a_gitlink_runs_nothing_in_git_outside() {
+    conformance(Attack::new(
+        "gitlink",
+        &|s| s.git_repo(),
+        &|s, mut run| {
+            run.sh(&format!(
+                "git init -q sub && git -C sub commit -q --allow-empty -m x && \
+                 git -C sub config core.fsmonitor '{}' && \
+                 git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub",
+                fsmonitor(s)
+            ))
+        },
+        &|s, _| git_status_ran_code(s),
+    ));
+}
+
+#[test]
+fn hooks_and_config_cannot_be_planted() {
+    conformance(Attack::new(
+        "hooks and config",
+        &|s| s.git_repo(),
+        &|s, mut run| {
+            run.sh(&format!(
+                "printf '#!/bin/sh\\ntouch {v}\\n' > .git/hooks/post-checkout; chmod +x .git/hooks/post-checkout; \
+                 git config core.fsmonitor '{f}'",
+                v = s.victim.display(),
+                f = fsmonitor(s)
+            ))
+        },
+        &|s, _| {
+            let _ = s.git_output(&s.ws, &["checkout", "-q", "-b", "other"]);
+            git_status_ran_code(s)
+        },
+    ));
+}
+
+#[test]
+fn a_guarded_name_planted_by_a_line_is_moved_aside_and_the_line_fails() {
+    let s = me();
+    s.git_repo();
     let out = s
         .sandbox()
-        .sh(
-            "grep -E '^(NoNewPrivs|CapInh|CapPrm|CapEff|CapBnd|CapAmb|Seccomp|SigIgn):' \
-             /proc/self/status; echo marker=$SHELLGATE_SANDBOXED; env | grep -c REPORT_FD",
-        )
-        .0;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let field = |name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(&format!("{name}:")))
-            .map(str::trim)
-            .unwrap_or_else(|| panic!("{name} missing in {text}"))
-            .to_string()
-    };
-    assert_eq!(field("NoNewPrivs"), "1");
-    for caps in ["CapInh", "CapPrm", "CapEff", "CapAmb"] {
-        assert_eq!(field(caps), "0000000000000000", "{caps}");
-    }
-    assert_eq!(field("Seccomp"), "2");
-    let ignored = u64::from_str_radix(&field("SigIgn"), 16).unwrap();
-    assert_eq!(
-        ignored & (1 << (libc::SIGPIPE - 1)),
-        0,
-        "SIGPIPE must not stay ignored"
-    );
-    assert!(text.contains("marker=workspace-write"));
-    assert!(
-        text.trim_end().ends_with('0'),
-        "the report fd variable leaked: {text}"
-    );
+        .sh("echo x > .git/commondir; echo '[[rules]]' > .shellgate.toml; echo ran");
+    let stderr = out.refused_with(SANDBOX_VIOLATION, "SANDBOX_VIOLATION");
+    assert!(stderr.contains("commondir"), "{stderr}");
+    assert!(!s.ws.join(".git/commondir").exists());
+    assert!(!s.ws.join(".shellgate.toml").exists());
+    let moved: Vec<String> = fs::read_dir(s.ws.join(".git"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("commondir.shellgate-quarantine-"))
+        .collect();
+    assert_eq!(moved.len(), 1, "{moved:?}");
 }
 
+// ---------------------------------------------------------------------------------------------
+// Secrets.
+
 #[test]
-fn file_capabilities_grant_nothing_inside() {
-    if !sandbox_is_root() || which("setcap").is_err() {
-        eprintln!("needs root and setcap; skipping");
-        return;
+fn credential_stores_are_unreadable() {
+    let stores = [
+        ".ssh/id_rsa",
+        ".aws/credentials",
+        ".gnupg/private-keys-v1.d/k.key",
+        ".config/gh/hosts.yml",
+        ".docker/config.json",
+        ".kube/config",
+        ".netrc",
+        ".git-credentials",
+        ".codex/auth.json",
+        ".claude/.credentials.json",
+    ];
+    let line = "cat ~/.ssh/id_rsa ~/.ssh//id_rsa ~/.aws/credentials ~/.gnupg/private-keys-v1.d/k.key \
+                ~/.config/gh/hosts.yml ~/.docker/config.json ~/.kube/config ~/.netrc ~/.git-credentials \
+                ~/.codex/auth.json ~/.claude/.credentials.json; (cd ~/.ssh && cat id_rsa); \
+                grep -r SECRET ~; ln -s ~/.ssh/id_rsa k && cat k; cat ~/.ssh/id_rsa.pub";
+    conformance(Attack::new(
+        "read secrets",
+        &|s| {
+            for store in stores {
+                s.write(&s.home.join(store), &format!("SECRET {store}\n"));
+            }
+            s.write(&s.home.join(".ssh/id_rsa.pub"), "public key\n");
+        },
+        &|_, mut run| run.sh(line),
+        &|_, out| {
+            let text = out.stdout();
+            text.lines()
+                .find(|l| l.contains("SECRET"))
+                .map(|l| format!("printed {l:?}"))
+        },
+    ));
+    // What is not secret stays readable.
+    let s = me();
+    s.write(&s.home.join(".ssh/id_rsa.pub"), "public key\n");
+    s.write(&s.home.join(".ssh/known_hosts"), "host key\n");
+    let out = s
+        .sandbox()
+        .sh("cat ~/.ssh/id_rsa.pub ~/.ssh/known_hosts")
+        .ok();
+    assert_eq!(out, "public key\nhost key\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Races: a helper outside swaps a directory for a symlink while shellgate starts the sandbox.
+
+/// Exchanges `a` and `b` (`renameat2(RENAME_EXCHANGE)`) as fast as it can until told to stop.
+struct Swapper {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<u64>>,
+}
+
+impl Swapper {
+    fn start(a: &Path, b: &Path) -> Swapper {
+        use std::os::unix::ffi::OsStrExt;
+        use std::sync::atomic::Ordering;
+        let a = std::ffi::CString::new(a.as_os_str().as_bytes()).unwrap();
+        let b = std::ffi::CString::new(b.as_os_str().as_bytes()).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let mut swaps = 0;
+            while !flag.load(Ordering::Relaxed) {
+                // SAFETY: two NUL-terminated paths; renameat2 only reads them.
+                let ret = unsafe {
+                    libc::renameat2(
+                        libc::AT_FDCWD,
+                        a.as_ptr(),
+                        libc::AT_FDCWD,
+                        b.as_ptr(),
+                        libc::RENAME_EXCHANGE,
+                    )
+                };
+                if ret == 0 {
+                    swaps += 1;
+                }
+            }
+            swaps
+        });
+        Swapper {
+            stop,
+            handle: Some(handle),
+        }
     }
-    let dir = tempfile::Builder::new()
-        .prefix("shellgate-fcap-")
+
+    /// Stops swapping; how many swaps there were.
+    fn stop(mut self) -> u64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.handle.take().map(|h| h.join().unwrap()).unwrap_or(0)
+    }
+}
+
+impl Drop for Swapper {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Launches `LAUNCHES` runs that each write one file beneath a directory a helper keeps swapping
+/// for a symlink to `outside`; returns how many files landed outside.
+fn race(s: &Scene, target: &str, sandboxed: bool) -> usize {
+    const LAUNCHES: usize = 60;
+    let base = tempfile::Builder::new()
+        .prefix("sg-race-")
         .tempdir_in("/tmp")
         .unwrap();
-    let cat = dir.path().join("cat");
-    fs::copy("/bin/cat", &cat).unwrap();
-    let setcap = Command::new(which("setcap").unwrap())
-        .args(["cap_dac_override,cap_sys_admin+ep"])
-        .arg(&cat)
-        .status()
-        .unwrap();
-    assert!(setcap.success());
-    let caps = |out: &[u8]| {
-        String::from_utf8_lossy(out)
-            .lines()
-            .filter(|l| l.starts_with("CapEff:") || l.starts_with("CapPrm:"))
-            .map(str::to_string)
-            .collect::<Vec<_>>()
-    };
-    // Control: outside, the file capabilities are granted (unless /tmp is mounted nosuid).
-    let control = Command::new(&cat)
-        .arg("/proc/self/status")
-        .output()
-        .unwrap();
-    if caps(&control.stdout)
-        .iter()
-        .all(|l| l.ends_with("0000000000000000"))
-    {
-        eprintln!("file capabilities are not honoured on /tmp here; skipping");
-        return;
+    let real = base.path().join("d");
+    let link = base.path().join("l");
+    fs::create_dir_all(&real).unwrap();
+    std::os::unix::fs::symlink(&s.outside, &link).unwrap();
+    s.chown(base.path());
+    let swapper = Swapper::start(&real, &link);
+    for i in 0..LAUNCHES {
+        let dest = real.join(format!("{target}{i}"));
+        let line = format!("echo x > {}", dest.display());
+        let mut run = match (sandboxed, target) {
+            (false, _) => s.bare(),
+            (true, "workspace") => {
+                let mut run = s.sandbox_auto();
+                run.flags(["--workspace", real.to_str().unwrap()]);
+                run
+            }
+            (true, _) => s.sandbox(),
+        };
+        if target == "tmpdir" {
+            run.env("TMPDIR", &real);
+        }
+        run.cwd(&s.root).sh(&line);
     }
-    let s = Scratch::new();
-    let out = s
-        .sandbox()
-        .run(cat.to_str().unwrap(), ["/proc/self/status"]);
-    let inside = caps(&out.0.stdout);
-    assert_eq!(inside.len(), 2, "{}", out.stderr());
-    assert!(
-        inside.iter().all(|l| l.ends_with("0000000000000000")),
-        "{inside:?}"
-    );
+    let swaps = swapper.stop();
+    assert!(swaps > 0, "the swapper never swapped");
+    fs::read_dir(&s.outside).unwrap().flatten().count()
 }
 
 #[test]
-fn stdin_and_stdout_pass_through() {
-    let s = Scratch::new();
-    let out = s
-        .sandbox()
-        .stdin(b"line one\nline two\n")
-        .run("cat", [] as [&str; 0]);
-    assert_eq!(out.ok(), "line one\nline two\n");
-}
-
-#[test]
-fn the_terminal_works_inside() {
-    let Ok(script) = which("script") else {
-        eprintln!("script (util-linux) not installed; skipping");
-        return;
-    };
-    let s = Scratch::new();
-    // `script` gives the launcher a real pty as its controlling terminal.
-    let inner = format!(
-        "{SHELLGATE} sandbox --workspace {} -- sh -c 'tty; stty size >/dev/null && echo stty-ok; \
-         echo via-dev-tty > /dev/tty'",
-        s.ws.display()
-    );
-    let out = Command::new(script)
-        .args(["-qec", &inner, "/dev/null"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("/dev/pts/"), "{text}");
-    assert!(text.contains("stty-ok"), "{text}");
-    assert!(text.contains("via-dev-tty"), "{text}");
-}
-
-// ---------------------------------------------------------------------------------------------
-// Failing closed, and shellgate's own failures.
-
-#[test]
-fn missing_landlock_refuses_and_runs_nothing() {
-    let s = Scratch::new();
-    let out = s
-        .sandbox()
-        .env("SHELLGATE_LANDLOCK_ABI_MAX", "0")
-        .sh("touch marker");
-    let stderr = out.refused();
-    assert!(!s.ws.join("marker").exists());
-    assert!(stderr.contains("Landlock"), "{stderr}");
-    assert!(stderr.contains("Full access"), "{stderr}");
-}
-
-#[test]
-fn old_abi_refuses_unless_the_protection_is_dropped_explicitly() {
-    let s = Scratch::new();
-    let out = s
-        .sandbox()
-        .env("SHELLGATE_LANDLOCK_ABI_MAX", "5")
-        .sh("touch marker");
-    let stderr = out.refused();
-    assert!(stderr.contains("--drop-protection scope"), "{stderr}");
-    assert!(!s.ws.join("marker").exists());
-    // Dropping it explicitly runs, still confined otherwise.
-    s.sandbox()
-        .env("SHELLGATE_LANDLOCK_ABI_MAX", "5")
-        .flags(["--drop-protection", "scope"])
-        .sh(&format!("touch marker; echo x > {}/f", s.outside.display()))
-        .program_failed();
-    assert!(s.ws.join("marker").exists());
-    assert!(!s.outside.join("f").exists());
-}
-
-#[test]
-fn garbage_abi_limit_fails_closed() {
-    let s = Scratch::new();
-    let out = s
-        .sandbox()
-        .env("SHELLGATE_LANDLOCK_ABI_MAX", "lots")
-        .sh("touch marker");
-    out.refused();
-    assert!(!s.ws.join("marker").exists());
-}
-
-#[test]
-fn missing_namespaces_refuse_when_paths_need_protection() {
-    let s = Scratch::new();
-    s.git_repo();
-    let out = s
-        .sandbox()
-        .env("SHELLGATE_SANDBOX_NO_NAMESPACES", "1")
-        .sh("touch marker");
-    let stderr = out.refused();
-    assert!(
-        stderr.contains("--drop-protection protected-paths"),
-        "{stderr}"
-    );
-    assert!(!s.ws.join("marker").exists());
-    s.sandbox()
-        .env("SHELLGATE_SANDBOX_NO_NAMESPACES", "1")
-        .flags(["--drop-protection", "protected-paths"])
-        .sh("touch marker")
-        .ok();
-    assert!(s.ws.join("marker").exists());
-}
-
-#[test]
-fn unstartable_program_exits_212() {
-    let s = Scratch::new();
-    let out = s
-        .sandbox()
-        .run("no-such-program-shellgate-test", [] as [&str; 0]);
-    assert_eq!(out.code(), Some(SANDBOX_EXEC_FAILED));
-    assert_eq!(out.stderr().lines().count(), 1);
-    assert!(out.stderr().contains("no such program"));
-}
-
-#[test]
-fn full_access_is_not_a_sandbox_policy() {
-    let s = Scratch::new();
-    let out = s
-        .sandbox()
-        .flags(["--policy", "full-access"])
-        .sh("touch marker");
-    assert_eq!(out.code(), Some(2));
-    assert!(!s.ws.join("marker").exists());
-}
-
-#[test]
-fn doctor_reports_an_enforceable_default() {
-    let home = tempfile::tempdir().unwrap();
-    let config = home.path().join("shellgate/config.toml");
-    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
-    std::fs::write(&config, "mode = \"ask\"\n").unwrap();
-    let out = Command::new(SHELLGATE)
-        .args(["doctor", "--json"])
-        .env("XDG_CONFIG_HOME", home.path())
-        .env_remove("SHELLGATE_LANDLOCK_ABI_MAX")
-        .env_remove("SHELLGATE_SANDBOX_NO_NAMESPACES")
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["default_policy_enforceable"], true);
-    assert!(report["landlock"]["effective"].as_u64().unwrap() >= 6);
-    assert!(
-        report["probes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|p| p["ok"] == true)
-    );
-    assert_eq!(
-        report["config_files"],
-        serde_json::json!([config.to_str().unwrap()])
-    );
-    let protections = report["protections"].as_array().unwrap();
-    assert_eq!(protections.len(), 5);
-    assert!(protections.iter().all(|p| p["enforceable"] == true));
-    // And it says no when the default cannot be enforced.
-    let refused = Command::new(SHELLGATE)
-        .args(["doctor"])
-        .env("SHELLGATE_LANDLOCK_ABI_MAX", "0")
-        .output()
-        .unwrap();
-    assert_eq!(refused.status.code(), Some(SANDBOX_UNAVAILABLE));
-}
-
-#[test]
-fn doctor_shows_what_the_workspace_leaves_unprotected_without_creating_anything() {
-    let s = Scratch::new();
-    s.git_repo();
-    fs::remove_dir_all(s.ws.join(".git/hooks")).unwrap();
-    fs::write(s.ws.join(".bashrc"), "").unwrap();
-    let out = Command::new(SHELLGATE)
-        .args(["doctor", "--json"])
-        .current_dir(&s.ws)
-        .env("HOME", &s.home)
-        .env("TMPDIR", &s.home)
-        .env_remove("SHELLGATE_LANDLOCK_ABI_MAX")
-        .env_remove("SHELLGATE_SANDBOX_NO_NAMESPACES")
-        .output()
-        .unwrap();
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let workspace = &report["workspace"];
-    let listed = |key: &str, name: &str| {
-        let path = s.ws.join(name);
-        workspace[key]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|p| p.as_str() == path.to_str())
-    };
-    assert_eq!(workspace["path"].as_str(), s.ws.to_str(), "{workspace}");
-    assert!(listed("read_only", ".git/config"), "{workspace}");
-    assert!(listed("read_only", ".git/hooks"), "{workspace}");
-    assert!(listed("read_only", ".bashrc"), "{workspace}");
-    assert!(listed("unenforced", ".gitmodules"), "{workspace}");
-    assert!(listed("unenforced", ".shellgate.toml"), "{workspace}");
-    assert_eq!(workspace["ignored_tmpdir"].as_str(), s.home.to_str());
-    // Only a preview: the hooks dir the launcher would create is still missing.
-    assert!(!s.ws.join(".git/hooks").exists());
-}
-
-// ---------------------------------------------------------------------------------------------
-// The library API `run` uses.
-
-fn spawn_in(s: &Scratch, spec: &Spec, script: &str, env: &[(&str, &str)]) -> sandbox::Running {
-    let mut command =
-        sandbox::command_with_launcher(SHELLGATE.as_ref(), spec, "/bin/sh", ["-c", script]);
-    command
-        .current_dir(&s.ws)
-        .env("TMPDIR", &s.tmpdir)
-        .stderr(std::process::Stdio::null());
-    for (key, value) in env {
-        command.env(key, value);
+fn swapping_the_workspace_or_tmpdir_for_a_symlink_writes_nothing_outside() {
+    for who in identities() {
+        for target in ["workspace", "tmpdir"] {
+            let control = Scene::new(who);
+            let landed = race(&control, target, false);
+            assert!(
+                landed > 0,
+                "control ({target}, {who:?}): no write landed outside"
+            );
+            let s = Scene::new(who);
+            let landed = race(&s, target, true);
+            assert_eq!(
+                landed, 0,
+                "{target} as {who:?}: {landed} writes landed outside"
+            );
+        }
     }
-    sandbox::spawn(command).expect("the launcher starts")
-}
-
-#[test]
-fn spawn_tells_the_programs_status_from_the_launchers_failure() {
-    let s = Scratch::new();
-    let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &s.ws).unwrap();
-    // The program itself exits 211: that is its status, not a sandbox failure.
-    let status = spawn_in(&s, &spec, "exit 211", &[]).wait().unwrap();
-    assert_eq!(status.code(), Some(211));
-    // The launcher refuses: the caller gets the error, with its code and reason.
-    let error = spawn_in(
-        &s,
-        &spec,
-        "touch marker",
-        &[("SHELLGATE_LANDLOCK_ABI_MAX", "0")],
-    )
-    .wait()
-    .unwrap_err();
-    assert_eq!(error.code, Code::SandboxUnavailable);
-    assert!(error.reason.contains("Landlock"), "{}", error.reason);
-    assert!(!s.ws.join("marker").exists());
-}
-
-#[test]
-fn spawn_reports_an_unstartable_program() {
-    let s = Scratch::new();
-    let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &s.ws).unwrap();
-    let mut command = sandbox::command_with_launcher(
-        SHELLGATE.as_ref(),
-        &spec,
-        "no-such-program-shellgate-test",
-        [] as [&str; 0],
-    );
-    command.stderr(std::process::Stdio::null());
-    let error = sandbox::spawn(command).unwrap().wait().unwrap_err();
-    assert_eq!(error.code, Code::SandboxExecFailed);
-}
-
-#[test]
-fn spec_round_trips_through_the_launcher_arguments() {
-    let s = Scratch::new();
-    let spec = Spec::new(SandboxPolicy::WorkspaceWrite, &s.ws)
-        .unwrap()
-        .with_writable(&s.outside)
-        .unwrap();
-    // The extra writable root reaches the launcher.
-    let target = s.outside.join("g");
-    let script = format!("echo extra > {}", target.display());
-    let mut running = spawn_in(&s, &spec, &script, &[]);
-    running.started().unwrap();
-    assert!(running.wait().unwrap().success());
-    assert_eq!(read(&target).as_deref(), Some("extra\n"));
-}
-
-#[test]
-fn unprivileged_user_gets_the_same_sandbox_through_a_user_namespace() {
-    // Every other test already runs the user-namespace path when not root.
-    let Some(nobody) = Nobody::new() else {
-        return;
-    };
-    let out = nobody.sandbox(
-        "echo ok > inside; echo evil >> .git/config; touch .git/hooks/x; \
-         grep -E '^(CapEff|NoNewPrivs):' /proc/self/status",
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains("NoNewPrivs:\t1"),
-        "{stdout} {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(stdout.contains("CapEff:\t0000000000000000"), "{stdout}");
-    let ws = &nobody.ws;
-    assert_eq!(read(&ws.join("inside")).as_deref(), Some("ok\n"));
-    assert_eq!(read(&ws.join(".git/config")).as_deref(), Some("[core]\n"));
-    assert!(!ws.join(".git/hooks/x").exists());
 }

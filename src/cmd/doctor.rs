@@ -127,7 +127,8 @@ fn probe(policy: Policy) -> Probe {
 }
 
 fn launch_probe(policy: Policy, workspace: &Path) -> Result<(), String> {
-    let spec = Spec::new(SandboxPolicy::from(policy), Some(workspace)).map_err(|e| e.to_string())?;
+    let spec =
+        Spec::new(SandboxPolicy::from(policy), Some(workspace)).map_err(|e| e.to_string())?;
     let null = || {
         std::fs::File::open("/dev/null")
             .map(std::os::fd::OwnedFd::from)

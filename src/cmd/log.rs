@@ -323,7 +323,10 @@ pub fn describe_body(body: &EventBody) -> String {
         }
         EventBody::SandboxViolation(e) => match &e.quarantined {
             Some(to) => format!("sandbox violation: {} (moved aside to {to})", e.what),
-            None => format!("sandbox violation: {} (not moved: remove it by hand)", e.what),
+            None => format!(
+                "sandbox violation: {} (not moved: remove it by hand)",
+                e.what
+            ),
         },
         EventBody::AutoReviewState(e) => format!(
             "review {} by {}",

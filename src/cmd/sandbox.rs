@@ -85,7 +85,10 @@ fn spec(args: &Args) -> Result<Spec> {
         Some(dir) => sandbox::line_spec(policy, &cwd, Some(dir), &config.sandbox, args.network)?,
         None => sandbox::line_spec(policy, &cwd, None, &config.sandbox, args.network)?,
     };
-    if args.workspace.is_some() && spec.workspace.is_none() && policy == SandboxPolicy::WorkspaceWrite {
+    if args.workspace.is_some()
+        && spec.workspace.is_none()
+        && policy == SandboxPolicy::WorkspaceWrite
+    {
         return Err(Error::new(
             crate::error::Code::SandboxUnavailable,
             spec.no_workspace

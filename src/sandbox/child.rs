@@ -369,7 +369,15 @@ fn apply(step: &Step, slots: &mut [RawFd; MAX_SLOTS]) -> Result<(), (How, Errno)
             let fs = op(raw::new_fs(c"tmpfs", Some((c"mode", c"0555")), attrs))?;
             let made = op(raw::create_empty_file(fs, EMPTY_FILE, 0o444))
                 .and_then(|()| op(raw::mkdirat(fs, EMPTY_DIR, 0o555)))
-                .and_then(|()| op(raw::mount_setattr(fs, c"", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY, 0)));
+                .and_then(|()| {
+                    op(raw::mount_setattr(
+                        fs,
+                        c"",
+                        AT_EMPTY_PATH,
+                        MOUNT_ATTR_RDONLY,
+                        0,
+                    ))
+                });
             match made {
                 Ok(()) => {
                     slots[*slot] = fs;

@@ -56,7 +56,12 @@ pub const HIDDEN: [&str; 37] = [
 
 /// In `~/.ssh`, what is not secret and what ssh needs to connect: everything else there (the
 /// private keys, whatever their names) is hidden.
-const SSH_PUBLIC: [&str; 4] = ["config", "known_hosts", "known_hosts.old", "authorized_keys"];
+const SSH_PUBLIC: [&str; 4] = [
+    "config",
+    "known_hosts",
+    "known_hosts.old",
+    "authorized_keys",
+];
 
 /// What to hide, for the given homes and the config's additions and exceptions. Only paths that
 /// exist are returned, canonical (a store reached through a symlink is hidden where it is).
@@ -114,7 +119,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let home = fs::canonicalize(dir.path()).unwrap();
         fs::create_dir_all(home.join(".ssh")).unwrap();
-        for name in ["id_ed25519", "id_ed25519.pub", "known_hosts", "config", "work.pem"] {
+        for name in [
+            "id_ed25519",
+            "id_ed25519.pub",
+            "known_hosts",
+            "config",
+            "work.pem",
+        ] {
             fs::write(home.join(".ssh").join(name), "x").unwrap();
         }
         fs::create_dir_all(home.join(".aws")).unwrap();
@@ -122,10 +133,20 @@ mod tests {
         fs::write(home.join(".codex/auth.json"), "{}").unwrap();
         fs::write(home.join(".codex/config.toml"), "").unwrap();
         let hidden = hidden_paths(std::slice::from_ref(&home), &[], &[]);
-        for secret in [".ssh/id_ed25519", ".ssh/work.pem", ".aws", ".codex/auth.json"] {
+        for secret in [
+            ".ssh/id_ed25519",
+            ".ssh/work.pem",
+            ".aws",
+            ".codex/auth.json",
+        ] {
             assert!(hidden.contains(&home.join(secret)), "{secret}: {hidden:?}");
         }
-        for public in [".ssh/id_ed25519.pub", ".ssh/known_hosts", ".ssh/config", ".codex"] {
+        for public in [
+            ".ssh/id_ed25519.pub",
+            ".ssh/known_hosts",
+            ".ssh/config",
+            ".codex",
+        ] {
             assert!(!hidden.contains(&home.join(public)), "{public}");
         }
         let unhidden = hidden_paths(std::slice::from_ref(&home), &[], &[home.join(".aws")]);

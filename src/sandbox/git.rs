@@ -275,7 +275,12 @@ mod tests {
         } else {
             "a".repeat(40)
         };
-        git(&["update-index", "--add", "--cacheinfo", &format!("160000,{oid},deep/sub")]);
+        git(&[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{oid},deep/sub"),
+        ]);
     }
 
     #[test]

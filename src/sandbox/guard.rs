@@ -174,7 +174,12 @@ impl Guard {
         }
         found
             .into_iter()
-            .map(|dot_git| quarantine_path(&dot_git, "a repository made during the line, staged as a gitlink"))
+            .map(|dot_git| {
+                quarantine_path(
+                    &dot_git,
+                    "a repository made during the line, staged as a gitlink",
+                )
+            })
             .collect()
     }
 
@@ -283,7 +288,10 @@ fn quarantine_name(name: &std::ffi::OsStr) -> OsString {
         .map(|d| d.as_secs())
         .unwrap_or(0);
     let mut moved = name.to_owned();
-    moved.push(format!(".shellgate-quarantine-{secs}-{}", std::process::id()));
+    moved.push(format!(
+        ".shellgate-quarantine-{secs}-{}",
+        std::process::id()
+    ));
     moved
 }
 
@@ -319,11 +327,7 @@ impl Violation {
     /// One line for the person or agent.
     pub fn describe(&self) -> String {
         match &self.quarantined {
-            Some(to) => format!(
-                "{}; it was moved aside to {}",
-                self.what,
-                to.display()
-            ),
+            Some(to) => format!("{}; it was moved aside to {}", self.what, to.display()),
             None => format!("{}; moving it aside failed: remove it by hand", self.what),
         }
     }

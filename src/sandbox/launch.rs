@@ -120,10 +120,17 @@ pub fn record_startup_signals() {
 }
 
 fn startup_signals() -> Vec<(libc::c_int, bool)> {
-    STARTUP_SIGNALS
+    let mut signals = STARTUP_SIGNALS
         .get()
         .cloned()
-        .unwrap_or_else(|| INHERITED_SIGNALS.iter().map(|&s| (s, false)).collect())
+        .unwrap_or_else(|| INHERITED_SIGNALS.iter().map(|&s| (s, false)).collect());
+    // Rust's runtime ignores SIGPIPE before `main`: that is shellgate's own, never the caller's.
+    for (signal, ignored) in &mut signals {
+        if *signal == libc::SIGPIPE {
+            *ignored = false;
+        }
+    }
+    signals
 }
 
 /// How the namespaces are made.
@@ -171,7 +178,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     let abi = DetectedAbi::detect();
     let gaps = requirements::kernel_gaps(&abi, seccomp::available(), spec.network, &spec.dropped);
     requirements::refuse(&abi, &gaps)?;
-    let namespaces = namespaces(spec);
+    let namespaces = namespaces(spec)?;
     let env = HomeEnv::from_env()?;
     let plan = protected::plan(spec, &env)?;
     let stdio: Vec<RawFd> = match &command.stdio {
@@ -180,6 +187,10 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     };
     check_streams(&stdio, &plan)?;
     let layers = open_layers(&plan)?;
+    check_workspace_identity(spec, &layers)?;
+    if spec.contains_cwd {
+        check_cwd_inside(spec, &layers, &command.cwd)?;
+    }
     if namespaces == Namespaces::Nested {
         check_already_enforced(&plan)?;
     }
@@ -203,7 +214,8 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         Namespaces::Nested | Namespaces::None => (Vec::new(), Vec::new()),
     };
     let exec = exec_plan(spec, &command)?;
-    let cwd = open_target(&command.cwd).map_err(|e| {
+    let cwd_path = std::fs::canonicalize(&command.cwd).unwrap_or_else(|_| command.cwd.clone());
+    let cwd = open_target(&cwd_path).map_err(|e| {
         Error::new(
             Code::SandboxUnavailable,
             format!(
@@ -213,7 +225,12 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         )
     })?;
     write_notes(spec, &plan, stdio[2]);
-    let guard = Guard::new(&plan.guarded, workspace_repo(spec).as_ref().map(|(w, g)| (w.as_path(), g.as_path())));
+    let guard = Guard::new(
+        &plan.guarded,
+        workspace_repo(spec)
+            .as_ref()
+            .map(|(w, g)| (w.as_path(), g.as_path())),
+    );
     let pipes = Pipes::new()?;
     let mut plan_for_child = ChildPlan {
         user_map: (namespaces == Namespaces::OwnWithUser).then(user_map),
@@ -235,7 +252,9 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
             len: 0,
             filter: std::ptr::null_mut(),
         },
-        lock_root: sys::geteuid() == 0 && namespaces != Namespaces::OwnWithUser,
+        lock_root: sys::geteuid() == 0
+            && namespaces != Namespaces::OwnWithUser
+            && !sys::root_locked(),
         setup: pipes.setup_write.as_raw_fd(),
         status: pipes.status_write.as_raw_fd(),
         lifeline: pipes.lifeline_read.as_raw_fd(),
@@ -280,21 +299,33 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     })
 }
 
-fn namespaces(spec: &Spec) -> Namespaces {
+fn namespaces(spec: &Spec) -> Result<Namespaces> {
     if spec.dropped.contains(&Protection::ProtectedPaths) {
-        return Namespaces::None;
+        return Ok(Namespaces::None);
     }
     if std::env::var_os(SANDBOXED_ENV).is_some() && sys::confined() {
-        return Namespaces::Nested;
+        return Ok(Namespaces::Nested);
+    }
+    // The test seam: it can only take the namespaces away, which refuses (it never weakens).
+    if std::env::var_os(super::NO_NAMESPACES_ENV).is_some() {
+        let abi = DetectedAbi::detect();
+        let why = format!(
+            "mount namespaces are disabled by {}",
+            super::NO_NAMESPACES_ENV
+        );
+        return Err(Error::new(
+            Code::SandboxUnavailable,
+            requirements::describe(&abi, &[Gap::Namespace(why)]),
+        ));
     }
     const CAP_SYS_ADMIN: u64 = 1 << 21;
     let privileged = sys::geteuid() == 0
         && sys::capget().is_ok_and(|(effective, _, _)| effective & CAP_SYS_ADMIN != 0);
-    if privileged {
+    Ok(if privileged {
         Namespaces::Own
     } else {
         Namespaces::OwnWithUser
-    }
+    })
 }
 
 fn clone_flags(namespaces: Namespaces) -> libc::c_ulong {
@@ -425,13 +456,90 @@ fn unopenable(path: &Path, e: &std::io::Error) -> Error {
     )
 }
 
+/// The workspace the sandbox opened must be the directory the spec was made for.
+fn check_workspace_identity(spec: &Spec, layers: &[(Layer, OwnedFd, Target)]) -> Result<()> {
+    let (Some(workspace), Some(id)) = (&spec.workspace, spec.workspace_id) else {
+        return Ok(());
+    };
+    let opened = match layers
+        .iter()
+        .find(|(l, _, _)| layer_path(l) == workspace.as_path())
+    {
+        Some((_, _, target)) => target.id,
+        None => open_target(workspace)
+            .map(|t| t.id)
+            .map_err(|e| unopenable(workspace, &e))?,
+    };
+    if opened.dev == id.dev && opened.ino == id.ino {
+        return Ok(());
+    }
+    Err(Error::new(
+        Code::SandboxUnavailable,
+        format!(
+            "the workspace {} was replaced while the sandbox was prepared (a rename or a swap); \
+             nothing ran",
+            workspace.display()
+        ),
+    ))
+}
+
+/// A workspace derived from the working directory must contain it, checked on the descriptor the
+/// sandbox will use: the working directory opened beneath it (no `..`, no symlinks) must be the
+/// very directory this process is in. A directory renamed or swapped between finding the git
+/// top-level and opening it fails here instead of becoming writable.
+fn check_cwd_inside(spec: &Spec, layers: &[(Layer, OwnedFd, Target)], cwd: &Path) -> Result<()> {
+    let Some(workspace) = &spec.workspace else {
+        return Ok(());
+    };
+    let moved = || {
+        Error::new(
+            Code::SandboxUnavailable,
+            format!(
+                "the working directory {} is no longer inside the workspace {} (something was \
+                 renamed or swapped while the sandbox was prepared); nothing ran",
+                cwd.display(),
+                workspace.display()
+            ),
+        )
+    };
+    // The workspace's own layer when it has one (beneath `/tmp` it is part of that root's).
+    let own;
+    let fd = match layers
+        .iter()
+        .find(|(layer, _, _)| layer_path(layer) == workspace.as_path())
+    {
+        Some((_, fd, _)) => fd,
+        None => {
+            own = sys::open_path_no_symlinks(workspace).map_err(|_| moved())?;
+            &own
+        }
+    };
+    let relative = cwd.strip_prefix(workspace).map_err(|_| moved())?;
+    let beneath = sys::open_beneath(fd.as_fd(), relative).map_err(|_| moved())?;
+    let here = if std::env::current_dir().is_ok_and(|d| d == cwd) {
+        std::fs::File::open(".").and_then(|f| sys::fstat(f.as_fd()))
+    } else {
+        sys::open_path_no_symlinks(cwd).and_then(|f| sys::fstat(f.as_fd()))
+    }
+    .map_err(|_| moved())?;
+    let inside = sys::fstat(beneath.as_fd()).map_err(|_| moved())?;
+    if (inside.st_dev, inside.st_ino) == (here.st_dev, here.st_ino) {
+        Ok(())
+    } else {
+        Err(moved())
+    }
+}
+
 /// The mount steps, in order, with a description of each for failure messages.
 fn mount_steps(
     spec: &Spec,
     plan: &Plan,
     layers: &[(Layer, OwnedFd, Target)],
 ) -> Result<(Vec<Step>, Vec<String>)> {
-    let mut steps = vec![(Step::MakeRootSlave, "make the mount namespace private".to_owned())];
+    let mut steps = vec![(
+        Step::MakeRootSlave,
+        "make the mount namespace private".to_owned(),
+    )];
     let writable: Vec<&Target> = layers
         .iter()
         .filter(|(layer, _, _)| matches!(layer, Layer::Writable(_)))
@@ -511,7 +619,11 @@ fn mount_steps(
         ));
         for path in &plan.hidden {
             let target = open_target(path).map_err(|e| unopenable(path, &e))?;
-            let shape = if path.is_dir() { Shape::Dir } else { Shape::File };
+            let shape = if path.is_dir() {
+                Shape::Dir
+            } else {
+                Shape::File
+            };
             steps.push((
                 Step::Hide {
                     target,
@@ -565,7 +677,9 @@ fn check_streams(fds: &[RawFd], plan: &Plan) -> Result<()> {
         {
             return Err(Error::new(
                 Code::SandboxUnavailable,
-                format!("{name} is a directory handle, which would reach beneath the sandbox's read-only mounts"),
+                format!(
+                    "{name} is a directory handle, which would reach beneath the sandbox's read-only mounts"
+                ),
             ));
         }
         let Ok(target) = std::fs::read_link(format!("/proc/self/fd/{fd}")) else {
@@ -610,9 +724,8 @@ fn exec_plan(spec: &Spec, command: &Command) -> Result<Exec> {
         strings.push(CString::new(arg.as_bytes()).map_err(|_| nul("arguments"))?);
     }
     let argc = strings.len();
-    let overridden = |key: &OsStr| {
-        key == SANDBOXED_ENV || (spec.policy == Policy::ReadOnly && key == "TMPDIR")
-    };
+    let overridden =
+        |key: &OsStr| key == SANDBOXED_ENV || (spec.policy == Policy::ReadOnly && key == "TMPDIR");
     for (key, value) in &command.env {
         if key.is_empty() || key.as_bytes().contains(&b'=') || overridden(key) {
             continue;
@@ -622,7 +735,9 @@ fn exec_plan(spec: &Spec, command: &Command) -> Result<Exec> {
         pair.extend_from_slice(value.as_bytes());
         strings.push(CString::new(pair).map_err(|_| nul("environment"))?);
     }
-    strings.push(CString::new(format!("{SANDBOXED_ENV}={}", spec.policy.as_str())).unwrap_or_default());
+    strings.push(
+        CString::new(format!("{SANDBOXED_ENV}={}", spec.policy.as_str())).unwrap_or_default(),
+    );
     if spec.policy == Policy::ReadOnly {
         strings.push(CString::new(format!("TMPDIR={SHM}")).unwrap_or_default());
     }
@@ -753,7 +868,11 @@ impl Running {
             if poll(&mut fds, PollTimeout::NONE).is_err() {
                 continue;
             }
-            let ready = |i: usize| fds.get(i).and_then(|f| f.revents()).is_some_and(|r| !r.is_empty());
+            let ready = |i: usize| {
+                fds.get(i)
+                    .and_then(|f| f.revents())
+                    .is_some_and(|r| !r.is_empty())
+            };
             if ready(0) {
                 return Event::Status;
             }
@@ -771,9 +890,14 @@ impl Running {
     /// program died with it: reported as killed by SIGKILL.
     fn read_status(&mut self) -> (ExitStatus, bool) {
         let mut record = Vec::new();
-        let _ = (&self.status).take(child::Status::LEN as u64 * 2).read_to_end(&mut record);
+        let _ = (&self.status)
+            .take(child::Status::LEN as u64 * 2)
+            .read_to_end(&mut record);
         match child::Status::parse(&record) {
-            Some(status) => (ExitStatus::from_raw(status.wait_status), status.left_running),
+            Some(status) => (
+                ExitStatus::from_raw(status.wait_status),
+                status.left_running,
+            ),
             None => (ExitStatus::from_raw(libc::SIGKILL), false),
         }
     }
@@ -801,7 +925,12 @@ enum Event {
     Cancel,
 }
 
-fn describe_failure(failure: &child::Failure, steps: &[String], program: &Path, cwd: &Path) -> Error {
+fn describe_failure(
+    failure: &child::Failure,
+    steps: &[String],
+    program: &Path,
+    cwd: &Path,
+) -> Error {
     use child::{How, phase};
     let e = std::io::Error::from_raw_os_error(failure.errno);
     let name = program.display();
@@ -842,9 +971,9 @@ fn describe_failure(failure: &child::Failure, steps: &[String], program: &Path, 
             "cannot {what}: it was replaced while the sandbox was being built (a rename or a \
              symlink swap); nothing ran"
         ),
-        How::Open if failure.errno == libc::ELOOP => format!(
-            "cannot {what}: a symlink appeared in its path; nothing ran"
-        ),
+        How::Open if failure.errno == libc::ELOOP => {
+            format!("cannot {what}: a symlink appeared in its path; nothing ran")
+        }
         How::Open => format!("cannot {what}: opening it failed: {e}"),
         How::Operate => format!("cannot {what}: {e}"),
     };
@@ -871,13 +1000,19 @@ mod tests {
     fn exec_plan_sets_the_marker_and_read_only_tmpdir() {
         let spec = Spec::new(crate::mode::SandboxPolicy::ReadOnly, None).unwrap();
         let mut command = Command::new(PathBuf::from("/bin/true"), vec!["x".into()], "/".into());
-        command.env = vec![("TMPDIR".into(), "/elsewhere".into()), ("A".into(), "1".into())];
+        command.env = vec![
+            ("TMPDIR".into(), "/elsewhere".into()),
+            ("A".into(), "1".into()),
+        ];
         let exec = exec_plan(&spec, &command).unwrap();
         let env: Vec<String> = exec._strings[2..]
             .iter()
             .map(|s| s.to_string_lossy().into_owned())
             .collect();
-        assert_eq!(env, ["A=1", "SHELLGATE_SANDBOXED=read-only", "TMPDIR=/dev/shm"]);
+        assert_eq!(
+            env,
+            ["A=1", "SHELLGATE_SANDBOXED=read-only", "TMPDIR=/dev/shm"]
+        );
         assert_eq!(exec.argv.len(), 3);
         assert!(exec.argv[2].is_null() && exec.envp.last().is_some_and(|p| p.is_null()));
     }

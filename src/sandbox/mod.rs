@@ -66,7 +66,11 @@ pub fn workspace_of(cwd: &Path, fixed: Option<&Path>, settings: &SandboxSettings
     };
     let projects = canonical(&settings.projects);
     let own = canonical(&crate::paths::own_dirs());
-    let fixed = fixed.and_then(|f| std::fs::canonicalize(f).ok());
+    let fixed = match fixed.map(|f| policy::open_dir(f, "workspace")) {
+        Some(Ok((path, _))) => Some(path),
+        Some(Err(e)) => return Workspace::None { reason: e.reason },
+        None => None,
+    };
     let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
     workspace::resolve(
         &cwd,
@@ -97,7 +101,11 @@ pub fn line_spec(
 ) -> Result<Spec> {
     let workspace = workspace_of(cwd, fixed, settings);
     let mut spec = match &workspace {
-        Workspace::Writable { root, .. } => Spec::new(policy, Some(root))?,
+        Workspace::Writable { root, source } => {
+            let mut spec = Spec::new(policy, Some(root))?;
+            spec.contains_cwd = *source != workspace::Source::Fixed;
+            spec
+        }
         Workspace::None { reason } => {
             let mut spec = Spec::new(policy, None)?;
             spec.no_workspace = Some(reason.clone());
@@ -109,5 +117,7 @@ pub fn line_spec(
             spec = spec.with_writable(dir)?;
         }
     }
-    Ok(spec.with_network(network).with_hidden(hidden_paths(settings)))
+    Ok(spec
+        .with_network(network)
+        .with_hidden(hidden_paths(settings)))
 }

@@ -159,6 +159,13 @@ pub struct Spec {
     /// Why there is no workspace, when there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_workspace: Option<String>,
+    /// The workspace's identity when it was first opened (checked again when the sandbox opens it).
+    #[serde(skip)]
+    pub workspace_id: Option<DirId>,
+    /// The workspace was derived from the working directory (not fixed by the caller), so the
+    /// working directory must lie inside it when the sandbox is built: a directory swapped in
+    /// between the two lookups would otherwise choose what is writable.
+    pub contains_cwd: bool,
     /// Extra writable roots (canonical; `--writable`, `[sandbox] writable`). Empty for read-only.
     pub writable: Vec<PathBuf>,
     /// `/tmp`, and `$TMPDIR` when it lies beneath `/tmp` or `/var/tmp` (see [`TempDirs`]),
@@ -200,13 +207,13 @@ impl Spec {
     /// A spec for an explicit workspace directory (or none), with the default temp dirs.
     pub fn new(policy: SandboxPolicy, workspace: Option<&Path>) -> Result<Spec> {
         let policy = Policy::try_from(policy)?;
-        let workspace = match (policy, workspace) {
+        let (workspace, workspace_id) = match (policy, workspace) {
             (Policy::WorkspaceWrite, Some(dir)) => {
-                let dir = canonical_dir(dir, "workspace")?;
+                let (dir, id) = open_dir(dir, "workspace")?;
                 refuse_filesystem_root(&dir, "workspace")?;
-                Some(dir)
+                (Some(dir), Some(id))
             }
-            (_, _) => None,
+            (_, _) => (None, None),
         };
         let (temp, git_dirs) = match (policy, &workspace) {
             (Policy::ReadOnly, _) => (TempDirs::default(), Vec::new()),
@@ -216,7 +223,9 @@ impl Spec {
         Ok(Spec {
             policy,
             workspace,
+            workspace_id,
             no_workspace: None,
+            contains_cwd: false,
             writable: Vec::new(),
             temp_dirs: temp.writable,
             ignored_tmpdir: temp.ignored_tmpdir,
@@ -327,7 +336,6 @@ impl TempDirs {
         }
         temp
     }
-
 }
 
 /// Whether a canonical directory is `/tmp` or `/var/tmp` or lies beneath one.
@@ -370,15 +378,96 @@ fn refuse_filesystem_root(canonical: &Path, what: &str) -> Result<()> {
 }
 
 fn canonical_dir(dir: &Path, what: &str) -> Result<PathBuf> {
-    let canonical = std::fs::canonicalize(dir)
-        .map_err(|e| Error::usage(format!("{what} {}: {e}", dir.display())))?;
-    if !canonical.is_dir() {
+    open_dir(dir, what).map(|(path, _)| path)
+}
+
+/// A directory's identity (device and inode), as first opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DirId {
+    pub dev: u64,
+    pub ino: u64,
+}
+
+/// Opens `dir` once and returns the canonical path of what was opened and its identity.
+///
+/// The path is resolved one component at a time, each opened relative to the directory before it
+/// (so no rename can redirect a step already taken), and read back from the final descriptor. A
+/// symlink on the way is followed only where nothing but the caller can change it: one in a
+/// directory others may write (world-writable, owned by someone but the caller and root, or
+/// beneath `/tmp` or `/var/tmp`, which sandboxed processes share) is refused, since whoever can
+/// write there could swap it for one to anywhere between two lookups.
+pub fn open_dir(dir: &Path, what: &str) -> Result<(PathBuf, DirId)> {
+    use std::os::fd::AsFd;
+    let fail = |e: std::io::Error| Error::usage(format!("{what} {}: {e}", dir.display()));
+    let absolute = std::path::absolute(dir).map_err(fail)?;
+    let mut current = std::fs::File::open("/")
+        .map(std::os::fd::OwnedFd::from)
+        .map_err(fail)?;
+    let mut pending: std::collections::VecDeque<std::ffi::OsString> = components(&absolute);
+    let mut links = 0;
+    while let Some(name) = pending.pop_front() {
+        let next = crate::sandbox::sys::open_component(current.as_fd(), &name).map_err(fail)?;
+        let st = crate::sandbox::sys::fstat(next.as_fd()).map_err(fail)?;
+        if st.st_mode & libc::S_IFMT != libc::S_IFLNK {
+            current = next;
+            continue;
+        }
+        links += 1;
+        let parent = crate::sandbox::sys::fstat(current.as_fd()).map_err(fail)?;
+        let here = std::fs::read_link(crate::sandbox::sys::proc_fd_path(&current)).map_err(fail)?;
+        // Sandboxed processes (a contained agent, a line) share /tmp and /var/tmp: nothing
+        // beneath them is trusted to stay as it is, whoever owns it.
+        let others_may_write = parent.st_mode & libc::S_IWOTH != 0
+            || (parent.st_uid != crate::sandbox::sys::geteuid() && parent.st_uid != 0)
+            || is_beneath_a_temp_dir(&here);
+        if others_may_write || links > 40 {
+            return Err(Error::new(
+                Code::SandboxUnavailable,
+                format!(
+                    "the {what} {} is reached through the symlink {} in a directory another user \
+                     may change, who could swap it for one to anywhere; name the directory itself",
+                    dir.display(),
+                    here.join(&name).display()
+                ),
+            ));
+        }
+        let target = crate::sandbox::sys::read_link_at(current.as_fd(), &name).map_err(fail)?;
+        let mut rest = components(&target);
+        rest.extend(pending);
+        pending = rest;
+        if target.is_absolute() {
+            current = std::fs::File::open("/")
+                .map(std::os::fd::OwnedFd::from)
+                .map_err(fail)?;
+        }
+    }
+    let st = crate::sandbox::sys::fstat(current.as_fd()).map_err(fail)?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
         return Err(Error::new(
             Code::Usage,
             format!("{what} {} is not a directory", dir.display()),
         ));
     }
-    Ok(canonical)
+    let canonical =
+        std::fs::read_link(crate::sandbox::sys::proc_fd_path(&current)).map_err(fail)?;
+    Ok((
+        canonical,
+        DirId {
+            dev: st.st_dev,
+            ino: st.st_ino,
+        },
+    ))
+}
+
+/// The normal components of a path (`..` kept: it is resolved against the opened directory).
+fn components(path: &Path) -> std::collections::VecDeque<std::ffi::OsString> {
+    path.components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(n) => Some(n.to_owned()),
+            std::path::Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -102,8 +102,8 @@ pub struct HomeEnv {
     /// hook mode the launcher inherits the agent's environment, where `HOME` can name anything:
     /// the real home must be protected whatever it says.
     pub homes: Vec<PathBuf>,
-    /// Other trees read by programs that run later: `$XDG_CONFIG_HOME`, `$ZDOTDIR`, `$BASH_ENV`'s
-    /// file, shellgate's own config and state directories and its binary.
+    /// Trees read by programs that run later: the homes, `$XDG_CONFIG_HOME`, `$ZDOTDIR`,
+    /// `$BASH_ENV`'s file, shellgate's own config and state directories and its binary.
     pub trees: Vec<PathBuf>,
     /// shellgate's own config and state directories (also in `trees`): never a workspace.
     pub own_dirs: Vec<PathBuf>,
@@ -142,7 +142,8 @@ impl HomeEnv {
             .into_iter()
             .filter_map(abs);
         let binary = std::fs::canonicalize("/proc/self/exe").ok();
-        for tree in named.chain(own).chain(binary) {
+        let homes = env.homes.clone();
+        for tree in homes.into_iter().chain(named).chain(own).chain(binary) {
             push_new(&mut env.trees, canonical_or_self(tree));
         }
         Ok(env)

@@ -259,8 +259,9 @@ pub fn write_all(fd: RawFd, bytes: &[u8]) {
 /// Writes `bytes` to an already-open file (`/proc/self/uid_map` and the like) named by `path`.
 pub fn write_file(path: &CStr, bytes: &[u8]) -> Result<(), Errno> {
     // SAFETY: NUL-terminated path; integer flags.
-    let fd = fd_of(unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) }
-        as libc::c_long)?;
+    let fd = fd_of(
+        unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) } as libc::c_long,
+    )?;
     // SAFETY: `bytes` is a valid readable buffer of the length passed.
     let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
     let result = if n < 0 {
@@ -310,7 +311,13 @@ pub fn drop_capabilities() -> Result<(), Errno> {
     let mut now = empty;
     header.version = VERSION_3;
     // SAFETY: as above, with a writable array for capget to fill.
-    check(unsafe { libc::syscall(libc::SYS_capget, &mut header as *mut Header, now.as_mut_ptr()) })?;
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_capget,
+            &mut header as *mut Header,
+            now.as_mut_ptr(),
+        )
+    })?;
     if now
         .iter()
         .any(|d| d.effective | d.permitted | d.inheritable != 0)
@@ -437,11 +444,7 @@ pub fn poll_now(fd: RawFd, events: libc::c_short) -> libc::c_short {
 }
 
 /// `execve(path, argv, envp)`; returns only on failure.
-pub fn execve(
-    path: &CStr,
-    argv: &[*const libc::c_char],
-    envp: &[*const libc::c_char],
-) -> Errno {
+pub fn execve(path: &CStr, argv: &[*const libc::c_char], envp: &[*const libc::c_char]) -> Errno {
     // SAFETY: `path` is NUL-terminated; `argv` and `envp` are null-terminated arrays of pointers
     // to NUL-terminated strings that the parent prepared and that live in this address space
     // until the exec replaces it.

@@ -371,7 +371,13 @@ fn other_processes_denied() -> Vec<(Sys, Deny)> {
     // userfaultfd stalls the kernel at a page fault of the caller's choosing (a race widener);
     // pidfd_getfd, process_madvise and process_mrelease act on another process; syslog reads the
     // kernel log.
-    for sys in [Userfaultfd, PidfdGetfd, ProcessMadvise, ProcessMrelease, Syslog] {
+    for sys in [
+        Userfaultfd,
+        PidfdGetfd,
+        ProcessMadvise,
+        ProcessMrelease,
+        Syslog,
+    ] {
         table.push((sys, Deny::Always));
     }
     table
@@ -402,16 +408,33 @@ fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
         value: libc::SOCK_DGRAM as u32,
     };
     let socket = match sockets {
-        Sockets { network: false, unix: false } => Deny::Always,
-        Sockets { network: false, unix: true } => {
-            Deny::When(vec![ArgCheck::NotEquals { arg: 0, value: unix }])
-        }
-        Sockets { network: true, unix: false } => {
-            Deny::When(vec![ArgCheck::Equals { arg: 0, value: unix }])
-        }
-        Sockets { network: true, unix: true } => return Vec::new(),
+        Sockets {
+            network: false,
+            unix: false,
+        } => Deny::Always,
+        Sockets {
+            network: false,
+            unix: true,
+        } => Deny::When(vec![ArgCheck::NotEquals {
+            arg: 0,
+            value: unix,
+        }]),
+        Sockets {
+            network: true,
+            unix: false,
+        } => Deny::When(vec![ArgCheck::Equals {
+            arg: 0,
+            value: unix,
+        }]),
+        Sockets {
+            network: true,
+            unix: true,
+        } => return Vec::new(),
     };
-    let mut pair = vec![ArgCheck::NotEquals { arg: 0, value: unix }];
+    let mut pair = vec![ArgCheck::NotEquals {
+        arg: 0,
+        value: unix,
+    }];
     if !sockets.unix {
         pair.push(dgram);
     }
@@ -436,8 +459,10 @@ fn network_denied() -> Vec<(Sys, Deny)> {
         Getsockopt,
         Setsockopt,
     ];
-    let mut table: Vec<(Sys, Deny)> =
-        reaching_out.into_iter().map(|s| (s, Deny::Always)).collect();
+    let mut table: Vec<(Sys, Deny)> = reaching_out
+        .into_iter()
+        .map(|s| (s, Deny::Always))
+        .collect();
     // `send()` is `sendto(fd, buf, len, flags, NULL, 0)`: like `write()` on an already connected
     // socket. Only an explicit destination address (argument 4) reaches somewhere new.
     table.push((Sendto, Deny::When(vec![ArgCheck::NonZero { arg: 4 }])));
@@ -885,15 +910,24 @@ mod tests {
             for network in [false, true] {
                 // No unix socket by path, ever; stream and seqpacket socketpairs always.
                 assert_eq!(verdict(arch, network, Sys::Socket, &[unix, stream]), EPERM);
-                assert_eq!(verdict(arch, network, Sys::Socketpair, &[unix, stream]), ALLOW);
-                assert_eq!(verdict(arch, network, Sys::Socketpair, &[unix, seqpacket]), ALLOW);
+                assert_eq!(
+                    verdict(arch, network, Sys::Socketpair, &[unix, stream]),
+                    ALLOW
+                );
+                assert_eq!(
+                    verdict(arch, network, Sys::Socketpair, &[unix, seqpacket]),
+                    ALLOW
+                );
                 for datagram in [dgram, cloexec_dgram] {
                     assert_eq!(
                         verdict(arch, network, Sys::Socketpair, &[unix, datagram]),
                         EPERM
                     );
                 }
-                assert_eq!(verdict(arch, network, Sys::Socketpair, &[inet, stream]), EPERM);
+                assert_eq!(
+                    verdict(arch, network, Sys::Socketpair, &[inet, stream]),
+                    EPERM
+                );
             }
             for family in [
                 libc::AF_INET,
@@ -939,7 +973,12 @@ mod tests {
             assert_eq!(verdict(arch, true, Sys::IoprioSet, &[1, 0, 4]), ALLOW);
             assert_eq!(verdict(arch, true, Sys::IoprioSet, &[1, 9, 4]), EPERM);
             assert_eq!(verdict(arch, true, Sys::IoprioSet, &[3, 0, 4]), EPERM);
-            for sys in [Sys::Userfaultfd, Sys::PidfdGetfd, Sys::ProcessMadvise, Sys::Syslog] {
+            for sys in [
+                Sys::Userfaultfd,
+                Sys::PidfdGetfd,
+                Sys::ProcessMadvise,
+                Sys::Syslog,
+            ] {
                 assert_eq!(verdict(arch, true, sys, &[]), EPERM, "{sys:?}");
             }
         }
@@ -952,9 +991,15 @@ mod tests {
         for arch in ARCHES {
             assert_eq!(verdict(arch, true, Sys::Fchmod, &[3, 0o755]), ALLOW);
             assert_eq!(verdict(arch, true, Sys::Fchmod, &[3, 0o755 | suid]), EPERM);
-            assert_eq!(verdict(arch, true, Sys::Fchmodat, &[3, 0, 0o644 | sgid]), EPERM);
+            assert_eq!(
+                verdict(arch, true, Sys::Fchmodat, &[3, 0, 0o644 | sgid]),
+                EPERM
+            );
             assert_eq!(verdict(arch, true, Sys::Fchmodat, &[3, 0, 0o644]), ALLOW);
-            assert_eq!(verdict(arch, true, Sys::Fchmodat2, &[3, 0, 0o4755, 0]), EPERM);
+            assert_eq!(
+                verdict(arch, true, Sys::Fchmodat2, &[3, 0, 0o4755, 0]),
+                EPERM
+            );
         }
         assert_eq!(verdict(Arch::X86_64, true, Sys::Chmod, &[0, 0o4755]), EPERM);
         assert_eq!(verdict(Arch::X86_64, true, Sys::Chmod, &[0, 0o755]), ALLOW);

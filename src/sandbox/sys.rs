@@ -5,7 +5,7 @@
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
 fn cstring(path: &Path) -> io::Result<CString> {
@@ -98,6 +98,37 @@ pub fn open_path_no_symlinks(path: &Path) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
+/// Opens `relative` beneath the directory `dir` with `O_PATH`, refusing `..`, absolute paths and
+/// symlinks (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`).
+pub fn open_beneath(dir: std::os::fd::BorrowedFd, relative: &Path) -> io::Result<OwnedFd> {
+    let relative = if relative.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        relative
+    };
+    let c_path = cstring(relative)?;
+    // SAFETY: open_how is plain old data (three u64 fields); all-zero is a valid value.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY) as u64;
+    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS;
+    // SAFETY: openat2 reads `how` (valid, of the size passed) and the NUL-terminated path; the
+    // directory descriptor is borrowed, so open.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            dir.as_raw_fd(),
+            c_path.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just returned by the kernel and is owned by no one else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
 /// The `/proc/self/fd/N` path of an fd: mounting on it acts on exactly the opened file.
 pub fn proc_fd_path(fd: &OwnedFd) -> std::path::PathBuf {
     std::path::PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
@@ -137,7 +168,6 @@ pub fn mount_flags(path: &Path) -> io::Result<libc::c_ulong> {
     check(unsafe { libc::statvfs(c_path.as_ptr(), &mut buf) })?;
     Ok(buf.f_flag)
 }
-
 
 /// `capget`/`capset` header and data (linux/capability.h, version 3: two 32-bit words).
 #[repr(C)]
@@ -181,7 +211,6 @@ pub fn capget() -> io::Result<(u64, u64, u64)> {
         join(data[0].inheritable, data[1].inheritable),
     ))
 }
-
 
 pub fn geteuid() -> u32 {
     // SAFETY: geteuid cannot fail and touches no memory.
@@ -227,7 +256,6 @@ pub fn passwd_home(uid: u32) -> io::Result<Option<std::path::PathBuf>> {
     }
 }
 
-
 /// `fstat` of a raw fd's file type bits, or `None` when the fd is not open.
 pub fn fd_file_type(fd: RawFd) -> Option<libc::mode_t> {
     // SAFETY: stat is plain old data; an all-zero value is valid.
@@ -243,7 +271,6 @@ pub fn fd_status_flags(fd: RawFd) -> Option<libc::c_int> {
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
     (flags != -1).then_some(flags)
 }
-
 
 /// Writes all of `bytes` to a raw fd (best effort; used only for the failure report).
 pub fn write_raw(fd: RawFd, bytes: &[u8]) {
@@ -332,4 +359,52 @@ pub fn is_ignored(signal: libc::c_int) -> bool {
     // SAFETY: `old` is writable; a null `act` changes nothing.
     let ret = unsafe { libc::sigaction(signal, std::ptr::null(), &mut old) };
     ret == 0 && old.sa_sigaction == libc::SIG_IGN
+}
+
+/// Whether root's capability rules are already switched off and locked for this process
+/// (`SECBIT_NOROOT` and its lock: inside another sandbox), so they need not (and cannot) be set.
+pub fn root_locked() -> bool {
+    const NOROOT_AND_LOCK: libc::c_int = 0b11;
+    // SAFETY: PR_GET_SECUREBITS takes no pointer and only reads this thread's securebits.
+    let bits = unsafe { libc::prctl(libc::PR_GET_SECUREBITS, 0, 0, 0, 0) };
+    bits >= 0 && bits & NOROOT_AND_LOCK == NOROOT_AND_LOCK
+}
+
+/// `openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC)`: one path component, not followed if it
+/// is a symlink (the descriptor then refers to the symlink itself).
+pub fn open_component(dir: std::os::fd::BorrowedFd, name: &std::ffi::OsStr) -> io::Result<OwnedFd> {
+    let c_name = CString::new(name.as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "name contains a NUL byte"))?;
+    let flags = libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: a NUL-terminated name and a borrowed (open) directory descriptor.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), c_name.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just returned by the kernel and is owned by no one else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The target of the symlink `name` in `dir`.
+pub fn read_link_at(
+    dir: std::os::fd::BorrowedFd,
+    name: &std::ffi::OsStr,
+) -> io::Result<std::path::PathBuf> {
+    let c_name = CString::new(name.as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "name contains a NUL byte"))?;
+    let mut buf = vec![0u8; libc::PATH_MAX as usize];
+    // SAFETY: `buf` is writable for its length; the name is NUL-terminated; the descriptor open.
+    let n = unsafe {
+        libc::readlinkat(
+            dir.as_raw_fd(),
+            c_name.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    buf.truncate(n as usize);
+    Ok(std::path::PathBuf::from(std::ffi::OsString::from_vec(buf)))
 }

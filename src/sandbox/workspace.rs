@@ -135,14 +135,20 @@ pub fn unsuitable(dir: &Path, anchors: &Anchors) -> Option<String> {
     if let Some(tree) = SYSTEM_TREES.iter().find(|t| dir.starts_with(t)) {
         return Some(format!("it lies in the system tree {tree}"));
     }
-    if dir.starts_with("/var") && !VAR_WORKSPACES.iter().any(|v| dir.starts_with(v) && dir != Path::new(v)) {
+    if dir.starts_with("/var")
+        && !VAR_WORKSPACES
+            .iter()
+            .any(|v| dir.starts_with(v) && dir != Path::new(v))
+    {
         return Some("it lies in /var, where system state lives".to_owned());
     }
     for home in anchors.homes {
         if dir == home {
-            return Some("it is a home directory, where shell startup files, ssh keys and \
+            return Some(
+                "it is a home directory, where shell startup files, ssh keys and \
                          autostart entries live"
-                .to_owned());
+                    .to_owned(),
+            );
         }
         if home.starts_with(dir) {
             return Some(format!("it contains the home directory {}", home.display()));
@@ -162,7 +168,10 @@ pub fn unsuitable(dir: &Path, anchors: &Anchors) -> Option<String> {
     }
     for own in anchors.own_dirs {
         if dir.starts_with(own) || own.starts_with(dir) {
-            return Some(format!("it holds shellgate's own files ({})", own.display()));
+            return Some(format!(
+                "it holds shellgate's own files ({})",
+                own.display()
+            ));
         }
     }
     None
@@ -204,15 +213,26 @@ mod tests {
     fn home_and_its_dot_dirs_are_never_workspaces() {
         let dir = tempfile::tempdir().unwrap();
         let home = fs::canonicalize(dir.path()).unwrap().join("home/me");
-        for d in [".git", ".config/nvim/.git", ".oh-my-zsh/.git", "code/p/.git"] {
+        for d in [
+            ".git",
+            ".config/nvim/.git",
+            ".oh-my-zsh/.git",
+            "code/p/.git",
+        ] {
             fs::create_dir_all(home.join(d)).unwrap();
         }
         let homes = [home.clone()];
         let a = anchors(&homes, &[]);
         // A dotfiles repository at the home itself.
         assert!(matches!(resolve(&home, &a), Workspace::None { .. }));
-        assert!(matches!(resolve(&home.join(".config/nvim"), &a), Workspace::None { .. }));
-        assert!(matches!(resolve(&home.join(".oh-my-zsh"), &a), Workspace::None { .. }));
+        assert!(matches!(
+            resolve(&home.join(".config/nvim"), &a),
+            Workspace::None { .. }
+        ));
+        assert!(matches!(
+            resolve(&home.join(".oh-my-zsh"), &a),
+            Workspace::None { .. }
+        ));
         assert!(matches!(
             resolve(&home.join("code/p"), &a),
             Workspace::Writable { .. }
@@ -224,7 +244,14 @@ mod tests {
     #[test]
     fn system_places_are_refused() {
         let a = anchors(&[], &[]);
-        for dir in ["/", "/tmp", "/usr/local/src", "/etc/x", "/var/lib/x", "/var/tmp"] {
+        for dir in [
+            "/",
+            "/tmp",
+            "/usr/local/src",
+            "/etc/x",
+            "/var/lib/x",
+            "/var/tmp",
+        ] {
             assert!(unsuitable(Path::new(dir), &a).is_some(), "{dir}");
         }
         for dir in ["/var/tmp/ws", "/tmp/ws", "/srv/proj", "/opt/proj/x"] {

@@ -1,132 +1,356 @@
-//! Helpers for the sandbox conformance suite: a scratch area per test and a builder that runs a
-//! real program under the real `shellgate sandbox` binary.
+//! Fixtures for the sandbox conformance suite: a scene per test (a workspace, a directory outside
+//! every writable root, a home), run as the test's own user and — when the tests run as root — as
+//! `nobody` too, and a builder that runs a real program under the real `shellgate` binary or,
+//! for the control, under no sandbox at all.
 //!
-//! The scratch area lives under `CARGO_TARGET_TMPDIR`, *not* under `/tmp`: `/tmp` is a writable
-//! root of the workspace-write policy, so an "outside" directory there would not be outside.
+//! **Where scenes live.** Not under `/tmp`, `/var/tmp` or `/dev/shm`: `/tmp` and `/var/tmp` are
+//! writable roots of the workspace-write sandbox, so an "outside" directory there would not be
+//! outside, and the sandbox has a private `/dev/shm`, so one there would not even be visible. The
+//! base is, in order: `$SHELLGATE_TEST_SCRATCH`; Cargo's `CARGO_TARGET_TMPDIR` when it is none of
+//! those (a clone may live under `/tmp`); `/var/lib/shellgate-test-scratch` for root. Otherwise
+//! the suite stops and says to set `SHELLGATE_TEST_SCRATCH`.
+//!
+//! **Controls.** [`conformance`] first runs an attack without the sandbox and requires its effect
+//! to be seen from outside — so a check that cannot see the effect fails the test instead of
+//! passing it — then runs it in the sandbox and requires that nothing happened.
 
 #![allow(dead_code)]
 
 use std::ffi::OsStr;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
 
 pub const SHELLGATE: &str = env!("CARGO_BIN_EXE_shellgate");
+/// The system's Python (not a per-user shim another user could not run).
 pub const PYTHON: &str = "/usr/bin/python3";
 
 /// Exit statuses of shellgate's own failures (see `src/error.rs`).
 pub const SANDBOX_UNAVAILABLE: i32 = 211;
 pub const SANDBOX_EXEC_FAILED: i32 = 212;
+pub const SANDBOX_VIOLATION: i32 = 216;
 
-/// One test's directories: `ws` (the workspace), `outside` (not writable), `tmpdir` (`$TMPDIR`)
-/// and `home` (`$HOME`, outside every writable root).
-///
-/// `tmpdir` lives under `/var/tmp`: the launcher accepts `$TMPDIR` as a writable root only
-/// beneath `/tmp`, `/var/tmp` or `/run/user/<uid>`, and one under `/tmp` would be writable anyway.
-pub struct Scratch {
+/// Whose process runs the scene.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Who {
+    /// The test process's own user (root in CI, or the unprivileged user CI creates).
+    Me,
+    /// `nobody` (uid and gid 65534), when the tests run as root: the user-namespace path, no
+    /// capabilities at all.
+    Nobody,
+}
+
+impl Who {
+    pub const NOBODY: u32 = 65534;
+
+    pub fn uid(self) -> u32 {
+        match self {
+            Who::Me => geteuid(),
+            Who::Nobody => Who::NOBODY,
+        }
+    }
+
+    pub fn is_root(self) -> bool {
+        self.uid() == 0
+    }
+
+    /// Makes `command` run as this user (the test process must be root for `Nobody`).
+    pub fn apply(self, command: &mut Command) {
+        if self == Who::Nobody {
+            let id = Who::NOBODY;
+            // SAFETY: the closure runs between fork and exec and only calls setgroups, setresgid
+            // and setresuid, which are async-signal-safe and touch no memory but their arguments.
+            unsafe {
+                command.pre_exec(move || {
+                    if libc::setgroups(0, std::ptr::null()) != 0
+                        || libc::setresgid(id, id, id) != 0
+                        || libc::setresuid(id, id, id) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+    }
+}
+
+/// The identities every conformance test runs as.
+pub fn identities() -> Vec<Who> {
+    if geteuid() == 0 {
+        vec![Who::Me, Who::Nobody]
+    } else {
+        vec![Who::Me]
+    }
+}
+
+pub fn geteuid() -> u32 {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() }
+}
+
+fn is_temp(path: &Path) -> bool {
+    ["/tmp", "/var/tmp", "/dev/shm"]
+        .iter()
+        .filter_map(|t| std::fs::canonicalize(t).ok())
+        .any(|t| path.starts_with(t))
+}
+
+/// The directory scenes are made in (see the module docs), created and traversable by everyone.
+pub fn scratch_base() -> &'static Path {
+    static BASE: OnceLock<PathBuf> = OnceLock::new();
+    BASE.get_or_init(|| {
+        let candidates = [
+            std::env::var_os("SHELLGATE_TEST_SCRATCH").map(PathBuf::from),
+            Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sandbox-scenes")),
+            (geteuid() == 0).then(|| PathBuf::from("/var/lib/shellgate-test-scratch")),
+        ];
+        for dir in candidates.into_iter().flatten() {
+            if std::fs::create_dir_all(&dir).is_err() {
+                continue;
+            }
+            let Ok(canonical) = std::fs::canonicalize(&dir) else {
+                continue;
+            };
+            if is_temp(&canonical) {
+                continue;
+            }
+            let _ = std::fs::set_permissions(&canonical, std::fs::Permissions::from_mode(0o755));
+            // Every ancestor must be traversable by `nobody` for the `Nobody` scenes.
+            return canonical;
+        }
+        panic!(
+            "the sandbox suite needs a scratch directory outside /tmp, /var/tmp and /dev/shm \
+             (those are writable or private inside the sandbox); set SHELLGATE_TEST_SCRATCH"
+        )
+    })
+}
+
+/// A copy of the binary every identity can execute, outside every writable root.
+fn binary() -> &'static Path {
+    static COPY: OnceLock<PathBuf> = OnceLock::new();
+    COPY.get_or_init(|| {
+        let dir = scratch_base().join(format!("bin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let copy = dir.join("shellgate");
+        std::fs::copy(SHELLGATE, &copy).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+        copy
+    })
+}
+
+/// One test's world, owned by `who`: `ws` (the workspace), `outside` (no writable root reaches
+/// it), `home` (`$HOME`), `tmpdir` (an accepted `$TMPDIR` under `/var/tmp`), `victim` (a path the
+/// git attacks try to make exist).
+pub struct Scene {
     _dir: tempfile::TempDir,
     _tmp: tempfile::TempDir,
+    pub who: Who,
     pub root: PathBuf,
     pub ws: PathBuf,
     pub outside: PathBuf,
-    pub tmpdir: PathBuf,
     pub home: PathBuf,
+    pub tmpdir: PathBuf,
+    pub victim: PathBuf,
 }
 
-impl Scratch {
-    pub fn new() -> Scratch {
+impl Scene {
+    pub fn new(who: Who) -> Scene {
         let dir = tempfile::Builder::new()
-            .prefix("sandbox-")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-            .expect("scratch dir");
-        let root = std::fs::canonicalize(dir.path()).expect("canonical scratch dir");
-        let sub = |name: &str| {
-            let path = root.join(name);
-            std::fs::create_dir_all(&path).expect("scratch subdir");
-            path
-        };
+            .prefix("scene-")
+            .tempdir_in(scratch_base())
+            .expect("scene dir");
+        let root = std::fs::canonicalize(dir.path()).expect("canonical scene dir");
+        for sub in ["ws", "outside", "home"] {
+            std::fs::create_dir_all(root.join(sub)).unwrap();
+        }
         let tmp = tempfile::Builder::new()
             .prefix("shellgate-test-tmpdir-")
             .tempdir_in("/var/tmp")
             .expect("scratch TMPDIR");
-        Scratch {
-            ws: sub("ws"),
-            outside: sub("outside"),
-            tmpdir: std::fs::canonicalize(tmp.path()).expect("canonical TMPDIR"),
-            home: sub("home"),
+        let tmpdir = std::fs::canonicalize(tmp.path()).unwrap();
+        let scene = Scene {
+            who,
+            ws: root.join("ws"),
+            outside: root.join("outside"),
+            home: root.join("home"),
+            victim: root.join("outside/VICTIM"),
+            tmpdir,
             root,
             _dir: dir,
             _tmp: tmp,
+        };
+        scene.chown(&scene.root);
+        scene.chown(&scene.tmpdir);
+        std::fs::set_permissions(&scene.root, std::fs::Permissions::from_mode(0o755)).unwrap();
+        scene
+    }
+
+    /// Gives `path` (recursively) to the scene's user.
+    pub fn chown(&self, path: &Path) {
+        if self.who == Who::Nobody {
+            let owner = format!("{0}:{0}", Who::NOBODY);
+            let ok = Command::new("chown")
+                .args(["-R", &owner])
+                .arg(path)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "chown {}", path.display());
         }
     }
 
-    /// A sandbox run with `--workspace ws`, the scratch `$TMPDIR` and `$HOME`.
+    /// Writes a file as the scene's user would have (creating parents).
+    pub fn write(&self, path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+        self.chown(path);
+        if let Some(parent) = path.parent() {
+            self.chown(parent);
+        }
+    }
+
+    /// Initialises `ws` as a git repository with one commit.
+    pub fn git_repo(&self) {
+        self.git_in(&self.ws, &["init", "-q", "-b", "main"]);
+        self.write(&self.ws.join("README"), "hello\n");
+        self.git_in(&self.ws, &["add", "README"]);
+        self.git_in(&self.ws, &["commit", "-qm", "initial"]);
+    }
+
+    /// Runs git outside any sandbox, as the scene's user, with the scene's home; asserts success.
+    pub fn git_in(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self.git_output(dir, args);
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs git outside any sandbox as the scene's user: whatever git outside would run, runs.
+    pub fn git_output(&self, dir: &Path, args: &[&str]) -> Output {
+        let mut command = Command::new("git");
+        command.args(args).current_dir(dir);
+        self.env(&mut command);
+        self.who.apply(&mut command);
+        command.stdin(Stdio::null()).output().expect("git runs")
+    }
+
+    fn env(&self, command: &mut Command) {
+        command
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", &self.home)
+            .env("TMPDIR", &self.tmpdir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .env("XDG_CONFIG_HOME", self.root.join("config"))
+            .env("XDG_STATE_HOME", self.root.join("state"));
+    }
+
+    /// `shellgate sandbox --workspace ws` as the scene's user, in `ws`.
     pub fn sandbox(&self) -> Run {
-        let mut run = Run::bare(self);
-        run.flags(["--workspace".as_ref(), self.ws.as_os_str()]);
+        let mut run = self.sandbox_auto();
+        run.command.arg("--workspace").arg(&self.ws);
         run
     }
 
-    /// Initialises `ws` as a git repository with one commit (outside any sandbox).
-    pub fn git_repo(&self) {
-        self.git(&self.ws, &["init", "-q", "-b", "main"]);
-        std::fs::write(self.ws.join("README"), "hello\n").unwrap();
-        self.git(&self.ws, &["add", "README"]);
-        self.git(&self.ws, &["commit", "-qm", "initial"]);
+    /// `shellgate sandbox` with the workspace left to the resolver.
+    pub fn sandbox_auto(&self) -> Run {
+        self.sandbox_with(binary())
     }
 
-    /// Runs git outside the sandbox with the scratch identity.
-    pub fn git(&self, dir: &Path, args: &[&str]) {
-        let status = git_env(Command::new("git").args(args).current_dir(dir), &self.home)
-            .status()
-            .expect("git runs");
-        assert!(status.success(), "git {args:?} failed");
+    /// `shellgate sandbox --workspace ws` started from this copy of the binary.
+    pub fn sandbox_with(&self, binary: &Path) -> Run {
+        let mut command = Command::new(binary);
+        command
+            .arg0("shellgate")
+            .arg("sandbox")
+            .current_dir(&self.ws);
+        self.env(&mut command);
+        Run {
+            command,
+            who: self.who,
+            sandboxed: true,
+            stdin: None,
+            extra_fd: None,
+        }
+    }
+
+    /// The control: the same program as the same user with the same environment, no sandbox.
+    pub fn bare(&self) -> Run {
+        let mut command = Command::new("/usr/bin/env");
+        command.current_dir(&self.ws);
+        self.env(&mut command);
+        Run {
+            command,
+            who: self.who,
+            sandboxed: false,
+            stdin: None,
+            extra_fd: None,
+        }
+    }
+
+    /// A process outside every sandbox (`sleep`), as the scene's user: a target for the attacks
+    /// on other processes. Killed when dropped.
+    pub fn bystander(&self) -> Bystander {
+        let mut command = Command::new("/bin/sleep");
+        command.arg("60").stdin(Stdio::null());
+        self.who.apply(&mut command);
+        Bystander(command.spawn().expect("sleep starts"))
     }
 }
 
-fn git_env<'a>(command: &'a mut Command, home: &Path) -> &'a mut Command {
-    command
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+/// A process outside the sandbox.
+pub struct Bystander(pub std::process::Child);
+
+impl Bystander {
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+
+    /// A field of `/proc/<pid>/status`, or of `/proc/<pid>/limits` when `limits`.
+    pub fn proc_text(&self, file: &str) -> String {
+        std::fs::read_to_string(format!("/proc/{}/{file}", self.pid())).unwrap_or_default()
+    }
+
+    pub fn alive(&mut self) -> bool {
+        self.0.try_wait().ok().flatten().is_none()
+    }
 }
 
-/// A `shellgate sandbox` invocation being built.
+impl Drop for Bystander {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A run being built: in the sandbox, or (the control) without one.
 pub struct Run {
-    command: Command,
+    pub command: Command,
+    who: Who,
+    sandboxed: bool,
     stdin: Option<Vec<u8>>,
+    extra_fd: Option<(std::fs::File, i32)>,
 }
 
 impl Run {
-    /// No `--workspace`: the launcher resolves it from the working directory.
-    pub fn bare(scratch: &Scratch) -> Run {
-        let mut command = Command::new(SHELLGATE);
-        command.arg("sandbox").current_dir(&scratch.ws);
-        git_env(&mut command, &scratch.home).env("TMPDIR", &scratch.tmpdir);
-        for (key, _) in std::env::vars_os() {
-            if key.to_string_lossy().starts_with("SHELLGATE_") {
-                command.env_remove(key);
-            }
-        }
-        Run {
-            command,
-            stdin: None,
-        }
-    }
-
     pub fn flags<I, S>(&mut self, flags: I) -> &mut Run
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        assert!(self.sandboxed, "flags are for shellgate");
         self.command.args(flags);
-        self
-    }
-
-    pub fn flag(&mut self, flag: &str) -> &mut Run {
-        self.command.arg(flag);
         self
     }
 
@@ -145,13 +369,22 @@ impl Run {
         self
     }
 
-    /// Runs `program args` in the sandbox.
+    /// Hands `file` to the program as descriptor `fd` (as a calling shell's `exec 7>>f` would).
+    pub fn with_fd(&mut self, file: std::fs::File, fd: i32) -> &mut Run {
+        self.extra_fd = Some((file, fd));
+        self
+    }
+
+    /// Runs `program args`.
     pub fn run<I, S>(&mut self, program: &str, args: I) -> Outcome
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        self.command.arg("--").arg(program).args(args);
+        if self.sandboxed {
+            self.command.arg("--");
+        }
+        self.command.arg(program).args(args);
         self.command
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -160,21 +393,36 @@ impl Run {
             } else {
                 Stdio::null()
             });
-        let mut child = self.command.spawn().expect("shellgate starts");
+        if let Some((file, target)) = self.extra_fd.take() {
+            use std::os::fd::IntoRawFd;
+            let raw = file.into_raw_fd();
+            // SAFETY: dup2 between fork and exec is async-signal-safe; `raw` stays open in the
+            // parent until the child has been spawned (it is leaked into the child on purpose).
+            unsafe {
+                self.command.pre_exec(move || {
+                    if libc::dup2(raw, target) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        self.who.apply(&mut self.command);
+        let mut child = self.command.spawn().expect("the program starts");
         if let Some(bytes) = self.stdin.take() {
             use std::io::Write;
             let mut stdin = child.stdin.take().unwrap();
             stdin.write_all(&bytes).unwrap();
         }
-        Outcome(child.wait_with_output().expect("shellgate finishes"))
+        Outcome(child.wait_with_output().expect("the program finishes"))
     }
 
-    /// `sh -c script` in the sandbox.
+    /// `sh -c script`.
     pub fn sh(&mut self, script: &str) -> Outcome {
         self.run("/bin/sh", ["-c", script])
     }
 
-    /// `python3 -c code args` in the sandbox.
+    /// `python3 -c code args`.
     pub fn py(&mut self, code: &str, args: &[&str]) -> Outcome {
         let mut all = vec!["-c", code];
         all.extend_from_slice(args);
@@ -216,23 +464,26 @@ impl Outcome {
         self.stdout()
     }
 
-    /// Asserts that the launcher refused to run anything: exit 211 (`SANDBOX_UNAVAILABLE`) and a
-    /// single line on stderr naming the code. Returns that line for the test's own checks.
+    /// Asserts that shellgate refused to run anything with `code` (211 by default) and one line on
+    /// stderr naming it. Returns that line.
     #[track_caller]
-    pub fn refused(&self) -> String {
+    pub fn refused_with(&self, code: i32, name: &str) -> String {
         let stderr = self.stderr();
         assert_eq!(
             self.code(),
-            Some(SANDBOX_UNAVAILABLE),
-            "expected the launcher to refuse\nstdout: {}\nstderr: {stderr}",
+            Some(code),
+            "expected {name}\nstdout: {}\nstderr: {stderr}",
             self.stdout()
         );
-        assert_eq!(stderr.lines().count(), 1, "one line expected: {stderr}");
-        assert!(
-            stderr.starts_with("[shellgate] SANDBOX_UNAVAILABLE: "),
-            "{stderr}"
-        );
+        assert!(stderr.contains(&format!("{name}: ")), "{stderr}");
         stderr
+    }
+
+    #[track_caller]
+    pub fn refused(&self) -> String {
+        let line = self.refused_with(SANDBOX_UNAVAILABLE, "SANDBOX_UNAVAILABLE");
+        assert_eq!(line.lines().count(), 1, "one line expected: {line}");
+        line
     }
 
     /// Asserts a non-zero exit that is the *program's* (not shellgate's 211/212).
@@ -249,98 +500,92 @@ impl Outcome {
     }
 }
 
+/// One attack, run first as a control (no sandbox: its effect must be seen), then in the
+/// sandbox (nothing may happen), for every identity in `who`.
+pub struct Attack<'a> {
+    pub name: &'a str,
+    /// Which identities the attack applies to (its effect needs, for example, root).
+    pub who: Vec<Who>,
+    /// Prepares the scene, outside any sandbox.
+    pub setup: &'a dyn Fn(&Scene),
+    /// Runs the attack. `sandboxed` tells which half this is; `run` is the scene's runner for
+    /// that half (`scene.sandbox()` or `scene.bare()`).
+    pub act: &'a dyn Fn(&Scene, Run) -> Outcome,
+    /// Looks from outside: `Some(what happened)` when the attack had its effect.
+    pub effect: &'a dyn Fn(&Scene, &Outcome) -> Option<String>,
+}
+
+impl<'a> Attack<'a> {
+    pub fn new(
+        name: &'a str,
+        setup: &'a dyn Fn(&Scene),
+        act: &'a dyn Fn(&Scene, Run) -> Outcome,
+        effect: &'a dyn Fn(&Scene, &Outcome) -> Option<String>,
+    ) -> Attack<'a> {
+        Attack {
+            name,
+            who: identities(),
+            setup,
+            act,
+            effect,
+        }
+    }
+
+    pub fn only(mut self, who: impl Fn(Who) -> bool) -> Attack<'a> {
+        self.who.retain(|w| who(*w));
+        self
+    }
+}
+
+/// Runs `attack`'s control and sandboxed halves for each identity.
+#[track_caller]
+pub fn conformance(attack: Attack) {
+    conformance_with(attack, |scene| scene.sandbox());
+}
+
+/// [`conformance`] with a sandboxed runner of the test's choosing.
+#[track_caller]
+pub fn conformance_with(attack: Attack, sandboxed: impl Fn(&Scene) -> Run) {
+    assert!(
+        !attack.who.is_empty(),
+        "{}: no identity can run this attack here",
+        attack.name
+    );
+    for who in &attack.who {
+        let control = Scene::new(*who);
+        (attack.setup)(&control);
+        let outcome = (attack.act)(&control, control.bare());
+        assert!(
+            (attack.effect)(&control, &outcome).is_some(),
+            "{} as {who:?}: the control (no sandbox) had no visible effect, so this test could \
+             not tell an escape\nstdout: {}\nstderr: {}",
+            attack.name,
+            outcome.stdout(),
+            outcome.stderr()
+        );
+        let scene = Scene::new(*who);
+        (attack.setup)(&scene);
+        let outcome = (attack.act)(&scene, sandboxed(&scene));
+        if let Some(escape) = (attack.effect)(&scene, &outcome) {
+            panic!(
+                "{} as {who:?}: ESCAPED the sandbox: {escape}\nstdout: {}\nstderr: {}",
+                attack.name,
+                outcome.stdout(),
+                outcome.stderr()
+            );
+        }
+    }
+}
+
 /// Reads a file, or `None` when it does not exist.
 pub fn read(path: &Path) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
 
-/// Whether the tests run as root (some tests need it to set up their scene).
-pub fn sandbox_is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// A system program's path, when installed.
-pub fn which(name: &str) -> Result<PathBuf, ()> {
+pub fn which(name: &str) -> Option<PathBuf> {
     ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]
         .iter()
         .map(|dir| Path::new(dir).join(name))
         .find(|p| p.exists())
-        .ok_or(())
-}
-
-/// The launcher run as `nobody` (uid 65534, through `setpriv`), so it takes the user-namespace
-/// path and has no `CAP_DAC_OVERRIDE`: a git workspace and a copy of the binary under `/tmp`,
-/// owned by `nobody`. Only when the tests run as root.
-pub struct Nobody {
-    _dir: tempfile::TempDir,
-    pub root: PathBuf,
-    pub ws: PathBuf,
-    binary: PathBuf,
-    setpriv: PathBuf,
-}
-
-impl Nobody {
-    const ID: &str = "65534";
-
-    /// `None` (and a note) when not root or `setpriv` is missing: the caller skips.
-    pub fn new() -> Option<Nobody> {
-        let setpriv = which("setpriv");
-        if !sandbox_is_root() || setpriv.is_err() {
-            eprintln!("needs root and setpriv; skipping");
-            return None;
-        }
-        // Somewhere `nobody` can traverse.
-        let dir = tempfile::Builder::new()
-            .prefix("shellgate-nobody-")
-            .tempdir_in("/tmp")
-            .unwrap();
-        let root = dir.path().to_path_buf();
-        let ws = root.join("ws");
-        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
-        std::fs::write(ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
-        std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
-        let binary = root.join("shellgate");
-        std::fs::copy(SHELLGATE, &binary).unwrap();
-        let owner = format!("{0}:{0}", Nobody::ID);
-        let chown = Command::new("chown")
-            .args(["-R", &owner])
-            .arg(&root)
-            .status()
-            .unwrap();
-        assert!(chown.success());
-        Some(Nobody {
-            _dir: dir,
-            root,
-            ws,
-            binary,
-            setpriv: setpriv.unwrap(),
-        })
-    }
-
-    /// `shellgate sandbox --workspace ws -- sh -c script` as `nobody`, in `ws`.
-    pub fn sandbox(&self, script: &str) -> Output {
-        Command::new(&self.setpriv)
-            .arg(format!("--reuid={}", Nobody::ID))
-            .arg(format!("--regid={}", Nobody::ID))
-            .args(["--clear-groups", "env"])
-            .arg(format!("HOME={}", self.root.display()))
-            .arg(&self.binary)
-            .args(["sandbox", "--workspace"])
-            .arg(&self.ws)
-            .args(["--", "sh", "-c", script])
-            .current_dir(&self.ws)
-            .output()
-            .unwrap()
-    }
-
-    /// `chmod` as root, outside any sandbox (to clean up after a test).
-    pub fn chmod(&self, relative: &str, mode: u32) {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(
-            self.ws.join(relative),
-            std::fs::Permissions::from_mode(mode),
-        )
-        .unwrap();
-    }
 }
