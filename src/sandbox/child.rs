@@ -124,7 +124,12 @@ pub struct ChildPlan {
     /// The init is PID 1 of a namespace of its own: when the program ends, it kills what is
     /// left. Without one (a nested or namespace-less sandbox) it only waits for the program.
     pub pid_namespace: bool,
+    /// The stack the program's process starts on (it shares the init's memory until its exec).
+    pub program_stack: Vec<u8>,
 }
+
+/// The size of [`ChildPlan::program_stack`]: the program's process runs a few small frames.
+pub const PROGRAM_STACK: usize = 256 * 1024;
 
 // The plan is only read in the child, on its own copy of the parent's memory; the raw pointers
 // point into `Exec::strings` of the same plan.
@@ -469,8 +474,14 @@ pub fn init(plan: &ChildPlan) -> ! {
     for fd in slots.into_iter().filter(|fd| *fd >= 0) {
         raw::close(fd);
     }
-    let program = match raw::fork() {
-        Ok(0) => start_program(plan),
+    // The program's process shares this one's memory until its exec (no page tables copied);
+    // this one waits meanwhile. Its stack is the plan's own buffer, untouched by anything else.
+    let stack = plan.program_stack.as_ptr() as *mut u8;
+    // SAFETY: the buffer is PROGRAM_STACK bytes of this process's memory, owned by the plan,
+    // which outlives the child's use of it (this process is suspended until the exec).
+    let stack = unsafe { std::slice::from_raw_parts_mut(stack, plan.program_stack.len()) };
+    let arg = plan as *const ChildPlan as *mut libc::c_void;
+    let program = match raw::spawn_on_stack(program_entry, stack, arg) {
         Ok(pid) => pid,
         Err(e) => fail(plan, phase::FORK, How::Operate, e),
     };
@@ -533,6 +544,12 @@ fn reap(plan: &ChildPlan, program: libc::pid_t) -> ! {
     };
     raw::write_all(plan.status, &status.bytes());
     raw::exit(0)
+}
+
+extern "C" fn program_entry(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the init's `&ChildPlan`, alive (the init is suspended) until the exec.
+    let plan = unsafe { &*(arg as *const ChildPlan) };
+    start_program(plan)
 }
 
 /// The program's process: standard streams, working directory, privileges, Landlock, seccomp,

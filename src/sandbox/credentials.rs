@@ -78,6 +78,10 @@ pub fn hidden_paths(homes: &[PathBuf], extra: &[PathBuf], unhide: &[PathBuf]) ->
         .collect();
     let mut hidden: Vec<PathBuf> = Vec::new();
     for candidate in candidates {
+        // Most stores do not exist: one lstat says so, before the resolution of every component.
+        if std::fs::symlink_metadata(&candidate).is_err() {
+            continue;
+        }
         let Ok(real) = std::fs::canonicalize(&candidate) else {
             continue;
         };

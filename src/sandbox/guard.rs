@@ -4,8 +4,9 @@
 //! exist cannot be made uncreatable without leaving a placeholder in the user's files — and an
 //! empty `.git/commondir` would break git. Those names (`.git/commondir`, `.git/config.worktree`,
 //! `.gitmodules`, `.shellgate.toml`, a missing `$ZDOTDIR` …) are *guarded*: before the line the
-//! guard records what each name is (absent, or which file); while it runs it watches their
-//! directories (inotify) and acts at once; after it — when every process of the line has ended,
+//! guard records what each name is (absent, or which file); while it runs it looks again every
+//! [`WATCH_INTERVAL`] (a few `fstatat` calls; an inotify instance would cost up to tens of
+//! milliseconds to close, on every line) and acts at once; after it — when every process of the line has ended,
 //! because the line's PID namespace ends with it, so nothing can plant one later — it checks them
 //! all again. Whatever appeared or was replaced is moved aside (quarantined, renamed to
 //! `NAME.shellgate-quarantine-<time>` in the same directory), recorded as a sandbox violation, and
@@ -18,11 +19,11 @@
 
 use crate::sandbox::git;
 use crate::sandbox::sys;
-use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
 use serde::Serialize;
 use std::ffi::OsString;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// What a name was before the line: absent, or this file.
@@ -68,12 +69,14 @@ pub struct Violation {
     pub what: String,
 }
 
+/// How often the guarded names are looked at while a line runs.
+pub const WATCH_INTERVAL: Duration = Duration::from_millis(20);
+
 /// The guard of one line.
 #[derive(Debug)]
 pub struct Guard {
     items: Vec<Item>,
     superproject: Option<Superproject>,
-    inotify: Option<Inotify>,
     started: SystemTime,
 }
 
@@ -83,7 +86,6 @@ impl Guard {
         Guard {
             items: Vec::new(),
             superproject: None,
-            inotify: None,
             started: SystemTime::now(),
         }
     }
@@ -95,7 +97,6 @@ impl Guard {
         let mut guard = Guard {
             items: Vec::new(),
             superproject: None,
-            inotify: Inotify::init(InitFlags::IN_CLOEXEC | InitFlags::IN_NONBLOCK).ok(),
             started,
         };
         for path in guarded {
@@ -107,7 +108,6 @@ impl Guard {
             for link in &gitlinks {
                 guard.watch_nested(&worktree.join(link));
             }
-            guard.watch_dir(git_dir);
             guard.superproject = Some(Superproject {
                 worktree: worktree.to_path_buf(),
                 git_dir: git_dir.to_path_buf(),
@@ -118,19 +118,9 @@ impl Guard {
         guard
     }
 
-    /// The inotify descriptor to poll while the line runs, if there is one.
-    pub fn fd(&self) -> Option<BorrowedFd<'_>> {
-        self.inotify.as_ref().map(|i| i.as_fd())
-    }
-
-    /// Something happened in a watched directory: check everything now.
-    pub fn on_event(&mut self) -> Vec<Violation> {
-        if let Some(inotify) = &self.inotify {
-            // Drain; which name it was does not matter: every guarded name is checked (a few
-            // fstatat calls).
-            while inotify.read_events().is_ok_and(|events| !events.is_empty()) {}
-        }
-        self.check()
+    /// Whether there is anything to look at while the line runs.
+    pub fn is_watching(&self) -> bool {
+        !self.items.is_empty() || self.superproject.is_some()
     }
 
     /// Checks every guarded name; moves aside what appeared or changed.
@@ -218,7 +208,6 @@ impl Guard {
             return;
         };
         let before = stamp_at(dir_fd.as_fd(), name);
-        self.watch_fd(&dir_fd);
         self.items.push(Item {
             dir: dir_fd,
             dir_path: dir.to_path_buf(),
@@ -226,24 +215,6 @@ impl Guard {
             before,
             handled: false,
         });
-    }
-
-    fn watch_dir(&mut self, dir: &Path) {
-        if let Ok(fd) = sys::open_path_no_symlinks(dir) {
-            self.watch_fd(&fd);
-        }
-    }
-
-    fn watch_fd(&self, fd: &OwnedFd) {
-        if let Some(inotify) = &self.inotify {
-            let flags = AddWatchFlags::IN_CREATE
-                | AddWatchFlags::IN_MOVED_TO
-                | AddWatchFlags::IN_CLOSE_WRITE
-                | AddWatchFlags::IN_ATTRIB
-                | AddWatchFlags::IN_ONLYDIR;
-            // Through the descriptor's /proc entry: the directory opened, not a name again.
-            let _ = inotify.add_watch(&sys::proc_fd_path(fd), flags);
-        }
     }
 }
 

@@ -259,6 +259,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         status: pipes.status_write.as_raw_fd(),
         lifeline: pipes.lifeline_read.as_raw_fd(),
         pid_namespace: matches!(namespaces, Namespaces::Own | Namespaces::OwnWithUser),
+        program_stack: vec![0; child::PROGRAM_STACK],
     };
     let mut filter = filter;
     plan_for_child.seccomp = libc::sock_fprog {
@@ -828,8 +829,8 @@ impl Running {
         let status = loop {
             match self.poll(cancel) {
                 Event::Status => break self.read_status(),
-                Event::Guard => {
-                    let found = self.guard.on_event();
+                Event::Watch => {
+                    let found = self.guard.check();
                     if !found.is_empty() {
                         // Fail closed: a line that plants what git or a shell outside would run
                         // does not go on.
@@ -843,8 +844,11 @@ impl Running {
                 }
             }
         };
-        self.reap();
+        // Every process of the line has ended (the init reaps them all before it reports), so
+        // nothing can plant anything after this check. The init itself exits on its own: waiting
+        // for its namespaces to be torn down would only add their cost to the line.
         violations.extend(self.guard.check());
+        self.reap_if_done();
         let (status, left_running) = status;
         Ok(Finished {
             status,
@@ -856,17 +860,20 @@ impl Running {
     fn poll(&self, cancel: Option<BorrowedFd>) -> Event {
         use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
         let interest = PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR;
+        let timeout = if self.guard.is_watching() {
+            PollTimeout::try_from(super::guard::WATCH_INTERVAL).unwrap_or(PollTimeout::NONE)
+        } else {
+            PollTimeout::NONE
+        };
         loop {
             let mut fds = vec![PollFd::new(self.status.as_fd(), interest)];
-            let guard_fd = self.guard.fd();
-            if let Some(fd) = guard_fd {
-                fds.push(PollFd::new(fd, PollFlags::POLLIN));
-            }
             if let Some(fd) = cancel {
                 fds.push(PollFd::new(fd, interest));
             }
-            if poll(&mut fds, PollTimeout::NONE).is_err() {
-                continue;
+            match poll(&mut fds, timeout) {
+                Ok(0) => return Event::Watch,
+                Ok(_) => {}
+                Err(_) => continue,
             }
             let ready = |i: usize| {
                 fds.get(i)
@@ -876,11 +883,7 @@ impl Running {
             if ready(0) {
                 return Event::Status;
             }
-            let cancel_index = if guard_fd.is_some() { 2 } else { 1 };
-            if guard_fd.is_some() && ready(1) {
-                return Event::Guard;
-            }
-            if cancel.is_some() && ready(cancel_index) {
+            if cancel.is_some() && ready(1) {
                 return Event::Cancel;
             }
         }
@@ -902,26 +905,37 @@ impl Running {
         }
     }
 
-    fn reap(&mut self) {
-        if !self.reaped {
-            let _ = raw::waitpid(self.pid, 0);
-            self.reaped = true;
+    /// Reaps the init if it has exited already; otherwise a thread waits for it, so a long-lived
+    /// caller (the `wrap` broker) keeps no zombies, and a short-lived one does not wait for the
+    /// namespaces' teardown.
+    fn reap_if_done(&mut self) {
+        if self.reaped {
+            return;
         }
+        self.reaped = true;
+        if matches!(raw::waitpid(self.pid, libc::WNOHANG), Ok((pid, _)) if pid == self.pid) {
+            return;
+        }
+        let pid = self.pid;
+        let _ = std::thread::Builder::new()
+            .name("sandbox-reaper".into())
+            .spawn(move || raw::waitpid(pid, 0));
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        if !self.reaped {
+        if !self.reaped && self.started.as_ref().is_none_or(|s| s.is_err()) {
+            // Never waited for: the line must not outlive its supervisor.
             self.kill();
-            self.reap();
+            let _ = raw::waitpid(self.pid, 0);
         }
     }
 }
 
 enum Event {
     Status,
-    Guard,
+    Watch,
     Cancel,
 }
 

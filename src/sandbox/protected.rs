@@ -110,9 +110,15 @@ pub struct HomeEnv {
 }
 
 impl HomeEnv {
-    /// From the environment and the password database. A failing lookup (not a missing entry)
-    /// refuses: the home it would name is what must be protected.
+    /// From the environment and the password database, once per process (every caller of one
+    /// process sees the same answer). A failing lookup (not a missing entry) refuses: the home it
+    /// would name is what must be protected.
     pub fn from_env() -> Result<HomeEnv> {
+        static ONCE: std::sync::OnceLock<Result<HomeEnv>> = std::sync::OnceLock::new();
+        ONCE.get_or_init(HomeEnv::read).clone()
+    }
+
+    fn read() -> Result<HomeEnv> {
         let abs = |name: &str| {
             std::env::var_os(name)
                 .map(PathBuf::from)

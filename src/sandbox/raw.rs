@@ -394,12 +394,6 @@ pub fn unblock_all_signals() {
     }
 }
 
-/// `fork()` as the raw `clone(SIGCHLD)` system call: glibc's `fork` runs atfork handlers, which may
-/// take locks another thread of the parent held when it was copied.
-pub fn fork() -> Result<libc::pid_t, Errno> {
-    clone(0)
-}
-
 /// The raw `clone(flags | SIGCHLD)` system call with no new stack: like `fork`, the child continues
 /// on a copy of the caller's stack. `flags` may create namespaces.
 pub fn clone(flags: libc::c_ulong) -> Result<libc::pid_t, Errno> {
@@ -410,6 +404,26 @@ pub fn clone(flags: libc::c_ulong) -> Result<libc::pid_t, Errno> {
     // async-signal-safe code in the child.
     let ret = unsafe { libc::syscall(libc::SYS_clone, flags, 0usize, 0usize, 0usize, 0usize) };
     check(ret).map(|pid| pid as libc::pid_t)
+}
+
+/// Starts `entry(arg)` in a new process that shares this one's memory until it execs or exits
+/// (`CLONE_VM | CLONE_VFORK`, as `posix_spawn` does), on `stack`: no page table is copied, and
+/// the caller is suspended until then. `entry` must only run async-signal-safe code and must
+/// not return to the caller's frames (it ends in `execve` or `_exit`).
+pub fn spawn_on_stack(
+    entry: extern "C" fn(*mut libc::c_void) -> libc::c_int,
+    stack: &mut [u8],
+    arg: *mut libc::c_void,
+) -> Result<libc::pid_t, Errno> {
+    // The stack grows down on every architecture we support: its top, 16-byte aligned.
+    let top = (stack.as_mut_ptr() as usize + stack.len()) & !0xf;
+    let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD;
+    // SAFETY: glibc's clone wrapper only makes the system call and calls `entry` on the new stack
+    // (no locks, no allocation); `stack` is memory of this address space that nothing else uses
+    // while the child runs (the caller is suspended by CLONE_VFORK until the child execs or
+    // exits); `arg` is passed through untouched.
+    let pid = unsafe { libc::clone(entry, top as *mut libc::c_void, flags, arg) };
+    if pid < 0 { Err(errno()) } else { Ok(pid) }
 }
 
 /// `waitpid(pid, &status, flags)`: `(pid, status)`; retries `EINTR`.
