@@ -671,9 +671,9 @@ fn the_starter_suite_passes_on_the_rules_alone() {
 }
 
 #[test]
-fn json_lines_cases_such_as_the_shared_corpus_are_read() {
+fn json_lines_cases_such_as_the_dcg_corpus_are_read() {
     let lab = Lab::new();
-    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/dcg.jsonl");
+    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/dcg.jsonl");
     let run = lab.eval(&[
         corpus.to_str().unwrap(),
         "--mode",
