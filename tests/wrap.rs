@@ -308,16 +308,10 @@ fn real_agent(agent: &str, lines: &[&str], used_before: bool, delay: &str) -> Ag
         c.args(["--line", line]);
     }
     c.args(["--", SHELLGATE, "wrap", "--"]);
-    // The harness builds the agent's environment from nothing; it keeps PATH (node, npm) and the
-    // person's HOME only for npm to read its registry settings (its cache goes with the agents).
-    c.env_clear()
-        .envs(std::env::vars_os().filter(|(name, _)| {
-            let name = name.to_string_lossy();
-            name == "PATH" || name == "HOME" || name.to_ascii_lowercase().starts_with("npm_config_")
-        }))
-        .env("LANG", "C.UTF-8")
-        .stdin(Stdio::null());
-    support::default_signals(&mut c);
+    // The harness builds the agent's environment from nothing. It keeps the machine's own only
+    // for npm, which may need its registry settings, certificates or proxy (its cache goes with
+    // the agents, not into the home).
+    support::without_shell_state(&mut c).stdin(Stdio::null());
     support::detach(&mut c);
     let out = c.output().unwrap();
     let result = std::fs::read_to_string(dir.path().join("run/result.json")).unwrap_or_default();

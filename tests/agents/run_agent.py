@@ -129,7 +129,7 @@ def install(agent, agents_dir, allowed):
                    npm_config_cache=os.path.join(agents_dir, "npm-cache"),
                    npm_config_update_notifier="false", npm_config_fund="false",
                    npm_config_audit="false")
-        done = subprocess.run([npm, "install", "--silent", "--no-save", "--prefix", partial,
+        done = subprocess.run([npm, "install", "--loglevel", "error", "--no-save", "--prefix", partial,
                                "%s@%s" % (agent.package, agent.version)],
                               env=env, stdin=subprocess.DEVNULL, stdout=sys.stderr)
         if done.returncode != 0:

@@ -111,6 +111,23 @@ pub fn isolate<'a>(command: &'a mut Command, home: &Home) -> &'a mut Command {
     default_signals(command)
 }
 
+/// Removes from the environment `command` inherits what would change how a shell or shellgate
+/// behaves (`SHELLGATE_*`, `BASH_ENV`, `ENV`, `ZDOTDIR`, `XDG_*`), and resets signals; the rest
+/// stays. For helpers that need the machine's own settings (npm reaching the registry through
+/// `NODE_EXTRA_CA_CERTS` or a proxy) and build the environment of what they start themselves.
+pub fn without_shell_state(command: &mut Command) -> &mut Command {
+    for (name, _) in std::env::vars_os() {
+        let text = name.to_string_lossy();
+        if text.starts_with("SHELLGATE_")
+            || text.starts_with("XDG_")
+            || ["BASH_ENV", "ENV", "ZDOTDIR"].contains(&text.as_ref())
+        {
+            command.env_remove(&name);
+        }
+    }
+    default_signals(command)
+}
+
 /// Resets every signal to its default disposition in the child before it runs: a test run
 /// started with `&` or `nohup` ignores SIGINT (and SIGQUIT, SIGHUP), which children inherit
 /// across `exec`, while the hooks rely on SIGINT reaching the shell.
