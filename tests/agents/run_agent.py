@@ -19,8 +19,8 @@ under `shellgate wrap`.
 Exit status: 0 the run worked (and --expect held), 1 --expect failed, 2 the harness failed (no
 agent, no namespace, the model was never asked for the line), 3 the agent could not be installed.
 
-Root enters the namespace directly; anyone else inside a new user namespace (mapped to root in
-it), which needs unprivileged user namespaces. Only the standard library; Python 3.9 or newer.
+Root enters the namespace directly; anyone else inside a new user namespace (as the same user),
+which needs unprivileged user namespaces. Only the standard library; Python 3.9 or newer.
 """
 
 import argparse
@@ -168,9 +168,12 @@ def enter_loopback_only_namespace():
             os.strerror(err), "" if uid == 0 else
             " (run as root, or allow unprivileged user namespaces)"))
     if uid != 0:
-        # Root inside the user namespace (needed to bring loopback up), this user outside.
-        for name, text in (("setgroups", "deny"), ("uid_map", "0 %d 1" % uid),
-                           ("gid_map", "0 %d 1" % gid)):
+        # The same user inside as outside: the agent (and shellgate under it) must run as the user
+        # it is, with the user's home in the password database; mapped to root it would be root
+        # with /root for a home it cannot read. This process keeps the capabilities the new
+        # namespace gave it until it execs: enough to bring loopback up below.
+        for name, text in (("setgroups", "deny"), ("uid_map", "%d %d 1" % (uid, uid)),
+                           ("gid_map", "%d %d 1" % (gid, gid))):
             with open("/proc/self/" + name, "w") as f:
                 f.write(text)
     with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_DGRAM)) as s:
