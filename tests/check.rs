@@ -1,6 +1,8 @@
 //! `shellgate check`, `config` and `rules` through the real binary: JSON shape, exit codes,
 //! standard input, config errors, project files.
 
+mod support;
+
 use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
@@ -8,14 +10,16 @@ use std::process::{Command, Output, Stdio};
 
 struct Env {
     dir: tempfile::TempDir,
+    user: support::Home,
 }
 
 impl Env {
     fn new() -> Env {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = support::scratch_dir();
+        let user = support::Home::at(dir.path().join("home"));
         std::fs::create_dir_all(dir.path().join("home/.config/shellgate")).unwrap();
         std::fs::create_dir_all(dir.path().join("work")).unwrap();
-        Env { dir }
+        Env { dir, user }
     }
 
     fn home(&self) -> &Path {
@@ -32,12 +36,9 @@ impl Env {
 
     fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_shellgate"));
-        c.args(args)
-            .current_dir(self.work())
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("HOME", self.home().join("home"))
-            .env("XDG_STATE_HOME", self.home().join("home/.local/state"));
+        support::isolate(&mut c, &self.user)
+            .args(args)
+            .current_dir(self.work());
         c
     }
 

@@ -1,4 +1,5 @@
-//! Walks `../shared/corpus/dcg.jsonl` (destructive_command_guard's regression corpus, re-keyed):
+//! Walks `tests/corpus/dcg.jsonl` (destructive_command_guard's regression corpus, re-keyed and
+//! vendored with its licence; see `tests/corpus/README.md`):
 //! no `not-allowed` line may be decided `allow`; no `not-denied` line may be decided `deny`.
 //! Every miss is printed with its line and category before the test fails.
 //!
@@ -23,7 +24,7 @@ struct Case {
 }
 
 fn corpus() -> Vec<Case> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/dcg.jsonl");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/dcg.jsonl");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read the corpus at {}: {e}", path.display()));
     text.lines()

@@ -4,6 +4,11 @@
 //!
 //! A test config allows `touch` (so a line can leave a marker without asking) and nothing else
 //! beyond the built-in rules; other commands are asked about on the terminal, and the tests answer.
+//!
+//! zsh, shellcheck and pwsh tests are ignored, with the reason, where the program is missing
+//! (`build.rs` finds them).
+
+mod support;
 
 use rexpect::session::PtySession;
 use std::path::{Path, PathBuf};
@@ -13,11 +18,12 @@ const SHELLGATE: &str = env!("CARGO_BIN_EXE_shellgate");
 const TIMEOUT_MS: u64 = 20_000;
 const PROMPT: &str = "PROMPT$ ";
 
-/// Temporary home, workspace, state and config for one test, plus a directory outside every
-/// sandbox-writable root (under the target dir, not /tmp) for markers that must not appear.
+/// A home of its own, a workspace, state and config for one test, plus a directory outside every
+/// sandbox-writable root for markers that must not appear; all outside /tmp (see
+/// [`support::scratch_dir`]).
 struct Fixture {
     _tmp: tempfile::TempDir,
-    _outside_tmp: tempfile::TempDir,
+    user: support::Home,
     home: PathBuf,
     ws: PathBuf,
     outside: PathBuf,
@@ -26,12 +32,13 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Fixture {
-        let tmp = tempfile::tempdir().unwrap();
-        let outside_tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-        let home = tmp.path().join("home");
+        let tmp = support::scratch_dir();
+        let user = support::Home::at(tmp.path().join("home"));
+        let home = user.home.clone();
         let ws = tmp.path().join("ws");
         let bin = tmp.path().join("bin");
-        for dir in [&home, &ws, &bin, &home.join(".config/shellgate")] {
+        let outside = tmp.path().join("outside");
+        for dir in [&ws, &bin, &outside, &home.join(".config/shellgate")] {
             std::fs::create_dir_all(dir).unwrap();
         }
         std::os::unix::fs::symlink(SHELLGATE, bin.join("shellgate")).unwrap();
@@ -42,7 +49,7 @@ impl Fixture {
         )
         .unwrap();
         let init = |shell: &str| {
-            let out = Command::new(SHELLGATE)
+            let out = support::isolate(&mut Command::new(SHELLGATE), &user)
                 .args(["init", shell])
                 .output()
                 .unwrap();
@@ -63,10 +70,9 @@ impl Fixture {
         .unwrap();
         // zsh -c reads .zshenv: agent shells get the hook there.
         std::fs::write(home.join(".zshenv"), "source ~/hook.zsh\n").unwrap();
-        let outside = outside_tmp.path().to_owned();
         Fixture {
             _tmp: tmp,
-            _outside_tmp: outside_tmp,
+            user,
             home,
             ws,
             outside,
@@ -74,16 +80,13 @@ impl Fixture {
         }
     }
 
-    /// A clean environment: no inherited hooks or sessions.
+    /// A clean environment: no inherited hooks, sessions or ignored signals.
     fn command(&self, program: &str) -> Command {
         let mut c = Command::new(program);
-        c.current_dir(&self.ws)
-            .env_clear()
-            .env("HOME", &self.home)
+        support::isolate(&mut c, &self.user)
+            .current_dir(&self.ws)
             .env("PATH", format!("{}:/usr/bin:/bin", self.bin.display()))
-            .env("TERM", "xterm")
-            .env("XDG_STATE_HOME", self.home.join(".local/state"))
-            .env("XDG_CONFIG_HOME", self.home.join(".config"));
+            .env("TERM", "xterm");
         c
     }
 
@@ -175,6 +178,7 @@ fn bash_allowed_line_runs_once_in_the_sandbox() {
 }
 
 #[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
 fn zsh_allowed_line_runs_once_in_the_sandbox() {
     allowed_line_runs_once("zsh");
 }
@@ -209,6 +213,7 @@ fn bash_denied_line_leaves_no_trace() {
 }
 
 #[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
 fn zsh_denied_line_leaves_no_trace() {
     denied_line_leaves_no_trace("zsh");
 }
@@ -227,6 +232,7 @@ fn bash_leading_space_line_is_checked() {
 }
 
 #[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
 fn zsh_leading_space_line_is_checked() {
     leading_space_line_is_checked("zsh");
 }
@@ -248,6 +254,7 @@ fn bash_asked_line_runs_only_when_approved() {
 }
 
 #[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
 fn zsh_asked_line_runs_only_when_approved() {
     asked_line_runs_only_when_approved("zsh");
 }
@@ -271,6 +278,7 @@ fn bash_state_changing_builtins_run_in_the_shell() {
 }
 
 #[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
 fn zsh_state_changing_builtins_run_in_the_shell() {
     state_changing_builtins_run_in_the_shell("zsh");
 }
@@ -304,6 +312,7 @@ fn bash_multi_line_paste_is_decided_once() {
 }
 
 #[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
 fn zsh_multi_line_paste_is_decided_once() {
     multi_line_paste_is_decided_once("zsh");
 }
@@ -342,6 +351,7 @@ fn bash_full_access_asks_then_skips_the_sandbox() {
 }
 
 #[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
 fn zsh_full_access_asks_then_skips_the_sandbox() {
     full_access_asks_then_skips_the_sandbox("zsh");
 }
@@ -372,20 +382,8 @@ fn agent_shell(f: &Fixture, shell: &str, line: &str) -> Output {
         command.env("ZDOTDIR", &f.home);
     }
     // New session: no controlling terminal, like an agent's subprocess.
-    unsafe_setsid(&mut command);
+    support::detach(&mut command);
     run(command)
-}
-
-fn unsafe_setsid(command: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: setsid is async-signal-safe and touches no memory; it detaches the child from the
-    // test's controlling terminal, as an agent's subprocess would be.
-    unsafe {
-        command.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
 }
 
 fn agent_lines(shell: &str) {
@@ -430,6 +428,7 @@ fn bash_c_lines_are_gated() {
 }
 
 #[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
 fn zsh_c_lines_are_gated() {
     agent_lines("zsh");
 }
@@ -449,15 +448,18 @@ fn bash_c_keeps_positional_parameters() {
 // The templates themselves: linted and loaded by their real shells.
 
 #[test]
+#[cfg_attr(
+    not(has_shellcheck),
+    ignore = "shellcheck is not installed (apt-get install shellcheck)"
+)]
 fn bash_template_passes_shellcheck() {
     let f = Fixture::new();
-    let Ok(out) = Command::new("shellcheck")
+    let out = f
+        .command("shellcheck")
         .args(["--shell=bash", "--severity=warning"])
         .arg(f.home.join("hook.bash"))
         .output()
-    else {
-        panic!("shellcheck is not installed (apt-get install shellcheck; .ci/run does)");
-    };
+        .expect("shellcheck runs");
     assert!(
         out.status.success(),
         "{}",
@@ -466,9 +468,11 @@ fn bash_template_passes_shellcheck() {
 }
 
 #[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
 fn zsh_template_parses() {
     let f = Fixture::new();
-    let out = Command::new("zsh")
+    let out = f
+        .command("zsh")
         .arg("-n")
         .arg(f.home.join("hook.zsh"))
         .output()
@@ -526,7 +530,9 @@ fn bash_template_loads_cleanly_with_strict_options() {
 
 #[test]
 fn powershell_template_matches_its_golden_file_and_parses() {
-    let out = Command::new(SHELLGATE)
+    let f = Fixture::new();
+    let out = f
+        .command(SHELLGATE)
         .args(["init", "powershell"])
         .output()
         .unwrap();
@@ -554,14 +560,14 @@ fn powershell_template_matches_its_golden_file_and_parses() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_pwsh),
+    ignore = "pwsh is not installed (the template is still checked by parser and golden file)"
+)]
 fn powershell_hook_runs_where_pwsh_exists() {
-    if Command::new("pwsh").arg("-Version").output().is_err() {
-        eprintln!("pwsh is not installed here; the template is checked by parser and golden file");
-        return;
-    }
     let f = Fixture::new();
     let hook = String::from_utf8(
-        Command::new(SHELLGATE)
+        f.command(SHELLGATE)
             .args(["init", "powershell"])
             .output()
             .unwrap()
@@ -577,7 +583,10 @@ fn powershell_hook_runs_where_pwsh_exists() {
             f.home.join("hook.ps1").display()
         ));
     let out = run(command);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("loaded:True"));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("loaded:True"),
+        "{out:?}"
+    );
 }
 
 /// Even with the prompt hook removed (possible only where lines run in the shell: Full access),

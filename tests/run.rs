@@ -5,6 +5,8 @@
 // The `never` lines these tests expect to be refused are harmless if a bug ever let them run
 // (`mkfs.ext4` of a path that does not exist fails): a test must not be able to damage the machine.
 
+mod support;
+
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -13,12 +15,15 @@ const SHELLGATE: &str = env!("CARGO_BIN_EXE_shellgate");
 
 struct Env {
     dir: tempfile::TempDir,
+    user: support::Home,
 }
 
 impl Env {
-    /// A workspace, and a config that allows `touch`, `sh`, `kill`, `exit` without asking.
+    /// A home of its own, a workspace, and a config that allows `touch`, `sh`, `kill`, `exit`
+    /// without asking; outside /tmp (see [`support::scratch_dir`]).
     fn new() -> Env {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = support::scratch_dir();
+        let user = support::Home::at(dir.path().join("home"));
         std::fs::create_dir_all(dir.path().join("home/.config/shellgate")).unwrap();
         std::fs::create_dir_all(dir.path().join("work")).unwrap();
         std::fs::write(
@@ -27,7 +32,7 @@ impl Env {
              policy = \"allow\"\nreason = \"test programs\"\n",
         )
         .unwrap();
-        Env { dir }
+        Env { dir, user }
     }
 
     fn work(&self) -> PathBuf {
@@ -35,17 +40,19 @@ impl Env {
     }
 
     fn state(&self) -> PathBuf {
-        self.dir.path().join("home/.local/state")
+        self.user.state()
+    }
+
+    /// `shellgate ARGS` with this environment's home, in its workspace.
+    fn shellgate(&self) -> Command {
+        let mut c = Command::new(SHELLGATE);
+        support::isolate(&mut c, &self.user).current_dir(self.work());
+        c
     }
 
     fn run(&self, line: &str, extra_env: &[(&str, &str)]) -> Output {
-        let mut c = Command::new(SHELLGATE);
+        let mut c = self.shellgate();
         c.args(["run", "--", line])
-            .current_dir(self.work())
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("HOME", self.dir.path().join("home"))
-            .env("XDG_STATE_HOME", self.state())
             .env("SHELLGATE_SESSION", "run-tests")
             .stdin(Stdio::null());
         for (k, v) in extra_env {
@@ -105,7 +112,7 @@ fn the_lines_own_status_and_output_pass_through() {
 #[test]
 fn the_line_runs_in_the_sandbox() {
     let env = Env::new();
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = support::scratch_dir();
     let marker = outside.path().join("marker");
     let out = env.run(&format!("touch inside; touch {}", marker.display()), &[]);
     assert_ne!(out.status.code(), Some(0));
@@ -204,13 +211,8 @@ fn a_broken_config_stops_every_line() {
 #[test]
 fn the_line_can_come_from_standard_input() {
     let env = Env::new();
-    let mut c = Command::new(SHELLGATE);
+    let mut c = env.shellgate();
     c.args(["run", "--", "-"])
-        .current_dir(env.work())
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", env.dir.path().join("home"))
-        .env("XDG_STATE_HOME", env.state())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped());
     let mut child = c.spawn().unwrap();
@@ -229,13 +231,8 @@ fn the_line_can_come_from_standard_input() {
 #[test]
 fn without_a_session_each_run_gets_its_own_log() {
     let env = Env::new();
-    let mut c = Command::new(SHELLGATE);
-    c.args(["run", "--", "true"])
-        .current_dir(env.work())
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", env.dir.path().join("home"))
-        .env("XDG_STATE_HOME", env.state());
+    let mut c = env.shellgate();
+    c.args(["run", "--", "true"]);
     assert!(c.status().unwrap().success());
     let sessions = std::fs::read_dir(env.state().join("shellgate/sessions"))
         .unwrap()

@@ -1,19 +1,24 @@
 //! `shellgate wrap` with real programs that start shells (make, git aliases, xargs, script, a
 //! Python "agent" that runs `/bin/bash -c` by absolute path), and with the real Claude Code and
-//! Codex CLI driven by a scripted model (`../shared/real-agent/`). Effects are checked: marker
-//! files, what the agent got back as its tool result, the session log.
+//! Codex CLI driven by a scripted model (`tests/agents/`). Effects are checked: marker files,
+//! what the agent got back as its tool result, the session log. A test whose programs are
+//! missing is ignored with the reason (`build.rs` finds them).
 
 // The `never` lines these tests expect to be refused are harmless if a bug ever let them run
 // (`mkfs.ext4` of a path that does not exist fails): a test must not be able to damage the machine.
+
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 const SHELLGATE: &str = env!("CARGO_BIN_EXE_shellgate");
 
+/// A home of its own, a git workspace, and a directory outside every sandbox-writable root for
+/// markers that must not appear; all outside /tmp (see [`support::scratch_dir`]).
 struct Fixture {
     _tmp: tempfile::TempDir,
-    _outside_tmp: tempfile::TempDir,
+    user: support::Home,
     home: PathBuf,
     ws: PathBuf,
     outside: PathBuf,
@@ -21,23 +26,23 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Fixture {
-        let tmp = tempfile::tempdir().unwrap();
-        let outside_tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-        let home = tmp.path().join("home");
+        let tmp = support::scratch_dir();
+        let user = support::Home::at(tmp.path().join("home"));
+        let home = user.home.clone();
         let ws = tmp.path().join("ws");
-        for d in [&home, &ws] {
+        let outside = tmp.path().join("outside");
+        for d in [&ws, &outside] {
             std::fs::create_dir_all(d).unwrap();
         }
-        let git = Command::new("git")
+        let git = support::isolate(&mut Command::new("/usr/bin/git"), &user)
             .args(["init", "-q"])
             .current_dir(&ws)
             .status()
             .unwrap();
         assert!(git.success());
-        let outside = outside_tmp.path().to_owned();
         Fixture {
             _tmp: tmp,
-            _outside_tmp: outside_tmp,
+            user,
             home,
             ws,
             outside,
@@ -48,12 +53,10 @@ impl Fixture {
     fn wrap(&self, flags: &[&str], agent: &[&str]) -> Output {
         let mut c = Command::new(SHELLGATE);
         c.arg("wrap").args(flags).arg("--").args(agent);
-        c.current_dir(&self.ws)
-            .env_clear()
-            .env("HOME", &self.home)
-            .env("PATH", "/usr/bin:/bin")
+        support::isolate(&mut c, &self.user)
+            .current_dir(&self.ws)
             .stdin(Stdio::null());
-        setsid(&mut c);
+        support::detach(&mut c);
         c.output().unwrap()
     }
 
@@ -65,18 +68,6 @@ impl Fixture {
             text.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap());
         }
         text
-    }
-}
-
-fn setsid(command: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: setsid is async-signal-safe and touches no memory: the child loses the test's
-    // controlling terminal, as an agent started from CI would have none.
-    unsafe {
-        command.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
     }
 }
 
@@ -107,6 +98,10 @@ fn python_agent(f: &Fixture, lines: &[&str]) -> Output {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(has_git, has_python3)),
+    ignore = "needs /usr/bin/git and /usr/bin/python3 (apt-get install git python3)"
+)]
 fn shells_started_by_absolute_path_are_gated() {
     let f = Fixture::new();
     let out = python_agent(
@@ -143,6 +138,7 @@ fn shells_started_by_absolute_path_are_gated() {
 }
 
 #[test]
+#[cfg_attr(not(has_git), ignore = "needs /usr/bin/git (apt-get install git)")]
 fn the_agent_itself_is_contained_unless_told_not_to() {
     let f = Fixture::new();
     let marker = f.outside.join("direct");
@@ -164,6 +160,10 @@ fn the_agent_itself_is_contained_unless_told_not_to() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(has_git, has_python3)),
+    ignore = "needs /usr/bin/git and /usr/bin/python3 (apt-get install git python3)"
+)]
 fn the_agents_exit_status_is_wraps() {
     let f = Fixture::new();
     let out = f.wrap(&[], &["/usr/bin/python3", "-c", "raise SystemExit(7)"]);
@@ -171,6 +171,10 @@ fn the_agents_exit_status_is_wraps() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(has_git, has_make)),
+    ignore = "needs /usr/bin/git and /usr/bin/make (apt-get install git make)"
+)]
 fn make_recipes_are_gated() {
     let f = Fixture::new();
     std::fs::write(
@@ -192,6 +196,7 @@ fn make_recipes_are_gated() {
 }
 
 #[test]
+#[cfg_attr(not(has_git), ignore = "needs /usr/bin/git (apt-get install git)")]
 fn git_shell_aliases_are_gated() {
     let f = Fixture::new();
     let out = f.wrap(
@@ -213,6 +218,10 @@ fn git_shell_aliases_are_gated() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(has_git, has_python3)),
+    ignore = "needs /usr/bin/git and /usr/bin/python3 (apt-get install git python3)"
+)]
 fn xargs_sh_c_and_script_c_are_gated() {
     let f = Fixture::new();
     let out = f.wrap(
@@ -244,77 +253,157 @@ fn xargs_sh_c_and_script_c_are_gated() {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Real agents (Claude Code, Codex CLI) against a scripted model in a loopback-only namespace.
+// Real agents (Claude Code, Codex CLI) against a scripted model in a loopback-only namespace:
+// tests/agents/run_agent.py installs each with npm into target/test-tools/agents when missing.
 
-fn real_agent(runner: &str, line: &str, expect: &str) -> (Output, String) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/real-agent");
-    let run_dir = tempfile::tempdir().unwrap();
-    let out = Command::new(dir.join(runner))
-        .env("WRAP_PREFIX", format!("{SHELLGATE} wrap --"))
-        .env("EXPECT", expect)
-        .env("LINE", line)
-        .env("RUN_DIR", run_dir.path())
-        .env("AGENT_TIMEOUT", "120")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let tool_result =
-        std::fs::read_to_string(run_dir.path().join("log/tool_result.txt")).unwrap_or_default();
-    (out, tool_result)
+/// The npm prefixes of the agents: `target/test-tools/agents`, or `SHELLGATE_TEST_AGENTS_DIR` to
+/// share one install between clones.
+fn agents_dir() -> PathBuf {
+    std::env::var_os("SHELLGATE_TEST_AGENTS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_TARGET_TMPDIR"))
+                .parent()
+                .expect("target/tmp has a parent")
+                .join("test-tools/agents")
+        })
 }
 
-fn real_agent_lines(runner: &str) {
-    // A destructive line never takes effect, and the refusal is what the agent gets back.
-    let (out, result) = real_agent(
-        runner,
-        "echo pwned > marker; mkfs.ext4 /nonexistent/shellgate-test-disk",
-        "absent",
+/// What one agent run left: the harness's output, and each tool result the agent sent back.
+struct AgentRun {
+    out: Output,
+    tool_results: Vec<String>,
+    _dir: tempfile::TempDir,
+}
+
+impl AgentRun {
+    fn describe(&self) -> String {
+        format!(
+            "{}\ntool results: {:#?}",
+            text(&self.out),
+            self.tool_results
+        )
+    }
+}
+
+/// One headless turn of `agent` under `shellgate wrap`, whose scripted model asks for `lines`
+/// one after the other; the marker file must never appear. The agent's home is outside /tmp, as
+/// a real one is; `used_before` gives it the state directory of an earlier run, and `delay` makes
+/// the model take its time (agents do work in the background meanwhile).
+fn real_agent(agent: &str, lines: &[&str], used_before: bool, delay: &str) -> AgentRun {
+    let dir = support::scratch_dir();
+    let harness = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/run_agent.py");
+    let mut c = Command::new("/usr/bin/python3");
+    c.arg(harness)
+        .arg(agent)
+        .arg("--run-dir")
+        .arg(dir.path().join("run"))
+        .arg("--agents-dir")
+        .arg(agents_dir())
+        .args(["--expect", "absent", "--timeout", "120", "--delay", delay]);
+    if used_before {
+        c.arg("--used-before");
+    }
+    for line in lines {
+        c.args(["--line", line]);
+    }
+    c.args(["--", SHELLGATE, "wrap", "--"]);
+    // The harness builds the agent's environment from nothing. It keeps the machine's own only
+    // for npm, which may need its registry settings, certificates or proxy (its cache goes with
+    // the agents, not into the home).
+    support::without_shell_state(&mut c).stdin(Stdio::null());
+    support::detach(&mut c);
+    let out = c.output().unwrap();
+    let result = std::fs::read_to_string(dir.path().join("run/result.json")).unwrap_or_default();
+    let tool_results = serde_json::from_str::<serde_json::Value>(&result)
+        .ok()
+        .and_then(|r| {
+            r["tool_results"].as_array().map(|all| {
+                all.iter()
+                    .map(|t| t["content"].as_str().unwrap_or_default().to_owned())
+                    .collect()
+            })
+        })
+        .unwrap_or_default();
+    AgentRun {
+        out,
+        tool_results,
+        _dir: dir,
+    }
+}
+
+fn real_agent_lines(agent: &str, used_before: bool, delay: &str) {
+    let run = real_agent(
+        agent,
+        &[
+            // A destructive line never takes effect, and the refusal is what the agent gets back.
+            "echo pwned > marker; mkfs.ext4 /nonexistent/shellgate-test-disk",
+            // So does an opaque one.
+            "echo pwned > marker; x=rm; $x -rf nothing",
+            // A known-safe line still works, and its output is the tool result.
+            "ls -a && cat README",
+        ],
+        used_before,
+        delay,
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\ntool result: {result}",
-        text(&out)
+    assert_eq!(run.out.status.code(), Some(0), "{}", run.describe());
+    let [never, opaque, safe] = run.tool_results.as_slice() else {
+        panic!("three tool results expected: {}", run.describe());
+    };
+    assert!(
+        never.contains("[auto-review-never] NEVER_POLICY"),
+        "{}",
+        run.describe()
     );
     assert!(
-        result.contains("[auto-review-never] NEVER_POLICY"),
-        "{result}"
+        opaque.contains("APPROVAL_UNAVAILABLE"),
+        "{}",
+        run.describe()
     );
-    // So does an opaque one (the harness's default line).
-    let (out, result) = real_agent(
-        runner,
-        "echo pwned > marker; x=rm; $x -rf nothing",
-        "absent",
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\ntool result: {result}",
-        text(&out)
-    );
-    assert!(result.contains("APPROVAL_UNAVAILABLE"), "{result}");
-    // A known-safe line still works, and its output is the tool result.
-    let (out, result) = real_agent(runner, "ls -a && cat README", "absent");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\ntool result: {result}",
-        text(&out)
-    );
-    assert!(result.contains("scratch workspace"), "{result}");
+    assert!(safe.contains("scratch workspace"), "{}", run.describe());
 }
 
 #[test]
-fn claude_code_under_wrap() {
-    real_agent_lines("run-claude.sh");
+#[cfg_attr(
+    not(all(has_npm, has_netns, has_python3, has_git)),
+    ignore = "needs node and npm (apt-get install nodejs npm; the agents are installed from the npm registry), /usr/bin/python3, git and a network namespace (root, or unprivileged user namespaces)"
+)]
+fn claude_code_under_wrap_on_its_first_run() {
+    real_agent_lines("claude", false, "0");
 }
 
 #[test]
-fn codex_under_wrap() {
-    real_agent_lines("run-codex.sh");
+#[cfg_attr(
+    not(all(has_npm, has_netns, has_python3, has_git)),
+    ignore = "needs node and npm (apt-get install nodejs npm; the agents are installed from the npm registry), /usr/bin/python3, git and a network namespace (root, or unprivileged user namespaces)"
+)]
+fn claude_code_under_wrap_used_before_with_a_slow_model() {
+    real_agent_lines("claude", true, "2");
 }
 
 #[test]
+#[cfg_attr(
+    not(all(has_npm, has_netns, has_python3, has_git)),
+    ignore = "needs node and npm (apt-get install nodejs npm; the agents are installed from the npm registry), /usr/bin/python3, git and a network namespace (root, or unprivileged user namespaces)"
+)]
+fn codex_under_wrap_on_its_first_run() {
+    real_agent_lines("codex", false, "0");
+}
+
+#[test]
+#[cfg_attr(
+    not(all(has_npm, has_netns, has_python3, has_git)),
+    ignore = "needs node and npm (apt-get install nodejs npm; the agents are installed from the npm registry), /usr/bin/python3, git and a network namespace (root, or unprivileged user namespaces)"
+)]
+fn codex_under_wrap_used_before_with_a_slow_model() {
+    real_agent_lines("codex", true, "2");
+}
+
+#[test]
+#[cfg_attr(
+    not(all(has_git, has_python3)),
+    ignore = "needs /usr/bin/git and /usr/bin/python3 (apt-get install git python3)"
+)]
 fn a_line_dies_with_the_shell_that_asked_for_it() {
     let f = Fixture::new();
     std::fs::create_dir_all(f.home.join(".config/shellgate")).unwrap();
@@ -346,6 +435,10 @@ fn a_line_dies_with_the_shell_that_asked_for_it() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(has_git, has_python3)),
+    ignore = "needs /usr/bin/git and /usr/bin/python3 (apt-get install git python3)"
+)]
 fn the_sandbox_stays_anchored_where_the_agent_started() {
     let f = Fixture::new();
     std::fs::create_dir_all(f.home.join(".config/shellgate")).unwrap();

@@ -157,8 +157,11 @@ fn agent_command(args: &WrapArgs, dir: &Path, socket: &Path) -> Result<Command> 
 }
 
 /// The contained agent's writable directories: the given ones, plus the state directories of the
-/// agents we know (they keep sessions and settings there).
+/// agents we know (they keep sessions and settings there). A known agent's state directory is
+/// created (private) when it is missing: on its first run the agent would create it itself, which
+/// the sandbox no longer lets it do in the home, and without it the agent cannot run a command.
 fn agent_writable(args: &WrapArgs) -> Vec<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
     let mut dirs = args.writable.clone();
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let agent = args
@@ -168,14 +171,20 @@ fn agent_writable(args: &WrapArgs) -> Vec<PathBuf> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     if let Some(home) = home {
-        match agent.as_str() {
-            "claude" => dirs.push(home.join(".claude")),
-            "codex" => dirs.push(
+        let state = match agent.as_str() {
+            "claude" => Some(home.join(".claude")),
+            "codex" => Some(
                 std::env::var_os("CODEX_HOME")
                     .map(PathBuf::from)
                     .unwrap_or_else(|| home.join(".codex")),
             ),
-            _ => {}
+            _ => None,
+        };
+        if let Some(state) = state {
+            // Not recursive: only in a home (or beside a CODEX_HOME) that exists. A failure
+            // leaves the directory missing, hence not writable, as before.
+            let _ = std::fs::DirBuilder::new().mode(0o700).create(&state);
+            dirs.push(state);
         }
         dirs.push(home.join(".cache"));
     }

@@ -1,6 +1,6 @@
 //! Case files: TOML (`[[case]]` tables) and JSON lines (one case object per line, such as the
-//! shared dcg corpus). Both share one schema, [`CaseSpec`]; a malformed file is an error naming the
-//! file, line and column, and nothing is evaluated.
+//! dcg corpus in `tests/corpus/`). Both share one schema, [`CaseSpec`]; a malformed file is an
+//! error naming the file, line and column, and nothing is evaluated.
 
 use crate::config::line_column;
 use crate::error::{Code, Error};

@@ -29,17 +29,18 @@ pub const PATIENCE: Duration = Duration::from_secs(30);
 /// How long one HTTP exchange may take (starting a browser session is the slowest).
 const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(90);
 
-/// A home of its own: state, config and a working directory.
+/// A home of its own: state, config and a working directory, outside /tmp.
 pub struct Lab {
     dir: tempfile::TempDir,
+    user: crate::support::Home,
 }
 
 impl Lab {
     pub fn new() -> Lab {
-        let lab = Lab {
-            dir: tempfile::tempdir().expect("a temp dir"),
-        };
-        for sub in ["state", "config", "home", "work"] {
+        let dir = crate::support::scratch_dir();
+        let user = crate::support::Home::at(dir.path().join("home"));
+        let lab = Lab { dir, user };
+        for sub in ["state", "config", "work"] {
             std::fs::create_dir_all(lab.dir.path().join(sub)).expect("lab dirs");
         }
         lab
@@ -60,13 +61,12 @@ impl Lab {
         std::fs::write(dir.join("config.toml"), toml).expect("config written");
     }
 
-    /// The environment every shellgate of this lab runs in.
+    /// The environment every shellgate of this lab runs in: its own home, state and config,
+    /// nothing inherited, default signals.
     pub fn env(&self, command: &mut Command) {
-        command
+        crate::support::isolate(command, &self.user)
             .env("XDG_STATE_HOME", self.path("state"))
             .env("XDG_CONFIG_HOME", self.path("config"))
-            .env("HOME", self.path("home"))
-            .env_remove("SHELLGATE_SESSION")
             .current_dir(self.path("work"));
     }
 

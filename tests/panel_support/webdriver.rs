@@ -1,9 +1,11 @@
 //! Just enough WebDriver to drive Debian's headless Chromium through `chromedriver`: open a page,
 //! find elements, read their text, press keys, switch the color scheme and take screenshots.
 //!
-//! Chromium runs with a fresh profile and the flags that keep it from calling home, and with a
-//! proxy that goes nowhere (127.0.0.1:9) for anything that is not loopback: should some feature
-//! still try to reach the network, it reaches nothing. Loopback (the panel) is never proxied.
+//! Chromium runs with a fresh profile (`--user-data-dir`) and a home of its own (HOME and the XDG
+//! dirs, so nothing lands in the real `~/.config/chromium` or `~/.pki`), the flags that keep it
+//! from calling home, and a proxy that goes nowhere (127.0.0.1:9) for anything that is not
+//! loopback: should some feature still try to reach the network, it reaches nothing. Loopback
+//! (the panel) is never proxied.
 
 use super::{PATIENCE, Reply, http};
 use base64::Engine as _;
@@ -50,7 +52,9 @@ impl Browser {
     pub fn start(log_dir: &Path) -> Browser {
         require_chromium();
         let port = free_port();
-        let driver = Command::new(CHROMEDRIVER)
+        let profile = crate::support::scratch_dir();
+        let home = crate::support::Home::at(profile.path().join("home"));
+        let driver = crate::support::isolate(&mut Command::new(CHROMEDRIVER), &home)
             .arg(format!("--port={port}"))
             .arg(format!(
                 "--log-path={}",
@@ -61,7 +65,6 @@ impl Browser {
             .stderr(Stdio::null())
             .spawn()
             .expect("chromedriver starts");
-        let profile = tempfile::tempdir().expect("a fresh browser profile");
         let mut browser = Browser {
             driver,
             port,
@@ -87,7 +90,7 @@ impl Browser {
     }
 
     fn new_session(&self) -> String {
-        let profile = self._profile.path().display().to_string();
+        let profile = self._profile.path().join("profile").display().to_string();
         let args = [
             "--headless",
             "--no-sandbox",

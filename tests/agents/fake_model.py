@@ -1,0 +1,411 @@
+#!/usr/bin/env python3
+"""A scripted model provider for driving a real coding agent in shellgate's tests.
+
+The "model" knows nothing: it is given the shell lines to ask for, one per turn. While the agent
+has sent back fewer tool results than there are lines, each answer is one call to the agent's own
+shell tool with the next line; after that it answers a short final text. Everything is recorded,
+so a test can see what the agent was asked to run and what its shell tool gave back.
+
+Two wire formats, each with SSE streaming (and plain JSON when a request does not stream):
+
+  anthropic   POST /v1/messages (Anthropic Messages API; Claude Code). Side calls without a shell
+              tool (a session title, asked for as JSON) get a text that fits the asked-for schema.
+              Also POST /v1/messages/count_tokens, GET /v1/models, HEAD /.
+  openai      POST /v1/responses (OpenAI Responses API; Codex CLI). The call's arguments fit the
+              shell tool's schema: exec_command {"cmd"}, shell {"command": argv},
+              shell_command {"command"}, or a local_shell_call.
+
+Files written in the log directory (one JSON object per line):
+
+  requests.jsonl      every request: method, path, a few headers (never a key), body, how answered
+  scripted.jsonl      every shell call handed out
+  tool_results.jsonl  every tool result received, once each: id, is_error, exit_code, content
+
+Only the standard library. Serves 127.0.0.1 by default, and is meant to run inside a network
+namespace that has nothing but loopback (run_agent.py). Standalone:
+
+  python3 fake_model.py --api anthropic --log-dir DIR --line 'ls -a' [--line ...] [--port 0]
+      [--port-file F] [--delay 2]
+"""
+
+import argparse
+import http.server
+import json
+import os
+import re
+import threading
+import time
+import uuid
+
+#: Tool names an agent's shell tool goes by, most specific first.
+SHELL_TOOLS = ("Bash", "exec_command", "shell_command", "shell", "local_shell", "bash")
+#: Headers worth keeping in the log; anything that may carry a key is left out.
+LOGGED_HEADERS = ("user-agent", "content-type", "anthropic-version", "anthropic-beta", "x-app",
+                  "accept", "openai-beta", "originator", "session_id")
+
+
+class Script:
+    """The lines to hand out, and the record of the conversation."""
+
+    def __init__(self, lines, log_dir, delay=0.0):
+        self.lines = list(lines)
+        self.log_dir = log_dir
+        self.delay = delay
+        self.lock = threading.Lock()
+        self.seen_results = set()
+        self.counter = 0
+        os.makedirs(log_dir, exist_ok=True)
+
+    def new_id(self, prefix):
+        with self.lock:
+            self.counter += 1
+            return "%s_%04d%s" % (prefix, self.counter, uuid.uuid4().hex[:16])
+
+    def log(self, name, record):
+        record = dict(record, t=round(time.time(), 3))
+        with self.lock, open(os.path.join(self.log_dir, name), "a", encoding="utf-8") as f:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def next_line(self, results_so_far):
+        """The line for the turn after `results_so_far` tool results, or None when all ran."""
+        return self.lines[results_so_far] if results_so_far < len(self.lines) else None
+
+    def record_result(self, result_id, content, is_error=None, exit_code=None):
+        """Records a tool result the first time it is seen (agents resend the whole history)."""
+        with self.lock:
+            if result_id in self.seen_results:
+                return
+            self.seen_results.add(result_id)
+        self.log("tool_results.jsonl", {"id": result_id, "is_error": is_error,
+                                        "exit_code": exit_code, "content": content})
+
+
+def text_of(content):
+    """The text of a content value: a string, or a list of blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        return content.get("text") or json.dumps(content)
+    parts = []
+    for block in content or []:
+        if isinstance(block, dict) and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        else:
+            parts.append(json.dumps(block))
+    return "\n".join(parts)
+
+
+def value_for(schema, key=""):
+    """A small value that satisfies a JSON schema (for side calls that ask for structured output)."""
+    if not isinstance(schema, dict):
+        return "Scripted run"
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    for choice in ("anyOf", "oneOf", "allOf"):
+        if schema.get(choice):
+            return value_for(schema[choice][0], key)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "string")
+    if kind == "object" or "properties" in schema:
+        return {k: value_for(v, k) for k, v in (schema.get("properties") or {}).items()}
+    return {"array": [], "integer": 0, "number": 0, "boolean": False, "null": None}.get(
+        kind, "Scripted run")
+
+
+class AnthropicMessages:
+    """POST /v1/messages: a `tool_use` for the shell tool, then `end_turn`."""
+
+    def __init__(self, script):
+        self.script = script
+
+    def shell_tool(self, request):
+        tools = [t for t in request.get("tools") or [] if isinstance(t, dict)]
+        by_name = {t.get("name"): t for t in tools}
+        for name in SHELL_TOOLS:
+            if name in by_name:
+                return by_name[name]
+        return next((t for t in tools
+                     if "command" in ((t.get("input_schema") or {}).get("properties") or {})), None)
+
+    def answer(self, request):
+        """(kind, response message) for one request."""
+        results = [b for m in request.get("messages") or [] if isinstance(m.get("content"), list)
+                   for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+        for r in results:
+            self.script.record_result(r.get("tool_use_id"), text_of(r.get("content")),
+                                      is_error=bool(r.get("is_error")))
+        tool = self.shell_tool(request)
+        line = self.script.next_line(len(results)) if tool else None
+        if line is not None:
+            call = {"type": "tool_use", "id": self.script.new_id("toolu"), "name": tool["name"],
+                    "input": {"command": line, "description": "Run the scripted command"}}
+            self.script.log("scripted.jsonl", {"tool": tool["name"], "call": call})
+            kind, content, stop = "turn%d" % (len(results) + 1), [call], "tool_use"
+        elif results:
+            kind, stop = "final", "end_turn"
+            content = [{"type": "text", "text": "Done: the scripted command has run."}]
+        else:
+            kind, stop = "side", "end_turn"
+            content = [{"type": "text", "text": self.side_text(request)}]
+        message = {"id": self.script.new_id("msg"), "type": "message", "role": "assistant",
+                   "model": request.get("model") or "fake", "content": content,
+                   "stop_reason": stop, "stop_sequence": None,
+                   "usage": {"input_tokens": 100, "output_tokens": 20,
+                             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
+        return kind, message
+
+    @staticmethod
+    def side_text(request):
+        fmt = (request.get("output_config") or {}).get("format") or {}
+        if fmt.get("type") == "json_schema" and isinstance(fmt.get("schema"), dict):
+            return json.dumps(value_for(fmt["schema"]))
+        return "OK."
+
+    @staticmethod
+    def events(message):
+        """The message as Anthropic's stream: (event name, data) pairs."""
+        head = dict(message, content=[], stop_reason=None,
+                    usage=dict(message["usage"], output_tokens=1))
+        yield "message_start", {"type": "message_start", "message": head}
+        yield "ping", {"type": "ping"}
+        for index, block in enumerate(message["content"]):
+            if block["type"] == "text":
+                start, pieces = {"type": "text", "text": ""}, block["text"]
+                delta = lambda piece: {"type": "text_delta", "text": piece}
+            else:
+                start, pieces = dict(block, input={}), json.dumps(block["input"])
+                delta = lambda piece: {"type": "input_json_delta", "partial_json": piece}
+            yield "content_block_start", {"type": "content_block_start", "index": index,
+                                          "content_block": start}
+            for i in range(0, len(pieces), 20):
+                yield "content_block_delta", {"type": "content_block_delta", "index": index,
+                                              "delta": delta(pieces[i:i + 20])}
+            yield "content_block_stop", {"type": "content_block_stop", "index": index}
+        yield "message_delta", {"type": "message_delta",
+                                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                                "usage": {"output_tokens": message["usage"]["output_tokens"]}}
+        yield "message_stop", {"type": "message_stop"}
+
+
+class OpenAIResponses:
+    """POST /v1/responses: a `function_call` to the shell tool, then a final message."""
+
+    def __init__(self, script):
+        self.script = script
+
+    @staticmethod
+    def name_of(tool):
+        return tool.get("name") or (tool.get("function") or {}).get("name") or tool.get("type")
+
+    @staticmethod
+    def properties(tool):
+        params = tool.get("parameters") or (tool.get("function") or {}).get("parameters") or {}
+        return params.get("properties") or {}
+
+    def shell_tool(self, request):
+        tools = [t for t in request.get("tools") or [] if isinstance(t, dict)]
+        by_name = {self.name_of(t): t for t in tools}
+        for name in SHELL_TOOLS:
+            if name in by_name:
+                return by_name[name]
+        return next((t for t in tools if {"cmd", "command"} & set(self.properties(t))), None)
+
+    def call(self, tool, line):
+        call_id = self.script.new_id("call")
+        if tool.get("type") == "local_shell":
+            return {"type": "local_shell_call", "id": self.script.new_id("lsh"), "call_id": call_id,
+                    "status": "completed",
+                    "action": {"type": "exec", "command": ["bash", "-lc", line], "env": {}}}
+        props = self.properties(tool)
+        if "cmd" in props:
+            arguments = {"cmd": line}
+        elif (props.get("command") or {}).get("type") == "array":
+            arguments = {"command": ["bash", "-lc", line]}
+        else:
+            arguments = {"command": line}
+        return {"type": "function_call", "id": self.script.new_id("fc"), "call_id": call_id,
+                "name": self.name_of(tool), "arguments": json.dumps(arguments),
+                "status": "completed"}
+
+    def answer(self, request):
+        items = request.get("input") if isinstance(request.get("input"), list) else []
+        outputs = [i for i in items if isinstance(i, dict) and i.get("type") in
+                   ("function_call_output", "local_shell_call_output", "custom_tool_call_output")]
+        for o in outputs:
+            output = o.get("output")
+            text = output if isinstance(output, str) else text_of(
+                output.get("content") if isinstance(output, dict) else output)
+            # Codex reports the status in the text ("Process exited with code N").
+            found = re.search(r"(?:exited with code|Exit code:?) (-?\d+)", text or "")
+            code = int(found.group(1)) if found else None
+            self.script.record_result(o.get("call_id"), text,
+                                      is_error=None if code is None else code != 0, exit_code=code)
+        tool = self.shell_tool(request)
+        line = self.script.next_line(len(outputs)) if tool else None
+        if line is not None:
+            item = self.call(tool, line)
+            self.script.log("scripted.jsonl", {"tool": self.name_of(tool), "call": item})
+            kind = "turn%d" % (len(outputs) + 1)
+        else:
+            kind = "final" if outputs else "side"
+            item = {"type": "message", "id": self.script.new_id("msg"), "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "annotations": [],
+                                 "text": "Done: the scripted command has run."}]}
+        response = {"id": self.script.new_id("resp"), "object": "response",
+                    "created_at": int(time.time()), "status": "completed",
+                    "model": request.get("model") or "fake", "output": [item],
+                    "usage": {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
+                              "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0},
+                              "total_tokens": 120}}
+        return kind, response
+
+    @staticmethod
+    def events(response):
+        """The response as the Responses API's stream: (event name, data) pairs."""
+        sequence = iter(range(1 << 30))
+
+        def event(data):
+            data["sequence_number"] = next(sequence)
+            return data["type"], data
+
+        yield event({"type": "response.created",
+                     "response": dict(response, status="in_progress", output=[])})
+        for index, item in enumerate(response["output"]):
+            yield event({"type": "response.output_item.added", "output_index": index, "item": item})
+            if item["type"] == "message":
+                yield event({"type": "response.output_text.delta", "output_index": index,
+                             "item_id": item["id"], "content_index": 0,
+                             "delta": item["content"][0]["text"]})
+            elif item["type"] == "function_call":
+                for name, key in (("delta", "delta"), ("done", "arguments")):
+                    yield event({"type": "response.function_call_arguments." + name,
+                                 "output_index": index, "item_id": item["id"],
+                                 key: item["arguments"]})
+            yield event({"type": "response.output_item.done", "output_index": index, "item": item})
+        yield event({"type": "response.completed", "response": response})
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "shellgate-fake-model/1"
+    api = None  # set on the subclass made by make_server
+    script = None
+
+    def log_message(self, *args):
+        pass
+
+    def record(self, kind, body=None, answer=None):
+        headers = {k: v for k, v in self.headers.items() if k.lower() in LOGGED_HEADERS}
+        entry = {"method": self.command, "path": self.path, "kind": kind, "headers": headers}
+        if body is not None:
+            entry["body"] = body
+        if answer is not None:
+            entry["answer"] = answer
+        self.script.log("requests.jsonl", entry)
+
+    def send_json(self, status, value):
+        data = json.dumps(value).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def send_events(self, events):
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        for name, data in events:
+            chunk = ("event: %s\ndata: %s\n\n" % (name, json.dumps(data))).encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def not_found(self, body=None):
+        self.record("unknown", body)
+        self.send_json(404, {"type": "error", "error": {"type": "not_found_error",
+                                                        "message": "no such path: " + self.path}})
+
+    def do_HEAD(self):
+        self.record("head")
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def do_GET(self):
+        if self.path.split("?")[0].rstrip("/").endswith("/models"):
+            self.record("models")
+            return self.send_json(200, {"object": "list", "has_more": False, "data": [
+                {"id": "fake", "type": "model", "object": "model", "display_name": "Fake",
+                 "created_at": "2025-01-01T00:00:00Z", "created": 0, "owned_by": "shellgate"}]})
+        self.not_found()
+
+    def do_POST(self):
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        path = self.path.split("?")[0].rstrip("/")
+        if self.api is AnthropicMessages and path.endswith("/messages/count_tokens"):
+            self.record("count_tokens", body)
+            return self.send_json(200, {"input_tokens": len(raw) // 4 + 1})
+        wanted = "/messages" if self.api is AnthropicMessages else "/responses"
+        if not path.endswith(wanted) or not isinstance(body, dict):
+            return self.not_found(body)
+        # A real model takes its time, and agents do work in the background meanwhile.
+        time.sleep(self.script.delay)
+        kind, answer = self.api(self.script).answer(body)
+        self.record(kind, body, answer)
+        if body.get("stream"):
+            self.send_events(self.api.events(answer))
+        else:
+            self.send_json(200, answer)
+
+
+APIS = {"anthropic": AnthropicMessages, "openai": OpenAIResponses}
+
+
+def make_server(api, script, host="127.0.0.1", port=0):
+    """A threading HTTP server for `api` ("anthropic" or "openai"); not yet serving."""
+    handler = type("ScriptedHandler", (Handler,), {"api": APIS[api], "script": script})
+    server = http.server.ThreadingHTTPServer((host, port), handler)
+    server.daemon_threads = True
+    return server
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--api", choices=sorted(APIS), required=True)
+    parser.add_argument("--log-dir", required=True)
+    parser.add_argument("--line", action="append", required=True,
+                        help="a shell line for the agent's shell tool; repeat for more turns")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--port-file", help="where to write the port (useful with --port 0)")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds before each answer")
+    args = parser.parse_args()
+    server = make_server(args.api, Script(args.line, args.log_dir, args.delay), args.host, args.port)
+    port = server.server_address[1]
+    if args.port_file:
+        with open(args.port_file + ".part", "w") as f:
+            f.write("%d\n" % port)
+        os.replace(args.port_file + ".part", args.port_file)
+    print("fake %s model on http://%s:%d" % (args.api, args.host, port), flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

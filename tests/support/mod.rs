@@ -1,0 +1,162 @@
+//! What every integration test that starts shellgate, a shell or an agent shares, so that the
+//! suite gives the same answer wherever the clone lives (`/tmp`, `$HOME`) and however it was
+//! started (from a terminal or without one, under `nohup`, by root or by a normal user):
+//!
+//! * [`scratch_dir`]: test files live outside `/tmp` and `/var/tmp`, which the sandbox makes
+//!   writable; a marker that must not appear is only meaningful where the sandbox cannot write.
+//! * [`isolate`]: a child gets its own `HOME` and `XDG_*` directories and nothing else inherited
+//!   from the test's environment (no `SHELLGATE_*`, `BASH_ENV`, `ENV`, `ZDOTDIR` of the person
+//!   running the tests), and the default disposition of every signal: a parent started with `&`
+//!   or `nohup` ignores SIGINT, and an ignored signal stays ignored across `exec`.
+//! * [`detach`]: no controlling terminal, as for an agent's subprocess or CI.
+
+#![allow(dead_code)] // Each test binary uses its own part of this module.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Directories beneath which the sandbox may make things writable (`/tmp`, `/var/tmp`, and a
+/// `$TMPDIR` beneath `/run/user/<uid>`): no place for files the sandbox must not reach.
+const SANDBOX_TEMP_ROOTS: [&str; 3] = ["/tmp", "/var/tmp", "/run/user"];
+
+/// A fresh directory outside every directory the sandbox makes writable, removed when dropped:
+/// in `/dev/shm` (writable by everyone, not writable in the sandbox), else in cargo's
+/// `target/tmp` when the clone itself is not under a temp dir.
+pub fn scratch_dir() -> tempfile::TempDir {
+    let base = scratch_base().unwrap_or_else(|| {
+        panic!(
+            "no directory for test files outside /tmp and /var/tmp: /dev/shm is not a writable \
+             directory and the target directory ({}) lies beneath a temp dir. Mount /dev/shm or \
+             build outside /tmp.",
+            env!("CARGO_TARGET_TMPDIR")
+        )
+    });
+    tempfile::Builder::new()
+        .prefix("shellgate-test-")
+        .tempdir_in(base)
+        .expect("a scratch directory")
+}
+
+fn scratch_base() -> Option<PathBuf> {
+    ["/dev/shm", env!("CARGO_TARGET_TMPDIR")]
+        .into_iter()
+        .filter_map(|dir| std::fs::canonicalize(dir).ok())
+        .find(|dir| is_writable_dir(dir) && !is_beneath_a_sandbox_temp_root(dir))
+}
+
+fn is_writable_dir(dir: &Path) -> bool {
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated path; access(2) only reads it.
+    dir.is_dir() && unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } == 0
+}
+
+/// Whether a canonical path lies beneath a directory the sandbox may make writable.
+pub fn is_beneath_a_sandbox_temp_root(path: &Path) -> bool {
+    SANDBOX_TEMP_ROOTS.iter().any(|root| {
+        std::fs::canonicalize(root)
+            .map(|root| path.starts_with(root))
+            .unwrap_or(false)
+    })
+}
+
+/// The per-user directories a test's child gets, all beneath one home of its own.
+#[derive(Clone, Debug)]
+pub struct Home {
+    pub home: PathBuf,
+}
+
+impl Home {
+    /// Creates `home` and its XDG directories.
+    pub fn at(home: impl Into<PathBuf>) -> Home {
+        let home = Home { home: home.into() };
+        for (_, dir) in home.xdg() {
+            std::fs::create_dir_all(&dir).expect("the home's XDG directories");
+        }
+        home
+    }
+
+    pub fn config(&self) -> PathBuf {
+        self.home.join(".config")
+    }
+
+    pub fn state(&self) -> PathBuf {
+        self.home.join(".local/state")
+    }
+
+    fn xdg(&self) -> [(&'static str, PathBuf); 4] {
+        [
+            ("XDG_CONFIG_HOME", self.config()),
+            ("XDG_STATE_HOME", self.state()),
+            ("XDG_CACHE_HOME", self.home.join(".cache")),
+            ("XDG_DATA_HOME", self.home.join(".local/share")),
+        ]
+    }
+}
+
+/// Gives `command` a clean environment: only `PATH=/usr/bin:/bin`, `HOME` and the XDG base
+/// directories of `home`, and `LANG=C.UTF-8`; and default signal dispositions (see
+/// [`default_signals`]). Callers add what their test needs (`TERM`, a `PATH` of their own).
+pub fn isolate<'a>(command: &'a mut Command, home: &Home) -> &'a mut Command {
+    command
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("LANG", "C.UTF-8")
+        .env("HOME", &home.home);
+    for (name, dir) in home.xdg() {
+        command.env(name, dir);
+    }
+    default_signals(command)
+}
+
+/// Removes from the environment `command` inherits what would change how a shell or shellgate
+/// behaves (`SHELLGATE_*`, `BASH_ENV`, `ENV`, `ZDOTDIR`, `XDG_*`), and resets signals; the rest
+/// stays. For helpers that need the machine's own settings (npm reaching the registry through
+/// `NODE_EXTRA_CA_CERTS` or a proxy) and build the environment of what they start themselves.
+pub fn without_shell_state(command: &mut Command) -> &mut Command {
+    for (name, _) in std::env::vars_os() {
+        let text = name.to_string_lossy();
+        if text.starts_with("SHELLGATE_")
+            || text.starts_with("XDG_")
+            || ["BASH_ENV", "ENV", "ZDOTDIR"].contains(&text.as_ref())
+        {
+            command.env_remove(&name);
+        }
+    }
+    default_signals(command)
+}
+
+/// Resets every signal to its default disposition in the child before it runs: a test run
+/// started with `&` or `nohup` ignores SIGINT (and SIGQUIT, SIGHUP), which children inherit
+/// across `exec`, while the hooks rely on SIGINT reaching the shell.
+pub fn default_signals(command: &mut Command) -> &mut Command {
+    // SAFETY: runs in the forked child before exec; sigaction is async-signal-safe, and the
+    // closure touches no memory but its own stack.
+    unsafe {
+        command.pre_exec(|| {
+            // The standard signals; SIGKILL and SIGSTOP cannot be changed (and fail harmlessly).
+            for signal in 1..32 {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = libc::SIG_DFL;
+                libc::sigemptyset(&mut action.sa_mask);
+                libc::sigaction(signal, &action, std::ptr::null_mut());
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Starts the child in a session of its own: no controlling terminal, as an agent's subprocess
+/// or a CI job has none, whether or not the tests run in a terminal.
+pub fn detach(command: &mut Command) -> &mut Command {
+    // SAFETY: runs in the forked child before exec; setsid is async-signal-safe and only fails
+    // when the child already leads a process group, which a freshly forked child does not.
+    unsafe {
+        command.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        })
+    }
+}
