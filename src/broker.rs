@@ -165,6 +165,31 @@ fn os_error(what: &str, e: nix::Error) -> Error {
 // ---------------------------------------------------------------------------------------------
 // Client (the shell entry point inside the agent).
 
+/// A socket address is at most 108 bytes (`sun_path`), and a home or state directory can be
+/// longer. A long path is reached through its directory's descriptor instead
+/// (`/proc/self/fd/N/NAME`), opened here and kept open by the caller for as long as the path is
+/// used: there is then no limit on where the state directory lives.
+pub fn reachable_path(path: &Path) -> Result<(PathBuf, Option<OwnedFd>)> {
+    const SUN_PATH_MAX: usize = 107;
+    if path.as_os_str().len() <= SUN_PATH_MAX {
+        return Ok((path.to_path_buf(), None));
+    }
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(Error::internal(format!(
+            "the broker socket path {} has no directory",
+            path.display()
+        )));
+    };
+    let fd: OwnedFd = std::fs::File::open(dir).map(OwnedFd::from).map_err(|e| {
+        Error::new(
+            Code::AuditUnavailable,
+            format!("cannot open the broker's directory {}: {e}", dir.display()),
+        )
+    })?;
+    let short = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd())).join(name);
+    Ok((short, Some(fd)))
+}
+
 /// The broker socket named by the environment, if any.
 pub fn broker_path() -> Option<PathBuf> {
     std::env::var_os(BROKER_ENV).map(PathBuf::from)
@@ -178,7 +203,8 @@ pub fn submit(path: &Path, request: &Request) -> Result<Reply> {
             format!("cannot reach the wrap process that judges this agent's lines: {e}"),
         )
     };
-    let mut stream = UnixStream::connect(path).map_err(|e| unreachable(&e))?;
+    let (address, _dir) = reachable_path(path)?;
+    let mut stream = UnixStream::connect(&address).map_err(|e| unreachable(&e))?;
     let fds = [0, 1, 2];
     let cmsg = [ControlMessage::ScmRights(&fds)];
     sendmsg::<()>(

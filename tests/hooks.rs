@@ -41,6 +41,7 @@ impl Fixture {
         for dir in [&ws, &bin, &outside, &home.join(".config/shellgate")] {
             std::fs::create_dir_all(dir).unwrap();
         }
+        support::workspace(&ws);
         std::os::unix::fs::symlink(SHELLGATE, bin.join("shellgate")).unwrap();
         std::fs::write(
             home.join(".config/shellgate/config.toml"),

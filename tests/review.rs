@@ -50,7 +50,7 @@ struct Lab {
 impl Lab {
     fn new() -> Lab {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
+        support::workspace(&dir.path().join("ws"));
         let paths = StatePaths::at(dir.path().join("state"));
         let session = Session::open(&paths, SessionId::parse("lab").unwrap()).unwrap();
         Lab {
@@ -145,7 +145,7 @@ impl Cli {
         let dir = support::scratch_dir();
         support::Home::at(dir.path().join("home"));
         std::fs::create_dir_all(dir.path().join("home/.config/shellgate")).unwrap();
-        std::fs::create_dir_all(dir.path().join("work")).unwrap();
+        support::workspace(&dir.path().join("work"));
         let cli = Cli { dir };
         cli.config(reviewer_toml);
         cli

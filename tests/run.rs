@@ -25,7 +25,7 @@ impl Env {
         let dir = support::scratch_dir();
         let user = support::Home::at(dir.path().join("home"));
         std::fs::create_dir_all(dir.path().join("home/.config/shellgate")).unwrap();
-        std::fs::create_dir_all(dir.path().join("work")).unwrap();
+        support::workspace(&dir.path().join("work"));
         std::fs::write(
             dir.path().join("home/.config/shellgate/config.toml"),
             "[[rules]]\nid = \"test-allow\"\npattern = \"^(touch|sh|kill|exit|sleep)$\"\nfield = \"program\"\n\

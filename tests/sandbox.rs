@@ -11,6 +11,7 @@
 //! sockets it binds in its own scene.
 
 mod sandbox_support;
+mod support;
 
 use sandbox_support::*;
 use std::fs;
@@ -19,7 +20,7 @@ use std::net::{TcpListener, UdpSocket};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn me() -> Scene {
     Scene::new(Who::Me)

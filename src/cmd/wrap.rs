@@ -94,7 +94,8 @@ fn execute(args: &WrapArgs) -> Result<ExitCode> {
     let dir = wrap_root.join(session.as_str());
     ensure_private_dir(&dir)?;
     let socket = wrap_root.join(format!("{}.sock", session.as_str()));
-    let listener = UnixListener::bind(&socket).map_err(|e| {
+    let (address, _dir) = broker::reachable_path(&socket)?;
+    let listener = UnixListener::bind(&address).map_err(|e| {
         Error::new(
             Code::AuditUnavailable,
             format!("cannot create the broker socket {}: {e}", socket.display()),

@@ -516,25 +516,17 @@ fn reap(plan: &ChildPlan, program: libc::pid_t) -> ! {
     let mut wait_status = None;
     let mut left_running = false;
     let wait_for = if plan.pid_namespace { -1 } else { program };
-    loop {
-        match raw::waitpid(wait_for, libc::__WALL) {
-            Ok((pid, status)) => {
-                if pid == program {
-                    wait_status = Some(status);
-                    if !plan.pid_namespace {
-                        break;
-                    }
-                }
-                // In its own PID namespace, kill(-1) reaches exactly the line's processes.
-                if plan.pid_namespace
-                    && wait_status.is_some()
-                    && raw::kill(-1, libc::SIGKILL).is_ok()
-                {
-                    left_running = true;
-                }
+    // Until ECHILD: nobody is left in the namespace.
+    while let Ok((pid, status)) = raw::waitpid(wait_for, libc::__WALL) {
+        if pid == program {
+            wait_status = Some(status);
+            if !plan.pid_namespace {
+                break;
             }
-            // ECHILD: nobody is left in the namespace.
-            Err(_) => break,
+        }
+        // In its own PID namespace, kill(-1) reaches exactly the line's processes.
+        if plan.pid_namespace && wait_status.is_some() && raw::kill(-1, libc::SIGKILL).is_ok() {
+            left_running = true;
         }
     }
     let status = Status {

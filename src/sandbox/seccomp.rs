@@ -387,7 +387,7 @@ fn other_processes_denied() -> Vec<(Sys, Deny)> {
 /// otherwise run with its owner's identity (root's, for a root caller) when executed outside.
 fn set_id_bits_denied() -> Vec<(Sys, Deny)> {
     use Sys::*;
-    let mask = u32::from(libc::S_ISUID | libc::S_ISGID);
+    let mask = libc::S_ISUID | libc::S_ISGID;
     [(Chmod, 1), (Fchmod, 1), (Fchmodat, 2), (Fchmodat2, 2)]
         .into_iter()
         .map(|(sys, arg)| (sys, Deny::When(vec![ArgCheck::AnyBit { arg, mask }])))

@@ -6,9 +6,8 @@
 //! **Where scenes live.** Not under `/tmp`, `/var/tmp` or `/dev/shm`: `/tmp` and `/var/tmp` are
 //! writable roots of the workspace-write sandbox, so an "outside" directory there would not be
 //! outside, and the sandbox has a private `/dev/shm`, so one there would not even be visible. The
-//! base is, in order: `$SHELLGATE_TEST_SCRATCH`; Cargo's `CARGO_TARGET_TMPDIR` when it is none of
-//! those (a clone may live under `/tmp`); `/var/lib/shellgate-test-scratch` for root. Otherwise
-//! the suite stops and says to set `SHELLGATE_TEST_SCRATCH`.
+//! base is `support::scratch_base` (`$SHELLGATE_TEST_SCRATCH`, else cargo's target dir when the
+//! clone is not beneath a temp dir, else `/var/lib/shellgate-test-scratch` for root).
 //!
 //! **Controls.** [`conformance`] first runs an attack without the sandbox and requires its effect
 //! to be seen from outside — so a check that cannot see the effect fails the test instead of
@@ -91,41 +90,9 @@ pub fn geteuid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
-fn is_temp(path: &Path) -> bool {
-    ["/tmp", "/var/tmp", "/dev/shm"]
-        .iter()
-        .filter_map(|t| std::fs::canonicalize(t).ok())
-        .any(|t| path.starts_with(t))
-}
-
-/// The directory scenes are made in (see the module docs), created and traversable by everyone.
+/// The directory scenes are made in: the suite's one scratch base (see `support`).
 pub fn scratch_base() -> &'static Path {
-    static BASE: OnceLock<PathBuf> = OnceLock::new();
-    BASE.get_or_init(|| {
-        let candidates = [
-            std::env::var_os("SHELLGATE_TEST_SCRATCH").map(PathBuf::from),
-            Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sandbox-scenes")),
-            (geteuid() == 0).then(|| PathBuf::from("/var/lib/shellgate-test-scratch")),
-        ];
-        for dir in candidates.into_iter().flatten() {
-            if std::fs::create_dir_all(&dir).is_err() {
-                continue;
-            }
-            let Ok(canonical) = std::fs::canonicalize(&dir) else {
-                continue;
-            };
-            if is_temp(&canonical) {
-                continue;
-            }
-            let _ = std::fs::set_permissions(&canonical, std::fs::Permissions::from_mode(0o755));
-            // Every ancestor must be traversable by `nobody` for the `Nobody` scenes.
-            return canonical;
-        }
-        panic!(
-            "the sandbox suite needs a scratch directory outside /tmp, /var/tmp and /dev/shm \
-             (those are writable or private inside the sandbox); set SHELLGATE_TEST_SCRATCH"
-        )
-    })
+    crate::support::scratch_base()
 }
 
 /// A copy of the binary every identity can execute, outside every writable root.

@@ -16,33 +16,53 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Directories beneath which the sandbox may make things writable (`/tmp`, `/var/tmp`, and a
-/// `$TMPDIR` beneath `/run/user/<uid>`): no place for files the sandbox must not reach.
-const SANDBOX_TEMP_ROOTS: [&str; 3] = ["/tmp", "/var/tmp", "/run/user"];
+/// Directories the sandbox makes writable (`/tmp`, `/var/tmp`) or private (`/dev/shm`, a fresh
+/// one in every sandbox): no place for files a sandboxed line must see but not change.
+const SANDBOX_TEMP_ROOTS: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
 
-/// A fresh directory outside every directory the sandbox makes writable, removed when dropped:
-/// in `/dev/shm` (writable by everyone, not writable in the sandbox), else in cargo's
-/// `target/tmp` when the clone itself is not under a temp dir.
+/// A fresh directory outside every directory the sandbox makes writable or private, removed when
+/// dropped (see [`scratch_base`]).
 pub fn scratch_dir() -> tempfile::TempDir {
-    let base = scratch_base().unwrap_or_else(|| {
-        panic!(
-            "no directory for test files outside /tmp and /var/tmp: /dev/shm is not a writable \
-             directory and the target directory ({}) lies beneath a temp dir. Mount /dev/shm or \
-             build outside /tmp.",
-            env!("CARGO_TARGET_TMPDIR")
-        )
-    });
     tempfile::Builder::new()
         .prefix("shellgate-test-")
-        .tempdir_in(base)
+        .tempdir_in(scratch_base())
         .expect("a scratch directory")
 }
 
-fn scratch_base() -> Option<PathBuf> {
-    ["/dev/shm", env!("CARGO_TARGET_TMPDIR")]
-        .into_iter()
-        .filter_map(|dir| std::fs::canonicalize(dir).ok())
-        .find(|dir| is_writable_dir(dir) && !is_beneath_a_sandbox_temp_root(dir))
+/// Where test files live, in order: `$SHELLGATE_TEST_SCRATCH`; cargo's `target/tmp` when the
+/// clone is not beneath a temp dir; `/var/lib/shellgate-test-scratch` for root. Traversable by
+/// everyone (tests also run programs as `nobody`).
+pub fn scratch_base() -> &'static Path {
+    static BASE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BASE.get_or_init(|| {
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        let candidates = [
+            std::env::var_os("SHELLGATE_TEST_SCRATCH").map(PathBuf::from),
+            Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("scratch")),
+            root.then(|| PathBuf::from("/var/lib/shellgate-test-scratch")),
+        ];
+        for dir in candidates.into_iter().flatten() {
+            if std::fs::create_dir_all(&dir).is_err() {
+                continue;
+            }
+            let Ok(canonical) = std::fs::canonicalize(&dir) else {
+                continue;
+            };
+            if is_beneath_a_sandbox_temp_root(&canonical) || !is_writable_dir(&canonical) {
+                continue;
+            }
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&canonical, std::fs::Permissions::from_mode(0o755));
+            return canonical;
+        }
+        panic!(
+            "no directory for test files outside /tmp, /var/tmp and /dev/shm (the sandbox makes \
+             those writable or private) and the target directory ({}) lies beneath one: set \
+             SHELLGATE_TEST_SCRATCH to a directory elsewhere",
+            env!("CARGO_TARGET_TMPDIR")
+        )
+    })
 }
 
 fn is_writable_dir(dir: &Path) -> bool {
@@ -159,4 +179,18 @@ pub fn detach(command: &mut Command) -> &mut Command {
             Ok(())
         })
     }
+}
+
+/// Makes `dir` a workspace the sandbox lets a line write: a git repository (its top-level is
+/// the workspace), created with no configuration of the person running the tests.
+pub fn workspace(dir: &Path) {
+    std::fs::create_dir_all(dir).expect("the workspace");
+    let ok = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "git init {}", dir.display());
 }
