@@ -234,9 +234,7 @@ fn file_capabilities_grant_nothing_inside() {
     let Some(setcap) = which("setcap") else {
         panic!("setcap is missing (apt-get install libcap2-bin)");
     };
-    if geteuid() != 0 {
-        return eprintln!("SKIPPED: needs root to set file capabilities");
-    }
+    assert_eq!(geteuid(), 0, "needs root to set file capabilities (--skip it when unprivileged)");
     let s = me();
     let cat = s.ws.join("cat");
     fs::copy("/bin/cat", &cat).unwrap();
@@ -290,8 +288,9 @@ fn the_terminal_works_inside() {
     let script = which("script").expect("script (util-linux) is installed");
     let s = me();
     let inner = format!(
-        "{SHELLGATE} sandbox --workspace {} -- sh -c 'tty; stty size >/dev/null && echo stty-ok; \
+        "{} sandbox --workspace {} -- sh -c 'tty; stty size >/dev/null && echo stty-ok; \
          echo via-dev-tty > /dev/tty'",
+        binary().display(),
         s.ws.display()
     );
     let out = Command::new(script)
@@ -453,7 +452,8 @@ fn nested_sandbox_can_only_narrow() {
     s.git_repo();
     let inner = |flags: &str, script: &str| {
         format!(
-            "{SHELLGATE} sandbox --workspace {} {flags} -- sh -c '{script}'",
+            "{} sandbox --workspace {} {flags} -- sh -c '{script}'",
+            binary().display(),
             s.ws.display()
         )
     };
@@ -473,7 +473,8 @@ fn nested_sandbox_can_only_narrow() {
     let listener = tcp_listener("127.0.0.1:0");
     let port = listener.local_addr().unwrap().port();
     let regain = format!(
-        "{SHELLGATE} sandbox --workspace {} --network -- {PYTHON} -c \"$PROBE\" 127.0.0.1 {port}",
+        "{} sandbox --workspace {} --network -- {PYTHON} -c \"$PROBE\" 127.0.0.1 {port}",
+        binary().display(),
         s.ws.display()
     );
     let out = s.sandbox().env("PROBE", TCP_CONNECT).sh(&regain);
@@ -486,7 +487,7 @@ fn doctor_reports_every_layer_and_what_the_workspace_protects() {
     let s = me();
     s.git_repo();
     s.write(&s.home.join(".ssh/id_ed25519"), "key\n");
-    let out = Command::new(SHELLGATE)
+    let out = Command::new(binary())
         .args(["doctor", "--json"])
         .current_dir(&s.ws)
         .env("HOME", &s.home)
@@ -525,7 +526,7 @@ fn doctor_reports_every_layer_and_what_the_workspace_protects() {
     assert!(has("hidden", &s.home.join(".ssh/id_ed25519")), "{ws}");
     // Nothing was created by looking.
     assert!(s.ws.join(".git/hooks").exists());
-    let refused = Command::new(SHELLGATE)
+    let refused = Command::new(binary())
         .args(["doctor"])
         .env("SHELLGATE_LANDLOCK_ABI_MAX", "0")
         .output()
@@ -763,6 +764,7 @@ fn metadata_outside_does_not_change() {
 
 #[test]
 fn chown_outside_does_not_change() {
+    assert_eq!(geteuid(), 0, "needs root to change an owner (--skip it when unprivileged)");
     conformance(
         Attack::new(
             "chown",
@@ -811,9 +813,11 @@ fn inherited_write_descriptors_do_not_reach_the_program() {
 
 #[test]
 fn a_second_mount_of_the_workspace_is_read_only() {
-    if geteuid() != 0 {
-        return eprintln!("SKIPPED: needs root to bind-mount the workspace a second time");
-    }
+    assert_eq!(
+        geteuid(),
+        0,
+        "needs root to bind-mount the workspace a second time (--skip it when unprivileged)"
+    );
     conformance(Attack::new(
         "second mount",
         &|s| {
@@ -851,7 +855,7 @@ fn the_binary_beneath_a_writable_root_stays_read_only() {
         let s = Scene::new(who);
         let copy = s.ws.join("bin/shellgate");
         fs::create_dir_all(copy.parent().unwrap()).unwrap();
-        fs::copy(SHELLGATE, &copy).unwrap();
+        fs::copy(binary(), &copy).unwrap();
         s.chown(&s.ws.join("bin"));
         let before = fs::read(&copy).unwrap();
         let out = s

@@ -7,7 +7,7 @@
 //! writable roots of the workspace-write sandbox, so an "outside" directory there would not be
 //! outside, and the sandbox has a private `/dev/shm`, so one there would not even be visible. The
 //! base is `support::scratch_base` (`$SHELLGATE_TEST_SCRATCH`, else cargo's target dir when the
-//! clone is not beneath a temp dir, else `/var/lib/shellgate-test-scratch` for root).
+//! clone is not beneath a temp dir, else `/srv/shellgate-test-scratch` for root).
 //!
 //! **Controls.** [`conformance`] first runs an attack without the sandbox and requires its effect
 //! to be seen from outside — so a check that cannot see the effect fails the test instead of
@@ -22,7 +22,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
-pub const SHELLGATE: &str = env!("CARGO_BIN_EXE_shellgate");
+/// The binary under test: `$SHELLGATE_TEST_BIN` when set (CI copies the binaries somewhere an
+/// unprivileged user can read them, to run this suite as that user), else the one cargo built.
+pub fn shellgate() -> PathBuf {
+    std::env::var_os("SHELLGATE_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_shellgate")))
+}
 /// The system's Python (not a per-user shim another user could not run).
 pub const PYTHON: &str = "/usr/bin/python3";
 
@@ -96,13 +102,13 @@ pub fn scratch_base() -> &'static Path {
 }
 
 /// A copy of the binary every identity can execute, outside every writable root.
-fn binary() -> &'static Path {
+pub fn binary() -> &'static Path {
     static COPY: OnceLock<PathBuf> = OnceLock::new();
     COPY.get_or_init(|| {
         let dir = scratch_base().join(format!("bin-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let copy = dir.join("shellgate");
-        std::fs::copy(SHELLGATE, &copy).unwrap();
+        std::fs::copy(shellgate(), &copy).unwrap();
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
         std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
         copy

@@ -30,7 +30,7 @@ pub fn scratch_dir() -> tempfile::TempDir {
 }
 
 /// Where test files live, in order: `$SHELLGATE_TEST_SCRATCH`; cargo's `target/tmp` when the
-/// clone is not beneath a temp dir; `/var/lib/shellgate-test-scratch` for root. Traversable by
+/// clone is not beneath a temp dir; `/srv/shellgate-test-scratch` for root. Traversable by
 /// everyone (tests also run programs as `nobody`).
 pub fn scratch_base() -> &'static Path {
     static BASE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
@@ -40,7 +40,7 @@ pub fn scratch_base() -> &'static Path {
         let candidates = [
             std::env::var_os("SHELLGATE_TEST_SCRATCH").map(PathBuf::from),
             Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("scratch")),
-            root.then(|| PathBuf::from("/var/lib/shellgate-test-scratch")),
+            root.then(|| PathBuf::from("/srv/shellgate-test-scratch")),
         ];
         for dir in candidates.into_iter().flatten() {
             if std::fs::create_dir_all(&dir).is_err() {
