@@ -1,81 +1,93 @@
 #!/usr/bin/env bash
-# Whole-process benchmark of the sandbox launcher: what a user feels per command.
+# Whole-process benchmark of the sandbox: what a user feels per line.
 #
-# In ONE hyperfine run, side by side: `/bin/true` and `sh -c 'echo hi > f'`
-#   - bare,
-#   - `/bin/true` through `env` (one extra exec hop through a small C program: the floor of any
-#     re-exec launcher, for reference),
-#   - under `shellgate sandbox` in a plain workspace (no protected path exists: no mount namespace),
-#   - under `shellgate sandbox` in a git workspace (.git/config and .git/hooks bound read-only),
-#   - under bwrap with the equivalent profile (ro-bind /, devices, writable workspace and /tmp,
-#     the same read-only git paths, no network, new session).
-# Prints medians, the time added over bare and the ratio to bare, all from that same run.
+# In ONE hyperfine run, side by side, in a git workspace:
+#   - bare:     bash -c 'echo hi'                                   (the baseline)
+#   - sandbox:  shellgate sandbox -- bash -c 'echo hi'              (the OS sandbox only)
+#   - run:      shellgate run -- 'echo hi'                          (the whole path: config, session
+#               log and its events, decision, sandbox, bash)
+#   - bwrap:    bwrap --ro-bind / / --dev /dev --proc /proc --bind WS WS --unshare-net
+#               --unshare-pid --die-with-parent bash -c 'echo hi'   (a bubblewrap sandbox doing
+#               the same job)
+# and, in a second run, /bin/true bare against `shellgate sandbox -- /bin/true`.
 #
-# Usage: benches/sandbox.sh            (build first: cargo build --release)
-#   RUNS=1000 benches/sandbox.sh       more runs per command (default 300)
-#   SHELLGATE_BIN=path benches/sandbox.sh
+# Two schedules, both reported:
+#   - paced (default): hyperfine's --prepare sleeps 20 ms before every timed run. A sandbox's
+#     mount namespace is torn down after the line, and the kernel then holds the global mount lock
+#     through an RCU grace period: back to back, every launch (shellgate's and bwrap's alike) waits
+#     for the previous one's teardown. Lines typed by a person or sent by an agent are seconds
+#     apart, so the paced figure is the one a user feels.
+#   - back-to-back (BACK_TO_BACK=1): no pause, the worst case.
+#
+# Prints medians, the time added over bare and the ratio to bare (same run), and the peak RSS of
+# `shellgate run` (getrusage of the child, max of 50 runs).
+#
+# Usage: benches/sandbox.sh              (build first: cargo build --release)
+#   RUNS=1000 benches/sandbox.sh
+#   BACK_TO_BACK=1 benches/sandbox.sh
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${SHELLGATE_BIN:-$root/target/release/shellgate}
 runs=${RUNS:-300}
-
-for tool in hyperfine python3 git; do
+for tool in hyperfine python3 git bash bwrap; do
     command -v "$tool" >/dev/null || { echo "sandbox.sh: $tool is required" >&2; exit 1; }
 done
 [ -x "$bin" ] || { echo "sandbox.sh: no $bin; run: cargo build --release" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/shellgate-bench.XXXXXX)
+# Outside /tmp: a workspace beneath a temp dir would be writable anyway, which is not the case
+# being measured.
+base=${BENCH_DIR:-$root/target/bench}
+mkdir -p "$base"
+work=$(mktemp -d "$base/sandbox.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-plain=$work/plain
-repo=$work/repo
-mkdir -p "$plain" "$repo"
-git -C "$repo" init -q
+mkdir -p "$work/ws" "$work/home"
+git -C "$work/ws" init -q
+cd "$work/ws"
+export HOME=$work/home XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config
+export SHELLGATE_SESSION=bench
+"$bin" run -- 'echo hi' >/dev/null
 
-sg() { echo "$bin sandbox --workspace $1 --"; }
-bw() {
-    echo "bwrap --ro-bind / / --dev-bind /dev /dev --bind $1 $1 --bind /tmp /tmp" \
-        "--ro-bind $1/.git/config $1/.git/config --ro-bind $1/.git/hooks $1/.git/hooks" \
-        "--unshare-net --new-session --die-with-parent --chdir $1"
-}
-write() { echo "sh -c 'echo hi > $1/f'"; }
-
-names=() commands=()
-add() { names+=("$1"); commands+=("$2"); }
-add "true bare" "/bin/true"
-add "true env-hop" "/usr/bin/env /bin/true"
-add "true shellgate-plain" "$(sg "$plain") /bin/true"
-add "true shellgate-git" "$(sg "$repo") /bin/true"
-add "echo bare" "$(write "$plain")"
-add "echo shellgate-plain" "$(sg "$plain") $(write "$plain")"
-add "echo shellgate-git" "$(sg "$repo") $(write "$repo")"
-if command -v bwrap >/dev/null; then
-    add "true bwrap-git" "$(bw "$repo") /bin/true"
-    add "echo bwrap-git" "$(bw "$repo") $(write "$repo")"
-else
-    echo "sandbox.sh: bwrap not installed; skipping its rows" >&2
+prepare=(--prepare 'sleep 0.02')
+schedule="paced (20 ms between runs)"
+if [ -n "${BACK_TO_BACK:-}" ]; then
+    prepare=()
+    schedule="back to back"
 fi
 
-args=()
-for i in "${!names[@]}"; do
-    args+=(--command-name "${names[$i]}" "${commands[$i]}")
-done
+bw="bwrap --ro-bind / / --dev /dev --proc /proc --bind $work/ws $work/ws --unshare-net --unshare-pid --die-with-parent"
+hyperfine -N --warmup 30 --runs "$runs" "${prepare[@]}" --export-json "$work/lines.json" \
+    -n bare "bash -c 'echo hi'" \
+    -n sandbox "$bin sandbox -- bash -c 'echo hi'" \
+    -n run "$bin run -- 'echo hi'" \
+    -n bwrap "$bw bash -c 'echo hi'" >/dev/null
+hyperfine -N --warmup 30 --runs "$runs" "${prepare[@]}" --export-json "$work/true.json" \
+    -n true /bin/true \
+    -n sandbox-true "$bin sandbox -- /bin/true" >/dev/null
 
-echo "kernel $(uname -r), $(nproc) cores, load: $(cut -d' ' -f1-3 /proc/loadavg)"
-hyperfine -N --warmup 30 --runs "$runs" --export-json "$work/result.json" --style basic \
-    "${args[@]}" >"$work/hyperfine.log"
+rss=$(python3 - "$bin" <<'PY'
+import resource, subprocess, sys
+peak = 0
+for _ in range(50):
+    subprocess.run([sys.argv[1], "run", "--", "echo hi"], stdout=subprocess.DEVNULL, check=True)
+    peak = max(peak, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+print(peak)
+PY
+)
 
-python3 - "$work/result.json" <<'EOF'
-import json, sys
-results = json.load(open(sys.argv[1]))["results"]
-median = {r["command"]: r["median"] * 1000 for r in results}
-print(f"{'command':<22}{'median ms':>10}{'added ms':>10}{'x bare':>8}{'p95 ms':>8}")
-for r in results:
-    name = r["command"]
-    program = name.split()[0]
-    bare = median[f"{program} bare"]
-    times = sorted(r["times"])
-    p95 = times[int(len(times) * 0.95) - 1] * 1000
-    m = median[name]
-    print(f"{name:<22}{m:>10.2f}{m - bare:>10.2f}{m / bare:>8.2f}{p95:>8.2f}")
-EOF
+python3 - "$work/lines.json" "$work/true.json" "$schedule" "$runs" "$rss" <<'PY'
+import json, statistics, sys
+lines, true, schedule, runs, rss = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+def medians(path):
+    return {r["command"]: statistics.median(r["times"]) * 1000 for r in json.load(open(path))["results"]}
+print(f"schedule: {schedule}, {runs} runs each; medians")
+for path, base in ((lines, "bare"), (true, "true")):
+    m = medians(path)
+    b = m[base]
+    for name, ms in m.items():
+        extra = "" if name == base else f"  +{ms - b:.2f} ms  {ms / b:.2f}x {base}"
+        print(f"  {name:<13} {ms:6.2f} ms{extra}")
+m = medians(lines)
+print(f"  run vs bwrap: {m['run'] / m['bwrap']:.2f}x   sandbox vs bwrap: {m['sandbox'] / m['bwrap']:.2f}x")
+print(f"peak RSS of shellgate run (largest child of 50): {int(rss) / 1024:.1f} MB")
+PY

@@ -234,7 +234,11 @@ fn file_capabilities_grant_nothing_inside() {
     let Some(setcap) = which("setcap") else {
         panic!("setcap is missing (apt-get install libcap2-bin)");
     };
-    assert_eq!(geteuid(), 0, "needs root to set file capabilities (--skip it when unprivileged)");
+    assert_eq!(
+        geteuid(),
+        0,
+        "needs root to set file capabilities (--skip it when unprivileged)"
+    );
     let s = me();
     let cat = s.ws.join("cat");
     fs::copy("/bin/cat", &cat).unwrap();
@@ -764,7 +768,11 @@ fn metadata_outside_does_not_change() {
 
 #[test]
 fn chown_outside_does_not_change() {
-    assert_eq!(geteuid(), 0, "needs root to change an owner (--skip it when unprivileged)");
+    assert_eq!(
+        geteuid(),
+        0,
+        "needs root to change an owner (--skip it when unprivileged)"
+    );
     conformance(
         Attack::new(
             "chown",
