@@ -404,6 +404,7 @@ fn spawn_and_wait(
         env,
         cwd: req.cwd.to_path_buf(),
         stdio: stream_fds(req.streams)?,
+        passed: Vec::new(),
     };
     record(ctx, request, started)?;
     let timer = Instant::now();

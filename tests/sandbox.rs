@@ -1423,3 +1423,45 @@ fn swapping_the_workspace_or_tmpdir_for_a_symlink_writes_nothing_outside() {
         }
     }
 }
+
+#[test]
+fn a_descriptor_passed_explicitly_reaches_the_program_and_no_other_does() {
+    // Through the library: the API a hook uses for its state channel (fd 3).
+    let s = me();
+    let (reader, writer) = std::io::pipe().unwrap();
+    let stray = fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(s.outside.join("stray"))
+        .unwrap();
+    let spec =
+        shellgate::sandbox::Spec::new(shellgate::mode::SandboxPolicy::WorkspaceWrite, Some(&s.ws))
+            .unwrap();
+    let mut command = shellgate::sandbox::Command::new(
+        "/bin/sh".into(),
+        vec![
+            "-c".into(),
+            "echo through >&3; for fd in 4 5 6 7 8 9 10 11 12 13 14 15; do [ -e /proc/$$/fd/$fd ] && echo open $fd; done; exit 0".into(),
+        ],
+        s.ws.clone(),
+    );
+    command.passed = vec![(std::os::fd::OwnedFd::from(writer), 3)];
+    let out = tempfile::NamedTempFile::new_in(&s.root).unwrap();
+    let stdout = std::os::fd::OwnedFd::from(out.reopen().unwrap());
+    let null = || std::os::fd::OwnedFd::from(fs::File::open("/dev/null").unwrap());
+    command.stdio = Some([null(), stdout, null()]);
+    let running = shellgate::sandbox::spawn(&spec, command).unwrap();
+    let finished = running.wait(None).unwrap();
+    assert!(finished.status.success());
+    assert_eq!(
+        fs::read_to_string(out.path()).unwrap(),
+        "",
+        "other descriptors were open"
+    );
+    let mut got = String::new();
+    use std::io::Read;
+    let mut reader = reader;
+    reader.read_to_string(&mut got).unwrap();
+    assert_eq!(got, "through\n");
+    drop(stray);
+}

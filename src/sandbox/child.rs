@@ -25,6 +25,9 @@ use std::os::fd::RawFd;
 /// The most detached mount trees one launch keeps at a time (writable roots and the empty source).
 pub const MAX_SLOTS: usize = 32;
 
+/// The most descriptors a caller may pass besides the standard streams.
+pub const MAX_PASSED: usize = 2;
+
 /// A file's identity: what the parent saw when it decided to trust the path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileId {
@@ -105,6 +108,10 @@ pub struct ChildPlan {
     pub cwd: Option<Target>,
     /// Descriptors to install as 0, 1, 2 (`-1`: keep the inherited one).
     pub stdio: [RawFd; 3],
+    /// Descriptors the caller passes explicitly, `(source, target)` (`-1`: none): installed as
+    /// `target` (3–9) last, after every other descriptor was marked close-on-exec. Sources and the
+    /// setup pipe are numbered 10 and above, so no installation can clobber them.
+    pub passed: [(RawFd, RawFd); MAX_PASSED],
     /// Signal dispositions the program starts with: `(signal, ignored)`.
     pub signals: Vec<(libc::c_int, bool)>,
     pub ruleset: RawFd,
@@ -452,6 +459,8 @@ pub fn init(plan: &ChildPlan) -> ! {
         plan.stdio[0],
         plan.stdio[1],
         plan.stdio[2],
+        plan.passed[0].0,
+        plan.passed[1].0,
     ];
     raw::close_all_except(3, keep);
     // The whole namespace dies with the thread that cloned it (`wrap`'s broker threads live as
@@ -488,7 +497,8 @@ pub fn init(plan: &ChildPlan) -> ! {
     // The program holds its own copy of the setup pipe until its exec closes it.
     raw::close(plan.setup);
     raw::close(plan.ruleset);
-    for fd in [0, 1, 2].into_iter().chain(plan.stdio) {
+    let passed = plan.passed.map(|(source, _)| source);
+    for fd in [0, 1, 2].into_iter().chain(plan.stdio).chain(passed) {
         if fd >= 0 {
             raw::close(fd);
         }
@@ -586,6 +596,13 @@ fn start_program(plan: &ChildPlan) -> ! {
     // the caller held open) is closed by the exec.
     if let Err(e) = raw::cloexec_from(3) {
         fail(plan, phase::DESCRIPTORS, How::Operate, e);
+    }
+    for (source, target) in plan.passed {
+        if source >= 0
+            && let Err(e) = raw::dup2(source, target)
+        {
+            fail(plan, phase::DESCRIPTORS, How::Operate, e);
+        }
     }
     let errno = raw::execve(&plan.exec.path, &plan.exec.argv, &plan.exec.envp);
     fail(plan, phase::EXEC, How::Operate, errno)

@@ -52,6 +52,10 @@ pub struct Command {
     pub cwd: PathBuf,
     /// Its standard streams: this process's own, or these descriptors.
     pub stdio: Option<[OwnedFd; 3]>,
+    /// Descriptors passed explicitly besides the standard streams, as `(descriptor, number in
+    /// the program)`, the number 3–9 (at most [`child::MAX_PASSED`]). Nothing else the caller
+    /// holds open reaches the program.
+    pub passed: Vec<(OwnedFd, RawFd)>,
 }
 
 impl Command {
@@ -64,6 +68,7 @@ impl Command {
             env: std::env::vars_os().collect(),
             cwd,
             stdio: None,
+            passed: Vec::new(),
         }
     }
 }
@@ -232,6 +237,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
             .map(|(w, g)| (w.as_path(), g.as_path())),
     );
     let pipes = Pipes::new()?;
+    let passed = passed_fds(&command.passed)?;
     let mut plan_for_child = ChildPlan {
         user_map: (namespaces == Namespaces::OwnWithUser).then(user_map),
         steps,
@@ -240,6 +246,13 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         stdio: match &command.stdio {
             Some(fds) => [fds[0].as_raw_fd(), fds[1].as_raw_fd(), fds[2].as_raw_fd()],
             None => [-1, -1, -1],
+        },
+        passed: {
+            let mut slots = [(-1, -1); child::MAX_PASSED];
+            for (slot, (fd, target)) in slots.iter_mut().zip(&passed) {
+                *slot = (fd.as_raw_fd(), *target);
+            }
+            slots
         },
         signals: startup_signals(),
         ruleset: ruleset.fd.as_raw_fd(),
@@ -285,7 +298,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     } = pipes;
     drop((setup_write, status_write, lifeline_read));
     // Kept alive until after the clone: the child reads them from its copy of this memory.
-    drop((filter, ruleset, layers, plan_for_child));
+    drop((filter, ruleset, layers, plan_for_child, passed));
     Ok(Running {
         pid,
         setup: Some(std::fs::File::from(setup_read)),
@@ -370,6 +383,34 @@ fn user_map() -> UserMap {
     }
 }
 
+/// Copies of the passed descriptors numbered 10 and above, checked.
+fn passed_fds(passed: &[(OwnedFd, RawFd)]) -> Result<Vec<(OwnedFd, RawFd)>> {
+    if passed.len() > child::MAX_PASSED {
+        return Err(Error::internal(format!(
+            "at most {} descriptors can be passed to a sandboxed program",
+            child::MAX_PASSED
+        )));
+    }
+    passed
+        .iter()
+        .map(|(fd, target)| {
+            if !(3..=9).contains(target) {
+                return Err(Error::internal(format!(
+                    "a passed descriptor must become 3 to 9, not {target}"
+                )));
+            }
+            Ok((sys::dup_high(fd.as_fd()).map_err(pipe_error)?, *target))
+        })
+        .collect()
+}
+
+fn pipe_error(e: std::io::Error) -> Error {
+    Error::new(
+        Code::SandboxExecFailed,
+        format!("cannot create the sandbox's pipes: {e}"),
+    )
+}
+
 struct Pipes {
     setup_read: OwnedFd,
     setup_write: OwnedFd,
@@ -381,15 +422,11 @@ struct Pipes {
 
 impl Pipes {
     fn new() -> Result<Pipes> {
-        let pipe = || {
-            std::io::pipe()
-                .map(|(r, w)| (OwnedFd::from(r), OwnedFd::from(w)))
-                .map_err(|e| {
-                    Error::new(
-                        Code::SandboxExecFailed,
-                        format!("cannot create the sandbox's pipes: {e}"),
-                    )
-                })
+        // Numbered 10 and above (see `ChildPlan::passed`).
+        let pipe = || -> Result<(OwnedFd, OwnedFd)> {
+            let (r, w) = std::io::pipe().map_err(pipe_error)?;
+            let high = |fd: OwnedFd| sys::dup_high(fd.as_fd()).map_err(pipe_error);
+            Ok((high(OwnedFd::from(r))?, high(OwnedFd::from(w))?))
         };
         let (setup_read, setup_write) = pipe()?;
         let (status_read, status_write) = pipe()?;

@@ -408,3 +408,14 @@ pub fn read_link_at(
     buf.truncate(n as usize);
     Ok(std::path::PathBuf::from(std::ffi::OsString::from_vec(buf)))
 }
+
+/// A close-on-exec copy of `fd` numbered 10 or above.
+pub fn dup_high(fd: std::os::fd::BorrowedFd) -> io::Result<OwnedFd> {
+    // SAFETY: F_DUPFD_CLOEXEC takes and returns integers; the descriptor is borrowed, so open.
+    let new = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10) };
+    if new < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `new` was just returned by the kernel and is owned by no one else.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
+}
