@@ -1465,3 +1465,28 @@ fn a_descriptor_passed_explicitly_reaches_the_program_and_no_other_does() {
     assert_eq!(got, "through\n");
     drop(stray);
 }
+
+#[test]
+fn refused_connections_are_reported_with_their_address() {
+    let s = me();
+    let listener = tcp_listener("127.0.0.1:0");
+    let port = listener.local_addr().unwrap().port();
+    let out = s
+        .sandbox()
+        .py(TCP_CONNECT, &["127.0.0.1", &port.to_string()]);
+    assert_eq!(out.stdout().trim(), "denied 1", "{}", out.stderr());
+    assert_no_connection(&listener);
+    assert!(
+        out.stderr()
+            .contains(&format!("a connection to 127.0.0.1:{port}")),
+        "{}",
+        out.stderr()
+    );
+    // A DNS lookup starts with a UDP socket: reported too, though it has no address yet.
+    let out = s.sandbox().py(
+        "import socket\ntry:\n    socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\nexcept OSError as e:\n    print(e.errno)",
+        &[],
+    );
+    assert_eq!(out.stdout().trim(), "1");
+    assert!(out.stderr().contains("a UDP socket"), "{}", out.stderr());
+}

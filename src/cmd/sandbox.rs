@@ -74,6 +74,13 @@ fn supervise(args: &Args) -> Result<ExitCode> {
     if let Some(refusal) = crate::gate::violation_refusal(&finished.violations) {
         return Err(refusal);
     }
+    if !finished.denials.is_empty() {
+        let what: Vec<String> = finished.denials.iter().map(|d| d.describe()).collect();
+        eprintln!(
+            "[shellgate] the sandbox refused {} (no network in this sandbox; --network allows it)",
+            what.join(", ")
+        );
+    }
     Ok(crate::gate::end_like(&finished.status))
 }
 

@@ -68,6 +68,7 @@ pub enum Sys {
     Getsockname,
     Shutdown,
     Sendto,
+    Sendmsg,
     Sendmmsg,
     Recvmmsg,
     Getsockopt,
@@ -146,6 +147,7 @@ impl Sys {
             Sys::Getsockname => (51, 204),
             Sys::Shutdown => (48, 210),
             Sys::Sendto => (44, 206),
+            Sys::Sendmsg => (46, 211),
             Sys::Sendmmsg => (307, 269),
             Sys::Recvmmsg => (299, 243),
             Sys::Getsockopt => (55, 209),
@@ -222,6 +224,22 @@ pub enum Deny {
     Always,
     /// Calls matching any of these argument checks.
     When(Vec<ArgCheck>),
+    /// Every call, reported first: the supervisor outside the sandbox is told (a seccomp user
+    /// notification, so it can say which address a refused `connect` went to) and answers with
+    /// the refusal. Without a supervisor, the same `EPERM` as [`Deny::Always`].
+    Reported,
+    /// Calls matching any of these checks, in order: the first that matches decides whether the
+    /// call is refused at once or reported first (see [`Deny::Reported`]).
+    Checked(Vec<(ArgCheck, Refusal)>),
+}
+
+/// How a matching call is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// `EPERM` at once.
+    Denied,
+    /// Reported to the supervisor, which refuses it.
+    Reported,
 }
 
 /// One condition on one syscall argument; a call matching *any* check of its syscall is denied.
@@ -240,6 +258,10 @@ pub enum ArgCheck {
     NonZero { arg: u8 },
     /// The low 32 bits, masked, equal `value` (a field inside an argument: a socket's type).
     MaskedEquals { arg: u8, mask: u32, value: u32 },
+    /// The low 32 bits, masked, differ from `value`.
+    MaskedNotEquals { arg: u8, mask: u32, value: u32 },
+    /// The low 32 bits are neither of `values` (a socket family outside a set).
+    NotIn { arg: u8, values: [u32; 2] },
 }
 
 /// What the program may do with sockets: the two switches of a sandbox that reach the filter.
@@ -402,16 +424,38 @@ fn set_id_bits_denied() -> Vec<(Sys, Deny)> {
 fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
     use Sys::*;
     let unix = libc::AF_UNIX as u32;
+    let internet = [libc::AF_INET as u32, libc::AF_INET6 as u32];
     let dgram = ArgCheck::MaskedEquals {
         arg: 1,
         mask: 0xf,
         value: libc::SOCK_DGRAM as u32,
     };
     let socket = match sockets {
+        // Without the network, only TCP sockets can be made, so that a `connect` is what fails
+        // (and is reported with its address); they can never connect, bind or listen.
+        // A UDP socket (a DNS lookup, most often) is refused with a report: without it the
+        // line would only say "could not resolve host".
         Sockets {
             network: false,
             unix: false,
-        } => Deny::Always,
+        } => Deny::Checked(vec![
+            (
+                ArgCheck::NotIn {
+                    arg: 0,
+                    values: internet,
+                },
+                Refusal::Denied,
+            ),
+            (dgram, Refusal::Reported),
+            (
+                ArgCheck::MaskedNotEquals {
+                    arg: 1,
+                    mask: 0xf,
+                    value: libc::SOCK_STREAM as u32,
+                },
+                Refusal::Denied,
+            ),
+        ]),
         Sockets {
             network: false,
             unix: true,
@@ -443,10 +487,9 @@ fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
 
 fn network_denied() -> Vec<(Sys, Deny)> {
     use Sys::*;
-    // The calls that reach out or accept from outside (after Codex's list). `recvfrom` stays
-    // allowed so programs talking to their own children over a socketpair keep working.
+    // The calls that accept from outside or inspect sockets (after Codex's list). `recvfrom`
+    // stays allowed so programs talking to their own children over a socketpair keep working.
     let reaching_out = [
-        Connect,
         Accept,
         Accept4,
         Bind,
@@ -463,9 +506,29 @@ fn network_denied() -> Vec<(Sys, Deny)> {
         .into_iter()
         .map(|s| (s, Deny::Always))
         .collect();
+    // Where the line tried to connect is what it would need: reported, then refused.
+    table.push((Connect, Deny::Reported));
     // `send()` is `sendto(fd, buf, len, flags, NULL, 0)`: like `write()` on an already connected
-    // socket. Only an explicit destination address (argument 4) reaches somewhere new.
-    table.push((Sendto, Deny::When(vec![ArgCheck::NonZero { arg: 4 }])));
+    // socket. Only an explicit destination address (argument 4) reaches somewhere new, and TCP
+    // Fast Open connects from `sendto`/`sendmsg` with `MSG_FASTOPEN`.
+    let fast_open = libc::MSG_FASTOPEN as u32;
+    table.push((
+        Sendto,
+        Deny::When(vec![
+            ArgCheck::NonZero { arg: 4 },
+            ArgCheck::AnyBit {
+                arg: 3,
+                mask: fast_open,
+            },
+        ]),
+    ));
+    table.push((
+        Sendmsg,
+        Deny::When(vec![ArgCheck::AnyBit {
+            arg: 2,
+            mask: fast_open,
+        }]),
+    ));
     table
 }
 
@@ -479,6 +542,7 @@ const BPF_ALU_AND_K: u16 = 0x54;
 const BPF_RET_K: u16 = 0x06;
 const SECCOMP_RET_KILL_PROCESS: u32 = 0x8000_0000;
 const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
+const SECCOMP_RET_USER_NOTIF: u32 = 0x7fc0_0000;
 const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
 /// Offsets in `struct seccomp_data` (little endian on both architectures).
 const DATA_NR: u32 = 0;
@@ -575,8 +639,15 @@ fn jump(code: u16, k: u32, jt: u8, jf: u8) -> sock_filter {
 /// The filter for `arch`: allow by default, `EPERM` for the rule table, `ENOSYS` for `clone3` and
 /// x32 calls, kill for a foreign architecture.
 pub fn program(arch: Arch, sockets: Sockets) -> BpfProgram {
+    program_with(arch, sockets, false)
+}
+
+/// [`program`], with [`Deny::Reported`] calls sent to a supervisor (`SECCOMP_RET_USER_NOTIF`)
+/// when `reported`; the filter must then be installed with a listener.
+pub fn program_with(arch: Arch, sockets: Sockets, reported: bool) -> BpfProgram {
     let mut asm = Assembler::default();
     let (allow, deny, enosys, kill) = (asm.label(), asm.label(), asm.label(), asm.label());
+    let report = if reported { asm.label() } else { deny };
     asm.load(DATA_ARCH);
     asm.jump(BPF_JEQ_K, arch.audit_arch(), To::Next, kill);
     asm.load(DATA_NR);
@@ -589,24 +660,40 @@ pub fn program(arch: Arch, sockets: Sockets) -> BpfProgram {
         .collect();
     // Every mentioned number with where it goes, sorted for the search tree.
     let mut entries: Vec<(u32, To)> = vec![(nr(Sys::Clone3, arch), enosys)];
-    let mut blocks: Vec<(To, &[ArgCheck])> = Vec::new();
+    let mut blocks: Vec<(To, Vec<(ArgCheck, To)>)> = Vec::new();
     for (sys, rule) in &table {
-        match rule {
-            Deny::Always => entries.push((nr(*sys, arch), deny)),
-            Deny::When(checks) => {
-                let block = asm.label();
-                blocks.push((block, checks));
-                entries.push((nr(*sys, arch), block));
+        let checks: Vec<(ArgCheck, To)> = match rule {
+            Deny::Always => {
+                entries.push((nr(*sys, arch), deny));
+                continue;
             }
-        }
+            Deny::Reported => {
+                entries.push((nr(*sys, arch), report));
+                continue;
+            }
+            Deny::When(checks) => checks.iter().map(|c| (*c, deny)).collect(),
+            Deny::Checked(checks) => checks
+                .iter()
+                .map(|(c, how)| {
+                    let to = match how {
+                        Refusal::Denied => deny,
+                        Refusal::Reported => report,
+                    };
+                    (*c, to)
+                })
+                .collect(),
+        };
+        let block = asm.label();
+        blocks.push((block, checks));
+        entries.push((nr(*sys, arch), block));
     }
     entries.sort_by_key(|(number, _)| *number);
     entries.dedup_by_key(|(number, _)| *number);
     search_tree(&mut asm, &entries, allow);
     for (block, checks) in blocks {
         asm.bind(block);
-        for check in checks {
-            emit_check(&mut asm, *check, deny);
+        for (check, to) in checks {
+            emit_check(&mut asm, check, to);
         }
         asm.goto(allow);
     }
@@ -616,6 +703,10 @@ pub fn program(arch: Arch, sockets: Sockets) -> BpfProgram {
     asm.ret(SECCOMP_RET_ERRNO | libc::EPERM as u32);
     asm.bind(enosys);
     asm.ret(SECCOMP_RET_ERRNO | libc::ENOSYS as u32);
+    if reported {
+        asm.bind(report);
+        asm.ret(SECCOMP_RET_USER_NOTIF);
+    }
     asm.bind(kill);
     asm.ret(SECCOMP_RET_KILL_PROCESS);
     asm.finish()
@@ -675,12 +766,27 @@ fn emit_check(asm: &mut Assembler, check: ArgCheck, deny: To) {
             asm.and(mask);
             asm.jump(BPF_JEQ_K, value, deny, To::Next);
         }
+        ArgCheck::MaskedNotEquals { arg, mask, value } => {
+            asm.load(low(arg));
+            asm.and(mask);
+            asm.jump(BPF_JEQ_K, value, To::Next, deny);
+        }
+        ArgCheck::NotIn { arg, values } => {
+            let inside = asm.label();
+            asm.load(low(arg));
+            for value in values {
+                asm.jump(BPF_JEQ_K, value, inside, To::Next);
+            }
+            asm.goto(deny);
+            asm.bind(inside);
+        }
     }
 }
 
 /// The filter for this machine's architecture, ready for the sandbox's program process to
-/// install (`seccomp(SECCOMP_SET_MODE_FILTER)`) just before its exec.
-pub fn native_program(sockets: Sockets) -> Result<BpfProgram> {
+/// install (`seccomp(SECCOMP_SET_MODE_FILTER)`) just before its exec; with `reported`, the
+/// variant whose reported calls go to a listener.
+pub fn native_program(sockets: Sockets, reported: bool) -> Result<BpfProgram> {
     let arch = Arch::native().ok_or_else(|| {
         Error::new(
             Code::SandboxUnavailable,
@@ -690,13 +796,13 @@ pub fn native_program(sockets: Sockets) -> Result<BpfProgram> {
             ),
         )
     })?;
-    Ok(program(arch, sockets))
+    Ok(program_with(arch, sockets, reported))
 }
 
 /// Installs the filter on the calling thread (`no_new_privs` must already be set): for a process
 /// that confines itself rather than a child, such as `wrap`'s contained agent launcher.
 pub fn install(sockets: Sockets) -> Result<()> {
-    seccompiler::apply_filter(&native_program(sockets)?).map_err(seccomp_error)
+    seccompiler::apply_filter(&native_program(sockets, false)?).map_err(seccomp_error)
 }
 
 /// Whether this kernel accepts seccomp filters (`CONFIG_SECCOMP_FILTER`).
@@ -818,8 +924,9 @@ mod tests {
                 continue;
             }
             let chain = match deny {
-                Deny::Always => Vec::new(),
+                Deny::Always | Deny::Reported => Vec::new(),
                 Deny::When(checks) => checks.iter().map(|c| reference_rule(*c)).collect(),
+                Deny::Checked(checks) => checks.iter().map(|(c, _)| reference_rule(*c)).collect(),
             };
             map.insert(sys.number(arch), chain);
         }
@@ -850,6 +957,24 @@ mod tests {
                 Dword,
                 SeccompCmpOp::MaskedEq(u64::from(mask)),
                 u64::from(value),
+            ),
+            ArgCheck::NotIn { arg, values } => {
+                // Both "differs" conditions in one rule: seccompiler ANDs them.
+                let conditions = values
+                    .iter()
+                    .map(|v| {
+                        SeccompCondition::new(arg, Dword, SeccompCmpOp::Ne, u64::from(*v)).unwrap()
+                    })
+                    .collect();
+                return SeccompRule::new(conditions).unwrap();
+            }
+            // seccompiler has no masked "differs": the socket rules using it are compared on
+            // their own (`sockets_for_lines`), not against the reference.
+            ArgCheck::MaskedNotEquals { arg, mask, .. } => (
+                arg,
+                Dword,
+                SeccompCmpOp::MaskedEq(u64::from(mask)),
+                u64::MAX,
             ),
         };
         SeccompRule::new(vec![SeccompCondition::new(arg, len, op, value).unwrap()]).unwrap()
@@ -935,6 +1060,7 @@ mod tests {
                         // Any-bit tests (namespace flags, set-id mode bits): the reference only
                         // knows the lowest bit. Compared on their own below.
                         if [
+                            Sys::Socket,
                             Sys::Clone,
                             Sys::Unshare,
                             Sys::Chmod,
@@ -987,15 +1113,40 @@ mod tests {
                     EPERM
                 );
             }
-            for family in [
-                libc::AF_INET,
-                libc::AF_INET6,
-                libc::AF_PACKET,
-                libc::AF_NETLINK,
-            ] {
+            // Without the network: a TCP socket can be made (its connect is what is reported and
+            // refused), nothing else.
+            for family in [libc::AF_INET, libc::AF_INET6] {
                 let family = family as u64;
-                assert_eq!(verdict(arch, false, Sys::Socket, &[family, 1]), EPERM);
+                assert_eq!(verdict(arch, false, Sys::Socket, &[family, stream]), ALLOW);
+                assert_eq!(verdict(arch, false, Sys::Socket, &[family, dgram]), EPERM);
+                let udp = run(
+                    &program_with(arch, lines(false), true),
+                    &Call::new(arch, Sys::Socket, &[family, dgram]),
+                );
+                assert_eq!(udp, SECCOMP_RET_USER_NOTIF);
+                assert_eq!(verdict(arch, false, Sys::Socket, &[family, 3]), EPERM); // SOCK_RAW
+                assert_eq!(verdict(arch, false, Sys::Connect, &[3, 0, 16]), EPERM);
+                let reported = run(
+                    &program_with(arch, lines(false), true),
+                    &Call::new(arch, Sys::Connect, &[3, 0, 16]),
+                );
+                assert_eq!(reported, SECCOMP_RET_USER_NOTIF);
             }
+            for family in [libc::AF_PACKET, libc::AF_NETLINK] {
+                let family = family as u64;
+                assert_eq!(verdict(arch, false, Sys::Socket, &[family, stream]), EPERM);
+            }
+            let fast_open = libc::MSG_FASTOPEN as u64;
+            assert_eq!(
+                verdict(arch, false, Sys::Sendmsg, &[3, 0, fast_open]),
+                EPERM
+            );
+            assert_eq!(verdict(arch, false, Sys::Sendmsg, &[3, 0, 0]), ALLOW);
+            assert_eq!(
+                verdict(arch, false, Sys::Sendto, &[3, 0, 1, fast_open, 0, 0]),
+                EPERM
+            );
+            assert_eq!(verdict(arch, true, Sys::Sendmsg, &[3, 0, fast_open]), ALLOW);
             assert_eq!(verdict(arch, true, Sys::Socket, &[inet, stream]), ALLOW);
             // High bits are ignored by the kernel, so they must not dodge the check.
             let dodge = (1u64 << 32) | unix;
@@ -1066,13 +1217,7 @@ mod tests {
     #[test]
     fn reaching_out_is_denied_without_network_only() {
         for arch in ARCHES {
-            for sys in [
-                Sys::Connect,
-                Sys::Bind,
-                Sys::Listen,
-                Sys::Accept4,
-                Sys::Sendmmsg,
-            ] {
+            for sys in [Sys::Bind, Sys::Listen, Sys::Accept4, Sys::Sendmmsg] {
                 assert_eq!(verdict(arch, false, sys, &[3]), EPERM, "{sys:?}");
                 assert_eq!(verdict(arch, true, sys, &[3]), ALLOW, "{sys:?}");
             }
