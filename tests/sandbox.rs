@@ -1490,3 +1490,29 @@ fn refused_connections_are_reported_with_their_address() {
     assert_eq!(out.stdout().trim(), "1");
     assert!(out.stderr().contains("a UDP socket"), "{}", out.stderr());
 }
+
+#[test]
+fn refused_writes_are_named() {
+    for who in identities() {
+        let s = Scene::new(who);
+        let outside = s.outside.join("f");
+        let out = s.sandbox().sh(&format!(
+            "echo x > {0}; mkdir {1}/d; echo ok > inside; echo done",
+            outside.display(),
+            s.outside.display()
+        ));
+        assert!(out.stdout().contains("done"), "{}", out.stderr());
+        assert!(s.ws.join("inside").exists());
+        let stderr = out.stderr();
+        assert!(
+            stderr.contains(&format!("writing {}", outside.display())),
+            "{who:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("creating the directory {}/d", s.outside.display())),
+            "{who:?}: {stderr}"
+        );
+        // Writes the sandbox allows are not named.
+        assert!(!stderr.contains("inside"), "{stderr}");
+    }
+}

@@ -76,10 +76,7 @@ fn supervise(args: &Args) -> Result<ExitCode> {
     }
     if !finished.denials.is_empty() {
         let what: Vec<String> = finished.denials.iter().map(|d| d.describe()).collect();
-        eprintln!(
-            "[shellgate] the sandbox refused {} (no network in this sandbox; --network allows it)",
-            what.join(", ")
-        );
+        eprintln!("[shellgate] the sandbox refused {}", what.join(", "));
     }
     Ok(crate::gate::end_like(&finished.status))
 }

@@ -172,6 +172,8 @@ pub struct Running {
     /// The listener reported refusals come to, once received.
     listener: Option<OwnedFd>,
     denials: Vec<Denial>,
+    /// Where writes are allowed: for the notes on observed calls.
+    scope: notify::WriteScope,
 }
 
 /// How the program ended.
@@ -244,6 +246,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         )
     })?;
     write_notes(spec, &plan, stdio[2]);
+    let scope = write_scope(spec, &plan);
     let guard = Guard::new(
         &plan.guarded,
         workspace_repo(spec)
@@ -334,7 +337,31 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         supervisor,
         listener: None,
         denials: Vec::new(),
+        scope,
     })
+}
+
+/// Where writes are allowed in this sandbox, for the notes on observed calls: the writable
+/// layers and the private `/dev/shm`, except the read-only layers and protected paths.
+fn write_scope(spec: &Spec, plan: &Plan) -> notify::WriteScope {
+    let mut writable: Vec<PathBuf> = plan.writable_roots().map(Path::to_path_buf).collect();
+    if spec.policy == Policy::WorkspaceWrite {
+        writable.extend(spec.writable_roots());
+    }
+    writable.push(PathBuf::from(SHM));
+    let read_only = plan
+        .layers
+        .iter()
+        .filter_map(|l| match l {
+            Layer::ReadOnly(p) => Some(p.clone()),
+            Layer::Writable(_) => None,
+        })
+        .chain(plan.read_only.iter().cloned())
+        .collect();
+    notify::WriteScope {
+        writable,
+        read_only,
+    }
 }
 
 fn fprog(program: &mut seccompiler::BpfProgram) -> Result<libc::sock_fprog> {
@@ -959,7 +986,7 @@ impl Running {
         let Some(listener) = &self.listener else {
             return;
         };
-        match notify::handle_one(listener) {
+        match notify::handle_one(listener, &self.scope) {
             Ok(Some(denial)) => notify::record(&mut self.denials, denial),
             Ok(None) => {}
             Err(_) => self.listener = None,

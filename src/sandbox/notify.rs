@@ -8,11 +8,20 @@
 //! memory, records it, and answers with the refusal (`EPERM`) itself: the call never runs, so
 //! nothing the line changes in its memory afterwards matters (no `CONTINUE` is ever sent). What
 //! it records becomes the missing grant an escalation offers (see `gate`).
+//!
+//! Calls that change the filesystem are *observed* the same way, but never decided here: the
+//! supervisor answers `CONTINUE`, and the kernel's own layers (the read-only mount tree, Landlock)
+//! decide as if nobody had looked. It only notes the path when it lies outside the writable roots
+//! or in a protected path, so a refused write can be named. Because the decision stays with the
+//! kernel, a path the line changes between the look and the call only makes the note wrong, never
+//! the sandbox weaker.
 
+use crate::sandbox::seccomp::{Arch, Sys};
 use serde::Serialize;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Component, Path, PathBuf};
 
 /// Something the sandbox refused that the line needed.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -24,6 +33,30 @@ pub enum Denial {
     ConnectElsewhere,
     /// A UDP socket: a DNS lookup, most often.
     Udp,
+    /// A change to `path` outside the writable roots (or in a protected path).
+    Write {
+        path: PathBuf,
+        operation: &'static str,
+    },
+}
+
+/// Where writes are allowed, for the notes on observed calls.
+#[derive(Debug, Clone, Default)]
+pub struct WriteScope {
+    /// Beneath these, writes are allowed (canonical).
+    pub writable: Vec<PathBuf>,
+    /// ...except beneath these (protected paths, read-only trees).
+    pub read_only: Vec<PathBuf>,
+}
+
+impl WriteScope {
+    fn refuses(&self, path: &Path) -> bool {
+        if path.starts_with("/dev") {
+            return false;
+        }
+        let beneath = |list: &[PathBuf]| list.iter().any(|p| path.starts_with(p));
+        !beneath(&self.writable) || beneath(&self.read_only)
+    }
 }
 
 impl Denial {
@@ -33,6 +66,7 @@ impl Denial {
             Denial::Connect { address } => format!("a connection to {address}"),
             Denial::ConnectElsewhere => "a network connection".to_owned(),
             Denial::Udp => "a UDP socket (a DNS lookup, most often)".to_owned(),
+            Denial::Write { path, operation } => format!("{operation} {}", path.display()),
         }
     }
 }
@@ -40,10 +74,10 @@ impl Denial {
 /// The most denials one line records (a loop of failing connects says no more after that).
 const MAX_DENIALS: usize = 32;
 
-/// Receives one notification from `listener`, answers it with `EPERM`, and returns what it was.
-/// `Ok(None)` when there was nothing to receive (the notification was withdrawn: the process
-/// died, or a signal interrupted the call).
-pub fn handle_one(listener: &OwnedFd) -> io::Result<Option<Denial>> {
+/// Receives one notification from `listener` and answers it: a reported call with `EPERM`, an
+/// observed one with `CONTINUE`. Returns what it noted, if anything (`None` also when the
+/// notification was withdrawn: the process died, or a signal interrupted the call).
+pub fn handle_one(listener: &OwnedFd, scope: &WriteScope) -> io::Result<Option<Denial>> {
     let fd = listener.as_raw_fd();
     // SAFETY: seccomp_notif is plain old data; the kernel requires it zeroed before RECV.
     let mut notif: libc::seccomp_notif = unsafe { std::mem::zeroed() };
@@ -56,21 +90,127 @@ pub fn handle_one(listener: &OwnedFd) -> io::Result<Option<Denial>> {
             _ => Err(e),
         };
     }
-    let denial = denial_of(&notif);
-    // The answer: the call fails with EPERM, as it would have without a supervisor. A withdrawn
-    // notification (ENOENT) needs no answer.
-    let response = libc::seccomp_notif_resp {
-        id: notif.id,
-        val: 0,
-        error: -libc::EPERM,
-        flags: 0,
+    let observed = observed_call(notif.data.nr as i64);
+    let denial = match observed {
+        Some(sys) => write_outside(&notif, sys, scope),
+        None => Some(denial_of(&notif)),
+    };
+    // The answer. A reported call fails with EPERM, as it would have without a supervisor; an
+    // observed one goes on to the kernel's own checks. A withdrawn notification (ENOENT) needs
+    // no answer.
+    let response = match observed {
+        Some(_) => libc::seccomp_notif_resp {
+            id: notif.id,
+            val: 0,
+            error: 0,
+            flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+        },
+        None => libc::seccomp_notif_resp {
+            id: notif.id,
+            val: 0,
+            error: -libc::EPERM,
+            flags: 0,
+        },
     };
     // SAFETY: `response` is a valid seccomp_notif_resp; the ioctl only reads it.
     let ret = unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_SEND, &response) };
     if ret < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::ENOENT) {
         return Err(io::Error::last_os_error());
     }
-    Ok(Some(denial))
+    Ok(denial)
+}
+
+/// The observed syscall `nr` is, on this architecture (`None`: a reported one).
+fn observed_call(nr: i64) -> Option<Sys> {
+    let arch = Arch::native()?;
+    crate::sandbox::seccomp::observed_calls().find(|sys| sys.number(arch) == nr)
+}
+
+/// Which arguments of an observed call name what it changes: `(dirfd argument, path argument)`
+/// pairs (`None` dirfd: relative to the working directory), or a descriptor argument.
+enum Target {
+    Paths(&'static [(Option<usize>, usize)]),
+    Descriptor(usize),
+}
+
+fn target_of(sys: Sys) -> Target {
+    use Sys::*;
+    match sys {
+        Open | Creat | Mkdir | Unlink | Rmdir | Mknod | Truncate | Chmod | Chown | Lchown
+        | Setxattr | Lsetxattr | Removexattr | Lremovexattr => Target::Paths(&[(None, 0)]),
+        Openat | Openat2 | Mkdirat | Unlinkat | Mknodat | Fchmodat | Fchmodat2 | Fchownat
+        | Utimensat => Target::Paths(&[(Some(0), 1)]),
+        Rename => Target::Paths(&[(None, 0), (None, 1)]),
+        Renameat | Renameat2 => Target::Paths(&[(Some(0), 1), (Some(2), 3)]),
+        Link | Symlink => Target::Paths(&[(None, 1)]),
+        Linkat => Target::Paths(&[(Some(2), 3)]),
+        Symlinkat => Target::Paths(&[(Some(1), 2)]),
+        _ => Target::Descriptor(0),
+    }
+}
+
+fn operation_of(sys: Sys) -> &'static str {
+    use Sys::*;
+    match sys {
+        Open | Openat | Openat2 | Creat => "writing",
+        Mkdir | Mkdirat => "creating the directory",
+        Unlink | Unlinkat | Rmdir => "removing",
+        Rename | Renameat | Renameat2 => "renaming",
+        Link | Linkat | Symlink | Symlinkat | Mknod | Mknodat => "creating",
+        Truncate => "truncating",
+        Chmod | Fchmod | Fchmodat | Fchmodat2 => "changing the mode of",
+        Chown | Lchown | Fchownat => "changing the owner of",
+        Utimensat => "changing the times of",
+        _ => "changing the attributes of",
+    }
+}
+
+/// The path an observed call changes, when the sandbox refuses changes there.
+fn write_outside(notif: &libc::seccomp_notif, sys: Sys, scope: &WriteScope) -> Option<Denial> {
+    let pid = notif.pid;
+    let args = notif.data.args;
+    let paths: Vec<PathBuf> = match target_of(sys) {
+        Target::Descriptor(arg) => {
+            vec![std::fs::read_link(format!("/proc/{pid}/fd/{}", args[arg] as i32)).ok()?]
+        }
+        Target::Paths(pairs) => pairs
+            .iter()
+            .filter_map(|(dirfd, path)| resolve(pid, dirfd.map(|a| args[a] as i32), args[*path]))
+            .collect(),
+    };
+    let path = paths.into_iter().find(|p| scope.refuses(p))?;
+    Some(Denial::Write {
+        path,
+        operation: operation_of(sys),
+    })
+}
+
+/// The absolute path a `(dirfd, path pointer)` pair names in process `pid`, made lexically
+/// normal (`.` and `..` removed): what it names, not where symlinks would lead.
+fn resolve(pid: u32, dirfd: Option<i32>, pointer: u64) -> Option<PathBuf> {
+    if pointer == 0 {
+        return None;
+    }
+    let bytes = read_memory(pid, pointer, libc::PATH_MAX as usize)?;
+    let end = bytes.iter().position(|b| *b == 0)?;
+    use std::os::unix::ffi::OsStrExt;
+    let path = Path::new(std::ffi::OsStr::from_bytes(&bytes[..end]));
+    let base = match dirfd {
+        _ if path.is_absolute() => PathBuf::from("/"),
+        None | Some(libc::AT_FDCWD) => std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?,
+        Some(fd) => std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok()?,
+    };
+    let mut normal = PathBuf::new();
+    for component in base.join(path).components() {
+        match component {
+            Component::ParentDir => {
+                normal.pop();
+            }
+            Component::CurDir => {}
+            other => normal.push(other),
+        }
+    }
+    Some(normal)
 }
 
 /// Adds `denial` to `list` unless it is there already or the list is full.

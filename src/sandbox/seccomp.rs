@@ -126,6 +126,33 @@ pub enum Sys {
     Fchmod,
     Fchmodat,
     Fchmodat2,
+    Open,
+    Openat,
+    Openat2,
+    Creat,
+    Mkdir,
+    Mkdirat,
+    Unlink,
+    Unlinkat,
+    Rmdir,
+    Rename,
+    Renameat,
+    Renameat2,
+    Link,
+    Linkat,
+    Symlink,
+    Symlinkat,
+    Mknod,
+    Mknodat,
+    Truncate,
+    Chown,
+    Lchown,
+    Fchownat,
+    Utimensat,
+    Setxattr,
+    Lsetxattr,
+    Removexattr,
+    Lremovexattr,
 }
 
 /// The number of a syscall an architecture does not have (aarch64 has no `chmod`).
@@ -205,6 +232,33 @@ impl Sys {
             Sys::Fchmod => (91, 52),
             Sys::Fchmodat => (268, 53),
             Sys::Fchmodat2 => (452, 452),
+            Sys::Open => (2, ABSENT),
+            Sys::Openat => (257, 56),
+            Sys::Openat2 => (437, 437),
+            Sys::Creat => (85, ABSENT),
+            Sys::Mkdir => (83, ABSENT),
+            Sys::Mkdirat => (258, 34),
+            Sys::Unlink => (87, ABSENT),
+            Sys::Unlinkat => (263, 35),
+            Sys::Rmdir => (84, ABSENT),
+            Sys::Rename => (82, ABSENT),
+            Sys::Renameat => (264, 38),
+            Sys::Renameat2 => (316, 276),
+            Sys::Link => (86, ABSENT),
+            Sys::Linkat => (265, 37),
+            Sys::Symlink => (88, ABSENT),
+            Sys::Symlinkat => (266, 36),
+            Sys::Mknod => (133, ABSENT),
+            Sys::Mknodat => (259, 33),
+            Sys::Truncate => (76, 45),
+            Sys::Chown => (92, ABSENT),
+            Sys::Lchown => (94, ABSENT),
+            Sys::Fchownat => (260, 54),
+            Sys::Utimensat => (280, 88),
+            Sys::Setxattr => (188, 5),
+            Sys::Lsetxattr => (189, 6),
+            Sys::Removexattr => (197, 14),
+            Sys::Lremovexattr => (198, 15),
         }
     }
 
@@ -240,6 +294,10 @@ pub enum Refusal {
     Denied,
     /// Reported to the supervisor, which refuses it.
     Reported,
+    /// Not refused: shown to the supervisor, which lets it go on (the kernel's own checks then
+    /// decide) and notes it when it would write outside the writable roots. Without a supervisor
+    /// the call simply goes on.
+    Observed,
 }
 
 /// One condition on one syscall argument; a call matching *any* check of its syscall is denied.
@@ -262,6 +320,8 @@ pub enum ArgCheck {
     MaskedNotEquals { arg: u8, mask: u32, value: u32 },
     /// The low 32 bits are neither of `values` (a socket family outside a set).
     NotIn { arg: u8, values: [u32; 2] },
+    /// Every call (the last check of a [`Deny::Checked`] list: what the others leave).
+    Any,
 }
 
 /// What the program may do with sockets: the two switches of a sandbox that reach the filter.
@@ -597,7 +657,8 @@ impl Assembler {
         self.code.push((BPF_RET_K, k, To::Next, To::Next));
     }
 
-    fn finish(self) -> BpfProgram {
+    fn finish(mut self) -> BpfProgram {
+        self.lengthen_far_jumps();
         let offset = |to: To, at: usize| -> u32 {
             let index = match to {
                 To::Next => at + 1,
@@ -620,6 +681,58 @@ impl Assembler {
                 _ => stmt(code, k),
             })
             .collect()
+    }
+
+    /// A conditional jump reaches at most 255 instructions ahead; a farther one goes through an
+    /// unconditional `JA` (32-bit offset) placed right after it. Inserting one moves what follows,
+    /// so this repeats until every conditional jump fits.
+    fn lengthen_far_jumps(&mut self) {
+        loop {
+            let target = |to: To, at: usize, labels: &[Option<usize>]| match to {
+                To::Next => at + 1,
+                To::Label(id) => labels[id].expect("every label is bound"),
+            };
+            let far = self
+                .code
+                .iter()
+                .enumerate()
+                .find_map(|(at, &(code, _, t, f))| {
+                    let conditional = matches!(code, BPF_JEQ_K | BPF_JGE_K | BPF_JSET_K);
+                    let too_far = |to: To| target(to, at, &self.labels) - at - 1 > 255;
+                    (conditional && (too_far(t) || too_far(f))).then_some(at)
+                });
+            let Some(at) = far else { return };
+            let (code, k, if_true, if_false) = self.code[at];
+            let true_is_far = target(if_true, at, &self.labels) - at - 1 > 255;
+            // Everything after `at` moves down by one.
+            for label in self.labels.iter_mut().flatten() {
+                if *label > at {
+                    *label += 1;
+                }
+            }
+            let after = self.label();
+            self.labels[match after {
+                To::Label(id) => id,
+                To::Next => unreachable!("label() returns a label"),
+            }] = Some(at + 2);
+            // The far branch falls into the trampoline; the other skips it.
+            let (new_true, new_false, far_to) = if true_is_far {
+                (To::Next, after_or(if_false, after), if_true)
+            } else {
+                (after_or(if_true, after), To::Next, if_false)
+            };
+            self.code[at] = (code, k, new_true, new_false);
+            self.code.insert(at + 1, (BPF_JA, 0, far_to, To::Next));
+        }
+    }
+}
+
+/// The near branch of a split jump: its own target, or — when that was the next instruction —
+/// the one after the inserted trampoline.
+fn after_or(to: To, after: To) -> To {
+    match to {
+        To::Next => after,
+        label => label,
     }
 }
 
@@ -648,13 +761,18 @@ pub fn program_with(arch: Arch, sockets: Sockets, reported: bool) -> BpfProgram 
     let mut asm = Assembler::default();
     let (allow, deny, enosys, kill) = (asm.label(), asm.label(), asm.label(), asm.label());
     let report = if reported { asm.label() } else { deny };
+    let observe = if reported { report } else { allow };
     asm.load(DATA_ARCH);
     asm.jump(BPF_JEQ_K, arch.audit_arch(), To::Next, kill);
     asm.load(DATA_NR);
     if arch == Arch::X86_64 {
         asm.jump(BPF_JGE_K, X32_SYSCALL_BIT, enosys, To::Next);
     }
-    let table: Vec<(Sys, Deny)> = rules(sockets)
+    let mut table: Vec<(Sys, Deny)> = rules(sockets);
+    if reported {
+        observe_writes(&mut table);
+    }
+    let table: Vec<(Sys, Deny)> = table
         .into_iter()
         .filter(|(sys, _)| sys.number(arch) != ABSENT)
         .collect();
@@ -678,6 +796,7 @@ pub fn program_with(arch: Arch, sockets: Sockets, reported: bool) -> BpfProgram 
                     let to = match how {
                         Refusal::Denied => deny,
                         Refusal::Reported => report,
+                        Refusal::Observed => observe,
                     };
                     (*c, to)
                 })
@@ -710,6 +829,77 @@ pub fn program_with(arch: Arch, sockets: Sockets, reported: bool) -> BpfProgram 
     asm.bind(kill);
     asm.ret(SECCOMP_RET_KILL_PROCESS);
     asm.finish()
+}
+
+/// The calls that change the filesystem by path (or through a descriptor): observed, so that a
+/// write the sandbox refuses outside the writable roots can be named. `openat` and `open` only
+/// when they open for writing, creating or truncating. A call that already has a rule keeps it,
+/// observed for what the rule lets through.
+const OBSERVED_WRITES: [(Sys, Option<u8>); 31] = [
+    (Sys::Open, Some(1)),
+    (Sys::Openat, Some(2)),
+    (Sys::Openat2, None),
+    (Sys::Creat, None),
+    (Sys::Mkdir, None),
+    (Sys::Mkdirat, None),
+    (Sys::Unlink, None),
+    (Sys::Unlinkat, None),
+    (Sys::Rmdir, None),
+    (Sys::Rename, None),
+    (Sys::Renameat, None),
+    (Sys::Renameat2, None),
+    (Sys::Link, None),
+    (Sys::Linkat, None),
+    (Sys::Symlink, None),
+    (Sys::Symlinkat, None),
+    (Sys::Mknod, None),
+    (Sys::Mknodat, None),
+    (Sys::Truncate, None),
+    (Sys::Chmod, None),
+    (Sys::Fchmod, None),
+    (Sys::Fchmodat, None),
+    (Sys::Fchmodat2, None),
+    (Sys::Chown, None),
+    (Sys::Lchown, None),
+    (Sys::Fchownat, None),
+    (Sys::Utimensat, None),
+    (Sys::Setxattr, None),
+    (Sys::Lsetxattr, None),
+    (Sys::Removexattr, None),
+    (Sys::Lremovexattr, None),
+];
+
+/// The calls observed for writes (see [`OBSERVED_WRITES`]).
+pub fn observed_calls() -> impl Iterator<Item = Sys> {
+    OBSERVED_WRITES.iter().map(|(sys, _)| *sys)
+}
+
+/// Opening for writing: `O_WRONLY | O_RDWR | O_CREAT | O_TRUNC`.
+const OPEN_WRITE_FLAGS: u32 =
+    (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) as u32;
+
+fn observe_writes(table: &mut Vec<(Sys, Deny)>) {
+    for (sys, flags_arg) in OBSERVED_WRITES {
+        let observed = match flags_arg {
+            Some(arg) => ArgCheck::AnyBit {
+                arg,
+                mask: OPEN_WRITE_FLAGS,
+            },
+            None => ArgCheck::Any,
+        };
+        match table.iter_mut().find(|(s, _)| *s == sys) {
+            Some((_, rule)) => {
+                let mut checks: Vec<(ArgCheck, Refusal)> = match rule {
+                    Deny::When(checks) => checks.iter().map(|c| (*c, Refusal::Denied)).collect(),
+                    Deny::Checked(checks) => checks.clone(),
+                    Deny::Always | Deny::Reported => continue,
+                };
+                checks.push((observed, Refusal::Observed));
+                *rule = Deny::Checked(checks);
+            }
+            None => table.push((sys, Deny::Checked(vec![(observed, Refusal::Observed)]))),
+        }
+    }
 }
 
 /// A binary search over the syscall number in the accumulator: `JGE` splits until a handful of
@@ -771,6 +961,7 @@ fn emit_check(asm: &mut Assembler, check: ArgCheck, deny: To) {
             asm.and(mask);
             asm.jump(BPF_JEQ_K, value, To::Next, deny);
         }
+        ArgCheck::Any => asm.goto(deny),
         ArgCheck::NotIn { arg, values } => {
             let inside = asm.label();
             asm.load(low(arg));
@@ -976,6 +1167,8 @@ mod tests {
                 SeccompCmpOp::MaskedEq(u64::from(mask)),
                 u64::MAX,
             ),
+            // Only in the observed (reported) variant, which is not compared with seccompiler.
+            ArgCheck::Any => (0, Dword, SeccompCmpOp::Ge, 0),
         };
         SeccompRule::new(vec![SeccompCondition::new(arg, len, op, value).unwrap()]).unwrap()
     }
@@ -1158,6 +1351,43 @@ mod tests {
             };
             let call = Call::new(arch, Sys::Socket, &[unix, stream]);
             assert_eq!(run(&program(arch, agent), &call), ALLOW);
+        }
+    }
+
+    #[test]
+    fn writes_are_observed_only_with_a_supervisor() {
+        let notify = SECCOMP_RET_USER_NOTIF;
+        for arch in ARCHES {
+            let watched = program_with(arch, lines(false), true);
+            let plain = program(arch, lines(false));
+            let wronly = libc::O_WRONLY as u64;
+            let creat = libc::O_CREAT as u64;
+            let call = |sys, args: &[u64]| Call::new(arch, sys, args);
+            // Opening to read is never shown; opening to write, creating, renaming are.
+            assert_eq!(run(&watched, &call(Sys::Openat, &[0, 0, 0])), ALLOW);
+            assert_eq!(run(&watched, &call(Sys::Openat, &[0, 0, wronly])), notify);
+            assert_eq!(run(&watched, &call(Sys::Openat, &[0, 0, creat])), notify);
+            assert_eq!(run(&watched, &call(Sys::Renameat2, &[0, 0, 0, 0])), notify);
+            assert_eq!(run(&watched, &call(Sys::Mkdirat, &[0, 0, 0o755])), notify);
+            // The set-id refusal still comes first.
+            let suid = u64::from(libc::S_ISUID) | 0o755;
+            assert_eq!(run(&watched, &call(Sys::Fchmodat, &[0, 0, suid])), EPERM);
+            assert_eq!(run(&watched, &call(Sys::Fchmodat, &[0, 0, 0o755])), notify);
+            // Without a supervisor, nothing changes for them.
+            assert_eq!(run(&plain, &call(Sys::Openat, &[0, 0, wronly])), ALLOW);
+            assert_eq!(run(&plain, &call(Sys::Fchmodat, &[0, 0, suid])), EPERM);
+            // Beyond what is shown to the supervisor, the two variants agree on every call (the
+            // longer one needs trampolines for its far jumps).
+            for nr in 0..460 {
+                for args in [[0u64; 6], [3, 0, 1, 0, 0, 0], [2, 1, 0x42, 0, 0, 0]] {
+                    let c = Call::raw(arch, nr, &args);
+                    let (w, p) = (run(&watched, &c), run(&plain, &c));
+                    assert!(
+                        w == p || w == notify,
+                        "{arch:?} nr={nr} {args:?}: {w:#x} vs {p:#x}"
+                    );
+                }
+            }
         }
     }
 
