@@ -268,6 +268,20 @@ pub fn greet(socket: UnixStream) -> Result<Conversation> {
     Ok(Conversation { socket, streams })
 }
 
+/// The process group a line of this caller runs in: the caller's own, when it is in this
+/// process's session (a wrapped interactive shell's job, so that the line is the terminal's
+/// foreground job when its caller is). A caller in another session (an agent's detached shell)
+/// or one that cannot be identified gets none: the line then has a group of its own.
+pub fn caller_group(socket: &UnixStream) -> Option<libc::pid_t> {
+    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+    use nix::unistd::{Pid, getpgid, getsid};
+    let pid = Pid::from_raw(getsockopt(socket, PeerCredentials).ok()?.pid());
+    if pid.as_raw() <= 0 || getsid(Some(pid)).ok()? != getsid(None).ok()? {
+        return None;
+    }
+    getpgid(Some(pid)).ok().map(Pid::as_raw)
+}
+
 /// Read a conversation's one request.
 pub fn read_request(socket: &mut UnixStream) -> Result<Request> {
     let mut len = [0u8; 4];

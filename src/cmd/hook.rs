@@ -85,6 +85,7 @@ fn decide_and_run(args: &HookArgs, line: &[u8]) -> u8 {
         env: None,
         cancel: None,
         workspace: None,
+        process_group: None,
     };
     match gate::handle(&request) {
         Outcome::RunInShell => RUN_IN_SHELL,

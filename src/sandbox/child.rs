@@ -135,6 +135,10 @@ pub struct ChildPlan {
     /// The init is PID 1 of a namespace of its own: when the program ends, it kills what is
     /// left. Without one (a nested or namespace-less sandbox) it only waits for the program.
     pub pid_namespace: bool,
+    /// The parent moves the init into another process group (the caller's, so that the line is
+    /// the terminal's foreground job when its caller is): the init waits for the parent's one
+    /// byte on the lifeline before it starts the program, which then inherits that group.
+    pub await_group: bool,
     /// The stack the program's process starts on (it shares the init's memory until its exec).
     pub program_stack: Vec<u8>,
 }
@@ -487,6 +491,10 @@ pub fn init(plan: &ChildPlan) -> ! {
     }
     for fd in slots.into_iter().filter(|fd| *fd >= 0) {
         raw::close(fd);
+    }
+    if plan.await_group && !raw::read_one(plan.lifeline) {
+        // The parent is gone, or could not move this process: nothing may start.
+        raw::exit(EXIT_SETUP_FAILED);
     }
     // The program's process shares this one's memory until its exec (no page tables copied);
     // this one waits meanwhile. Its stack is the plan's own buffer, untouched by anything else.

@@ -57,6 +57,9 @@ pub struct Command {
     /// the program)`, the number 3–9 (at most [`child::MAX_PASSED`]). Nothing else the caller
     /// holds open reaches the program.
     pub passed: Vec<(OwnedFd, RawFd)>,
+    /// The process group the line runs in (the caller's, for a broker): a terminal's foreground
+    /// job reads it and gets its Ctrl-C. `None`: this process's own.
+    pub process_group: Option<libc::pid_t>,
 }
 
 impl Command {
@@ -70,6 +73,7 @@ impl Command {
             cwd,
             stdio: None,
             passed: Vec::new(),
+            process_group: None,
         }
     }
 }
@@ -296,6 +300,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         status: pipes.status_write.as_raw_fd(),
         lifeline: pipes.lifeline_read.as_raw_fd(),
         pid_namespace: matches!(namespaces, Namespaces::Own | Namespaces::OwnWithUser),
+        await_group: command.process_group.is_some(),
         program_stack: vec![0; child::PROGRAM_STACK],
     };
     let mut filter = filter;
@@ -320,6 +325,9 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         lifeline_write,
     } = pipes;
     drop((setup_write, status_write, lifeline_read));
+    if let Some(group) = command.process_group {
+        join_group(pid, group, &lifeline_write)?;
+    }
     // Kept alive until after the clone: the child reads them from its copy of this memory.
     drop((filter, reported, ruleset, layers, plan_for_child, passed));
     let supervisor = supervisor.map(|(ours, _child)| ours);
@@ -510,6 +518,25 @@ impl Pipes {
             lifeline_write,
         })
     }
+}
+
+/// Moves the init into `group` before it starts the program (which inherits the group), then lets
+/// it go on. A group that is gone, or in another session, fails the launch: the init is killed
+/// before anything ran.
+fn join_group(init: libc::pid_t, group: libc::pid_t, lifeline: &OwnedFd) -> Result<()> {
+    if let Err(errno) = raw::setpgid(init, group) {
+        let _ = raw::kill(init, libc::SIGKILL);
+        let _ = raw::waitpid(init, libc::__WALL);
+        return Err(Error::new(
+            Code::SandboxUnavailable,
+            format!(
+                "cannot run the line in its caller's process group {group}: {}",
+                std::io::Error::from_raw_os_error(errno)
+            ),
+        ));
+    }
+    raw::write_all(lifeline.as_raw_fd(), b"g");
+    Ok(())
 }
 
 /// A path opened without following any symlink, and its identity.

@@ -44,6 +44,7 @@ pub use notify::Denial;
 pub use policy::{Policy, Protection, Spec};
 pub use protected::{HomeEnv, Layer, Plan};
 pub use support::{Support, detect};
+pub use sys::pidfd_open;
 pub use workspace::{Anchors, Workspace};
 
 use crate::config::SandboxSettings;

@@ -240,6 +240,25 @@ pub fn fchdir(fd: RawFd) -> Result<(), Errno> {
     check(unsafe { libc::fchdir(fd) } as libc::c_long).map(drop)
 }
 
+/// Reads one byte (retrying `EINTR`): `false` at end of file or on an error.
+pub fn read_one(fd: RawFd) -> bool {
+    let mut byte = 0u8;
+    loop {
+        // SAFETY: one byte of this stack frame, the length passed.
+        let n = unsafe { libc::read(fd, (&raw mut byte).cast(), 1) };
+        if n < 0 && errno() == libc::EINTR {
+            continue;
+        }
+        return n == 1;
+    }
+}
+
+/// `setpgid(pid, pgid)`.
+pub fn setpgid(pid: libc::pid_t, pgid: libc::pid_t) -> Result<(), Errno> {
+    // SAFETY: two integers; no memory is involved.
+    check(unsafe { libc::setpgid(pid, pgid) } as libc::c_long).map(drop)
+}
+
 /// Writes all of `bytes` (retrying short writes and `EINTR`).
 pub fn write_all(fd: RawFd, bytes: &[u8]) {
     let mut rest = bytes;

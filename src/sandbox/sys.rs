@@ -450,3 +450,15 @@ pub fn receive_fd(socket: std::os::fd::BorrowedFd) -> io::Result<Option<OwnedFd>
     }
     Ok(None)
 }
+
+/// `pidfd_open(pid, 0)`: a descriptor that becomes readable when the process `pid` ends.
+pub fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
+    // SAFETY: a raw syscall with two integer arguments; on success it returns a new descriptor
+    // this process owns and nothing else refers to.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just returned by the kernel for this process and is owned only here.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
