@@ -922,3 +922,43 @@ fn heredoc_delimiters_are_read_as_the_shell_reads_them() {
     assert_clear("cat <<-EOF\n\tbody\n\tEOF\nls");
     assert_opaque("cat <<$'EOF'\nx\nEOF\nls");
 }
+
+#[test]
+fn pwsh_session_state_is_hook_state() {
+    for line in [
+        "${global:x} = 1",
+        "$global:__ShellgateBin = 'x'",
+        "$env:PATH = 'x'",
+        "${env:HOME} = 'x'",
+        "$function:PSConsoleHostReadLine = { 'ls' }",
+        "$alias:ls = 'rm'",
+        "$variable:x = 1",
+        "Set-Item function:prompt { 'x' }",
+        "Set-Item -Path Function:\\PSConsoleHostReadLine -Value { 'x' }",
+        "Remove-Item Env:\\SHELLGATE_SESSION",
+        "ri alias:ls",
+        "New-Item -Path variable:x -Value 1",
+        "Set-Variable -Name x -Value 1 -Scope Global",
+        "Remove-Variable x",
+        "Set-Alias ls rm",
+        "$ExecutionContext.InvokeCommand.PreCommandLookupAction = {}",
+        "Write-Output $ExecutionContext.InvokeCommand.InvokeScript('x')",
+        "[scriptblock]::Create('rm x').Invoke()",
+        "Set-PSReadLineOption -AddToHistoryHandler { $false }",
+        "Set-PSReadLineKeyHandler -Key Enter -ScriptBlock { }",
+        "Import-Module ./evil.psm1",
+    ] {
+        let p = parse(line, ShellKind::Pwsh);
+        assert!(!p.hook_state.is_empty(), "{line:?} should touch hook state");
+    }
+    for line in [
+        "Get-ChildItem env:",
+        "Get-Item function:prompt",
+        "Get-Content x.txt | Select-String foo",
+        "$x = 1",
+        "Remove-Item ./build -Recurse",
+    ] {
+        let p = parse(line, ShellKind::Pwsh);
+        assert!(p.hook_state.is_empty(), "{line:?}: {:?}", p.hook_state);
+    }
+}
