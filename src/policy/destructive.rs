@@ -1,0 +1,311 @@
+//! Lines that destroy work inside the workspace, which the workspace-write sandbox lets through:
+//! recursive removal of the workspace or its sources, and git commands that throw away changes or
+//! rewrite history.
+//!
+//! The sandbox contains a line to the workspace, so what it can still lose is the workspace
+//! itself. `builtin.workspace-destructive` sends such lines to whoever approves lines. Removing
+//! build output (`rm -rf target node_modules dist`, anything under `/tmp`) is ordinary work and
+//! is not flagged; anything else removed recursively is (`rm -rf src`, `rm -rf .`, `rm -rf *`,
+//! `rm -r "$dir"`), and so are `rm` of a pattern outside build output, `find … -delete` without a
+//! name test, `git reset --hard`, `git clean -f…`, `git push --force`, `git rebase`,
+//! `git filter-branch`/`filter-repo`, `git reflog expire/delete`, `git checkout -- .`,
+//! `git restore .`, `git stash drop/clear`, `git branch -D` and `git gc --prune=now`.
+
+use crate::parse::Command;
+
+/// Directories that hold build output, caches and dependencies: removing them loses nothing a
+/// build cannot make again.
+const ARTIFACT_DIRS: [&str; 28] = [
+    "target",
+    "build",
+    "dist",
+    "out",
+    "_build",
+    "node_modules",
+    ".cache",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".tox",
+    ".nox",
+    "coverage",
+    ".coverage",
+    "htmlcov",
+    ".next",
+    ".nuxt",
+    ".turbo",
+    ".parcel-cache",
+    ".gradle",
+    "bin",
+    "obj",
+    "tmp",
+    "temp",
+    ".eggs",
+    "shellgate-eval",
+    ".venv",
+];
+
+/// Extensions of files that are build output or leftovers (`rm *.o`, `rm -f *.log`).
+const JUNK_EXTENSIONS: [&str; 14] = [
+    "o", "a", "so", "pyc", "pyo", "class", "log", "tmp", "bak", "orig", "rej", "swp", "out", "d",
+];
+
+/// Is `path` build output, or outside the workspace in a temporary directory?
+fn is_artifact(path: &str) -> bool {
+    let path = path.trim_start_matches("./");
+    if ["/tmp/", "/var/tmp/", "$TMPDIR/", "${TMPDIR}/"]
+        .iter()
+        .any(|t| path.starts_with(t) && path.len() > t.len())
+    {
+        return !path.contains("..");
+    }
+    let first = path.split('/').next().unwrap_or("");
+    (ARTIFACT_DIRS.contains(&first) || first.ends_with(".egg-info")) && !path.contains("..")
+}
+
+fn is_pattern(path: &str) -> bool {
+    path.contains(['*', '?', '['])
+}
+
+/// `*.o`, `build/*.log`: a pattern of junk files only.
+fn is_junk_pattern(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.strip_prefix("*.")
+        .is_some_and(|ext| JUNK_EXTENSIONS.contains(&ext))
+}
+
+/// Why the command destroys work in the workspace, if it does.
+pub fn destroys_work(c: &Command) -> Option<String> {
+    match c.program.as_str() {
+        "rm" => rm(c),
+        "find" => find_delete(c),
+        "git" => git(c),
+        _ => None,
+    }
+}
+
+fn rm(c: &Command) -> Option<String> {
+    let mut recursive = false;
+    let mut operands = Vec::new();
+    let mut options_done = false;
+    for (i, a) in c.argv.iter().enumerate() {
+        if !options_done && a == "--" {
+            options_done = true;
+        } else if !options_done && a.starts_with("--") {
+            recursive |= a == "--recursive";
+        } else if !options_done && a.starts_with('-') && a.len() > 1 {
+            recursive |= a.contains(['r', 'R']);
+        } else {
+            operands.push((a, c.shapes.get(i).copied().unwrap_or_default()));
+        }
+    }
+    // A path only known at run time (`"$DIR"`) is not known to be build output.
+    let lost = operands.iter().find(|(path, shape)| {
+        if recursive {
+            !is_artifact(path)
+        } else {
+            (is_pattern(path) || shape.multi) && !is_artifact(path) && !is_junk_pattern(path)
+        }
+    });
+    lost.map(|(path, _)| {
+        if recursive {
+            format!(
+                "`rm` removes `{}` recursively",
+                crate::intake::visible(path)
+            )
+        } else {
+            format!(
+                "`rm` removes every file `{}` matches",
+                crate::intake::visible(path)
+            )
+        }
+    })
+}
+
+/// `find … -delete` or `-exec rm …` with no name test, outside build output.
+fn find_delete(c: &Command) -> Option<String> {
+    let deletes = c.argv.iter().any(|a| a == "-delete")
+        || c.argv
+            .windows(2)
+            .any(|w| w[0].starts_with("-exec") && w[1] == "rm");
+    if !deletes {
+        return None;
+    }
+    let named = c.argv.iter().any(|a| {
+        matches!(
+            a.as_str(),
+            "-name"
+                | "-iname"
+                | "-path"
+                | "-ipath"
+                | "-wholename"
+                | "-iwholename"
+                | "-regex"
+                | "-iregex"
+        )
+    });
+    let starts: Vec<&String> = c
+        .argv
+        .iter()
+        .take_while(|a| !a.starts_with('-') && !a.starts_with('(') && *a != "!")
+        .collect();
+    let in_artifacts = !starts.is_empty() && starts.iter().all(|s| is_artifact(s));
+    (!named && !in_artifacts).then(|| "`find` deletes every file it finds".to_owned())
+}
+
+fn git(c: &Command) -> Option<String> {
+    let words: Vec<&str> = c.argv.iter().map(String::as_str).collect();
+    // Skip git's own options before the subcommand (`-C dir`, `-c x=y`, `--git-dir=…`).
+    let mut i = 0;
+    while let Some(w) = words.get(i) {
+        match *w {
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env" => i += 2,
+            w if w.starts_with('-') => i += 1,
+            _ => break,
+        }
+    }
+    let sub = *words.get(i)?;
+    let rest = &words[i + 1..];
+    let has = |flags: &[&str]| rest.iter().any(|w| flags.contains(w));
+    let short = |c: char| {
+        rest.iter()
+            .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains(c))
+    };
+    let everything = |w: &&str| matches!(*w, "." | "./" | ":/" | "*" | ":/*" | "./*");
+    let why = match sub {
+        "reset" if has(&["--hard", "--merge", "--keep"]) => "throws away uncommitted changes",
+        "clean" if (short('f') || has(&["--force"])) && !(short('n') || has(&["--dry-run"])) => {
+            "deletes untracked files"
+        }
+        "push"
+            if short('f')
+                || has(&["--mirror", "--delete", "--prune"])
+                || rest.iter().any(|w| {
+                    w.starts_with("--force") || w.starts_with('+') || w.starts_with(':')
+                }) =>
+        {
+            "overwrites or deletes history on the remote"
+        }
+        "rebase" if !has(&["--abort", "--quit", "--show-current-patch"]) => "rewrites history",
+        "filter-branch" | "filter-repo" => "rewrites history",
+        "reflog"
+            if rest
+                .first()
+                .is_some_and(|w| matches!(*w, "expire" | "delete")) =>
+        {
+            "deletes the reflog, which recovers lost commits"
+        }
+        "gc" if rest.iter().any(|w| w.starts_with("--prune")) => "deletes unreachable commits",
+        "checkout" if has(&["-f", "--force"]) || rest.iter().any(everything) => {
+            "throws away changes in the working tree"
+        }
+        "restore" if rest.iter().any(everything) => "throws away changes in the working tree",
+        "switch" if has(&["-f", "--force", "--discard-changes"]) => {
+            "throws away changes in the working tree"
+        }
+        "stash" if rest.first().is_some_and(|w| matches!(*w, "drop" | "clear")) => {
+            "deletes stashed changes"
+        }
+        "branch"
+            if has(&["-D"])
+                || (short('d') && (short('f') || has(&["--force"])))
+                || (has(&["--delete"]) && has(&["--force"])) =>
+        {
+            "deletes a branch that may not be merged"
+        }
+        "update-ref" if has(&["-d"]) => "deletes a ref",
+        "worktree" if rest.first() == Some(&"remove") && (short('f') || has(&["--force"])) => {
+            "deletes a worktree with its changes"
+        }
+        "rm" if (short('r') || has(&["-r"])) && !has(&["--cached"]) => "removes files recursively",
+        _ => return None,
+    };
+    Some(format!("`git {sub}` {why}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{ShellKind, parse};
+
+    fn destroys(line: &str) -> bool {
+        parse(line, ShellKind::Bash)
+            .commands
+            .iter()
+            .any(|c| destroys_work(c).is_some())
+    }
+
+    #[test]
+    fn destructive_lines() {
+        for line in [
+            "rm -rf src",
+            "rm -rf .",
+            "rm -rf ./",
+            "rm -rf *",
+            "rm -r .git",
+            "rm -fr ..",
+            "rm -rf \"$DIR\"",
+            "rm --recursive lib",
+            "rm -f *",
+            "rm *.rs",
+            "find . -delete",
+            "find . -type f -delete",
+            "find src -exec rm {} +",
+            "git reset --hard",
+            "git reset --hard HEAD~3",
+            "git clean -fdx",
+            "git clean -f",
+            "git push --force",
+            "git push -f origin main",
+            "git push --force-with-lease",
+            "git push origin +main",
+            "git push origin :old",
+            "git rebase -i HEAD~5",
+            "git rebase main",
+            "git filter-branch --tree-filter x",
+            "git reflog expire --expire=now --all",
+            "git checkout -- .",
+            "git checkout .",
+            "git checkout -f main",
+            "git restore .",
+            "git restore --staged --worktree :/",
+            "git stash drop",
+            "git stash clear",
+            "git branch -D feature",
+            "git branch -df feature",
+            "git -C sub reset --hard",
+            "git gc --prune=now",
+        ] {
+            assert!(destroys(line), "{line}");
+        }
+        for line in [
+            "rm -rf target",
+            "rm -rf target/debug/build",
+            "rm -rf node_modules dist",
+            "rm -rf ./build",
+            "rm -rf /tmp/x",
+            "rm notes.txt",
+            "rm -f *.o",
+            "rm -f build/*.log",
+            "find . -name '*.pyc' -delete",
+            "find target -delete",
+            "git reset HEAD~1",
+            "git reset --soft HEAD~1",
+            "git clean -n",
+            "git clean -fdn",
+            "git push origin main",
+            "git rebase --abort",
+            "git checkout main",
+            "git checkout -- src/main.rs",
+            "git restore src/main.rs",
+            "git stash",
+            "git stash pop",
+            "git branch -d merged",
+            "git rm --cached -r x",
+            "ls",
+        ] {
+            assert!(!destroys(line), "{line}");
+        }
+    }
+}
