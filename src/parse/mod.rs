@@ -89,6 +89,10 @@ pub struct Command {
 pub struct ArgShape {
     /// It may become several words, or none (an unquoted expansion or pattern).
     pub multi: bool,
+    /// It holds an unquoted expansion, whose value is split into words: the words after the first
+    /// can be anything (`sort -k$x` may become `sort -k1 -o out`). A pattern alone (`src/*.rs`)
+    /// becomes words that all start as its text does.
+    pub splits: bool,
     /// Its value may start with a character its text does not show, such as the `-` of an
     /// option (`$d`, `"$d"`, `${p:---pre=sh}`, `*`).
     pub start_unknown: bool,

@@ -379,6 +379,7 @@ fn make_command(
             .iter()
             .map(|a| ArgShape {
                 multi: a.may_split(),
+                splits: a.splits,
                 start_unknown: a.start_unknown(),
             })
             .collect(),

@@ -3,13 +3,14 @@
 //! rewrite history.
 //!
 //! The sandbox contains a line to the workspace, so what it can still lose is the workspace
-//! itself. `builtin.workspace-destructive` sends such lines to whoever approves lines. Removing
-//! build output (`rm -rf target node_modules dist`, anything under `/tmp`) is ordinary work and
-//! is not flagged; anything else removed recursively is (`rm -rf src`, `rm -rf .`, `rm -rf *`,
-//! `rm -r "$dir"`), and so are `rm` of a pattern outside build output, `find … -delete` without a
-//! name test, `git reset --hard`, `git clean -f…`, `git push --force`, `git rebase`,
-//! `git filter-branch`/`filter-repo`, `git reflog expire/delete`, `git checkout -- .`,
-//! `git restore .`, `git stash drop/clear`, `git branch -D` and `git gc --prune=now`.
+//! itself. `builtin.workspace-destructive` sends such lines to whoever approves lines: every
+//! recursive removal but of a temporary directory (`rm -rf src`, `rm -rf .`, `rm -rf *`,
+//! `rm -r "$dir"`, and build output too: what `rm -r` removes cannot be brought back), `rm` of a
+//! pattern outside build output (`rm *.rs`; `rm *.o` is fine), `find … -delete` without a name
+//! test, `git reset --hard`, `git clean -f…`, `git push --force`, `git rebase`,
+//! `git filter-branch`/`filter-repo`, `git reflog expire/delete`, `git checkout [REV] -- PATH`,
+//! `git restore PATH` (not `--staged` alone), `git stash drop/clear`, `git branch -D` and
+//! `git gc --prune=now`.
 
 use crate::parse::Command;
 
@@ -54,11 +55,8 @@ const JUNK_EXTENSIONS: [&str; 14] = [
 /// Is `path` build output, or outside the workspace in a temporary directory?
 fn is_artifact(path: &str) -> bool {
     let path = path.trim_start_matches("./");
-    if ["/tmp/", "/var/tmp/", "$TMPDIR/", "${TMPDIR}/"]
-        .iter()
-        .any(|t| path.starts_with(t) && path.len() > t.len())
-    {
-        return !path.contains("..");
+    if is_temporary(path) {
+        return true;
     }
     let first = path.split('/').next().unwrap_or("");
     (ARTIFACT_DIRS.contains(&first) || first.ends_with(".egg-info")) && !path.contains("..")
@@ -77,12 +75,107 @@ fn is_junk_pattern(path: &str) -> bool {
 
 /// Why the command destroys work in the workspace, if it does.
 pub fn destroys_work(c: &Command) -> Option<String> {
+    if let Some(paths) = super::rules::remove_item_recursive_paths(c) {
+        return paths
+            .iter()
+            .find(|p| !is_temporary(p))
+            .map(|p| {
+                format!(
+                    "`Remove-Item -Recurse` removes `{}`",
+                    crate::intake::visible(p)
+                )
+            })
+            .or_else(|| {
+                paths
+                    .is_empty()
+                    .then(|| "`Remove-Item -Recurse`".to_owned())
+            });
+    }
     match c.program.as_str() {
         "rm" => rm(c),
         "find" => find_delete(c),
         "git" => git(c),
         _ => None,
     }
+}
+
+/// System directories: the sandbox lets nothing write there.
+const SYSTEM_PREFIXES: [&str; 14] = [
+    "/etc/",
+    "/usr/",
+    "/bin/",
+    "/sbin/",
+    "/lib/",
+    "/lib64/",
+    "/boot/",
+    "/opt/",
+    "/root/",
+    "/srv/",
+    "/var/lib/",
+    "/var/log/",
+    "/sys/",
+    "/proc/",
+];
+
+/// Devices that are not written to as files (`> /dev/null` is fine).
+fn is_system_file(path: &str) -> bool {
+    let under = SYSTEM_PREFIXES
+        .iter()
+        .any(|p| path.starts_with(p) || path == p.trim_end_matches('/'));
+    let device = path.starts_with("/dev/")
+        && !matches!(
+            path,
+            "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/zero"
+        )
+        && !path.starts_with("/dev/fd/")
+        && !path.starts_with("/dev/tcp/")
+        && !path.starts_with("/dev/udp/");
+    under || device
+}
+
+/// Programs that write the files they are given (the destination for `cp`, `mv`, `install` and
+/// `ln`: their last operand).
+fn written_operands(c: &Command) -> Vec<&str> {
+    let operands: Vec<&str> = c
+        .argv
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    match c.program.as_str() {
+        "cp" | "mv" | "install" | "ln" | "rsync" => operands.last().copied().into_iter().collect(),
+        "tee" | "touch" | "truncate" | "chmod" | "chown" | "chgrp" | "rm" | "rmdir" | "mkdir"
+        | "shred" | "patch" | "unlink" => operands,
+        "sed" | "perl"
+            if c.argv
+                .iter()
+                .any(|a| a.starts_with("-i") || a == "--in-place") =>
+        {
+            operands
+        }
+        "dd" => c
+            .argv
+            .iter()
+            .filter_map(|a| a.strip_prefix("of="))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Why the line writes system files, if it does.
+pub fn writes_system_files(parsed: &crate::parse::Parsed) -> Option<String> {
+    if let Some(file) = parsed.writes.iter().find(|w| is_system_file(w)) {
+        return Some(format!(
+            "a redirection writes `{}`",
+            crate::intake::visible(file)
+        ));
+    }
+    parsed.commands.iter().find_map(|c| {
+        written_operands(c)
+            .into_iter()
+            .find(|p| is_system_file(p))
+            .map(|p| format!("`{}` writes `{}`", c.program, crate::intake::visible(p)))
+    })
 }
 
 fn rm(c: &Command) -> Option<String> {
@@ -100,27 +193,37 @@ fn rm(c: &Command) -> Option<String> {
             operands.push((a, c.shapes.get(i).copied().unwrap_or_default()));
         }
     }
-    // A path only known at run time (`"$DIR"`) is not known to be build output.
-    let lost = operands.iter().find(|(path, shape)| {
-        if recursive {
-            !is_artifact(path)
-        } else {
-            (is_pattern(path) || shape.multi) && !is_artifact(path) && !is_junk_pattern(path)
-        }
-    });
-    lost.map(|(path, _)| {
-        if recursive {
-            format!(
+    // Recursive removal cannot be undone, build output included (`rm -rf node_modules` is
+    // dcg's example too): only temporary directories are exempt. A path only known at run time
+    // (`"$DIR"`) is not known to be one.
+    if recursive {
+        let lost = operands.iter().find(|(path, _)| !is_temporary(path));
+        return match (lost, operands.is_empty()) {
+            (Some((path, _)), _) => Some(format!(
                 "`rm` removes `{}` recursively",
                 crate::intake::visible(path)
-            )
-        } else {
-            format!(
-                "`rm` removes every file `{}` matches",
-                crate::intake::visible(path)
-            )
-        }
+            )),
+            (None, true) => Some("`rm -r` removes what it is given recursively".to_owned()),
+            (None, false) => None,
+        };
+    }
+    let lost = operands.iter().find(|(path, shape)| {
+        (is_pattern(path) || shape.multi) && !is_artifact(path) && !is_junk_pattern(path)
+    });
+    lost.map(|(path, _)| {
+        format!(
+            "`rm` removes every file `{}` matches",
+            crate::intake::visible(path)
+        )
     })
+}
+
+/// Below `/tmp`, `/var/tmp` or `$TMPDIR`, outside the workspace.
+fn is_temporary(path: &str) -> bool {
+    ["/tmp/", "/var/tmp/", "$TMPDIR/", "${TMPDIR}/"]
+        .iter()
+        .any(|t| path.starts_with(t) && path.len() > t.len())
+        && !path.contains("..")
 }
 
 /// `find … -delete` or `-exec rm …` with no name test, outside build output.
@@ -197,10 +300,14 @@ fn git(c: &Command) -> Option<String> {
             "deletes the reflog, which recovers lost commits"
         }
         "gc" if rest.iter().any(|w| w.starts_with("--prune")) => "deletes unreachable commits",
-        "checkout" if has(&["-f", "--force"]) || rest.iter().any(everything) => {
-            "throws away changes in the working tree"
+        // `git checkout [REV] -- PATH…` and `git restore PATH…` (the working tree, the default)
+        // overwrite uncommitted changes in those paths.
+        "checkout" if has(&["-f", "--force", "--"]) || rest.iter().any(everything) => {
+            "throws away uncommitted changes in the working tree"
         }
-        "restore" if rest.iter().any(everything) => "throws away changes in the working tree",
+        "restore" if restores_worktree(rest) => {
+            "throws away uncommitted changes in the working tree"
+        }
         "switch" if has(&["-f", "--force", "--discard-changes"]) => {
             "throws away changes in the working tree"
         }
@@ -222,6 +329,18 @@ fn git(c: &Command) -> Option<String> {
         _ => return None,
     };
     Some(format!("`git {sub}` {why}"))
+}
+
+/// `git restore` writes the working tree unless only `--staged`/`-S` is given.
+fn restores_worktree(rest: &[&str]) -> bool {
+    let short = |c: char| {
+        rest.iter()
+            .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains(c))
+    };
+    let staged = short('S') || rest.contains(&"--staged");
+    let worktree = short('W') || rest.contains(&"--worktree");
+    let paths = rest.iter().any(|w| !w.starts_with('-'));
+    paths && (worktree || !staged)
 }
 
 #[cfg(test)]
@@ -270,6 +389,14 @@ mod tests {
             "git checkout -f main",
             "git restore .",
             "git restore --staged --worktree :/",
+            "git checkout -- file.txt",
+            "git checkout HEAD -- file.txt",
+            "git restore file.txt",
+            "git restore -W file.txt",
+            "rm -rf target",
+            "rm -rf node_modules dist",
+            "rm -rf ./build",
+            "echo yes | rm -rf",
             "git stash drop",
             "git stash clear",
             "git branch -D feature",
@@ -280,11 +407,8 @@ mod tests {
             assert!(destroys(line), "{line}");
         }
         for line in [
-            "rm -rf target",
-            "rm -rf target/debug/build",
-            "rm -rf node_modules dist",
-            "rm -rf ./build",
             "rm -rf /tmp/x",
+            "rm -rf \"$TMPDIR/work\"",
             "rm notes.txt",
             "rm -f *.o",
             "rm -f build/*.log",
@@ -297,8 +421,7 @@ mod tests {
             "git push origin main",
             "git rebase --abort",
             "git checkout main",
-            "git checkout -- src/main.rs",
-            "git restore src/main.rs",
+            "git restore --staged src/main.rs",
             "git stash",
             "git stash pop",
             "git branch -d merged",

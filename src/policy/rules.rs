@@ -158,6 +158,7 @@ pub enum BuiltinCheck {
     CredentialRead,
     NetworkAccess,
     WorkspaceDestruction,
+    SystemWrite,
     Opaque,
 }
 
@@ -204,8 +205,11 @@ impl BuiltinCheck {
             BuiltinCheck::WorkspaceDestruction => {
                 "rm -r of the workspace or its sources (not build output), find -delete without a name test, git reset --hard, clean -f, push --force, rebase, filter-branch, reflog expire, checkout/restore of everything, stash drop/clear, branch -D"
             }
+            BuiltinCheck::SystemWrite => {
+                "a line that writes system files (/etc, /usr, /boot, /var, /opt, /root …: a redirection, cp, mv, tee, sed -i, ln, touch …), which the sandbox does not let it"
+            }
             BuiltinCheck::Opaque => {
-                "a line whose effect cannot be known from its text (see docs/parsing.md: a command only known at run time, eval of a string, code fed to a shell or interpreter, a syntax error …)"
+                "a program run by a path that is named like a known one (./ls), or a line whose effect cannot be known from its text (see docs/parsing.md: a command only known at run time, eval of a string, code fed to a shell or interpreter, a syntax error …)"
             }
         }
     }
@@ -267,9 +271,34 @@ impl BuiltinCheck {
             BuiltinCheck::WorkspaceDestruction => {
                 commands.iter().find_map(destructive::destroys_work)
             }
-            BuiltinCheck::Opaque => parsed.opaque.first().cloned(),
+            BuiltinCheck::Opaque => parsed
+                .opaque
+                .first()
+                .cloned()
+                .or_else(|| lookalike_program(commands)),
+            BuiltinCheck::SystemWrite => destructive::writes_system_files(parsed),
         }
     }
+}
+
+/// `./ls`, `bin/cat`, `/tmp/x/git`: a file named like a program known to only read, which is not
+/// that program. Running it is obfuscation: what it does is whatever the file holds.
+fn lookalike_program(commands: &[Command]) -> Option<String> {
+    commands
+        .iter()
+        .find(|c| {
+            c.path.as_deref().is_some_and(|path| {
+                !matches!(path.rsplit_once('/'), Some(("/usr/bin" | "/bin", _)))
+                    && known_safe::is_known_program(&c.program)
+            })
+        })
+        .map(|c| {
+            format!(
+                "`{}` is named like the system's `{}` but is another file",
+                crate::intake::visible(c.path.as_deref().unwrap_or("")),
+                crate::intake::visible(&c.program)
+            )
+        })
 }
 
 /// A command for a reason: its words, shortened and made visible.
@@ -408,6 +437,12 @@ pub fn builtin_rules() -> Vec<Rule> {
             "the line destroys work inside the workspace, which the sandbox does not protect",
         ),
         rule(
+            "system-write",
+            Ai,
+            B::SystemWrite,
+            "the line writes system files, which the sandbox does not let it: it must be approved to run outside it",
+        ),
+        rule(
             "opaque",
             Ai,
             B::Opaque,
@@ -495,7 +530,36 @@ fn recursive(flags: &[&str]) -> bool {
     })
 }
 
+/// PowerShell's `Remove-Item` and its aliases (compared case-insensitively).
+pub fn is_remove_item(program: &str) -> bool {
+    ["remove-item", "ri", "del", "erase", "rd", "rmdir"]
+        .iter()
+        .any(|name| program.eq_ignore_ascii_case(name))
+}
+
+/// `Remove-Item -Recurse PATH` (any prefix of `-Recurse`, any case; `-Path`/`-LiteralPath`
+/// values are paths like the positional ones).
+pub fn remove_item_recursive_paths(c: &Command) -> Option<Vec<&str>> {
+    if !is_remove_item(&c.program) {
+        return None;
+    }
+    let recursive = c.argv.iter().any(|a| {
+        let lower = a.to_ascii_lowercase();
+        lower.len() >= 2 && "-recurse".starts_with(&lower)
+    });
+    recursive.then(|| {
+        c.argv
+            .iter()
+            .filter(|a| !a.starts_with('-'))
+            .map(String::as_str)
+            .collect()
+    })
+}
+
 fn removes_system_path(c: &Command) -> bool {
+    if let Some(paths) = remove_item_recursive_paths(c) {
+        return paths.iter().any(|p| is_system_path(p));
+    }
     if c.program != "rm" {
         return false;
     }
@@ -601,7 +665,10 @@ fn tampers_with_shellgate(c: &Command, facts: &LineContext) -> bool {
                     && !c.argv.iter().any(|a| a == "status"))
         });
     let names = c.argv.iter().any(|a| names_shellgate(a));
-    mutating_self || (names && !only_reads(c, facts))
+    // Stopping shellgate's own processes (the panel, a hook's `run`).
+    let kills_self = matches!(c.program.as_str(), "pkill" | "killall")
+        && c.argv.iter().any(|a| a.contains("shellgate"));
+    mutating_self || kills_self || (names && !only_reads(c, facts))
 }
 
 /// Is the command known to only read (so naming a file is not changing it)?

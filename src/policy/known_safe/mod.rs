@@ -86,6 +86,31 @@ fn is_transparent(label: &str) -> bool {
             .is_some_and(|shell| SHELLS.contains(&shell))
 }
 
+/// Is `program` one of the programs this module knows (to only read, at least in some forms)?
+pub fn is_known_program(program: &str) -> bool {
+    programs::spec(program).is_some()
+        || matches!(
+            program,
+            "git"
+                | "sed"
+                | "awk"
+                | "jq"
+                | "find"
+                | "xxd"
+                | "ps"
+                | "printenv"
+                | "echo"
+                | "printf"
+                | "test"
+                | "["
+                | "true"
+                | "false"
+                | "env"
+                | "sh"
+                | "bash"
+        )
+}
+
 /// Is this one command known to only read? (See [`refusal`] for why not.)
 pub fn is_known_safe(c: &Command, line: &LineFacts) -> bool {
     refusal(c, line).is_none()
@@ -361,15 +386,20 @@ fn find(args: &[Arg]) -> Result<(), Refusal> {
             _ => break,
         }
     }
+    let mut primaries = false;
     while let Some(arg) = args.get(i) {
         i += 1;
-        if arg.shape.multi || arg.shape.start_unknown {
+        // Before the first primary, a pattern (`src/*`) is starting points that all start as
+        // it does.
+        let starting_points = !primaries && arg.shape.multi && !arg.shape.splits;
+        if arg.shape.start_unknown || (arg.shape.multi && !starting_points) {
             return refused(format!(
                 "`{}` is only known at run time and could be an action such as `-delete`",
                 arg.text
             ));
         }
         let text = arg.text;
+        primaries |= text.starts_with('-') || matches!(text, "(" | "!");
         if matches!(
             text,
             "(" | ")" | "!" | "," | "-version" | "--version" | "--help"

@@ -125,6 +125,7 @@ pub fn args_of(command: &Command) -> Vec<Arg<'_>> {
             text,
             shape: command.shapes.get(i).copied().unwrap_or(ArgShape {
                 multi: true,
+                splits: true,
                 start_unknown: true,
             }),
         })
@@ -134,6 +135,7 @@ pub fn args_of(command: &Command) -> Vec<Arg<'_>> {
             text: "",
             shape: ArgShape {
                 multi: true,
+                splits: true,
                 start_unknown: true,
             },
         });
@@ -154,13 +156,21 @@ pub fn scan<'a>(spec: &Spec, args: &[Arg<'a>]) -> Result<Scan<'a>, Refusal> {
             operand(&mut out, arg);
             continue;
         }
-        if arg.shape.multi || arg.shape.start_unknown {
+        if arg.shape.splits || arg.shape.start_unknown {
             return Err(Refusal(format!(
                 "`{}` is only known at run time and could be an option",
                 shown(arg.text)
             )));
         }
         let text = arg.text;
+        // A pattern such as `src/*.rs` becomes operands that all start as it does.
+        if arg.shape.multi && !text.starts_with('-') {
+            operand(&mut out, arg);
+            if spec.style == Style::Posix {
+                options_done = true;
+            }
+            continue;
+        }
         if text == "--" {
             options_done = true;
         } else if let Some(long) = text.strip_prefix("--") {
@@ -450,18 +460,23 @@ mod tests {
 
     #[test]
     fn words_only_known_at_run_time() {
-        let dynamic = |text: &'static str, multi, start_unknown| Arg {
+        let dynamic = |text: &'static str, splits: bool, pattern: bool, start_unknown| Arg {
             text,
             shape: ArgShape {
-                multi,
+                multi: splits || pattern,
+                splits,
                 start_unknown,
             },
         };
-        assert!(scan(&SORT, &[dynamic("$o", true, true)]).is_err());
-        assert!(scan(&SORT, &[dynamic("\"$o\"", false, true)]).is_err());
-        assert!(scan(&SORT, &[dynamic("src/*.rs", true, false)]).is_err());
+        assert!(scan(&SORT, &[dynamic("$o", true, false, true)]).is_err());
+        assert!(scan(&SORT, &[dynamic("\"$o\"", false, false, true)]).is_err());
+        assert!(scan(&SORT, &[dynamic("-k$x", true, false, false)]).is_err());
+        assert!(scan(&SORT, &[dynamic("*", false, true, true)]).is_err());
+        // `src/*.rs` only becomes words that start with `src/`: operands, however many.
+        assert!(scan(&SORT, &[dynamic("src/*.rs", false, true, false)]).is_ok());
+        assert!(scan(&UNIQ, &[dynamic("src/*.rs", false, true, false)]).is_err());
         let mut after = plain(&["--"]);
-        after.push(dynamic("*.rs", true, true));
+        after.push(dynamic("*.rs", false, true, true));
         assert!(scan(&SORT, &after).is_ok());
         assert!(
             scan(&UNIQ, &after).is_err(),
@@ -469,10 +484,10 @@ mod tests {
         );
         // A value may hold anything, as long as it stays one word.
         let mut value = plain(&["-t"]);
-        value.push(dynamic("\"$sep\"", false, true));
+        value.push(dynamic("\"$sep\"", false, false, true));
         assert!(scan(&SORT, &value).is_ok());
         let mut value = plain(&["-t"]);
-        value.push(dynamic("$sep", true, true));
+        value.push(dynamic("$sep", true, false, true));
         assert!(scan(&SORT, &value).is_err());
     }
 
