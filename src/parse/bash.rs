@@ -154,6 +154,7 @@ impl Walker<'_> {
                 let (name, value) = self.assignment(node, ctx);
                 self.check_assigned_variable(&name);
                 self.check_hidden_code(&value);
+                self.out.add_value(&value.text);
             }
             "function_definition" => self.function(node, ctx),
             "pipeline" => self.pipeline(node, ctx),
@@ -181,6 +182,14 @@ impl Walker<'_> {
                 self.walk_children(node, ctx);
             }
             "ERROR" => self.error(node, ctx),
+            // `for HOME in /tmp; do …` and `select PS0 in …` assign their variable.
+            "for_statement" => {
+                if let Some(variable) = node.child_by_field_name("variable") {
+                    let name = self.text(variable).to_owned();
+                    self.check_assigned_variable(&name);
+                }
+                self.walk_children(node, ctx);
+            }
             _ => self.walk_children(node, ctx),
         }
     }
@@ -195,6 +204,11 @@ impl Walker<'_> {
             let mut cursor = node.walk();
             node.children(&mut cursor).collect()
         };
+        // A here-document the grammar could not fit into a redirection (`cat <<$'EOF'`): where
+        // the shells end it is still computed, and what follows is parsed.
+        if children.iter().any(|c| c.kind() == "heredoc_start") {
+            self.check_heredoc_end(node);
+        }
         let mut i = 0;
         while i < children.len() {
             let child = children[i];
@@ -520,6 +534,7 @@ impl Walker<'_> {
                     let (name, value) = self.assignment(child, ctx);
                     self.check_assigned_variable(&name);
                     self.check_hidden_code(&value);
+                    self.out.add_value(&value.text);
                     argv.push(format!("{name}={}", value.text));
                 }
                 "variable_name" => {
@@ -537,11 +552,18 @@ impl Walker<'_> {
                         ));
                     }
                     match word.text.split_once('=') {
-                        Some((name, _)) => self.check_assigned_variable(name),
+                        Some((name, value)) => {
+                            self.check_declared_name(&program, name);
+                            self.check_assigned_variable(name);
+                            self.out.add_value(value);
+                        }
                         None if word.text.starts_with(['-', '+']) => {
                             options.push(word.text.clone())
                         }
-                        None => names.push(word.text.clone()),
+                        None => {
+                            self.check_declared_name(&program, &word.text);
+                            names.push(word.text.clone());
+                        }
                     }
                     self.check_hidden_code(&word);
                     argv.push(word.text);
@@ -617,6 +639,21 @@ impl Walker<'_> {
             }
         }
         (name, value)
+    }
+
+    /// A name given to `export`/`declare`/… that is not a plain identifier (`{PS0,X}`, `$n`,
+    /// `a*`) may become a hook's variable when the shell expands it.
+    fn check_declared_name(&mut self, program: &str, name: &str) {
+        let base = name.split('[').next().unwrap_or(name).trim_end_matches('+');
+        let identifier = !base.is_empty()
+            && base.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !base.starts_with(|c: char| c.is_ascii_digit());
+        if !identifier {
+            self.out.add_hook_state(format!(
+                "`{program}` of `{}`, a name the shell expands, which could be a hook's",
+                name
+            ));
+        }
     }
 
     /// `f() { …; }`, `function f { …; }`, zsh's `function f g { …; }` (which the grammar reads

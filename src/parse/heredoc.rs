@@ -24,6 +24,17 @@ pub fn delimiters(raw: &str) -> Vec<String> {
     out
 }
 
+/// The delimiter `shell` (`bash`, `dash`/`sh`, `zsh`; anything else is read as bash) computes
+/// from the word `raw`.
+pub fn delimiter_for(raw: &str, shell: &str) -> String {
+    let dialect = match shell {
+        "dash" | "sh" => Dialect::Dash,
+        "zsh" => Dialect::Zsh,
+        _ => Dialect::Bash,
+    };
+    quote_removed(raw, dialect)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Dialect {
     Bash,

@@ -161,6 +161,9 @@ pub struct Parsed {
     /// Variables the line assigns or exports (on their own, before a command, through `env`,
     /// `export`, `declare` …), without subscripts: the programs it runs may read them.
     pub assigned: Vec<String>,
+    /// The values the line assigns to variables (`k=~/.ssh/id_rsa; cat "$k"`): paths in them are
+    /// looked at like arguments.
+    pub values: Vec<String>,
     /// A recognised agent harness whose inner line is what was parsed (e.g. `claude-code`).
     pub harness: Option<&'static str>,
 }
@@ -174,6 +177,12 @@ impl Parsed {
         let reason = reason.into();
         if !self.opaque.contains(&reason) {
             self.opaque.push(reason);
+        }
+    }
+
+    fn add_value(&mut self, value: &str) {
+        if !value.is_empty() && self.values.len() < 256 && !self.values.iter().any(|v| v == value) {
+            self.values.push(value.to_owned());
         }
     }
 

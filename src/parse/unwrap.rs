@@ -266,6 +266,7 @@ impl Walker<'_> {
     fn check_prefix_assignments(&mut self, assignments: &[(String, Word)]) {
         for (name, value) in assignments {
             self.out.add_assigned(hooks::base_name(name));
+            self.out.add_value(&value.text);
             self.check_hidden_code(value);
             if CODE_LOADING_VARS.contains(&name.as_str()) {
                 self.out.add_opaque(format!(
@@ -283,12 +284,25 @@ impl Walker<'_> {
 
     /// Record hook-state changes made by a builtin.
     fn check_builtin(&mut self, program: &str, args: &[Word]) {
+        if matches!(program, "mapfile" | "readarray")
+            && args.iter().any(|a| {
+                a.text.starts_with("-C") || (a.text.starts_with('-') && a.text.contains('C'))
+            })
+        {
+            self.out.add_opaque(format!(
+                "`{program} -C` evaluates a callback the line does not show"
+            ));
+        }
+        self.check_declaration_command(program, args);
         let changes_hooks = hooks::builtin_changes_hooks(program, args)
             || match program {
                 "printf" => printf_target(args).is_some_and(names_hook_variable),
-                "read" | "mapfile" | "readarray" => args
+                "read" | "mapfile" | "readarray" => read_targets(args)
                     .iter()
                     .any(|a| !a.is_literal() || hooks::is_hook_variable(&a.text)),
+                "getopts" => args
+                    .get(1)
+                    .is_some_and(|a| !a.is_literal() || hooks::is_hook_variable(&a.text)),
                 "let" => args.iter().any(|a| {
                     !a.is_literal() || a.text.split_once('=').is_some_and(|(n, _)| assigns_hook(n))
                 }),
@@ -303,6 +317,55 @@ impl Walker<'_> {
             self.out.add_opaque(
                 "`fc` runs commands from the shell's history, which the line does not show",
             );
+        }
+    }
+
+    /// `export`, `declare` … reached as a plain command (`builtin export PS0=x`, `\export …`,
+    /// `command unset PS0`, `jobs -x export …`): the same checks as for the declaration syntax.
+    fn check_declaration_command(&mut self, program: &str, args: &[Word]) {
+        let declares = matches!(
+            program,
+            "export" | "declare" | "typeset" | "readonly" | "local" | "unset"
+        );
+        if !declares {
+            return;
+        }
+        let options: Vec<&str> = args
+            .iter()
+            .map(|a| a.text.as_str())
+            .filter(|t| t.starts_with(['-', '+']))
+            .collect();
+        let lists = program != "unset" && hooks::declaration_lists(&options);
+        if options
+            .iter()
+            .any(|o| o.starts_with('-') && o.contains('n'))
+            && program != "unset"
+        {
+            self.out.add_hook_state(format!(
+                "`{program} -n` makes a name refer to another variable, which could be a hook's"
+            ));
+        }
+        for arg in args.iter().filter(|a| !a.text.starts_with(['-', '+'])) {
+            if !arg.is_literal() {
+                self.out.add_hook_state(format!(
+                    "`{program}` of a name only known at run time (`{}`), which could be a hook's",
+                    arg.text
+                ));
+                continue;
+            }
+            match arg.text.split_once('=') {
+                Some((name, value)) => {
+                    self.check_assigned_variable(name);
+                    self.out.add_value(value);
+                }
+                None if lists => {}
+                None => {
+                    self.check_shell_variable(&arg.text);
+                    if program == "unset" {
+                        self.check_function_name(&arg.text);
+                    }
+                }
+            }
         }
     }
 
@@ -334,6 +397,47 @@ impl Walker<'_> {
                 .add_hook_state(format!("the line defines or removes the function `{name}`"));
         }
     }
+}
+
+/// The variables `read`/`mapfile` assign: their operands, and the array of `-a NAME`/`-aNAME`.
+/// Options with a value (`-d DELIM`, `-p PROMPT`, `-u FD` …) take the next word or the rest of
+/// their cluster.
+fn read_targets(args: &[Word]) -> Vec<Word> {
+    const VALUES: &str = "adinNptuOsCcu";
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut operands = false;
+    while let Some(arg) = args.get(i) {
+        i += 1;
+        let text = arg.text.as_str();
+        if operands || !text.starts_with('-') || text == "-" {
+            out.push(arg.clone());
+            continue;
+        }
+        if text == "--" {
+            operands = true;
+            continue;
+        }
+        for (at, c) in text.char_indices().skip(1) {
+            if !VALUES.contains(c) {
+                continue;
+            }
+            let rest = &text[at + c.len_utf8()..];
+            let value = if rest.is_empty() {
+                i += 1;
+                args.get(i - 1).cloned()
+            } else {
+                Some(arg.part(rest))
+            };
+            if c == 'a'
+                && let Some(name) = value
+            {
+                out.push(name);
+            }
+            break;
+        }
+    }
+    out
 }
 
 /// The variable `printf -v NAME` (or `-vNAME`) assigns.

@@ -95,6 +95,37 @@ pub fn destroys_work(c: &Command) -> Option<String> {
         "rm" => rm(c),
         "find" => find_delete(c),
         "git" => git(c),
+        "mv" => moves_out(c),
+        _ => None,
+    }
+}
+
+/// `mv src /tmp/x`: moving work into a temporary directory takes it out of the workspace (and a
+/// later `rm -rf /tmp/x` would not be asked about).
+fn moves_out(c: &Command) -> Option<String> {
+    let mut target = None;
+    let mut operands = Vec::new();
+    let mut words = c.argv.iter();
+    while let Some(word) = words.next() {
+        if word == "-t" || word == "--target-directory" {
+            target = words.next().map(String::as_str);
+        } else if let Some(dir) = word.strip_prefix("--target-directory=") {
+            target = Some(dir);
+        } else if !word.starts_with('-') {
+            operands.push(word.as_str());
+        }
+    }
+    let target = match target {
+        Some(dir) => dir,
+        None => operands.pop()?,
+    };
+    let temporary = is_temporary(target) || matches!(target, "/tmp" | "/var/tmp" | "$TMPDIR");
+    let source = operands.into_iter().find(|s| !is_temporary(s));
+    match (temporary, source) {
+        (true, Some(source)) => Some(format!(
+            "`mv` moves `{}` out of the workspace",
+            crate::intake::visible(source)
+        )),
         _ => None,
     }
 }
@@ -226,7 +257,7 @@ fn is_temporary(path: &str) -> bool {
         && !path.contains("..")
 }
 
-/// `find … -delete` or `-exec rm …` with no name test, outside build output.
+/// `find … -delete` or `-exec rm …`, unless it starts in build output or a temporary directory.
 fn find_delete(c: &Command) -> Option<String> {
     let deletes = c.argv.iter().any(|a| a == "-delete")
         || c.argv
@@ -235,26 +266,14 @@ fn find_delete(c: &Command) -> Option<String> {
     if !deletes {
         return None;
     }
-    let named = c.argv.iter().any(|a| {
-        matches!(
-            a.as_str(),
-            "-name"
-                | "-iname"
-                | "-path"
-                | "-ipath"
-                | "-wholename"
-                | "-iwholename"
-                | "-regex"
-                | "-iregex"
-        )
-    });
+    // A name test does not make it safe: `find src -name '*.rs' -delete` removes the sources.
     let starts: Vec<&String> = c
         .argv
         .iter()
         .take_while(|a| !a.starts_with('-') && !a.starts_with('(') && *a != "!")
         .collect();
     let in_artifacts = !starts.is_empty() && starts.iter().all(|s| is_artifact(s));
-    (!named && !in_artifacts).then(|| "`find` deletes every file it finds".to_owned())
+    (!in_artifacts).then(|| "`find` deletes the files it finds".to_owned())
 }
 
 fn git(c: &Command) -> Option<String> {
@@ -270,7 +289,19 @@ fn git(c: &Command) -> Option<String> {
     }
     let sub = *words.get(i)?;
     let rest = &words[i + 1..];
-    let has = |flags: &[&str]| rest.iter().any(|w| flags.contains(w));
+    // git's parse-options takes an unambiguous abbreviation of a long option (`--ha` is
+    // `--hard`): any `--prefix` of at least three letters of a listed long option counts.
+    let has = |flags: &[&str]| {
+        rest.iter().any(|w| {
+            flags.iter().any(|f| {
+                *w == *f
+                    || (f.starts_with("--")
+                        && w.starts_with("--")
+                        && w.len() >= 4
+                        && f.starts_with(w.split('=').next().unwrap_or(w)))
+            })
+        })
+    };
     let short = |c: char| {
         rest.iter()
             .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains(c))
@@ -283,7 +314,8 @@ fn git(c: &Command) -> Option<String> {
         }
         "push"
             if short('f')
-                || has(&["--mirror", "--delete", "--prune"])
+                || short('d')
+                || has(&["--mirror", "--delete", "--prune", "--force"])
                 || rest.iter().any(|w| {
                     w.starts_with("--force") || w.starts_with('+') || w.starts_with(':')
                 }) =>
@@ -315,13 +347,13 @@ fn git(c: &Command) -> Option<String> {
             "deletes stashed changes"
         }
         "branch"
-            if has(&["-D"])
+            if short('D')
                 || (short('d') && (short('f') || has(&["--force"])))
                 || (has(&["--delete"]) && has(&["--force"])) =>
         {
             "deletes a branch that may not be merged"
         }
-        "update-ref" if has(&["-d"]) => "deletes a ref",
+        "update-ref" => "moves or deletes a ref, which can lose commits",
         "worktree" if rest.first() == Some(&"remove") && (short('f') || has(&["--force"])) => {
             "deletes a worktree with its changes"
         }
@@ -371,6 +403,15 @@ mod tests {
             "find . -delete",
             "find . -type f -delete",
             "find src -exec rm {} +",
+            "find . -name '*.pyc' -delete",
+            "find src -name '*' -delete",
+            "git reset --ha",
+            "git push --for origin main",
+            "git push -d origin old",
+            "git branch -Dq x",
+            "git update-ref refs/heads/main HEAD~3",
+            "mv src /tmp/x",
+            "mv -t /tmp src",
             "git reset --hard",
             "git reset --hard HEAD~3",
             "git clean -fdx",
@@ -412,8 +453,8 @@ mod tests {
             "rm notes.txt",
             "rm -f *.o",
             "rm -f build/*.log",
-            "find . -name '*.pyc' -delete",
             "find target -delete",
+            "find /tmp/x -name '*.o' -delete",
             "git reset HEAD~1",
             "git reset --soft HEAD~1",
             "git clean -n",

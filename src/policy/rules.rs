@@ -326,12 +326,23 @@ fn credential_read(parsed: &Parsed) -> Option<String> {
                 .iter()
                 .find_map(|path| secrets::written_store(path).map(|store| (path.clone(), store)))
         });
-    let found = redirected.or_else(|| {
-        parsed
-            .commands
-            .iter()
-            .find_map(|c| secrets::store_named_by(c, &dirs))
-    });
+    let found = redirected
+        .or_else(|| {
+            parsed
+                .commands
+                .iter()
+                .find_map(|c| secrets::store_named_by(c, &dirs))
+        })
+        .or_else(|| {
+            // `k=~/.ssh/id_rsa; cat "$k"`: a path assigned to a variable is read where it is used.
+            parsed
+                .values
+                .iter()
+                .find_map(|value| match secrets::named(value) {
+                    Some(secrets::Named::File(store)) => Some((value.clone(), store)),
+                    _ => None,
+                })
+        });
     found.map(|(path, store)| {
         format!(
             "`{}` is in the store of {store}",
@@ -425,16 +436,16 @@ pub fn builtin_rules() -> Vec<Rule> {
             "the line names a credential store; what it reads can leave the machine through the agent, so it is never allowed by the rules alone",
         ),
         rule(
-            "network",
-            Ai,
-            B::NetworkAccess,
-            "the line needs the network, and the sandbox has none: it must be approved to run outside it",
-        ),
-        rule(
             "workspace-destructive",
             Ai,
             B::WorkspaceDestruction,
             "the line destroys work inside the workspace, which the sandbox does not protect",
+        ),
+        rule(
+            "network",
+            Ai,
+            B::NetworkAccess,
+            "the line needs the network, and the sandbox has none: it must be approved to run outside it",
         ),
         rule(
             "system-write",
@@ -862,13 +873,14 @@ mod tests {
 
     #[test]
     fn devices_filesystems_bombs_power() {
-        assert_eq!(hits("mkfs.ext4 /dev/sdb1"), ["builtin.mkfs"]);
+        assert_eq!(never_hits("mkfs.ext4 /dev/sdb1"), ["builtin.mkfs"]);
+        // Writing a disk is also writing a system file (an `ai` rule); `never` wins.
         assert_eq!(
-            hits("dd if=/dev/zero of=/dev/sda bs=1M"),
+            never_hits("dd if=/dev/zero of=/dev/sda bs=1M"),
             ["builtin.block-device-write"]
         );
         assert_eq!(
-            hits("echo x > /dev/nvme0n1"),
+            never_hits("echo x > /dev/nvme0n1"),
             ["builtin.block-device-write"]
         );
         assert!(hits("dd if=/dev/zero of=/dev/null").is_empty());

@@ -105,7 +105,8 @@ fn segments(path: &str) -> Vec<&str> {
     }
     let first = parts.peek().copied();
     match first {
-        Some("~" | "$HOME" | "${HOME}") => {
+        // `~user` is another home directory, as much a home as `~`.
+        Some(home) if home.starts_with('~') || home == "$HOME" || home == "${HOME}" => {
             out.push("~");
             parts.next();
         }
@@ -169,8 +170,16 @@ pub fn written_store(path: &str) -> Option<&'static str> {
 fn proc_environ(segs: &[&str]) -> Option<Named> {
     let is_proc = segs.first() == Some(&"") && segs.get(1) == Some(&"proc");
     let last = segs.last().copied().unwrap_or("");
-    (is_proc && (last == "environ" || (is_pattern(last) && glob_matches(last, "environ"))))
-        .then_some(Named::File("process environments (/proc/*/environ)"))
+    if is_proc && (last == "environ" || (is_pattern(last) && glob_matches(last, "environ"))) {
+        return Some(Named::File("process environments (/proc/*/environ)"));
+    }
+    // `/etc/ssh/ssh_host_*_key`: the machine's SSH host keys (not their `.pub`).
+    let host_key = segs.len() == 4
+        && segs[..3] == ["", "etc", "ssh"]
+        && (last.starts_with("ssh_host_") || is_pattern(last))
+        && !last.ends_with(".pub")
+        && !matches!(last, "ssh_config" | "sshd_config" | "moduli");
+    host_key.then_some(Named::File("SSH host keys (/etc/ssh)"))
 }
 
 /// Does the path (segments, normalised) name `store` or something in it?
@@ -404,6 +413,9 @@ mod tests {
             "/proc/1/environ",
             "/proc/self/environ",
             "/proc/*/environ",
+            "/etc/ssh/ssh_host_ed25519_key",
+            "~root/.ssh/id_rsa",
+            "~bob/.aws/credentials",
             "@/home/dev/.ssh/id_rsa",
             "--data-binary=@~/.netrc",
             "~/.*rc",
@@ -422,6 +434,8 @@ mod tests {
             "src/credentials.rs",
             "README.md",
             "/proc/1/status",
+            "/etc/ssh/ssh_host_ed25519_key.pub",
+            "/etc/ssh/sshd_config",
             "/home/dev/project/.ssh-notes",
         ] {
             assert_eq!(named(path), None, "{path}");
