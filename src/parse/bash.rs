@@ -572,10 +572,10 @@ impl Walker<'_> {
         }
         let option_texts: Vec<&str> = options.iter().map(String::as_str).collect();
         let lists = hooks::declaration_lists(&option_texts);
-        if options
-            .iter()
-            .any(|o| o.starts_with('-') && o.contains('n'))
-        {
+        // `-n` is a nameref for declare/typeset/local (for export it removes the export).
+        let nameref = matches!(program.as_str(), "declare" | "typeset" | "local")
+            && options.iter().any(|o| o.starts_with('-') && o.contains('n'));
+        if nameref {
             self.out.add_hook_state(format!(
                 "`{program} -n` makes a name refer to another variable, which could be a hook's"
             ));

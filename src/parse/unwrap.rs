@@ -336,11 +336,10 @@ impl Walker<'_> {
             .filter(|t| t.starts_with(['-', '+']))
             .collect();
         let lists = program != "unset" && hooks::declaration_lists(&options);
-        if options
-            .iter()
-            .any(|o| o.starts_with('-') && o.contains('n'))
-            && program != "unset"
-        {
+        // `-n` is a nameref for declare/typeset/local (for export it removes the export).
+        let nameref = matches!(program, "declare" | "typeset" | "local")
+            && options.iter().any(|o| o.starts_with('-') && o.contains('n'));
+        if nameref {
             self.out.add_hook_state(format!(
                 "`{program} -n` makes a name refer to another variable, which could be a hook's"
             ));
