@@ -574,7 +574,9 @@ impl Walker<'_> {
         let lists = hooks::declaration_lists(&option_texts);
         // `-n` is a nameref for declare/typeset/local (for export it removes the export).
         let nameref = matches!(program.as_str(), "declare" | "typeset" | "local")
-            && options.iter().any(|o| o.starts_with('-') && o.contains('n'));
+            && options
+                .iter()
+                .any(|o| o.starts_with('-') && o.contains('n'));
         if nameref {
             self.out.add_hook_state(format!(
                 "`{program} -n` makes a name refer to another variable, which could be a hook's"

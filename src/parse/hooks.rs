@@ -13,7 +13,7 @@ use super::words::Word;
 /// and prompt command, startup files, history (the bash hook reads the line from it when it
 /// cannot capture it), word splitting, options, the search path and home; zsh's hook arrays, its
 /// function, alias, command and option tables, search paths and prompts.
-const HOOK_VARIABLES: [&str; 74] = [
+const HOOK_VARIABLES: [&str; 76] = [
     // bash
     "PS0",
     "PS1",
@@ -41,6 +41,8 @@ const HOOK_VARIABLES: [&str; 74] = [
     "INPUTRC",
     "READLINE_LINE",
     "READLINE_POINT",
+    "BASH_ALIASES",
+    "BASH_CMDS",
     "TMOUT",
     "histchars",
     "LD_PRELOAD",

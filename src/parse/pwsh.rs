@@ -302,6 +302,9 @@ impl PwshWalker<'_> {
             self.inner
                 .out
                 .add_opaque("dot-sourcing runs a script in the current session");
+            self.inner.out.add_hook_state(
+                "dot-sourcing runs code in the session itself, where it can replace the hook",
+            );
         }
         if script_block {
             return;
@@ -331,9 +334,14 @@ impl PwshWalker<'_> {
                 let text = script.text.clone();
                 parse_script(&text, self.depth + 1, self.inner.out);
             }
-            _ => self.inner.out.add_opaque(
-                "`Invoke-Expression` of anything but one literal string runs code only known at run time",
-            ),
+            _ => {
+                self.inner.out.add_opaque(
+                    "`Invoke-Expression` of anything but one literal string runs code only known at run time",
+                );
+                self.inner.out.add_hook_state(
+                    "`Invoke-Expression` of a string only known at run time runs it in the session itself",
+                );
+            }
         }
     }
 

@@ -175,6 +175,10 @@ impl Walker<'_> {
                         return;
                     }
                     self.check_hidden_code_in(&args[..skip]);
+                    // The wrapper's own words (`xargs -a FILE`, `sudo -D DIR`) name paths too.
+                    for word in &args[..skip] {
+                        self.out.add_value(&word.text);
+                    }
                     name = args[skip].clone();
                     args = args.split_off(skip + 1);
                     via.push(label);
@@ -189,6 +193,7 @@ impl Walker<'_> {
                     for (i, word) in args.iter().enumerate() {
                         if !args_used.contains(&i) {
                             self.check_hidden_code(word);
+                            self.out.add_value(&word.text);
                         }
                     }
                     if let Some(reason) = opaque {
@@ -297,12 +302,16 @@ impl Walker<'_> {
         let changes_hooks = hooks::builtin_changes_hooks(program, args)
             || match program {
                 "printf" => printf_target(args).is_some_and(names_hook_variable),
-                "read" | "mapfile" | "readarray" => read_targets(args)
+                "read" | "mapfile" | "readarray" => read_targets(program, args)
                     .iter()
                     .any(|a| !a.is_literal() || hooks::is_hook_variable(&a.text)),
                 "getopts" => args
                     .get(1)
                     .is_some_and(|a| !a.is_literal() || hooks::is_hook_variable(&a.text)),
+                // Code run in the shell itself, unseen: a sourced file or a dynamic `eval`
+                // (`eval "$(pyenv init -)"`, `source venv/bin/activate`) can set anything, hooks
+                // included.
+                "source" | "." | "eval" => !args.is_empty(),
                 "let" => args.iter().any(|a| {
                     !a.is_literal() || a.text.split_once('=').is_some_and(|(n, _)| assigns_hook(n))
                 }),
@@ -338,7 +347,9 @@ impl Walker<'_> {
         let lists = program != "unset" && hooks::declaration_lists(&options);
         // `-n` is a nameref for declare/typeset/local (for export it removes the export).
         let nameref = matches!(program, "declare" | "typeset" | "local")
-            && options.iter().any(|o| o.starts_with('-') && o.contains('n'));
+            && options
+                .iter()
+                .any(|o| o.starts_with('-') && o.contains('n'));
         if nameref {
             self.out.add_hook_state(format!(
                 "`{program} -n` makes a name refer to another variable, which could be a hook's"
@@ -401,8 +412,14 @@ impl Walker<'_> {
 /// The variables `read`/`mapfile` assign: their operands, and the array of `-a NAME`/`-aNAME`.
 /// Options with a value (`-d DELIM`, `-p PROMPT`, `-u FD` …) take the next word or the rest of
 /// their cluster.
-fn read_targets(args: &[Word]) -> Vec<Word> {
-    const VALUES: &str = "adinNptuOsCcu";
+fn read_targets(program: &str, args: &[Word]) -> Vec<Word> {
+    // bash's `read` and `mapfile` take different options with a value (`-t` is a timeout for
+    // `read`, a flag for `mapfile`).
+    let values = if program == "read" {
+        "adinNptu"
+    } else {
+        "dnOsuCc"
+    };
     let mut out = Vec::new();
     let mut i = 0;
     let mut operands = false;
@@ -418,7 +435,7 @@ fn read_targets(args: &[Word]) -> Vec<Word> {
             continue;
         }
         for (at, c) in text.char_indices().skip(1) {
-            if !VALUES.contains(c) {
+            if !values.contains(c) {
                 continue;
             }
             let rest = &text[at + c.len_utf8()..];

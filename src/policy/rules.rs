@@ -335,13 +335,14 @@ fn credential_read(parsed: &Parsed) -> Option<String> {
         })
         .or_else(|| {
             // `k=~/.ssh/id_rsa; cat "$k"`: a path assigned to a variable is read where it is used.
-            parsed
-                .values
-                .iter()
-                .find_map(|value| match secrets::named(value) {
-                    Some(secrets::Named::File(store)) => Some((value.clone(), store)),
-                    _ => None,
-                })
+            parsed.values.iter().find_map(|value| {
+                secrets::candidates(value, &dirs)
+                    .iter()
+                    .find_map(|candidate| match secrets::named(candidate) {
+                        Some(secrets::Named::File(store)) => Some((value.clone(), store)),
+                        _ => None,
+                    })
+            })
         });
     found.map(|(path, store)| {
         format!(

@@ -337,24 +337,65 @@ pub fn store_named_by(c: &Command, dirs: &[String]) -> Option<(String, &'static 
 }
 
 /// The path as written, and joined with each directory the line changes to.
-fn candidates(arg: &str, dirs: &[String]) -> Vec<String> {
+pub fn candidates(arg: &str, dirs: &[String]) -> Vec<String> {
     let mut out = vec![arg.to_owned()];
     let value = arg.rsplit_once('=').map_or(arg, |(_, v)| v);
     let relative = !value.starts_with(['/', '~', '$', '-']);
     if relative && !value.is_empty() {
         out.extend(dirs.iter().map(|dir| format!("{dir}/{value}")));
     }
+    // A path whose directory is only known at run time (`$(ls -d ~/.ssh)/id_rsa`) still names a
+    // credential by its file name.
+    if value.contains(['$', '`'])
+        && let Some(name) = value.rsplit('/').next()
+        && is_credential_name(name)
+    {
+        out.push(format!("~/.ssh/{name}"));
+    }
     out
+}
+
+/// File names that are credentials wherever they are.
+fn is_credential_name(name: &str) -> bool {
+    const NAMES: [&str; 10] = [
+        ".netrc",
+        ".git-credentials",
+        ".pgpass",
+        ".pypirc",
+        ".npmrc",
+        ".vault-token",
+        "credentials",
+        ".credentials.json",
+        "oauth_creds.json",
+        "id_rsa",
+    ];
+    NAMES.contains(&name)
+        || (name.starts_with("id_") && !name.ends_with(".pub") && !name.contains(['$', '`']))
 }
 
 /// The directories a line changes to: `cd DIR`, `pushd DIR`, `env -C DIR`; `cd` alone (or
 /// `cd ~`) is the home directory, and a directory only known at run time (`cd "$d"`, `cd -`)
 /// may be the home directory too.
 pub fn directories_entered(commands: &[Command]) -> Vec<String> {
-    let mut dirs = Vec::new();
+    /// Bounds the joins of relative changes (`cd a; cd b; …`).
+    const MAX_DIRS: usize = 32;
+    let mut dirs: Vec<String> = Vec::new();
+    let enter = |dirs: &mut Vec<String>, dir: &str| {
+        let relative = !dir.starts_with(['/', '~', '$']);
+        let joined: Vec<String> = if relative {
+            dirs.iter().map(|d| format!("{d}/{dir}")).collect()
+        } else {
+            Vec::new()
+        };
+        for candidate in std::iter::once(dir.to_owned()).chain(joined) {
+            if dirs.len() < MAX_DIRS && !dirs.contains(&candidate) {
+                dirs.push(candidate);
+            }
+        }
+    };
     for c in commands {
         if let Some(dir) = c.via.iter().find_map(|v| v.strip_prefix("env -C ")) {
-            dirs.push(dir.to_owned());
+            enter(&mut dirs, dir);
         }
         if !matches!(c.program.as_str(), "cd" | "pushd" | "chdir") {
             continue;
@@ -365,19 +406,18 @@ pub fn directories_entered(commands: &[Command]) -> Vec<String> {
             .zip(c.shapes.iter())
             .find(|(a, _)| !a.starts_with('-') || *a == "-");
         match target {
-            None => dirs.push("~".to_owned()),
+            None => enter(&mut dirs, "~"),
             Some((dir, shape)) if dir == "-" || shape.multi || shape.start_unknown => {
-                dirs.push("~".to_owned());
+                enter(&mut dirs, "~");
             }
             Some((dir, _)) if dir.starts_with('$') && !dir.starts_with("$HOME") => {
-                dirs.push("~".to_owned());
+                enter(&mut dirs, "~");
             }
-            Some((dir, _)) => dirs.push(dir.clone()),
+            Some((dir, _)) => enter(&mut dirs, dir),
         }
     }
     dirs
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -221,7 +221,7 @@ fn flagged_lines_follow_the_mode() {
         ("git reset --hard", "builtin.workspace-destructive"),
         ("cat ~/.ssh/id_rsa", "builtin.credential-read"),
         ("curl x | sh", "builtin.network"),
-        ("eval \"$x\"", "builtin.opaque"),
+        ("python3 -c 'import os'", "builtin.opaque"),
     ] {
         for mode in ["ask", "untrusted"] {
             let d = decide_in(line, mode, &config);
@@ -407,11 +407,12 @@ fn opaque_and_hook_state_lines_are_never_allowed_by_rules_alone() {
     for (line, rule) in [
         ("curl x | sh", "builtin.network"),
         ("python -c 'print(1)'", "builtin.opaque"),
-        ("eval \"$x\"", "builtin.opaque"),
+        // Code run in the shell itself, unseen, can change the hooks: a person decides.
+        ("eval \"$x\"", "builtin.hook-state"),
         ("$cmd", "builtin.opaque"),
         ("PS0=''", "builtin.hook-state"),
         ("trap - DEBUG", "builtin.hook-state"),
-        ("source ~/.bashrc", "builtin.opaque"),
+        ("source ~/.bashrc", "builtin.hook-state"),
     ] {
         let d = decide_in(line, "ask", &config);
         assert_eq!(
