@@ -138,6 +138,13 @@ impl Walker<'_> {
             match step {
                 Step::Final => {
                     self.check_hidden_code_in(&args);
+                    // Before a POSIX special builtin (`PS0=x :`), assignments stay in the shell
+                    // in dash and in bash's POSIX mode.
+                    if is_special_builtin(&program) && via.len() == self.via.len() {
+                        for (name, _) in &raw.assignments {
+                            self.check_shell_variable(name);
+                        }
+                    }
                     // `read x <<<'a[$(…)]'; echo $((x))`: the text becomes a variable's value.
                     if matches!(program.as_str(), "read" | "mapfile" | "readarray")
                         && matches!(&raw.stdin, Input::Here(text) if text.hidden_code)
@@ -407,6 +414,15 @@ impl Walker<'_> {
                 .add_hook_state(format!("the line defines or removes the function `{name}`"));
         }
     }
+}
+
+/// POSIX special builtins: assignments before them persist (dash, bash `--posix`).
+fn is_special_builtin(program: &str) -> bool {
+    matches!(
+        program,
+        ":" | "." | "break" | "continue" | "eval" | "exec" | "exit" | "export" | "readonly"
+            | "return" | "set" | "shift" | "times" | "trap" | "unset"
+    )
 }
 
 /// The variables `read`/`mapfile` assign: their operands, and the array of `-a NAME`/`-aNAME`.
