@@ -132,6 +132,10 @@ fn first_forbidden(text: &str) -> Option<Rejection> {
 /// models, and the unassigned code points reserved as default-ignorable (refused too: a future
 /// Unicode version will make them invisible).
 pub fn forbidden_name(ch: char) -> Option<&'static str> {
+    // Printable ASCII is always allowed: decide it without walking the ranges below.
+    if (' '..='~').contains(&ch) {
+        return None;
+    }
     let name = match ch {
         '\t' | '\n' => return None,
         '\0' => "a NUL byte",

@@ -179,10 +179,13 @@ pub fn is_hook_function(name: &str) -> bool {
 /// Does this builtin, with these arguments, change the shell's own behaviour or hooks? Listings
 /// (`trap -p`, `set -o`, `shopt`, `bind -P`, `alias`, `hash` …) do not.
 pub fn builtin_changes_hooks(program: &str, args: &[Word]) -> bool {
-    let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
-    if args.iter().any(|a| !a.is_literal()) && is_state_builtin(program) {
+    if !is_state_builtin(program) {
+        return false;
+    }
+    if args.iter().any(|a| !a.is_literal()) {
         return true;
     }
+    let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
     match program {
         "trap" => !trap_lists(&texts),
         "shopt" => texts

@@ -98,17 +98,24 @@ impl Walker<'_> {
             return;
         };
         let args = std::mem::take(&mut raw.args);
-        let mut words = match brace_expanded(name.clone(), args.clone()) {
-            Some(words) => words.into_iter(),
-            None => {
-                self.out.add_opaque(format!(
-                    "brace expansion makes more than {} words of one command",
-                    braces::MAX_BRACE_WORDS
-                ));
-                std::iter::once(name)
-                    .chain(args)
-                    .collect::<Vec<_>>()
-                    .into_iter()
+        let mut words = if name.braces.is_empty() && args.iter().all(|a| a.braces.is_empty()) {
+            let mut words = Vec::with_capacity(args.len() + 1);
+            words.push(name);
+            words.extend(args);
+            words.into_iter()
+        } else {
+            match brace_expanded(name.clone(), args.clone()) {
+                Some(words) => words.into_iter(),
+                None => {
+                    self.out.add_opaque(format!(
+                        "brace expansion makes more than {} words of one command",
+                        braces::MAX_BRACE_WORDS
+                    ));
+                    std::iter::once(name)
+                        .chain(args)
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                }
             }
         };
         // Everything may expand to nothing (`{,}`): then no command runs.
@@ -420,8 +427,20 @@ impl Walker<'_> {
 fn is_special_builtin(program: &str) -> bool {
     matches!(
         program,
-        ":" | "." | "break" | "continue" | "eval" | "exec" | "exit" | "export" | "readonly"
-            | "return" | "set" | "shift" | "times" | "trap" | "unset"
+        ":" | "."
+            | "break"
+            | "continue"
+            | "eval"
+            | "exec"
+            | "exit"
+            | "export"
+            | "readonly"
+            | "return"
+            | "set"
+            | "shift"
+            | "times"
+            | "trap"
+            | "unset"
     )
 }
 
@@ -526,12 +545,6 @@ fn make_command(
 /// The words of a command after brace expansion (`{rm,-rf,src}` is `rm -rf src`), or `None`
 /// when they would be more than [`braces::MAX_BRACE_WORDS`].
 fn brace_expanded(name: Word, args: Vec<Word>) -> Option<Vec<Word>> {
-    if name.braces.is_empty() && args.iter().all(|a| a.braces.is_empty()) {
-        let mut words = Vec::with_capacity(args.len() + 1);
-        words.push(name);
-        words.extend(args);
-        return Some(words);
-    }
     let mut budget = braces::MAX_BRACE_WORDS.max(args.len() + 1);
     let mut words = Vec::new();
     for word in std::iter::once(name).chain(args) {

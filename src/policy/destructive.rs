@@ -167,6 +167,31 @@ fn is_system_file(path: &str) -> bool {
 /// Programs that write the files they are given (the destination for `cp`, `mv`, `install` and
 /// `ln`: their last operand).
 fn written_operands(c: &Command) -> Vec<&str> {
+    let writes = matches!(
+        c.program.as_str(),
+        "cp" | "mv"
+            | "install"
+            | "ln"
+            | "rsync"
+            | "tee"
+            | "touch"
+            | "truncate"
+            | "chmod"
+            | "chown"
+            | "chgrp"
+            | "rm"
+            | "rmdir"
+            | "mkdir"
+            | "shred"
+            | "patch"
+            | "unlink"
+            | "sed"
+            | "perl"
+            | "dd"
+    );
+    if !writes {
+        return Vec::new();
+    }
     let operands: Vec<&str> = c
         .argv
         .iter()

@@ -61,9 +61,76 @@ const NETWORK_PROGRAMS: [&str; 45] = [
     "yt-dlp",
 ];
 
+/// Programs whose subcommands or arguments decide whether they need the network (the `match`
+/// in [`needs_network`]).
+const SUBCOMMAND_TOOLS: [&str; 51] = [
+    "rsync",
+    "git",
+    "npm",
+    "pnpm",
+    "npx",
+    "pnpx",
+    "bunx",
+    "pipx",
+    "uvx",
+    "yarn",
+    "bun",
+    "pip",
+    "pip3",
+    "python",
+    "python3",
+    "uv",
+    "poetry",
+    "conda",
+    "mamba",
+    "micromamba",
+    "cargo",
+    "go",
+    "gem",
+    "bundle",
+    "bundler",
+    "composer",
+    "mvn",
+    "mvnw",
+    "./mvnw",
+    "gradle",
+    "gradlew",
+    "dotnet",
+    "apt",
+    "apt-get",
+    "aptitude",
+    "dnf",
+    "yum",
+    "zypper",
+    "apk",
+    "pacman",
+    "yay",
+    "paru",
+    "brew",
+    "snap",
+    "flatpak",
+    "docker",
+    "podman",
+    "nerdctl",
+    "helm",
+    "terraform",
+    "tofu",
+];
+
+/// More of them.
+const MORE_SUBCOMMAND_TOOLS: [&str; 7] =
+    ["kubectl", "oc", "ollama", "svn", "hg", "deno", "openssl"];
+
 /// Why a command needs the network, if it does.
 pub fn needs_network(c: &Command) -> Option<String> {
     let program = c.program.as_str();
+    if !NETWORK_PROGRAMS.contains(&program)
+        && !SUBCOMMAND_TOOLS.contains(&program)
+        && !MORE_SUBCOMMAND_TOOLS.contains(&program)
+        && !program.starts_with("python")
+    {
+        return None;
+    }
     let words: Vec<&str> = c.argv.iter().map(String::as_str).collect();
     let first = first_word(&words);
     let offline = words

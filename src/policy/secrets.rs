@@ -143,7 +143,14 @@ fn segments(path: &str) -> Vec<&str> {
 pub fn named(path: &str) -> Option<Named> {
     let path = path.rsplit_once('=').map_or(path, |(_, value)| value);
     let path = path.strip_prefix('@').unwrap_or(path);
+    // Every store is below the home directory or `/`: a word without a `/` names none.
+    if !path.contains('/') {
+        return None;
+    }
     let segs = segments(path);
+    if !matches!(segs.first(), Some(&"~" | &"")) {
+        return None;
+    }
     if let Some(found) = proc_environ(&segs) {
         return Some(found);
     }
@@ -184,19 +191,20 @@ fn proc_environ(segs: &[&str]) -> Option<Named> {
 
 /// Does the path (segments, normalised) name `store` or something in it?
 fn in_store(segs: &[&str], store: Store) -> Option<Named> {
-    let (base, rest): (&[&str], &str) = match store.path.strip_prefix('/') {
-        Some(absolute) => (&[""], absolute),
-        None => (&["~"], store.path),
+    let (base, rest) = match store.path.strip_prefix('/') {
+        Some(absolute) => ("", absolute),
+        None => ("~", store.path),
     };
-    let want: Vec<&str> = base.iter().copied().chain(rest.split('/')).collect();
     // A store's own segments, then (for a tree) anything below it.
     let mut by_pattern = false;
-    for (i, expected) in want.iter().enumerate() {
+    let mut matched = 0;
+    for (i, expected) in std::iter::once(base).chain(rest.split('/')).enumerate() {
+        matched = i + 1;
         let Some(actual) = segs.get(i) else {
             // The path is a parent of the store: `~`, `~/.config` — not the store itself.
             return None;
         };
-        if actual == expected {
+        if *actual == expected {
             continue;
         }
         // A pattern segment that may match the store's segment (`~/.*/id_rsa`, `~/.ss?`), when
@@ -207,7 +215,7 @@ fn in_store(segs: &[&str], store: Store) -> Option<Named> {
         }
         return None;
     }
-    let below = &segs[want.len()..];
+    let below = &segs[matched..];
     match below.first() {
         None if store.tree => Some(Named::Directory(store.name)),
         None => Some(Named::File(store.name)),
@@ -309,13 +317,24 @@ pub fn store_named_by(c: &Command, dirs: &[String]) -> Option<(String, &'static 
         return written_store(path).map(|store| (path.clone(), store));
     }
     let paths = c.argv.iter().chain(c.reads.iter());
+    let credential = |found: Option<Named>| match found {
+        Some(Named::File(store)) => Some(store),
+        Some(Named::Directory(store)) if !lists => Some(store),
+        _ => None,
+    };
     for arg in paths {
-        for candidate in candidates(arg, dirs) {
-            match named(&candidate) {
-                Some(Named::File(store)) => return Some((arg.clone(), store)),
-                Some(Named::Directory(store)) if !lists => return Some((arg.clone(), store)),
-                _ => {}
-            }
+        if let Some(store) = credential(named(arg)) {
+            return Some((arg.clone(), store));
+        }
+        // Joined with the directories the line changes to, and by a credential's file name.
+        let joinable = (!dirs.is_empty() && !arg.starts_with('-')) || arg.contains(['$', '`']);
+        if joinable
+            && let Some(store) = candidates(arg, dirs)
+                .iter()
+                .skip(1)
+                .find_map(|candidate| credential(named(candidate)))
+        {
+            return Some((arg.clone(), store));
         }
     }
     if reads_trees(c)
