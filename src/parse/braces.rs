@@ -34,6 +34,9 @@ pub fn expand(word: Word, budget: &mut usize) -> Result<Vec<Word>, TooManyWords>
         return Ok(vec![word]);
     }
     let pieces = pieces_of(&word);
+    if lower_bound(&pieces) > *budget {
+        return Err(TooManyWords);
+    }
     let mut texts = Vec::new();
     expand_from(&pieces, 0, &mut texts, *budget)?;
     texts.retain(|text| !text.is_empty());
@@ -47,6 +50,24 @@ pub fn expand(word: Word, budget: &mut usize) -> Result<Vec<Word>, TooManyWords>
             ..word.clone()
         })
         .collect())
+}
+
+/// A lower bound of how many words the expansion makes (before empty ones are dropped): the
+/// product of the alternatives of each brace group that is not inside another. It refuses
+/// `{a,b}{a,b}…` without expanding it.
+fn lower_bound(pieces: &[Piece]) -> usize {
+    let mut product: usize = 1;
+    let mut at = 0;
+    while let Some(open) = next_open(pieces, at) {
+        match matching_close(pieces, open) {
+            Some((close, commas)) => {
+                product = product.saturating_mul(commas.len() + 1);
+                at = close + 1;
+            }
+            None => at = open + 1,
+        }
+    }
+    product
 }
 
 fn pieces_of(word: &Word) -> Vec<Piece> {
