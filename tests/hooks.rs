@@ -241,12 +241,16 @@ fn zsh_leading_space_line_is_checked() {
 fn asked_line_runs_only_when_approved(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
-    let out = sh.line_answered("mkdir rejected-dir", "n");
+    // Ordinary lines run unasked in the sandbox; destroying work in the workspace is asked.
+    for d in ["rejected-dir", "approved-dir"] {
+        std::fs::create_dir_all(f.ws.join(d)).unwrap();
+    }
+    let out = sh.line_answered("rm -r rejected-dir", "n");
     assert!(out.contains("APPROVAL_REJECTED"), "{out}");
-    assert!(!f.ws.join("rejected-dir").exists());
-    let out = sh.line_answered("mkdir approved-dir", "y");
+    assert!(f.ws.join("rejected-dir").is_dir());
+    let out = sh.line_answered("rm -r approved-dir", "y");
     assert!(!out.contains("APPROVAL_REJECTED"), "{out}");
-    assert!(f.ws.join("approved-dir").is_dir());
+    assert!(!f.ws.join("approved-dir").exists());
 }
 
 #[test]
@@ -264,7 +268,7 @@ fn state_changing_builtins_run_in_the_shell(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
     sh.line("cd /tmp");
-    let out = sh.line_answered("export SG_TEST_VAR=kept", "y");
+    let out = sh.line("export SG_TEST_VAR=kept");
     assert!(!out.contains("REJECTED"), "{out}");
     let out = sh.line("echo \"$PWD $SG_TEST_VAR\"");
     assert!(
@@ -287,9 +291,12 @@ fn zsh_state_changing_builtins_run_in_the_shell() {
 fn multi_line_paste_is_decided_once(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
-    // A bracketed paste of three lines, then Enter.
+    for d in ["p1", "p2", "p3"] {
+        std::fs::create_dir_all(f.ws.join(d)).unwrap();
+    }
+    // A bracketed paste of three lines that each need a person, then Enter.
     sh.pty
-        .send("\x1b[200~mkdir p1\nmkdir p2\nmkdir p3\x1b[201~")
+        .send("\x1b[200~rm -r p1\nrm -r p2\nrm -r p3\x1b[201~")
         .unwrap();
     sh.pty.send_line("").unwrap();
     let (before, _) = sh.pty.exp_regex(r"Allow once\? \[y/N\]").unwrap();
@@ -303,7 +310,7 @@ fn multi_line_paste_is_decided_once(shell: &str) {
         "the paste was asked about more than once: {all}"
     );
     for d in ["p1", "p2", "p3"] {
-        assert!(f.ws.join(d).is_dir(), "{d} missing: {all}");
+        assert!(!f.ws.join(d).exists(), "{d} still there: {all}");
     }
 }
 
@@ -407,10 +414,11 @@ fn agent_lines(shell: &str) {
     assert!(err.contains("[auto-review-never] NEVER_POLICY"), "{err}");
     assert!(!f.ws.join("first").exists());
     // Needs a person, and there is none.
-    let out = agent_shell(&f, shell, "mkdir d");
+    std::fs::create_dir_all(f.ws.join("d")).unwrap();
+    let out = agent_shell(&f, shell, "rm -r d");
     assert_eq!(out.status.code(), Some(210));
     assert!(String::from_utf8_lossy(&out.stderr).contains("APPROVAL_UNAVAILABLE"));
-    assert!(!f.ws.join("d").exists());
+    assert!(f.ws.join("d").is_dir());
     // An agent cannot reach Full access.
     let out = agent_shell(&f, shell, "shellgate mode full");
     assert_ne!(out.status.code(), Some(0));
@@ -602,7 +610,8 @@ fn bash_gate_survives_a_cleared_prompt_command() {
     sh.pty.exp_string("to confirm").unwrap();
     sh.pty.send_line("full").unwrap();
     sh.pty.exp_string(PROMPT).unwrap();
-    sh.line("PROMPT_COMMAND=");
+    // Hook state is a person's to allow, in every mode.
+    sh.line_answered("PROMPT_COMMAND=", "y");
     sh.line_answered("shellgate mode ask", "y");
     let marker = f.marker("after-clear");
     sh.line(&format!("touch {}", marker.display()));
