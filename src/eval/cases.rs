@@ -453,7 +453,7 @@ fn validate(spec: CaseSpec, id: String, source: String) -> Result<Case, Error> {
         && !crate::mode::is_valid_mode_id(mode)
     {
         return Err(fail(format!(
-            "`{}` is not a mode (ask, auto, full, read-only, custom or profile:<id>)",
+            "`{}` is not a mode (ask, auto, untrusted, full, read-only, custom or profile:<id>)",
             mode.escape_debug()
         )));
     }
