@@ -88,8 +88,12 @@ pub enum Outcome {
     Refused(Error),
 }
 
-/// Decide, authorise, run and record one line.
+/// Decide, authorise, run and record one line. Inside a wrapped agent (`SHELLGATE_BROKER`), where
+/// shellgate's state is read-only, the `wrap` broker does all of it.
 pub fn handle(req: &LineRequest) -> Outcome {
+    if let Some(path) = crate::broker::broker_path() {
+        return crate::broker::forward(&path, req);
+    }
     let ctx = match Context::load(req.cwd, req.mode, SessionUse::Open) {
         Ok(ctx) => ctx,
         Err(e) => return Outcome::Refused(e),
@@ -329,10 +333,14 @@ fn runs_in_shell(decision: &Decision, mode: &Resolved) -> bool {
 }
 
 fn is_self_command(c: &ParsedCommand) -> bool {
-    c.program == "shellgate"
+    let session_command = c.program == "shellgate"
         && c.argv
             .first()
-            .is_some_and(|sub| SELF_COMMANDS.contains(&sub.as_str()))
+            .is_some_and(|sub| SELF_COMMANDS.contains(&sub.as_str()));
+    // `shellgate wrap -- AGENT`, once a person allowed it: the agent needs the network and a
+    // sandbox of its own, and every line it runs is gated by that `wrap`.
+    let starts_agent = c.via.len() == 1 && c.via[0] == "shellgate wrap";
+    session_command || starts_agent
 }
 
 /// Run the line with its real shell, in the mode's sandbox (none for confirmed Full access).
@@ -539,7 +547,7 @@ fn tell_line_stderr(streams: Streams, note: &str) {
 }
 
 /// The descriptors the line's standard streams are, when they are not this process's own.
-fn stream_fds(streams: Streams) -> Result<Option<[OwnedFd; 3]>> {
+pub(crate) fn stream_fds(streams: Streams) -> Result<Option<[OwnedFd; 3]>> {
     let dup = |fd: BorrowedFd| {
         fd.try_clone_to_owned()
             .map_err(|e| Error::internal(format!("cannot pass the streams on: {e}")))

@@ -402,10 +402,7 @@ fn the_report_counts_every_outcome_and_keeps_the_traces() {
         md.contains("| not-allowed | 1 | 0 | 0 | 0 | 0 | 1 |"),
         "{md}"
     );
-    assert!(
-        md.contains("| rule | 8 | 3 | 5 | 0 | 0 | 7 | 3 |"),
-        "{md}"
-    );
+    assert!(md.contains("| rule | 8 | 3 | 5 | 0 | 0 | 7 | 3 |"), "{md}");
     for id in [
         "review-wrong-verdict",
         "review-http-failure",

@@ -850,6 +850,11 @@ fn a_second_mount_of_the_workspace_is_read_only() {
             out
         },
         &|s, _| {
+            // Also when the attack's run failed before its own umount (lazy: never busy).
+            let _ = Command::new("umount")
+                .arg("-l")
+                .arg(s.root.join("alias"))
+                .status();
             let config = read(&s.ws.join(".git/config")).unwrap_or_default();
             (config.contains("evil") || s.ws.join(".git/hooks/pre-commit").exists())
                 .then(|| "wrote .git through the second mount".into())

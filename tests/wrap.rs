@@ -269,11 +269,12 @@ fn agents_dir() -> PathBuf {
         })
 }
 
-/// What one agent run left: the harness's output, and each tool result the agent sent back.
+/// What one agent run left: the harness's output, each tool result the agent sent back, and the
+/// run directory (`ws/` the workspace, `home/` the agent's home).
 struct AgentRun {
     out: Output,
     tool_results: Vec<String>,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl AgentRun {
@@ -284,14 +285,33 @@ impl AgentRun {
             self.tool_results
         )
     }
+
+    fn ws(&self) -> PathBuf {
+        self.dir.path().join("run/ws")
+    }
+
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("run/home")
+    }
 }
 
 /// One headless turn of `agent` under `shellgate wrap`, whose scripted model asks for `lines`
-/// one after the other; the marker file must never appear. The agent's home is outside /tmp, as
-/// a real one is; `used_before` gives it the state directory of an earlier run, and `delay` makes
-/// the model take its time (agents do work in the background meanwhile).
+/// one after the other, taking `delay` seconds per answer as a real one does (agents work in the
+/// background meanwhile: shell snapshots, probes). The agent's home is outside /tmp, as a real
+/// one is; `used_before` gives it the state directory of an earlier run. Its `PATH` starts with a
+/// directory of the test's own holding `extra-tool`, which a login shell's `PATH` would lose.
 fn real_agent(agent: &str, lines: &[&str], used_before: bool, delay: &str) -> AgentRun {
     let dir = support::scratch_dir();
+    let bin = dir.path().join("extra-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let tool = bin.join("extra-tool");
+    std::fs::write(&tool, "#!/bin/sh\necho extra-tool-ran\n").unwrap();
+    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())
+    );
     let harness = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/run_agent.py");
     let mut c = Command::new("/usr/bin/python3");
     c.arg(harness)
@@ -300,7 +320,7 @@ fn real_agent(agent: &str, lines: &[&str], used_before: bool, delay: &str) -> Ag
         .arg(dir.path().join("run"))
         .arg("--agents-dir")
         .arg(agents_dir())
-        .args(["--expect", "absent", "--timeout", "120", "--delay", delay]);
+        .args(["--expect", "absent", "--timeout", "150", "--delay", delay]);
     if used_before {
         c.arg("--used-before");
     }
@@ -308,10 +328,11 @@ fn real_agent(agent: &str, lines: &[&str], used_before: bool, delay: &str) -> Ag
         c.args(["--line", line]);
     }
     c.args(["--", SHELLGATE, "wrap", "--"]);
-    // The harness builds the agent's environment from nothing. It keeps the machine's own only
-    // for npm, which may need its registry settings, certificates or proxy (its cache goes with
-    // the agents, not into the home).
+    // The harness builds the agent's environment from nothing but `PATH`. It keeps the machine's
+    // own only for npm, which may need its registry settings, certificates or proxy (its cache
+    // goes with the agents, not into the home).
     support::without_shell_state(&mut c).stdin(Stdio::null());
+    c.env("PATH", path);
     support::detach(&mut c);
     let out = c.output().unwrap();
     let result = std::fs::read_to_string(dir.path().join("run/result.json")).unwrap_or_default();
@@ -328,28 +349,53 @@ fn real_agent(agent: &str, lines: &[&str], used_before: bool, delay: &str) -> Ag
     AgentRun {
         out,
         tool_results,
-        _dir: dir,
+        dir,
     }
 }
 
-fn real_agent_lines(agent: &str, used_before: bool, delay: &str) {
+/// Ordinary work through a real agent: a file written and a script run, a commit in the existing
+/// repository, a tool found on the agent's own `PATH`; then what must never run (a `never` rule),
+/// and what needs a person who is not there (an opaque line). Every effect is checked on disk.
+fn real_agent_work(agent: &str, used_before: bool) {
     let run = real_agent(
         agent,
         &[
-            // A destructive line never takes effect, and the refusal is what the agent gets back.
+            "printf 'print(6*7)\\n' > calc.py && python3 calc.py > out.txt && cat out.txt",
+            "git add calc.py out.txt && git commit -qm 'add calc' && git log --oneline | head -3",
+            "extra-tool && command -v extra-tool",
             "echo pwned > marker; mkfs.ext4 /nonexistent/shellgate-test-disk",
-            // So does an opaque one.
             "echo pwned > marker; x=rm; $x -rf nothing",
-            // A known-safe line still works, and its output is the tool result.
-            "ls -a && cat README",
         ],
         used_before,
-        delay,
+        "2",
     );
     assert_eq!(run.out.status.code(), Some(0), "{}", run.describe());
-    let [never, opaque, safe] = run.tool_results.as_slice() else {
-        panic!("three tool results expected: {}", run.describe());
+    let [script, commit, tool, never, opaque] = run.tool_results.as_slice() else {
+        panic!("five tool results expected: {}", run.describe());
     };
+    // The work happened, and the agent saw its output.
+    assert!(script.contains("42"), "{}", run.describe());
+    assert_eq!(
+        std::fs::read_to_string(run.ws().join("out.txt")).unwrap_or_default(),
+        "42\n",
+        "{}",
+        run.describe()
+    );
+    assert!(commit.contains("add calc"), "{}", run.describe());
+    let log = Command::new("git")
+        .args(["log", "--format=%s", "-1"])
+        .current_dir(run.ws())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&log.stdout),
+        "add calc\n",
+        "{}",
+        run.describe()
+    );
+    assert!(tool.contains("extra-tool-ran"), "{}", run.describe());
+    assert!(tool.contains("extra-bin/extra-tool"), "{}", run.describe());
+    // What must not run did not, and the agent was told why.
     assert!(
         never.contains("[auto-review-never] NEVER_POLICY"),
         "{}",
@@ -360,7 +406,32 @@ fn real_agent_lines(agent: &str, used_before: bool, delay: &str) {
         "{}",
         run.describe()
     );
-    assert!(safe.contains("scratch workspace"), "{}", run.describe());
+    assert!(!run.ws().join("marker").exists());
+    // The agent's own state outlived the run.
+    match agent {
+        "claude" => {
+            let global = std::fs::read_to_string(run.home().join(".claude.json")).unwrap();
+            assert!(
+                global.len() > 10,
+                "~/.claude.json was never written: {global}"
+            );
+            let snapshots: Vec<_> = std::fs::read_dir(run.home().join(".claude/shell-snapshots"))
+                .unwrap()
+                .flatten()
+                .collect();
+            assert_eq!(snapshots.len(), 1, "{}", run.describe());
+            let snapshot = std::fs::read_to_string(snapshots[0].path()).unwrap();
+            assert!(snapshot.contains("export PATH='"), "{snapshot}");
+            assert!(snapshot.contains("extra-bin"), "{snapshot}");
+        }
+        _ => {
+            assert!(
+                run.home().join(".codex/sessions").is_dir(),
+                "{}",
+                run.describe()
+            );
+        }
+    }
 }
 
 #[test]
@@ -368,8 +439,8 @@ fn real_agent_lines(agent: &str, used_before: bool, delay: &str) {
     not(all(has_npm, has_netns, has_python3, has_git)),
     ignore = "needs node and npm (apt-get install nodejs npm; the agents are installed from the npm registry), /usr/bin/python3, git and a network namespace (root, or unprivileged user namespaces)"
 )]
-fn claude_code_under_wrap_on_its_first_run() {
-    real_agent_lines("claude", false, "0");
+fn claude_code_works_under_wrap_on_its_first_run() {
+    real_agent_work("claude", false);
 }
 
 #[test]
@@ -377,8 +448,8 @@ fn claude_code_under_wrap_on_its_first_run() {
     not(all(has_npm, has_netns, has_python3, has_git)),
     ignore = "needs node and npm (apt-get install nodejs npm; the agents are installed from the npm registry), /usr/bin/python3, git and a network namespace (root, or unprivileged user namespaces)"
 )]
-fn claude_code_under_wrap_used_before_with_a_slow_model() {
-    real_agent_lines("claude", true, "2");
+fn claude_code_works_under_wrap_used_before() {
+    real_agent_work("claude", true);
 }
 
 #[test]
@@ -386,8 +457,8 @@ fn claude_code_under_wrap_used_before_with_a_slow_model() {
     not(all(has_npm, has_netns, has_python3, has_git)),
     ignore = "needs node and npm (apt-get install nodejs npm; the agents are installed from the npm registry), /usr/bin/python3, git and a network namespace (root, or unprivileged user namespaces)"
 )]
-fn codex_under_wrap_on_its_first_run() {
-    real_agent_lines("codex", false, "0");
+fn codex_works_under_wrap_on_its_first_run() {
+    real_agent_work("codex", false);
 }
 
 #[test]
@@ -395,8 +466,8 @@ fn codex_under_wrap_on_its_first_run() {
     not(all(has_npm, has_netns, has_python3, has_git)),
     ignore = "needs node and npm (apt-get install nodejs npm; the agents are installed from the npm registry), /usr/bin/python3, git and a network namespace (root, or unprivileged user namespaces)"
 )]
-fn codex_under_wrap_used_before_with_a_slow_model() {
-    real_agent_lines("codex", true, "2");
+fn codex_works_under_wrap_used_before() {
+    real_agent_work("codex", true);
 }
 
 #[test]

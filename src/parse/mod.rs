@@ -14,7 +14,7 @@
 
 mod bash;
 pub mod braces;
-mod harness;
+pub mod harness;
 pub mod heredoc;
 pub mod hooks;
 mod pwsh;

@@ -416,7 +416,7 @@ pub fn builtin_rules() -> Vec<Rule> {
             "shellgate-tamper",
             Human,
             B::ShellgateTampering,
-            "the line changes shellgate's own configuration, state or binary; only a person at the terminal may approve that",
+            "the line changes shellgate's own configuration, state or binary, or starts an agent under `shellgate wrap` (with the network, outside the line's sandbox); only a person at the terminal may approve that",
         ),
         rule(
             "shell-startup-tamper",
@@ -676,11 +676,13 @@ fn tampers_with_shellgate(c: &Command, facts: &LineContext) -> bool {
                     && c.argv.len() > 1
                     && !c.argv.iter().any(|a| a == "status"))
         });
+    // Starting an agent under `wrap`: it runs with the network, outside the line's sandbox.
+    let starts_agent = c.via.iter().any(|v| v == "shellgate wrap");
     let names = c.argv.iter().any(|a| names_shellgate(a));
     // Stopping shellgate's own processes (the panel, a hook's `run`).
     let kills_self = matches!(c.program.as_str(), "pkill" | "killall")
         && c.argv.iter().any(|a| a.contains("shellgate"));
-    mutating_self || kills_self || (names && !only_reads(c, facts))
+    mutating_self || starts_agent || kills_self || (names && !only_reads(c, facts))
 }
 
 /// Is the command known to only read (so naming a file is not changing it)?

@@ -14,7 +14,6 @@
 
 use super::args::{Invocation, parse_posix, parse_pwsh};
 use super::{ACTIVE_ENV, real_shell};
-use crate::broker::{self, Reply, Request};
 use crate::error::{Code, Error, refusal_block};
 use crate::gate::{self, Execution, LineRequest, Origin, Outcome, Streams};
 use crate::parse::ShellKind;
@@ -81,19 +80,7 @@ fn script_line(kind: ShellKind, path: &OsStr, args: &[OsString]) -> Vec<u8> {
 
 fn judge_and_run(kind: ShellKind, line: Vec<u8>, args: Vec<OsString>) -> ExitCode {
     let cwd = crate::cmd::working_dir(None);
-    if let Some(path) = broker::broker_path() {
-        let request = Request {
-            line,
-            shell: kind,
-            cwd,
-            args,
-            env: std::env::vars_os().collect(),
-        };
-        return match broker::submit(&path, &request) {
-            Ok(Reply::Exited(code) | Reply::Refused(code)) => ExitCode::from(code),
-            Err(e) => refuse(&e),
-        };
-    }
+    // Inside `wrap` the broker judges it (see `gate::handle`).
     let request = LineRequest {
         bytes: &line,
         shell: kind,

@@ -218,13 +218,23 @@ pub fn claude_snapshot(args: &[OsString], snapshots: &Path) -> Option<PathBuf> {
         return None;
     }
     let first = script.as_bytes().split(|b| *b == b'\n').next()?;
-    let quoted = std::str::from_utf8(first)
+    let word = std::str::from_utf8(first)
         .ok()?
         .strip_prefix(SNAPSHOT_PREFIX)?;
-    let path = quoted.strip_prefix('\'')?.strip_suffix('\'')?;
+    // Claude Code quotes the path only when it needs quotes.
+    let path = match word.strip_prefix('\'') {
+        Some(quoted) => quoted.strip_suffix('\'').filter(|p| !p.contains('\''))?,
+        None if word.bytes().all(is_plain) => word,
+        None => return None,
+    };
     let path = Path::new(path);
     (path.parent() == Some(snapshots) && is_snapshot_name(path.file_name()?))
         .then(|| path.to_owned())
+}
+
+/// A byte that needs no quoting in a shell word (what shell-quote leaves bare).
+fn is_plain(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"/._-+@%:,=".contains(&b)
 }
 
 /// `snapshot-(bash|zsh|sh)-<digits>-<[a-z0-9]+>.sh`.
@@ -403,7 +413,9 @@ mod tests {
         for bad in [
             "SNAPSHOT_FILE='/home/u/.claude/shell-snapshots/../x/snapshot-bash-1-a.sh'",
             "SNAPSHOT_FILE='/home/u/.claude/shell-snapshots/snapshot-bash-1-a.sh'; rm -rf ~",
-            "SNAPSHOT_FILE=/home/u/.claude/shell-snapshots/snapshot-bash-1-a.sh",
+            "SNAPSHOT_FILE=/home/u/.claude/shell-snapshots/snapshot-bash-1-a.sh;ls",
+            "SNAPSHOT_FILE=/home/u/.claude/shell-snapshots/snapshot-bash-1-a.sh x",
+            "SNAPSHOT_FILE='/home/u/.claude/shell-snapshots/snapshot-bash-1-a.sh'x'",
             "SNAPSHOT_FILE='/tmp/shell-snapshots/snapshot-bash-1-a.sh'",
             "SNAPSHOT_FILE='/home/u/.claude/shell-snapshots/snapshot-fish-1-a.sh'",
             "SNAPSHOT_FILE='/home/u/.claude/shell-snapshots/snapshot-bash-1-A.sh'",
@@ -411,6 +423,11 @@ mod tests {
         ] {
             assert_eq!(claude_snapshot(&script(bad), dir), None, "{bad}");
         }
+        let bare = "SNAPSHOT_FILE=/home/u/.claude/shell-snapshots/snapshot-zsh-17-z9.sh";
+        assert_eq!(
+            claude_snapshot(&script(bare), dir),
+            Some(dir.join("snapshot-zsh-17-z9.sh"))
+        );
         let mut other = script(ok);
         other[1] = "-lc".into();
         assert_eq!(claude_snapshot(&other, dir), None);

@@ -23,13 +23,12 @@ use crate::audit::SessionId;
 use crate::audit::paths::{SESSION_ENV, ensure_private_dir};
 use crate::broker::{self, BROKER_ENV, Conversation, Reply};
 use crate::cmd::wrap::WrapArgs;
-use crate::error::{Code, Error, Result, refusal_block};
-use crate::gate::{self, Execution, LineRequest, Origin, Outcome, Streams};
+use crate::error::{Code, Error, Result};
+use crate::gate::{self, LineRequest, Outcome, Streams};
 use crate::session::{Context, SessionUse};
 use crate::shell::{WRAP_DIR_ENV, real_shell_env};
 use std::ffi::OsString;
-use std::io::Write;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::UnixListener;
 use std::os::unix::process::CommandExt;
@@ -104,6 +103,9 @@ pub fn run(args: &WrapArgs) -> Result<ExitCode> {
             .then(|| home.as_deref().map(|h| agents::claude_snapshots(h, &var)))
             .flatten(),
     });
+    if let Some(dir) = &broker.claude_snapshots {
+        crate::parse::harness::trust_snapshot_dirs(vec![dir.to_string_lossy().into_owned()]);
+    }
     std::thread::spawn(move || serve(listener, broker));
     let status = child
         .wait()
@@ -260,13 +262,12 @@ fn serve_one(conversation: Conversation, broker: &Broker) {
     let request = match broker::read_request(&mut socket) {
         Ok(r) => r,
         Err(e) => {
-            tell(&streams[2], &e);
-            broker::send_reply(&mut socket, Reply::Refused(e.code.exit_status()));
+            broker::send_reply(&mut socket, &Reply::Refused(e.code, e.reason));
             return;
         }
     };
-    if let Some(reply) = harness_step(broker, &request, &streams) {
-        broker::send_reply(&mut socket, reply);
+    if let Some(reply) = harness_step(broker, &request) {
+        broker::send_reply(&mut socket, &reply);
         return;
     }
     let group = broker::caller_group(&socket);
@@ -275,9 +276,9 @@ fn serve_one(conversation: Conversation, broker: &Broker) {
         shell: request.shell,
         cwd: &request.cwd,
         mode: broker.mode.as_deref(),
-        execution: Execution::ShellArgs(request.args.clone()),
+        execution: request.execution.clone(),
         streams: Streams::Fds(&streams),
-        origin: Origin::Run,
+        origin: request.origin,
         env: Some(&request.env),
         cancel: Some(socket.as_fd()),
         workspace: Some(&broker.workspace),
@@ -285,24 +286,17 @@ fn serve_one(conversation: Conversation, broker: &Broker) {
     };
     let reply = match gate::handle(&line) {
         Outcome::Ran(status) => Reply::Exited(gate::exit_code(&status)),
-        Outcome::RunInShell => Reply::Exited(0),
-        Outcome::Refused(e) => {
-            tell(&streams[2], &e);
-            Reply::Refused(e.code.exit_status())
-        }
+        Outcome::RunInShell => Reply::InShell,
+        Outcome::Refused(e) => Reply::Refused(e.code, e.reason),
     };
-    broker::send_reply(&mut socket, reply);
+    broker::send_reply(&mut socket, &reply);
 }
 
 /// A known agent's own start-up step that shellgate does in its place (Claude Code's shell
 /// snapshot), recorded in the session log. `None`: an ordinary line.
-fn harness_step(
-    broker: &Broker,
-    request: &broker::Request,
-    streams: &[OwnedFd; 3],
-) -> Option<Reply> {
+fn harness_step(broker: &Broker, request: &broker::Request) -> Option<Reply> {
     let snapshots = broker.claude_snapshots.as_deref()?;
-    let path = agents::claude_snapshot(&request.args, snapshots)?;
+    let path = agents::claude_snapshot(request.shell_args(), snapshots)?;
     let agent_path = request
         .env
         .iter()
@@ -312,10 +306,7 @@ fn harness_step(
     let _ = record_harness_step(broker, request, &path, result.as_ref().err());
     Some(match result {
         Ok(()) => Reply::Exited(0),
-        Err(e) => {
-            tell(&streams[2], &e);
-            Reply::Refused(e.code.exit_status())
-        }
+        Err(e) => Reply::Refused(e.code, e.reason),
     })
 }
 
@@ -343,14 +334,6 @@ fn record_harness_step(
             }),
         )
         .map(drop)
-}
-
-/// Write the refusal to the caller's stderr, which is what the agent reads as the tool result.
-fn tell(stderr: &OwnedFd, e: &Error) {
-    if let Ok(fd) = stderr.try_clone() {
-        let mut file = std::fs::File::from(fd);
-        let _ = file.write_all(refusal_block(e.code, &e.reason).as_bytes());
-    }
 }
 
 /// The command line `wrap` shows for the agent (with the settings it added).
