@@ -68,7 +68,12 @@ pub fn ask(question: &Question) -> Result<Answer> {
 
 /// Asks on the terminal at `tty` (tests pass a pseudo-terminal here).
 pub fn ask_on(tty: &Path, question: &Question) -> Result<Answer> {
+    // One question at a time on the terminal (the `wrap` broker decides lines in parallel).
+    let _one_at_a_time = QUESTION
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut terminal = Terminal::open(tty)?;
+    let _loan = ForegroundLoan::take(&terminal)?;
     terminal.enter_canonical_mode();
     terminal.discard_typeahead();
     let deadline = Instant::now() + question.timeout;
@@ -150,6 +155,70 @@ fn describe_sandbox(sandbox: SandboxPolicy) -> &'static str {
 struct Terminal {
     file: File,
     saved: Option<libc::termios>,
+}
+
+/// Held while a question is on the terminal.
+static QUESTION: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+thread_local! {
+    /// The process group of the caller this thread decides for (the `wrap` broker's caller).
+    static CALLER_GROUP: std::cell::Cell<Option<libc::pid_t>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` on behalf of a caller in process group `group`: when that group is the terminal's
+/// foreground job (a wrapped interactive shell's line), a question borrows the terminal's
+/// foreground for itself and gives it back; anyone else in the background cannot ask.
+pub fn on_behalf_of<R>(group: Option<libc::pid_t>, f: impl FnOnce() -> R) -> R {
+    let before = CALLER_GROUP.with(|g| g.replace(group));
+    let result = f();
+    CALLER_GROUP.with(|g| g.set(before));
+    result
+}
+
+/// The terminal's foreground, lent to this process for one question by the caller's group that
+/// holds it, and handed back on drop. A process outside the foreground would otherwise be stopped
+/// by the kernel the moment it read the answer (SIGTTIN), and with it `wrap` and its agent.
+struct ForegroundLoan {
+    fd: std::os::fd::RawFd,
+    back_to: Option<libc::pid_t>,
+}
+
+impl ForegroundLoan {
+    fn take(terminal: &Terminal) -> Result<ForegroundLoan> {
+        let fd = terminal.fd();
+        // SAFETY: tcgetpgrp and getpgrp take no pointers; the descriptor is open.
+        let (foreground, own) = unsafe { (libc::tcgetpgrp(fd), libc::getpgrp()) };
+        let mut loan = ForegroundLoan { fd, back_to: None };
+        if foreground <= 0 || foreground == own {
+            return Ok(loan);
+        }
+        if CALLER_GROUP.with(std::cell::Cell::get) != Some(foreground) {
+            return Err(unavailable(
+                "shellgate runs in a background process group, so it cannot ask on the terminal",
+            ));
+        }
+        // SAFETY: tcsetpgrp on an open terminal descriptor, to this process's own group. A
+        // background process asking is sent SIGTTOU unless it ignores it, which `wrap` does.
+        if unsafe { libc::tcsetpgrp(fd, own) } != 0 {
+            return Err(unavailable(format!(
+                "cannot bring the question to the terminal's foreground: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        loan.back_to = Some(foreground);
+        Ok(loan)
+    }
+}
+
+impl Drop for ForegroundLoan {
+    fn drop(&mut self) {
+        if let Some(group) = self.back_to {
+            // SAFETY: as in `take`; the group that held the foreground gets it back.
+            unsafe {
+                libc::tcsetpgrp(self.fd, group);
+            }
+        }
+    }
 }
 
 fn unavailable(detail: impl std::fmt::Display) -> Error {

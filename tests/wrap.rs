@@ -252,6 +252,188 @@ fn xargs_sh_c_and_script_c_are_gated() {
     );
 }
 
+/// A stand-in agent started through a shell-script shim (as pyenv's `python3` is): the shim is
+/// the agent's own process until it `exec`s, and must not make the agent's shells ungated.
+#[test]
+#[cfg_attr(
+    not(all(has_git, has_python3)),
+    ignore = "needs /usr/bin/git and /usr/bin/python3 (apt-get install git python3)"
+)]
+fn an_agent_started_through_a_shim_script_is_gated() {
+    let f = Fixture::new();
+    let shim_dir = f.outside.join("shims");
+    std::fs::create_dir_all(&shim_dir).unwrap();
+    let agent = shim_dir.join("agent.py");
+    std::fs::write(
+        &agent,
+        "import subprocess, sys\n\
+         for line in sys.argv[1:]:\n    \
+             p = subprocess.run(['/bin/bash', '-c', line], capture_output=True, text=True)\n    \
+             print('rc=' + str(p.returncode) + ' err=' + p.stderr.strip().replace('\\n', '|'))\n",
+    )
+    .unwrap();
+    let shim = shim_dir.join("python3");
+    std::fs::write(
+        &shim,
+        "#!/bin/bash\n# a version-manager shim\nexec /usr/bin/python3 \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let marker = f.outside.join("made");
+    let out = f.wrap(
+        &[],
+        &[
+            shim.to_str().unwrap(),
+            agent.to_str().unwrap(),
+            "touch made-inside",
+            &format!(
+                "touch {}; mkfs.ext4 /nonexistent/shellgate-test-disk",
+                marker.display()
+            ),
+        ],
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let runs: Vec<&str> = stdout.lines().collect();
+    assert!(runs[0].starts_with("rc=0"), "{all}");
+    assert!(f.ws.join("made-inside").exists(), "{all}");
+    assert!(
+        runs[1].starts_with("rc=202") && runs[1].contains("NEVER_POLICY"),
+        "{all}"
+    );
+    assert!(!marker.exists(), "{all}");
+    // Both lines were judged and logged; the shim itself was not a line (it is the agent).
+    let log = f.log();
+    assert!(log.contains("touch made-inside"), "{log}");
+    assert!(log.contains("NEVER_POLICY"), "{log}");
+    assert!(!log.contains("version-manager"), "{log}");
+}
+
+/// Nothing in the environment lets an agent's shell through unjudged: not `SHELLGATE_ACTIVE`
+/// (the mark of a line already judged), not a copy of the agent's own mark.
+#[test]
+#[cfg_attr(
+    not(all(has_git, has_python3)),
+    ignore = "needs /usr/bin/git and /usr/bin/python3 (apt-get install git python3)"
+)]
+fn a_forged_environment_does_not_skip_the_gate() {
+    let f = Fixture::new();
+    let script = [
+        "import os, subprocess",
+        "for env in ({'SHELLGATE_ACTIVE': 'r0123456789abcdef'}, {}):",
+        "    e = dict(os.environ, **env)",
+        "    p = subprocess.run(['/bin/bash', '-c', 'mkfs.ext4 /nonexistent/shellgate-test-disk'], env=e, capture_output=True, text=True)",
+        "    print('rc=' + str(p.returncode))",
+    ]
+    .join("\n");
+    let out = f.wrap(&[], &["/usr/bin/python3", "-c", &script]);
+    let all = text(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        ["rc=202", "rc=202"],
+        "{all}"
+    );
+    let log = f.log();
+    assert_eq!(
+        log.matches("\"kind\":\"approval/asked\"").count(),
+        2,
+        "{log}"
+    );
+    assert!(log.matches("NEVER_POLICY").count() >= 2, "{log}");
+}
+
+/// `wrap` inside a wrapped agent starts its agent under the same broker: its shells are still
+/// gated, in the same session log.
+#[test]
+#[cfg_attr(
+    not(all(has_git, has_python3)),
+    ignore = "needs /usr/bin/git and /usr/bin/python3 (apt-get install git python3)"
+)]
+fn wrap_inside_a_wrapped_agent_keeps_the_gate() {
+    let f = Fixture::new();
+    let script = [
+        "import subprocess",
+        &format!("p = subprocess.run(['{SHELLGATE}', 'wrap', '--', '/bin/bash', '-c', 'mkfs.ext4 /nonexistent/shellgate-test-disk'], capture_output=True, text=True)"),
+        "print('rc=' + str(p.returncode))",
+    ]
+    .join("\n");
+    let out = f.wrap(&[], &["/usr/bin/python3", "-c", &script]);
+    let all = text(&out);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("rc=202"),
+        "{all}"
+    );
+    assert!(f.log().contains("NEVER_POLICY"), "{all}");
+}
+
+/// `wrap -- bash -i` with the README's hook in `~/.bashrc`, in a real terminal: lines are gated
+/// by the broker (not AUDIT_UNAVAILABLE), a foreground line reads the terminal, a question is
+/// answered at the terminal without stopping `wrap`, and `--norc` does not turn the hook off.
+#[test]
+#[cfg_attr(
+    not(all(has_git, has_python3)),
+    ignore = "needs /usr/bin/git and /usr/bin/python3 (apt-get install git python3)"
+)]
+fn a_wrapped_interactive_bash_with_the_readme_hook_is_gated() {
+    for rc in [true, false] {
+        let f = Fixture::new();
+        std::fs::write(
+            f.home.join(".bashrc"),
+            format!("eval \"$({SHELLGATE} init bash)\"\nPS1='wrapped$ '\n"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(f.ws.join("doomed")).unwrap();
+        let mut c = Command::new(SHELLGATE);
+        c.args(["wrap", "--", "bash"]);
+        if !rc {
+            c.arg("--norc");
+        }
+        c.arg("-i");
+        support::isolate(&mut c, &f.user)
+            .current_dir(&f.ws)
+            .env("TERM", "dumb")
+            .env("PS1", "wrapped$ ");
+        let mut pty = rexpect::session::spawn_command(c, Some(30_000)).unwrap();
+        pty.process_mut().set_kill_timeout(Some(200));
+        // Without the user's rc file, the system's sets the prompt.
+        let prompt = if rc { r"wrapped\$ $" } else { r"[#$] $" };
+        pty.exp_regex(prompt).unwrap();
+        // An ordinary line runs in the sandbox, from the terminal's foreground: it reads the tty.
+        pty.send_line("read -r x; echo got-$x > from-tty; echo step-$((1+1))-done")
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        pty.send_line("typed").unwrap();
+        pty.exp_string("step-2-done").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(f.ws.join("from-tty")).unwrap_or_default(),
+            "got-typed\n",
+            "rc={rc}"
+        );
+        // Refused by a rule: the refusal is shown, nothing ran.
+        pty.send_line("mkfs.ext4 /nonexistent/shellgate-test-disk")
+            .unwrap();
+        pty.exp_string("NEVER_POLICY").unwrap();
+        pty.exp_regex(prompt).unwrap();
+        // Asked: the question comes on the terminal and the answer counts; wrap is not stopped.
+        pty.send_line("rm -r doomed && echo step-$((2+1))-done")
+            .unwrap();
+        pty.exp_string("Allow once? [y").unwrap();
+        pty.send_line("y").unwrap();
+        pty.exp_string("step-3-done").unwrap();
+        assert!(!f.ws.join("doomed").exists(), "rc={rc}");
+        pty.send_line("exit").unwrap();
+        pty.exp_eof().unwrap();
+        let log = f.log();
+        assert!(
+            log.contains("rm -r doomed") && log.contains("\"by\":\"person\""),
+            "{log}"
+        );
+        assert!(!log.contains("AUDIT_UNAVAILABLE"), "{log}");
+    }
+}
+
 // ------------------------------------------------------------------------------------------------
 // Real agents (Claude Code, Codex CLI) against a scripted model in a loopback-only namespace:
 // tests/agents/run_agent.py installs each with npm into target/test-tools/agents when missing.

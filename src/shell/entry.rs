@@ -41,14 +41,18 @@ pub fn invoked_as(argv0: &OsStr) -> Option<ShellKind> {
 
 /// Run as the shell `kind` with these arguments (without argv\[0\]).
 pub fn run(kind: ShellKind, args: Vec<OsString>) -> ExitCode {
-    if is_agent_process() {
-        return exec_real(kind, &args, None);
-    }
     let stdin_tty = std::io::stdin().is_terminal();
     let invocation = match kind {
         ShellKind::Pwsh => parse_pwsh(&args, stdin_tty),
         _ => parse_posix(&args, stdin_tty),
     };
+    // An interactive shell gets the hook, even as the agent itself (`wrap -- bash`).
+    if invocation == Invocation::Interactive {
+        return interactive(kind, &args);
+    }
+    if is_agent_process() {
+        return exec_real(kind, &args, None);
+    }
     let line = match invocation {
         Invocation::Info => return exec_real(kind, &args, None),
         Invocation::Interactive => return interactive(kind, &args),

@@ -87,8 +87,20 @@ fn write_hook_files(dir: &Path, exe: &Path) -> Result<()> {
     let hook_zsh = dir.join("hook.zsh");
     let zdotdir = dir.join("zdotdir");
     let files: [(PathBuf, String); 5] = [
-        (hook_bash.clone(), templates::render(HookShell::Bash, &exe)),
-        (hook_zsh.clone(), templates::render(HookShell::Zsh, &exe)),
+        (
+            hook_bash.clone(),
+            format!(
+                "{BASH_AGENT_GUARD}{}",
+                templates::render(HookShell::Bash, &exe)
+            ),
+        ),
+        (
+            hook_zsh.clone(),
+            format!(
+                "{ZSH_AGENT_GUARD}{}",
+                templates::render(HookShell::Zsh, &exe)
+            ),
+        ),
         (
             dir.join("bashrc"),
             // The user's own rc file first (`--rcfile FILE` names another, `--norc` none), then
@@ -124,6 +136,30 @@ fn write_hook_files(dir: &Path, exe: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+/// The first lines of wrap's copy of the bash hook: the agent's own process running a script (a
+/// shim run by bash, which reads `BASH_ENV` first) returns before the hook, which would otherwise run the
+/// whole script as one gated line, and with it the agent, in a line's sandbox.
+const BASH_AGENT_GUARD: &str = r#"if [[ $- != *i* && -n ${SHELLGATE_WRAP_AGENT-} ]] && read -r __sg_stat < /proc/$$/stat 2>/dev/null; then
+  read -ra __sg_fields <<< "${__sg_stat##*) }"
+  if [[ "$$:${__sg_fields[19]-}" == "$SHELLGATE_WRAP_AGENT" ]]; then
+    unset __sg_stat __sg_fields
+    return 0 2>/dev/null
+  fi
+  unset __sg_stat __sg_fields
+fi
+"#;
+
+/// The same for zsh (`.zshenv` sources the hook first).
+const ZSH_AGENT_GUARD: &str = r#"if [[ ! -o interactive && -n ${SHELLGATE_WRAP_AGENT-} ]] && read -r __sg_stat < /proc/$$/stat 2>/dev/null; then
+  __sg_fields=(${=${__sg_stat##*) }})
+  if [[ "$$:${__sg_fields[20]-}" == "$SHELLGATE_WRAP_AGENT" ]]; then
+    unset __sg_stat __sg_fields
+    return 0 2>/dev/null
+  fi
+  unset __sg_stat __sg_fields
+fi
+"#;
 
 /// The rc file a wrapped interactive bash was asked to read instead of `~/.bashrc` (empty:
 /// `--norc`), for shellgate's own rc file to source before the hook.
@@ -189,6 +225,24 @@ pub fn become_agent(agent: &[OsString]) -> ExitCode {
         .args(rest)
         .env(AGENT_ENV, mark)
         .env_remove(crate::shell::ACTIVE_ENV)
+        .exec();
+    refuse(&Error::new(
+        Code::SandboxExecFailed,
+        format!(
+            "cannot start the agent {}: {error}",
+            program.to_string_lossy()
+        ),
+    ))
+}
+
+/// Becomes `agent` without marking it (a `wrap` inside a wrapped agent).
+pub fn exec_unmarked(agent: &[OsString]) -> ExitCode {
+    let Some((program, rest)) = agent.split_first() else {
+        return refuse(&Error::usage("wrap needs an agent to run"));
+    };
+    let error = Command::new(program)
+        .args(rest)
+        .env_remove(AGENT_ENV)
         .exec();
     refuse(&Error::new(
         Code::SandboxExecFailed,

@@ -14,7 +14,7 @@
 //! The agent's own process is marked ([`enter::AGENT_ENV`]): a shell started *as* the agent (a
 //! shim script the agent is launched through, `exec`'d in place) is the agent, and runs as is; every
 //! shell the agent starts is another process, and is gated. Started inside a wrapped agent, `wrap`
-//! only marks the new agent: its shells reach the outer broker.
+//! only starts the new agent, unmarked: its shells, the first one included, reach the outer broker.
 
 pub mod agents;
 pub mod enter;
@@ -51,8 +51,10 @@ struct Broker {
 
 pub fn run(args: &WrapArgs) -> Result<ExitCode> {
     if broker::broker_path().is_some() && std::env::var_os(WRAP_DIR_ENV).is_some() {
-        // Already inside a wrapped agent: this agent's shells reach the same broker.
-        return Ok(enter::become_agent(&args.agent));
+        // Already inside a wrapped agent: this agent's shells reach the same broker. It is not
+        // marked as an agent of its own (a shell as its program is judged like any other): it
+        // was started by an agent, not by a person.
+        return Ok(enter::exec_unmarked(&args.agent));
     }
     let session = SessionId::new_random();
     // SAFETY: no other thread exists yet (the broker threads start below), so nothing can read the
@@ -221,7 +223,7 @@ fn agent_command(
 }
 
 /// Forward SIGTERM and SIGHUP to the agent; ignore SIGINT and SIGQUIT (they reach the agent
-/// through the terminal's process group).
+/// through the terminal's process group), and the terminal's stop signals.
 fn forward_termination_signals() {
     extern "C" fn forward(signal: libc::c_int) {
         let pid = AGENT_PID.load(Ordering::SeqCst);
@@ -239,6 +241,10 @@ fn forward_termination_signals() {
         libc::signal(libc::SIGHUP, forward as *const () as libc::sighandler_t);
         libc::signal(libc::SIGINT, libc::SIG_IGN);
         libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+        // `wrap` is never stopped by the terminal: it hands the terminal's foreground to a
+        // question and back (see `approval`), which a stopped process could not.
+        libc::signal(libc::SIGTTOU, libc::SIG_IGN);
+        libc::signal(libc::SIGTTIN, libc::SIG_IGN);
     }
 }
 
@@ -284,7 +290,7 @@ fn serve_one(conversation: Conversation, broker: &Broker) {
         workspace: Some(&broker.workspace),
         process_group: group,
     };
-    let reply = match gate::handle(&line) {
+    let reply = match crate::approval::on_behalf_of(group, || gate::handle(&line)) {
         Outcome::Ran(status) => Reply::Exited(gate::exit_code(&status)),
         Outcome::RunInShell => Reply::InShell,
         Outcome::Refused(e) => Reply::Refused(e.code, e.reason),
