@@ -45,6 +45,7 @@ fi
 # ungated and can name the real bash, which wrap hides behind the entry point). Its results go to
 # the workspace, which the agent may write.
 export HYPERFINE=$hyperfine RUNS_EACH=$runs PACED=${prepare[*]:+1}
+# shellcheck disable=SC2016  # expanded by the inner bash
 "$bin" wrap -- /bin/bash -c '
     unset BASH_ENV  # else the real bash sources the hook copy of wrap: not part of the baseline
     exec "$HYPERFINE" -N --warmup 30 --runs "$RUNS_EACH" ${PACED:+--prepare "sleep 0.02"} \
