@@ -636,6 +636,112 @@ fn the_network_flag_allows_tcp() {
     assert_eq!(got, "hello");
 }
 
+/// A port grant: TCP to the granted port connects; to another port it is refused (Landlock, and
+/// the supervisor reports it with its address); UDP stays refused. Shown first without the
+/// sandbox (both connect), then as every identity.
+#[test]
+fn a_tcp_port_grant_allows_that_port_only() {
+    for who in identities() {
+        let s = Scene::new(who);
+        let granted = tcp_listener("127.0.0.1:0");
+        let other = tcp_listener("127.0.0.1:0");
+        let (gp, op) = (
+            granted.local_addr().unwrap().port().to_string(),
+            other.local_addr().unwrap().port().to_string(),
+        );
+        for port in [&gp, &op] {
+            let control = s.bare().py(TCP_CONNECT, &["127.0.0.1", port]);
+            assert_eq!(
+                control.stdout().trim(),
+                "connected",
+                "control {}",
+                control.stderr()
+            );
+        }
+        let _ = (granted.accept(), other.accept());
+        let flags = ["--tcp-port", gp.as_str()];
+        let out = s
+            .sandbox()
+            .flags(flags)
+            .py(TCP_CONNECT, &["127.0.0.1", &gp]);
+        assert_eq!(
+            out.stdout().trim(),
+            "connected",
+            "{who:?}: {}",
+            out.stderr()
+        );
+        granted.set_nonblocking(false).unwrap();
+        let (mut stream, _) = granted.accept().expect("the granted connection arrived");
+        let mut got = String::new();
+        std::io::Read::read_to_string(&mut stream, &mut got).unwrap();
+        assert_eq!(got, "hello");
+        let out = s
+            .sandbox()
+            .flags(flags)
+            .py(TCP_CONNECT, &["127.0.0.1", &op]);
+        assert_eq!(
+            out.code(),
+            Some(3),
+            "{who:?}: {} {}",
+            out.stdout(),
+            out.stderr()
+        );
+        assert_no_connection(&other);
+        assert!(
+            out.stderr()
+                .contains(&format!("a connection to 127.0.0.1:{op}")),
+            "{who:?}: {}",
+            out.stderr()
+        );
+        let out = s.sandbox().flags(flags).py(UDP_SEND, &["127.0.0.1", &gp]);
+        assert_eq!(
+            out.code(),
+            Some(3),
+            "{who:?}: {} {}",
+            out.stdout(),
+            out.stderr()
+        );
+        // Name lookups go over TCP.
+        let out = s.sandbox().flags(flags).sh("echo \"$RES_OPTIONS\"");
+        assert_eq!(out.stdout().trim(), "use-vc");
+    }
+}
+
+/// Nested in another sandbox (no supervisor for the inner one), the port grant still holds:
+/// Landlock alone decides.
+#[test]
+fn a_tcp_port_grant_holds_without_a_supervisor() {
+    let s = me();
+    let granted = tcp_listener("127.0.0.1:0");
+    let other = tcp_listener("127.0.0.1:0");
+    let (gp, op) = (
+        granted.local_addr().unwrap().port(),
+        other.local_addr().unwrap().port(),
+    );
+    let inner = |port: u16| {
+        format!(
+            "{} sandbox --workspace {} --tcp-port {gp} -- {PYTHON} -c \"$PROBE\" 127.0.0.1 {port}",
+            binary().display(),
+            s.ws.display()
+        )
+    };
+    // The outer sandbox grants both ports; the inner one only the first.
+    let outer = ["--tcp-port", &gp.to_string(), "--tcp-port", &op.to_string()].map(str::to_owned);
+    let out = s
+        .sandbox()
+        .flags(outer.clone())
+        .env("PROBE", TCP_CONNECT)
+        .sh(&inner(gp));
+    assert_eq!(out.stdout().trim(), "connected", "{}", out.stderr());
+    let out = s
+        .sandbox()
+        .flags(outer)
+        .env("PROBE", TCP_CONNECT)
+        .sh(&inner(op));
+    assert_eq!(out.code(), Some(3), "{} {}", out.stdout(), out.stderr());
+    assert_no_connection(&other);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Conformance: attacks, each first shown to work without the sandbox.
 

@@ -31,6 +31,10 @@ pub struct Args {
     /// Allow network access.
     #[arg(long)]
     pub network: bool,
+    /// Without --network: allow TCP connections to this port (repeatable; enforced by Landlock;
+    /// port 53 comes with it, for name lookups over TCP).
+    #[arg(long = "tcp-port", value_name = "PORT", conflicts_with = "network")]
+    pub tcp_port: Vec<u16>,
     /// Let the program connect to unix sockets by path (a contained agent reaching `wrap`).
     #[arg(long, hide = true)]
     pub unix_sockets: bool,
@@ -115,6 +119,7 @@ fn spec(args: &Args) -> Result<Spec> {
     for path in &args.unhide {
         spec = spec.unhiding(path);
     }
+    spec = spec.with_tcp_ports(&args.tcp_port);
     spec.unix_sockets = args.unix_sockets;
     for protection in &args.drop_protection {
         spec = spec.dropping(*protection);

@@ -13,8 +13,8 @@
 use crate::error::{Code, Error, Result};
 use crate::sandbox::abi::{DetectedAbi, Feature};
 use landlock::{
-    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
-    RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
+    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, PathFd,
+    Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
 };
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -44,6 +44,8 @@ pub struct Grants<'a> {
     pub terminals: Vec<PathBuf>,
     /// Keep TCP bind/connect unrestricted.
     pub network: bool,
+    /// Without the network: TCP connections to these ports only.
+    pub tcp_ports: Vec<u16>,
 }
 
 /// A ruleset ready to be enforced in the sandbox's program process, which calls
@@ -96,6 +98,13 @@ fn build(abi: &DetectedAbi, grants: &Grants) -> Result<RulesetCreated> {
         created = created
             .add_rule(PathBeneath::new(*root, all))
             .map_err(landlock_error)?;
+    }
+    if !grants.network {
+        for port in &grants.tcp_ports {
+            created = created
+                .add_rule(NetPort::new(*port, AccessNet::ConnectTcp))
+                .map_err(landlock_error)?;
+        }
     }
     let device = device_access(version);
     let files = DEVICES.iter().map(Path::new);

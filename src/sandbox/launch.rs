@@ -222,10 +222,12 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         writable,
         terminals: terminals(&stdio),
         network: spec.network,
+        tcp_ports: spec.tcp_ports.clone(),
     };
     let ruleset = landlock::prepare(&abi, &grants)?;
     let sockets = seccomp::Sockets {
         network: spec.network,
+        tcp_ports: !spec.tcp_ports.is_empty(),
         unix: spec.unix_sockets,
     };
     let filter = seccomp::native_program(sockets, false)?;
@@ -369,6 +371,11 @@ fn write_scope(spec: &Spec, plan: &Plan) -> notify::WriteScope {
     notify::WriteScope {
         writable,
         read_only,
+        tcp_ports: if spec.network {
+            Vec::new()
+        } else {
+            spec.tcp_ports.clone()
+        },
     }
 }
 
@@ -859,8 +866,13 @@ fn exec_plan(spec: &Spec, command: &Command) -> Result<Exec> {
         strings.push(CString::new(arg.as_bytes()).map_err(|_| nul("arguments"))?);
     }
     let argc = strings.len();
-    let overridden =
-        |key: &OsStr| key == SANDBOXED_ENV || (spec.policy == Policy::ReadOnly && key == "TMPDIR");
+    // A port grant has no UDP: name lookups go over TCP (glibc's resolver option `use-vc`).
+    let tcp_lookups = !spec.network && !spec.tcp_ports.is_empty();
+    let overridden = |key: &OsStr| {
+        key == SANDBOXED_ENV
+            || (spec.policy == Policy::ReadOnly && key == "TMPDIR")
+            || (tcp_lookups && key == "RES_OPTIONS")
+    };
     for (key, value) in &command.env {
         if key.is_empty() || key.as_bytes().contains(&b'=') || overridden(key) {
             continue;
@@ -875,6 +887,20 @@ fn exec_plan(spec: &Spec, command: &Command) -> Result<Exec> {
     );
     if spec.policy == Policy::ReadOnly {
         strings.push(CString::new(format!("TMPDIR={SHM}")).unwrap_or_default());
+    }
+    if tcp_lookups {
+        let options = command
+            .env
+            .iter()
+            .find(|(k, _)| k == "RES_OPTIONS")
+            .map(|(_, v)| v.to_string_lossy().into_owned());
+        let options = match options {
+            Some(o) if !o.split_whitespace().any(|w| w == "use-vc") => format!("{o} use-vc"),
+            Some(o) => o,
+            None => "use-vc".to_owned(),
+        };
+        strings
+            .push(CString::new(format!("RES_OPTIONS={options}")).map_err(|_| nul("environment"))?);
     }
     let pointers: Vec<*const libc::c_char> = strings.iter().map(|s| s.as_ptr()).collect();
     let mut argv = pointers[..argc].to_vec();

@@ -47,6 +47,8 @@ pub struct WriteScope {
     pub writable: Vec<PathBuf>,
     /// ...except beneath these (protected paths, read-only trees).
     pub read_only: Vec<PathBuf>,
+    /// A port grant: connections to these TCP ports go on (Landlock decides); others are refused.
+    pub tcp_ports: Vec<u16>,
 }
 
 impl WriteScope {
@@ -94,6 +96,17 @@ pub fn handle_one(listener: &OwnedFd, scope: &WriteScope) -> io::Result<Option<D
     let denial = match observed {
         Some(sys) => write_outside(&notif, sys, scope),
         None => Some(denial_of(&notif)),
+    };
+    // A connection to a granted port goes on to Landlock (which enforces the ports whatever the
+    // line changes in its memory after this look); any other is refused here.
+    let granted = matches!(
+        &denial,
+        Some(Denial::Connect { address }) if scope.tcp_ports.contains(&address.port())
+    );
+    let (observed, denial) = if granted {
+        (Some(Sys::Connect), None)
+    } else {
+        (observed, denial)
     };
     // The answer. A reported call fails with EPERM, as it would have without a supervisor; an
     // observed one goes on to the kernel's own checks. A withdrawn notification (ENOENT) needs

@@ -180,6 +180,11 @@ pub struct Spec {
     pub git_dirs: Vec<PathBuf>,
     /// Allow network access (sockets of the internet families, Landlock TCP rules off).
     pub network: bool,
+    /// With the network off: TCP connections to these ports are allowed (sorted, deduplicated).
+    /// Landlock enforces the ports; connections elsewhere are refused and reported. No UDP, no
+    /// listening: name lookups go over TCP (port 53 is always among them, `RES_OPTIONS=use-vc`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tcp_ports: Vec<u16>,
     /// Allow unix-domain sockets beyond stream socketpairs (connecting to a path): only for a
     /// contained agent, which reaches the `wrap` broker that way. Never for a line.
     pub unix_sockets: bool,
@@ -191,6 +196,9 @@ pub struct Spec {
     /// Protections a configuration dropped explicitly because this system cannot enforce them.
     pub dropped: BTreeSet<Protection>,
 }
+
+/// Name lookups over TCP go to this port (a port grant always includes it).
+pub const DNS_PORT: u16 = 53;
 
 impl Spec {
     /// A spec for the workspace that contains `cwd`, resolved by the one resolver
@@ -234,6 +242,7 @@ impl Spec {
             ignored_tmpdir: temp.ignored_tmpdir,
             git_dirs,
             network: false,
+            tcp_ports: Vec::new(),
             unix_sockets: false,
             read_only_trees: Vec::new(),
             hidden: Vec::new(),
@@ -262,6 +271,19 @@ impl Spec {
 
     pub fn with_network(mut self, network: bool) -> Spec {
         self.network = network;
+        self
+    }
+
+    /// TCP connections to `ports` (and 53, for name lookups over TCP), with the network off.
+    pub fn with_tcp_ports(mut self, ports: &[u16]) -> Spec {
+        if ports.is_empty() {
+            self.tcp_ports.clear();
+            return self;
+        }
+        let mut all: Vec<u16> = ports.iter().copied().chain([DNS_PORT]).collect();
+        all.sort_unstable();
+        all.dedup();
+        self.tcp_ports = all;
         self
     }
 

@@ -46,6 +46,7 @@ pub fn kernel_gaps(
         let Some(feature) = protection.landlock_feature() else {
             continue;
         };
+        // With the network on, TCP needs no rules; TCP ports (network off) do, like "off".
         let needed = !(protection == Protection::Tcp && network);
         if needed && !abi.has(feature) && !dropped.contains(&protection) {
             gaps.push(Gap::Feature(protection));

@@ -329,6 +329,11 @@ pub enum ArgCheck {
 pub struct Sockets {
     /// Internet sockets (the network grant).
     pub network: bool,
+    /// Without `network`: TCP connections to the ports Landlock allows (a port grant) — TCP
+    /// sockets and their options, `connect` observed (reported, then decided by the
+    /// supervisor; allowed when unsupervised, where Landlock alone decides); still no UDP, no
+    /// listening.
+    pub tcp_ports: bool,
     /// Unix sockets beyond stream socketpairs: connecting to a socket by path, datagrams. Only a
     /// contained agent gets it (it reaches the `wrap` broker that way).
     pub unix: bool,
@@ -355,7 +360,12 @@ const TIOCLINUX: u32 = 0x541C;
 pub fn rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
     let mut table = always_denied();
     table.extend(socket_rules(sockets));
-    if !sockets.network {
+    if sockets.network {
+        return table;
+    }
+    if sockets.tcp_ports {
+        table.extend(tcp_client_only());
+    } else {
         table.extend(network_denied());
     }
     table
@@ -498,6 +508,7 @@ fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
         Sockets {
             network: false,
             unix: false,
+            ..
         } => Deny::Checked(vec![
             (
                 ArgCheck::NotIn {
@@ -519,6 +530,7 @@ fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
         Sockets {
             network: false,
             unix: true,
+            ..
         } => Deny::When(vec![ArgCheck::NotEquals {
             arg: 0,
             value: unix,
@@ -526,6 +538,7 @@ fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
         Sockets {
             network: true,
             unix: false,
+            ..
         } => Deny::When(vec![ArgCheck::Equals {
             arg: 0,
             value: unix,
@@ -533,6 +546,7 @@ fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
         Sockets {
             network: true,
             unix: true,
+            ..
         } => return Vec::new(),
     };
     let mut pair = vec![ArgCheck::NotEquals {
@@ -543,6 +557,48 @@ fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
         pair.push(dgram);
     }
     vec![(Socket, socket), (Socketpair, Deny::When(pair))]
+}
+
+/// A TCP client to the granted ports: what [`network_denied`] refuses but a client needs (socket
+/// options, `getsockopt(SO_ERROR)` after a non-blocking connect, addresses, `shutdown`) is
+/// allowed; `connect` is observed; accepting, binding, listening and unconnected sends are not.
+fn tcp_client_only() -> Vec<(Sys, Deny)> {
+    use Sys::*;
+    let mut table: Vec<(Sys, Deny)> = [Accept, Accept4, Bind, Listen, Sendmmsg, Recvmmsg]
+        .into_iter()
+        .map(|s| (s, Deny::Always))
+        .collect();
+    table.push((
+        Connect,
+        Deny::Checked(vec![(ArgCheck::Any, Refusal::Observed)]),
+    ));
+    table.extend(fast_open_denied());
+    table
+}
+
+/// `sendto` with a destination, and TCP Fast Open (a connect from `sendto`/`sendmsg`).
+fn fast_open_denied() -> Vec<(Sys, Deny)> {
+    use Sys::*;
+    let fast_open = libc::MSG_FASTOPEN as u32;
+    vec![
+        (
+            Sendto,
+            Deny::When(vec![
+                ArgCheck::NonZero { arg: 4 },
+                ArgCheck::AnyBit {
+                    arg: 3,
+                    mask: fast_open,
+                },
+            ]),
+        ),
+        (
+            Sendmsg,
+            Deny::When(vec![ArgCheck::AnyBit {
+                arg: 2,
+                mask: fast_open,
+            }]),
+        ),
+    ]
 }
 
 fn network_denied() -> Vec<(Sys, Deny)> {
@@ -571,24 +627,7 @@ fn network_denied() -> Vec<(Sys, Deny)> {
     // `send()` is `sendto(fd, buf, len, flags, NULL, 0)`: like `write()` on an already connected
     // socket. Only an explicit destination address (argument 4) reaches somewhere new, and TCP
     // Fast Open connects from `sendto`/`sendmsg` with `MSG_FASTOPEN`.
-    let fast_open = libc::MSG_FASTOPEN as u32;
-    table.push((
-        Sendto,
-        Deny::When(vec![
-            ArgCheck::NonZero { arg: 4 },
-            ArgCheck::AnyBit {
-                arg: 3,
-                mask: fast_open,
-            },
-        ]),
-    ));
-    table.push((
-        Sendmsg,
-        Deny::When(vec![ArgCheck::AnyBit {
-            arg: 2,
-            mask: fast_open,
-        }]),
-    ));
+    table.extend(fast_open_denied());
     table
 }
 
@@ -1104,6 +1143,7 @@ mod tests {
         Sockets {
             network,
             unix: false,
+            tcp_ports: false,
         }
     }
 
@@ -1117,7 +1157,18 @@ mod tests {
             let chain = match deny {
                 Deny::Always | Deny::Reported => Vec::new(),
                 Deny::When(checks) => checks.iter().map(|c| reference_rule(*c)).collect(),
-                Deny::Checked(checks) => checks.iter().map(|(c, _)| reference_rule(*c)).collect(),
+                // Observed calls are allowed without a supervisor.
+                Deny::Checked(checks) => {
+                    let denied: Vec<SeccompRule> = checks
+                        .iter()
+                        .filter(|(_, refusal)| *refusal != Refusal::Observed)
+                        .map(|(c, _)| reference_rule(*c))
+                        .collect();
+                    if denied.is_empty() {
+                        continue;
+                    }
+                    denied
+                }
             };
             map.insert(sys.number(arch), chain);
         }
@@ -1242,7 +1293,14 @@ mod tests {
         for arch in ARCHES {
             for sockets in [false, true]
                 .into_iter()
-                .flat_map(|network| [false, true].map(|unix| Sockets { network, unix }))
+                .flat_map(|network| [false, true].map(move |unix| (network, unix)))
+                .flat_map(|(network, unix)| {
+                    [false, true].map(move |tcp_ports| Sockets {
+                        network,
+                        unix,
+                        tcp_ports,
+                    })
+                })
             {
                 let (ours, theirs) = (program(arch, sockets), reference(arch, sockets));
                 for nr in probe_numbers(arch) {
@@ -1348,6 +1406,7 @@ mod tests {
             let agent = Sockets {
                 network: true,
                 unix: true,
+                tcp_ports: false,
             };
             let call = Call::new(arch, Sys::Socket, &[unix, stream]);
             assert_eq!(run(&program(arch, agent), &call), ALLOW);
@@ -1462,6 +1521,49 @@ mod tests {
                     EPERM
                 );
             }
+        }
+    }
+
+    /// A port grant: a TCP client works (options, its peer, shutdown); it cannot listen, make UDP
+    /// sockets, or connect from `sendto`; `connect` goes to the supervisor when there is one and
+    /// to Landlock alone otherwise.
+    #[test]
+    fn a_port_grant_is_a_tcp_client() {
+        let ports = Sockets {
+            network: false,
+            unix: false,
+            tcp_ports: true,
+        };
+        let inet = libc::AF_INET as u64;
+        for arch in ARCHES {
+            let plain = program(arch, ports);
+            let supervised = program_with(arch, ports, true);
+            let call = |sys, args: &[u64]| Call::new(arch, sys, args);
+            for sys in [
+                Sys::Setsockopt,
+                Sys::Getsockopt,
+                Sys::Getpeername,
+                Sys::Shutdown,
+            ] {
+                assert_eq!(run(&plain, &call(sys, &[3])), ALLOW, "{sys:?}");
+            }
+            for sys in [Sys::Bind, Sys::Listen, Sys::Accept4, Sys::Sendmmsg] {
+                assert_eq!(run(&plain, &call(sys, &[3])), EPERM, "{sys:?}");
+            }
+            let tcp = call(Sys::Socket, &[inet, libc::SOCK_STREAM as u64]);
+            assert_eq!(run(&plain, &tcp), ALLOW);
+            let udp = call(Sys::Socket, &[inet, libc::SOCK_DGRAM as u64]);
+            assert_eq!(run(&plain, &udp), EPERM);
+            assert_eq!(run(&plain, &call(Sys::Connect, &[3, 0, 16])), ALLOW);
+            assert_eq!(
+                run(&supervised, &call(Sys::Connect, &[3, 0, 16])),
+                SECCOMP_RET_USER_NOTIF
+            );
+            let fast_open = libc::MSG_FASTOPEN as u64;
+            assert_eq!(
+                run(&plain, &call(Sys::Sendto, &[3, 0, 1, fast_open, 0, 0])),
+                EPERM
+            );
         }
     }
 
