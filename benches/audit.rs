@@ -30,6 +30,7 @@ fn line_events(index: usize) -> [EventBody; 4] {
             cwd: "/home/dev/project".into(),
             mode: "auto".into(),
             sandbox: SandboxPolicy::WorkspaceWrite,
+            grant: None,
             code: Code::NeedsReview,
             reason: "git push is routed to the reviewer".into(),
         }),

@@ -12,6 +12,7 @@
 use crate::error::{Code, Error, Result};
 use crate::intake::visible_line as visible;
 use crate::mode::SandboxPolicy;
+use crate::policy::grant::Grant;
 use std::fs::{File, OpenOptions};
 use std::io::{IsTerminal, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
@@ -45,8 +46,8 @@ pub enum QuestionKind {
 pub struct Question {
     pub line: String,
     pub cwd: String,
-    /// The sandbox the line would run in.
-    pub sandbox: SandboxPolicy,
+    /// What the sandbox would give the line (the answer approves exactly this).
+    pub grant: Grant,
     /// Why the person is asked (e.g. `Auto review denied command "…": <reason>`).
     pub why: String,
     pub kind: QuestionKind,
@@ -132,12 +133,24 @@ pub fn render_question(question: &Question) -> String {
             format!("Type {word:?} to confirm, anything else rejects:")
         }
     };
+    let mut grant = String::new();
+    if question.grant.sandbox != SandboxPolicy::FullAccess {
+        if !question.grant.network.is_off() {
+            grant.push_str(&format!("  network: {}\n", question.grant.network));
+        }
+        if !question.grant.writable.is_empty() {
+            grant.push_str(&format!(
+                "  writes:  {} (besides the workspace)\n",
+                visible(&question.grant.writable.join(", "))
+            ));
+        }
+    }
     format!(
-        "\nshellgate: a person's approval is needed\n  line:    {}\n  cwd:     {}\n  sandbox: {}\n  \
+        "\nshellgate: a person's approval is needed\n  line:    {}\n  cwd:     {}\n  sandbox: {}\n{grant}  \
          why:     {}\n{prompt} ({} s) ",
         visible(&question.line),
         visible(&question.cwd),
-        describe_sandbox(question.sandbox),
+        describe_sandbox(question.grant.sandbox),
         visible(&question.why),
         question.timeout.as_secs()
     )
@@ -374,7 +387,7 @@ mod tests {
         let question = Question {
             line: "ls".into(),
             cwd: "/".into(),
-            sandbox: SandboxPolicy::WorkspaceWrite,
+            grant: Grant::base(SandboxPolicy::WorkspaceWrite, false),
             why: "test".into(),
             kind: QuestionKind::AllowOnce,
             timeout: Duration::from_secs(1),

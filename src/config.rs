@@ -397,6 +397,10 @@ struct RuleSpec {
     field: Field,
     policy: Spanned<RulePolicy>,
     reason: String,
+    /// What a matching line needs from the sandbox (`{ network = [443], writable = ["~/x"] }`):
+    /// user rules only.
+    #[serde(default)]
+    needs: Option<crate::policy::grant::Needs>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -625,6 +629,13 @@ fn apply_project(config: &mut Config, text: &str, path: &Path) -> Result<(), Err
                 "a project file may only tighten: `allow` rules belong in the user config",
             ));
         }
+        if rule.needs.is_some() {
+            return Err(invalid(
+                path,
+                Some((text, rule.id.span())),
+                "a project file may only tighten: `needs` widen the sandbox and belong in the user config",
+            ));
+        }
     }
     add_rules(
         config,
@@ -721,6 +732,7 @@ fn add_rules(
             &source.to_string(),
         ));
         config.rules.push(Rule {
+            needs: spec.needs,
             id: spec.id.into_inner(),
             policy: spec.policy.into_inner(),
             reason: spec.reason,

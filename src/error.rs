@@ -47,6 +47,9 @@ pub enum Code {
     /// The line planted or changed a file that code outside the sandbox would run or read
     /// configuration from (a guarded name); it was moved aside and the line failed closed.
     SandboxViolation,
+    /// The line ran and failed where the sandbox refused it something (a connection, a write
+    /// outside the writable roots): the refusal names what, and the grant that would allow it.
+    SandboxDenied,
     /// The auto-review circuit breaker is open and refuses lines until a person resets it.
     CircuitOpen,
     /// The command needs a person at a terminal (for example turning review back on).
@@ -71,11 +74,13 @@ pub enum CodeKind {
     Intake,
     /// Something failed; the line is denied because shellgate fails closed.
     Failure,
+    /// The line ran, and the sandbox refused it something it needed.
+    Sandbox,
 }
 
 impl Code {
     /// Every code, in documentation order.
-    pub const ALL: [Code; 20] = [
+    pub const ALL: [Code; 21] = [
         Code::Allowed,
         Code::NeedsApproval,
         Code::NeedsReview,
@@ -94,6 +99,7 @@ impl Code {
         Code::CircuitOpen,
         Code::TerminalRequired,
         Code::SandboxViolation,
+        Code::SandboxDenied,
         Code::Usage,
         Code::Internal,
     ];
@@ -119,6 +125,7 @@ impl Code {
             Code::CircuitOpen => "CIRCUIT_OPEN",
             Code::TerminalRequired => "TERMINAL_REQUIRED",
             Code::SandboxViolation => "SANDBOX_VIOLATION",
+            Code::SandboxDenied => "SANDBOX_DENIED",
             Code::Usage => "USAGE",
             Code::Internal => "INTERNAL",
         }
@@ -150,6 +157,7 @@ impl Code {
             Code::CircuitOpen => 214,
             Code::TerminalRequired => 215,
             Code::SandboxViolation => 216,
+            Code::SandboxDenied => 217,
             Code::Internal => 219,
         }
     }
@@ -164,6 +172,7 @@ impl Code {
             | Code::ApprovalRejected
             | Code::SandboxViolation => CodeKind::PolicyDenial,
             Code::LineTooLong | Code::InputRejected => CodeKind::Intake,
+            Code::SandboxDenied => CodeKind::Sandbox,
             Code::ConfigInvalid
             | Code::ReviewerUnconfigured
             | Code::AutoReviewFailed
@@ -220,6 +229,9 @@ impl Code {
             Code::SandboxViolation => {
                 "the line planted a file that code outside the sandbox would run; it was moved aside"
             }
+            Code::SandboxDenied => {
+                "the line ran and failed where the sandbox refused it something; the missing grant is named"
+            }
             Code::Usage => "bad command-line usage",
             Code::Internal => "internal error",
         }
@@ -274,10 +286,14 @@ a script, an interpreter, an encoded form). Ask the user how to proceed.";
 pub const FAILURE_NOT_A_VERDICT: &str = "This is a failure, not a judgment of the command: fix the cause \
 or ask the user. Do not try to run the same effect another way.";
 
+/// The instruction that follows a sandbox denial: what to ask for, not how to get around it.
+pub const ASK_FOR_THE_GRANT: &str = "It was the sandbox, not a judgment of the command: ask the user to approve running it again with the missing grant above. Do not try to reach the same address or path another way.";
+
 /// The plain instruction that follows a refusal with this code.
 pub fn instruction(code: Code) -> &'static str {
     match code.kind() {
         CodeKind::Failure => FAILURE_NOT_A_VERDICT,
+        CodeKind::Sandbox => ASK_FOR_THE_GRANT,
         _ => DO_NOT_WORK_AROUND,
     }
 }

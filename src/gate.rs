@@ -9,12 +9,13 @@ use crate::approval::{self, Answer, Question, QuestionKind};
 use crate::audit::event::Timestamp;
 use crate::audit::event::{
     ApprovalDecision, Decider, Decision as LoggedDecision, ExecFinished, ExecStarted, LineAsked,
-    RejectionCause, ReviewRejection, SandboxViolation,
+    RejectionCause, ReviewRejection, SandboxDenied, SandboxViolation,
 };
 use crate::audit::{EventBody, RequestId};
 use crate::error::{Code, Error, Result};
-use crate::mode::{Resolved, SandboxPolicy};
+use crate::mode::{ApprovalPolicy, Resolved, SandboxPolicy};
 use crate::parse::{Command as ParsedCommand, ShellKind};
+use crate::policy::grant::{Grant, Needs, Network};
 use crate::policy::{self, Decision, Verdict};
 use crate::review::{self, ReviewOutcome, ReviewRequest};
 use crate::session::{Context, SessionUse};
@@ -114,8 +115,8 @@ pub fn handle(req: &LineRequest) -> Outcome {
     {
         return Outcome::Refused(e);
     }
-    let decider = match authorize(&ctx, req, &decision, &line, &request) {
-        Ok(decider) => decider,
+    let (decider, grant) = match authorize(&ctx, req, &decision, &line, &request) {
+        Ok(allowed) => allowed,
         Err(e) => {
             let logged = record(
                 &ctx,
@@ -141,7 +142,7 @@ pub fn handle(req: &LineRequest) -> Outcome {
     if in_shell {
         return Outcome::RunInShell;
     }
-    execute(&ctx, req, &decision, &request, &line)
+    execute(&ctx, req, &decision, &grant, &request, &line)
 }
 
 fn record(ctx: &Context, request: &RequestId, body: EventBody) -> Result<()> {
@@ -154,7 +155,9 @@ fn asked(line: &str, cwd: &str, d: &Decision) -> EventBody {
         program: first_program(&d.commands),
         cwd: cwd.to_owned(),
         mode: d.mode.clone(),
-        sandbox: d.sandbox,
+        sandbox: d.grant.sandbox,
+        grant: (d.grant.extra_over(&Grant::base(d.grant.sandbox, false)).is_some())
+            .then(|| d.grant.clone()),
         code: d.code,
         reason: d.reason.clone(),
     })
@@ -204,18 +207,19 @@ fn decider_of(e: &Error) -> Decider {
     }
 }
 
-/// Who allows the line, or why it is refused.
+/// Who allows the line and with which grant (the decision's, or narrower), or why it is refused.
 fn authorize(
     ctx: &Context,
     req: &LineRequest,
     decision: &Decision,
     line: &str,
     request: &RequestId,
-) -> Result<Decider> {
+) -> Result<(Decider, Grant)> {
     match decision.decision {
-        Verdict::Allow => Ok(Decider::Rule),
+        Verdict::Allow => Ok((Decider::Rule, decision.grant.clone())),
         Verdict::Deny => Err(Error::new(decision.code, decision.reason.clone())),
-        Verdict::Ask => ask_person(ctx, decision, line, &decision.reason).map(|()| Decider::Person),
+        Verdict::Ask => ask_person(ctx, &decision.grant, line, &decision.reason)
+            .map(|()| (Decider::Person, decision.grant.clone())),
         Verdict::Review => review_line(ctx, req.workspace, decision, line, request),
     }
 }
@@ -235,7 +239,7 @@ fn review_line(
     decision: &Decision,
     line: &str,
     request: &RequestId,
-) -> Result<Decider> {
+) -> Result<(Decider, Grant)> {
     let Some(config) = &ctx.config.reviewer else {
         // The decision core denies review without a `[reviewer]`; this is that same refusal.
         return Err(Error::new(
@@ -259,8 +263,12 @@ fn review_line(
         now: Timestamp::now(),
     });
     match &outcome {
-        ReviewOutcome::Allowed(_) => Ok(Decider::Reviewer),
-        ReviewOutcome::AllowedOnce(_) => Ok(Decider::Fallback),
+        // The reviewer may narrow the grant asked for, never widen it.
+        ReviewOutcome::Allowed(reviewed) => Ok((
+            Decider::Reviewer,
+            reviewed.verdict.granted(&decision.grant),
+        )),
+        ReviewOutcome::AllowedOnce(_) => Ok((Decider::Fallback, decision.grant.clone())),
         ReviewOutcome::AskPerson(_)
         | ReviewOutcome::Denied {
             person_may_override: true,
@@ -269,7 +277,8 @@ fn review_line(
             let why = outcome
                 .question(line)
                 .unwrap_or_else(|| decision.reason.clone());
-            ask_person(ctx, decision, line, &why).map(|()| Decider::Person)
+            ask_person(ctx, &decision.grant, line, &why)
+                .map(|()| (Decider::Person, decision.grant.clone()))
         }
         _ => Err(outcome.refusal(line).unwrap_or_else(|| {
             Error::internal("the reviewer's outcome neither allows nor refuses the line")
@@ -277,12 +286,13 @@ fn review_line(
     }
 }
 
-/// Ask the person at the controlling terminal; no terminal or no answer denies.
-pub fn ask_person(ctx: &Context, decision: &Decision, line: &str, why: &str) -> Result<()> {
+/// Ask the person at the controlling terminal whether the line may run with `grant`; no terminal
+/// or no answer denies.
+pub fn ask_person(ctx: &Context, grant: &Grant, line: &str, why: &str) -> Result<()> {
     let question = Question {
         line: line.to_owned(),
         cwd: ctx.cwd.to_string_lossy().into_owned(),
-        sandbox: decision.sandbox,
+        grant: grant.clone(),
         why: why.to_owned(),
         kind: QuestionKind::AllowOnce,
         timeout: Duration::from_secs(ctx.config.approval.timeout_s),
@@ -343,27 +353,165 @@ fn is_self_command(c: &ParsedCommand) -> bool {
     session_command || starts_agent
 }
 
-/// Run the line with its real shell, in the mode's sandbox (none for confirmed Full access).
+/// Run the line with its real shell, in the sandbox of its grant (none for confirmed Full
+/// access). A line that fails where the sandbox refused it something is escalated (see
+/// [`escalate`]).
 fn execute(
     ctx: &Context,
     req: &LineRequest,
     decision: &Decision,
+    grant: &Grant,
     request: &RequestId,
     line: &str,
 ) -> Outcome {
-    match spawn_and_wait(ctx, req, decision, request, line) {
-        Ok(status) => Outcome::Ran(status),
+    match spawn_and_wait(ctx, req, grant, request, line) {
+        Ok(ran) if ran.status.success() || ran.denials.is_empty() => Outcome::Ran(ran.status),
+        Ok(ran) => escalate(ctx, req, decision, grant, request, line, &ran),
         Err(e) => Outcome::Refused(e),
     }
+}
+
+/// How a line that ran ended, and what the sandbox refused it meanwhile.
+struct Ran {
+    status: ExitStatus,
+    denials: Vec<crate::sandbox::Denial>,
+}
+
+/// A line failed where the sandbox refused it something: say so, with the grant that would have
+/// allowed it, and offer whoever approves lines in this mode (a person, or the reviewer in `auto`)
+/// to run it again, once, with exactly that grant. Without one, the refusal (`SANDBOX_DENIED`,
+/// with the missing grant) is the agent's to act on. Never a silent retry.
+fn escalate(
+    ctx: &Context,
+    req: &LineRequest,
+    decision: &Decision,
+    grant: &Grant,
+    request: &RequestId,
+    line: &str,
+    ran: &Ran,
+) -> Outcome {
+    let what: Vec<String> = ran.denials.iter().map(|d| d.describe()).collect();
+    let missing = missing_grant(&ran.denials);
+    let widened = missing.as_ref().map(|m| grant.with_needs(m));
+    let denied = SandboxDenied {
+        refused: what.clone(),
+        missing: missing.clone(),
+        exit_code: ran.status.code(),
+    };
+    if let Err(e) = record(ctx, request, EventBody::SandboxDenied(denied)) {
+        return Outcome::Refused(e);
+    }
+    let status_text = match ran.status.code() {
+        Some(code) => format!("exited {code}"),
+        None => "was killed".to_owned(),
+    };
+    let Some(widened) = widened.filter(|w| w != grant) else {
+        return Outcome::Refused(Error::new(
+            Code::SandboxDenied,
+            format!(
+                "the line {status_text} after the sandbox refused {}; that cannot be granted to a \
+                 line (only the network and directories beneath your home can be)",
+                what.join(", ")
+            ),
+        ));
+    };
+    let extra = widened
+        .extra_over(grant)
+        .unwrap_or_else(|| widened.to_string());
+    let missing_json = serde_json::to_string(&missing).unwrap_or_default();
+    let refusal = Error::new(
+        Code::SandboxDenied,
+        format!(
+            "the line {status_text} after the sandbox refused {}; it would need {extra} \
+             (missing grant: {missing_json})",
+            what.join(", ")
+        ),
+    );
+    let why = format!(
+        "the line {status_text} after the sandbox refused {}; run it again, once, with {extra}?",
+        what.join(", ")
+    );
+    let approved = match ctx.resolved.approval {
+        ApprovalPolicy::None => return Outcome::Refused(refusal),
+        ApprovalPolicy::Auto => {
+            let mut again = decision.clone();
+            again.grant = widened.clone();
+            again.reason = format!("{} (escalation: {why})", decision.reason);
+            review_line(ctx, req.workspace, &again, line, request)
+        }
+        ApprovalPolicy::Ask | ApprovalPolicy::Untrusted => {
+            ask_person(ctx, &widened, line, &why).map(|()| (Decider::Person, widened.clone()))
+        }
+    };
+    let (decider, granted) = match approved {
+        Ok(allowed) => allowed,
+        Err(e) => {
+            let _ = record(
+                ctx,
+                request,
+                decided(LoggedDecision::Deny, decider_of(&e), &e.code, &e.reason),
+            );
+            // Nobody to ask, or nobody said yes: the sandbox's refusal is what the agent gets.
+            return match e.code {
+                Code::ApprovalUnavailable | Code::ReviewerUnconfigured => {
+                    Outcome::Refused(refusal)
+                }
+                _ => Outcome::Refused(Error::new(
+                    e.code,
+                    format!("{}; the line had failed: {}", e.reason, refusal.reason),
+                )),
+            };
+        }
+    };
+    if let Err(e) = record(
+        ctx,
+        request,
+        decided(
+            LoggedDecision::Allow,
+            decider,
+            &Code::Allowed,
+            &format!("run again, once, with {granted}"),
+        ),
+    ) {
+        return Outcome::Refused(e);
+    }
+    match spawn_and_wait(ctx, req, &granted, request, line) {
+        Ok(again) => Outcome::Ran(again.status),
+        Err(e) => Outcome::Refused(e),
+    }
+}
+
+/// The grant that would have given the line what the sandbox refused: the ports it connected to
+/// (the whole network for what has no port: a UDP socket, an unreadable address), the
+/// directories it wrote to where a grant can reach. `None` when none of it can be granted.
+fn missing_grant(denials: &[crate::sandbox::Denial]) -> Option<Needs> {
+    use crate::sandbox::Denial;
+    let mut needs = Needs::default();
+    for denial in denials {
+        match denial {
+            Denial::Connect { address } => {
+                needs.network = needs.network.union(&Network::tcp([address.port()]));
+            }
+            Denial::ConnectElsewhere | Denial::Udp => needs.network = Network::On,
+            Denial::Write { path, .. } => {
+                if let Some(dir) = crate::sandbox::grantable_dir(path)
+                    && !needs.writable.contains(&dir)
+                {
+                    needs.writable.push(dir);
+                }
+            }
+        }
+    }
+    (!needs.is_empty()).then_some(needs)
 }
 
 fn spawn_and_wait(
     ctx: &Context,
     req: &LineRequest,
-    decision: &Decision,
+    grant: &Grant,
     request: &RequestId,
     line: &str,
-) -> Result<ExitStatus> {
+) -> Result<Ran> {
     let shell = real_shell(req.shell).ok_or_else(|| {
         Error::new(
             Code::SandboxExecFailed,
@@ -378,11 +526,12 @@ fn spawn_and_wait(
     env.push((ACTIVE_ENV.into(), request.as_str().into()));
     let args = shell_args(req, line);
     let started = EventBody::ExecStarted(ExecStarted {
-        sandbox: decision.sandbox,
+        sandbox: grant.sandbox,
+        grant: Some(grant.clone()),
         shell: req.shell.as_str().to_owned(),
         pid: None,
     });
-    if decision.sandbox == SandboxPolicy::FullAccess {
+    if grant.sandbox == SandboxPolicy::FullAccess {
         let mut command = Command::new(&shell);
         command
             .args(&args)
@@ -401,16 +550,14 @@ fn spawn_and_wait(
         record(ctx, request, started)?;
         let timer = Instant::now();
         let status = run_unsandboxed(command, &shell, req.cancel, group == Some(0))?;
-        record_finished(ctx, request, decision, &status, timer);
-        return Ok(status);
+        record_finished(ctx, request, grant, &status, timer);
+        return Ok(Ran {
+            status,
+            denials: Vec::new(),
+        });
     }
-    let spec = crate::sandbox::line_spec(
-        decision.sandbox,
-        &ctx.cwd,
-        req.workspace,
-        &ctx.config.sandbox,
-        decision.network,
-    )?;
+    let spec =
+        crate::sandbox::grant_spec(grant, &ctx.cwd, req.workspace, &ctx.config.sandbox)?;
     let command = crate::sandbox::Command {
         arg0: shell.clone().into_os_string(),
         program: shell,
@@ -436,7 +583,7 @@ fn spawn_and_wait(
              foreground\n",
         );
     }
-    record_finished(ctx, request, decision, &status, timer);
+    record_finished(ctx, request, grant, &status, timer);
     if let Some(refusal) = violation_refusal(&finished.violations) {
         for violation in &finished.violations {
             let _ = record(
@@ -454,7 +601,10 @@ fn spawn_and_wait(
         }
         return Err(refusal);
     }
-    Ok(status)
+    Ok(Ran {
+        status,
+        denials: finished.denials,
+    })
 }
 
 /// Confirmed Full access: the shell runs as it is, with no sandbox.
@@ -480,7 +630,7 @@ fn run_unsandboxed(
 fn record_finished(
     ctx: &Context,
     request: &RequestId,
-    decision: &Decision,
+    grant: &Grant,
     status: &ExitStatus,
     started: Instant,
 ) {
@@ -488,7 +638,7 @@ fn record_finished(
         exit_code: status.code(),
         signal: std::os::unix::process::ExitStatusExt::signal(status),
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        sandbox: decision.sandbox,
+        sandbox: grant.sandbox,
     });
     if let Err(e) = record(ctx, request, finished) {
         // The line already ran; its status is still the truth for the caller.

@@ -83,6 +83,7 @@ fn asked(line: String) -> EventBody {
         cwd: "/work".into(),
         mode: "auto".into(),
         sandbox: SandboxPolicy::WorkspaceWrite,
+        grant: None,
         code: Code::NeedsReview,
         reason: "test".into(),
     })
@@ -633,7 +634,7 @@ fn question(kind: QuestionKind, timeout: Duration) -> Question {
     Question {
         line: "rm -rf build\u{1b}[2J".into(),
         cwd: "/work/project".into(),
-        sandbox: SandboxPolicy::WorkspaceWrite,
+        grant: shellgate::policy::grant::Grant::base(SandboxPolicy::WorkspaceWrite, false),
         why: "Auto review denied command \"rm -rf build\": deletes files".into(),
         kind,
         timeout,

@@ -65,8 +65,14 @@ fn json_decision_and_exit_codes() {
     assert_eq!(v["route"], "known-safe");
     // A line that only reads runs in the read-only sandbox.
     assert_eq!(v["sandbox"], "read-only");
-    assert_eq!(v["network"], false);
+    assert_eq!(v["network"], "off");
     assert_eq!(v["commands"].as_array().unwrap().len(), 2);
+
+    // A line that fetches is asked about with the grant it needs: the registry's port and cache.
+    let (_, v) = env.json(&["check", "--json", "--", "npm install"]);
+    assert_eq!(v["sandbox"], "workspace-write");
+    assert_eq!(v["network"], serde_json::json!([443]));
+    assert_eq!(v["writable"], serde_json::json!(["~/.npm"]));
 
     // In `ask` an ordinary line runs in the workspace-write sandbox without asking anyone.
     let (code, v) = env.json(&["check", "--json", "--", "make -j2"]);

@@ -65,10 +65,10 @@ fn miss(group: &Group, mode: &str, d: &Decision) -> Option<String> {
         Expectation::KnownSafe => {
             d.decision == Verdict::Allow
                 && d.route == Route::KnownSafe
-                && d.sandbox == SandboxPolicy::ReadOnly
+                && d.grant.sandbox == SandboxPolicy::ReadOnly
         }
         Expectation::NotKnownSafe => {
-            let not_read_only = mode == "read-only" || d.sandbox != SandboxPolicy::ReadOnly;
+            let not_read_only = mode == "read-only" || d.grant.sandbox != SandboxPolicy::ReadOnly;
             let asked = !matches!(mode, "untrusted" | "read-only") || d.decision != Verdict::Allow;
             d.route != Route::KnownSafe && not_read_only && asked
         }
@@ -93,7 +93,7 @@ fn miss(group: &Group, mode: &str, d: &Decision) -> Option<String> {
             d.code,
             d.route.as_str(),
             d.rule.as_deref().unwrap_or("-"),
-            d.sandbox,
+            d.grant.sandbox,
             d.reason
         )
     })

@@ -73,6 +73,9 @@ pub enum EventBody {
     /// The sandbox's guard found a guarded name planted or changed by the line and moved it aside.
     #[serde(rename = "sandbox/violation")]
     SandboxViolation(SandboxViolation),
+    /// The line failed where the sandbox refused it something; what, and the grant it lacked.
+    #[serde(rename = "sandbox/denied")]
+    SandboxDenied(SandboxDenied),
     /// Auto review turned on or off.
     #[serde(rename = "autoReview/state")]
     AutoReviewState(ReviewSwitch),
@@ -101,6 +104,7 @@ impl EventBody {
             EventBody::ExecStarted(_) => "exec/started",
             EventBody::ExecFinished(_) => "exec/finished",
             EventBody::SandboxViolation(_) => "sandbox/violation",
+            EventBody::SandboxDenied(_) => "sandbox/denied",
             EventBody::AutoReviewState(_) => "autoReview/state",
             EventBody::AutoReviewOverride(_) => "autoReview/override",
             EventBody::AutoReviewCircuit(_) => "autoReview/circuit",
@@ -120,6 +124,7 @@ impl EventBody {
                 | EventBody::ExecStarted(_)
                 | EventBody::ExecFinished(_)
                 | EventBody::SandboxViolation(_)
+                | EventBody::SandboxDenied(_)
         )
     }
 
@@ -156,6 +161,11 @@ impl EventBody {
                 scrub(&mut e.step, MAX_TEXT_CHARS);
                 scrub(&mut e.path, MAX_TEXT_CHARS);
                 scrub(&mut e.note, MAX_TEXT_CHARS);
+            }
+            EventBody::SandboxDenied(e) => {
+                for what in &mut e.refused {
+                    scrub(what, MAX_TEXT_CHARS);
+                }
             }
             EventBody::SandboxViolation(e) => {
                 scrub(&mut e.path, MAX_TEXT_CHARS);
@@ -201,6 +211,10 @@ pub struct LineAsked {
     /// The mode id the line is decided in.
     pub mode: String,
     pub sandbox: SandboxPolicy,
+    /// What the line asks the sandbox for (network, extra writable directories), when more than
+    /// the mode's sandbox alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<crate::policy::grant::Grant>,
     /// The decision core's outcome before anyone was asked (e.g. `NEEDS_REVIEW`).
     #[serde(with = "code_name")]
     pub code: Code,
@@ -327,6 +341,9 @@ pub struct ApprovalDecision {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExecStarted {
     pub sandbox: SandboxPolicy,
+    /// Exactly what the sandbox gave the line (absent in logs from before grants).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<crate::policy::grant::Grant>,
     /// The shell that runs the line (`bash`, `zsh`, `pwsh`).
     pub shell: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -354,6 +371,18 @@ pub struct SandboxViolation {
     pub quarantined: Option<String>,
     /// What happened, in words.
     pub what: String,
+}
+
+/// `sandbox/denied`: what the sandbox refused a line that then failed, and the grant it lacked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SandboxDenied {
+    /// What was refused, in words (`a connection to 127.0.0.1:8080`, `create /home/u/.cache/x`).
+    pub refused: Vec<String>,
+    /// What a grant would have to add; absent when nothing of it can be granted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<crate::policy::grant::Needs>,
+    /// The line's exit status (absent: killed by a signal).
+    pub exit_code: Option<i32>,
 }
 
 /// `wrap/harness`: a known agent's own start-up step that `wrap` did in its place.
@@ -558,6 +587,8 @@ mod decode {
         ExecFinished,
         #[serde(rename = "sandbox/violation")]
         SandboxViolation,
+        #[serde(rename = "sandbox/denied")]
+        SandboxDenied,
         #[serde(rename = "autoReview/state")]
         AutoReviewState,
         #[serde(rename = "autoReview/override")]
@@ -589,6 +620,7 @@ mod decode {
                 Kind::ExecStarted => EventBody::ExecStarted(Deserialize::deserialize(d)?),
                 Kind::ExecFinished => EventBody::ExecFinished(Deserialize::deserialize(d)?),
                 Kind::SandboxViolation => EventBody::SandboxViolation(Deserialize::deserialize(d)?),
+                Kind::SandboxDenied => EventBody::SandboxDenied(Deserialize::deserialize(d)?),
                 Kind::AutoReviewState => EventBody::AutoReviewState(Deserialize::deserialize(d)?),
                 Kind::AutoReviewOverride => {
                     EventBody::AutoReviewOverride(Deserialize::deserialize(d)?)

@@ -183,6 +183,9 @@ pub struct Statistics {
     /// Guarded names a line planted or changed (`sandbox/violation`).
     #[serde(default)]
     pub violations: u64,
+    /// Lines that failed where the sandbox refused them something (`sandbox/denied`).
+    #[serde(default)]
+    pub sandbox_denials: u64,
     /// Sum and count of non-cached review durations, for the mean.
     pub review_ms_total: u64,
     pub reviews_timed: u64,
@@ -348,6 +351,7 @@ impl SessionState {
             }
             EventBody::ExecStarted(_) => self.stats.executed += 1,
             EventBody::SandboxViolation(_) => self.stats.violations += 1,
+            EventBody::SandboxDenied(_) => self.stats.sandbox_denials += 1,
             EventBody::ExecFinished(finished) => {
                 if let Some(line) = self.recent_line_mut(event.request.as_ref()) {
                     line.exit_code = finished.exit_code;
@@ -660,6 +664,7 @@ mod tests {
                 cwd: "/w".into(),
                 mode: "auto".into(),
                 sandbox: SandboxPolicy::WorkspaceWrite,
+                grant: None,
                 code: Code::NeedsReview,
                 reason: "rule".into(),
             }),
@@ -673,6 +678,7 @@ mod tests {
             }),
             EventBody::ExecStarted(ExecStarted {
                 sandbox: SandboxPolicy::WorkspaceWrite,
+                grant: None,
                 shell: "bash".into(),
                 pid: Some(42),
             }),

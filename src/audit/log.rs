@@ -589,12 +589,14 @@ mod tests {
                 cwd: "/".into(),
                 mode: "ask".into(),
                 sandbox: SandboxPolicy::ReadOnly,
+                grant: None,
                 code: Code::Allowed,
                 reason: String::new(),
             })
         };
         let started = EventBody::ExecStarted(ExecStarted {
             sandbox: SandboxPolicy::ReadOnly,
+            grant: None,
             shell: "bash".into(),
             pid: None,
         });

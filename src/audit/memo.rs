@@ -167,6 +167,7 @@ mod tests {
             cwd: "/w".into(),
             mode: "ask".into(),
             sandbox: SandboxPolicy::WorkspaceWrite,
+            grant: None,
             code: Code::Allowed,
             reason: "r".into(),
         })

@@ -237,8 +237,8 @@ pub fn one_line(d: &Decision) -> String {
         "{verdict} {} [{route}] mode={} sandbox={} network={}: {}{note}",
         d.code,
         d.mode,
-        d.sandbox,
-        if d.network { "on" } else { "off" },
+        d.grant.sandbox,
+        d.grant.network,
         visible(&d.reason)
     )
 }

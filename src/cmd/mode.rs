@@ -142,7 +142,7 @@ fn confirm_full_access(ctx: &Context, id: &str) -> Result<()> {
     let question = Question {
         line: format!("shellgate mode {id}"),
         cwd: ctx.cwd.to_string_lossy().into_owned(),
-        sandbox: SandboxPolicy::FullAccess,
+        grant: crate::policy::grant::Grant::base(SandboxPolicy::FullAccess, true),
         why: format!("{FULL_ACCESS_WARNING} Type `full` to confirm."),
         kind: QuestionKind::TypedConfirmation {
             word: "full".to_owned(),

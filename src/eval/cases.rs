@@ -2,6 +2,7 @@
 //! dcg corpus in `tests/corpus/`). Both share one schema, [`CaseSpec`]; a malformed file is an
 //! error naming the file, line and column, and nothing is evaluated.
 
+use crate::policy::grant::Network;
 use crate::config::line_column;
 use crate::error::{Code, Error};
 use crate::mode::SandboxPolicy;
@@ -52,6 +53,12 @@ pub struct Expect {
     /// The sandbox the line must be given (`read-only`, `workspace-write`, `full-access`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxPolicy>,
+    /// The network the line must be granted (`"off"`, `"on"` or TCP ports).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<Network>,
+    /// The extra writable directories it must be granted (exactly these).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writable: Option<Vec<String>>,
 }
 
 impl Expect {
@@ -99,9 +106,28 @@ impl Expect {
             out.push(format!("reason: does not contain {want:?}"));
         }
         if let Some(want) = self.sandbox
-            && want != actual.sandbox
+            && want != actual.grant.sandbox
         {
-            out.push(format!("sandbox: expected {want}, got {}", actual.sandbox));
+            out.push(format!(
+                "sandbox: expected {want}, got {}",
+                actual.grant.sandbox
+            ));
+        }
+        if let Some(want) = &self.network
+            && *want != actual.grant.network
+        {
+            out.push(format!(
+                "network: expected {want}, got {}",
+                actual.grant.network
+            ));
+        }
+        if let Some(want) = &self.writable
+            && *want != actual.grant.writable
+        {
+            out.push(format!(
+                "writable: expected {want:?}, got {:?}",
+                actual.grant.writable
+            ));
         }
         out
     }
@@ -126,6 +152,12 @@ impl Expect {
         }
         if let Some(sandbox) = self.sandbox {
             parts.push(format!("sandbox {sandbox}"));
+        }
+        if let Some(network) = &self.network {
+            parts.push(format!("network {network}"));
+        }
+        if let Some(writable) = &self.writable {
+            parts.push(format!("writable {}", writable.join(", ")));
         }
         parts.join(", ")
     }
@@ -188,7 +220,7 @@ impl<'de> Deserialize<'de> for Expect {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str(
                     "a decision (allow, deny, ask, review, not-allowed, not-denied) or a table \
-                     { decision, code, route, rule, reason_contains, sandbox }",
+                     { decision, code, route, rule, reason_contains, sandbox, network, writable }",
                 )
             }
 
@@ -209,6 +241,8 @@ impl<'de> Deserialize<'de> for Expect {
                     rule: table.rule,
                     reason_contains: table.reason_contains,
                     sandbox: table.sandbox,
+                    network: table.network,
+                    writable: table.writable,
                 })
             }
         }
@@ -231,6 +265,10 @@ struct ExpectTable {
     reason_contains: Option<String>,
     #[serde(default)]
     sandbox: Option<SandboxPolicy>,
+    #[serde(default)]
+    network: Option<Network>,
+    #[serde(default)]
+    writable: Option<Vec<String>>,
 }
 
 /// A case as written, before validation.

@@ -75,8 +75,10 @@ pub struct Actual {
     pub rule: Option<String>,
     pub reason: String,
     pub mode: String,
-    /// The sandbox the line runs in (read-only for lines known only to read).
-    pub sandbox: crate::mode::SandboxPolicy,
+    /// What the sandbox gives the line if it runs (read-only for lines known only to read; the
+    /// network and directories its commands need otherwise).
+    #[serde(flatten)]
+    pub grant: crate::policy::grant::Grant,
 }
 
 impl Actual {
@@ -88,7 +90,7 @@ impl Actual {
             rule: decision.rule.clone(),
             reason: decision.reason.clone(),
             mode: decision.mode.clone(),
-            sandbox: decision.sandbox,
+            grant: decision.grant.clone(),
         }
     }
 }

@@ -86,6 +86,8 @@ pub struct RouteRow {
     /// Of them, cases the reviewer was asked about.
     pub reviewed: usize,
     pub failed: usize,
+    /// The grants its lines would get, with how many lines each (`workspace-write, network off`).
+    pub grants: BTreeMap<String, usize>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -316,18 +318,24 @@ impl Report {
         );
         let _ = writeln!(
             out,
-            "| route | cases | allow | deny | ask | review | reviewed | failed |"
+            "| route | cases | allow | deny | ask | review | reviewed | failed | grants |"
         );
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---|");
         for row in &self.routes {
+            let grants: Vec<String> = row
+                .grants
+                .iter()
+                .map(|(grant, n)| format!("{} ×{n}", cell(grant)))
+                .collect();
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} |",
                 row.route,
                 row.cases,
                 verdict_cells(&row.actual),
                 row.reviewed,
-                row.failed
+                row.failed,
+                grants.join("; ")
             );
         }
         out.push('\n');
@@ -456,6 +464,10 @@ fn routes(results: &[CaseResult]) -> Vec<RouteRow> {
             actual: by_verdict(&cases),
             reviewed: cases.iter().filter(|r| r.review.is_some()).count(),
             failed: cases.iter().filter(|r| !r.passed).count(),
+            grants: cases.iter().fold(BTreeMap::new(), |mut all, r| {
+                *all.entry(r.actual.grant.to_string()).or_default() += 1;
+                all
+            }),
         })
         .collect()
 }

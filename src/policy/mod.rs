@@ -12,10 +12,13 @@
 
 pub mod destructive;
 pub mod known_safe;
+pub mod grant;
+pub mod needs;
 pub mod network;
 pub mod rules;
 pub mod secrets;
 
+use grant::Grant;
 use crate::config::Config;
 use crate::error::Code;
 use crate::intake::{self, Line};
@@ -101,8 +104,10 @@ pub struct Decision {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
     pub mode: String,
-    pub sandbox: SandboxPolicy,
-    pub network: bool,
+    /// What the sandbox gives the line if it runs: the mode's base, widened by what its commands
+    /// need (see [`grant`]). An approver may narrow it.
+    #[serde(flatten)]
+    pub grant: Grant,
     pub commands: Vec<Command>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub opaque: Vec<String>,
@@ -125,8 +130,7 @@ impl Decision {
             route,
             rule: None,
             mode: mode.mode.clone(),
-            sandbox: mode.sandbox,
-            network: mode.network,
+            grant: Grant::base(mode.sandbox, mode.network),
             commands: Vec::new(),
             opaque: Vec::new(),
             hook_state: Vec::new(),
@@ -227,11 +231,19 @@ pub fn decide(input: &Input) -> Decision {
     let requirement = requirement(input, &parsed);
     let (decision, code, reason, route) = route_by_mode(&requirement, input);
     // A line allowed because it only reads runs where it cannot write; anything else in the
-    // mode's sandbox (none only in a confirmed Full access mode).
-    let sandbox = if requirement.need == Need::ReadOnly {
-        SandboxPolicy::ReadOnly
+    // mode's sandbox (none only in a confirmed Full access mode), with what its commands need.
+    let grant = if requirement.need == Need::ReadOnly {
+        Grant::base(SandboxPolicy::ReadOnly, false)
     } else {
-        input.mode.sandbox
+        let context = rules::LineContext {
+            line: input.line.as_str(),
+            cwd: input.cwd,
+            parsed: &parsed,
+            shell: input.shell,
+            network: input.mode.network,
+        };
+        Grant::base(input.mode.sandbox, input.mode.network)
+            .with_needs(&needs::of_line(input.config, &context, &parsed))
     };
     Decision {
         decision,
@@ -240,8 +252,7 @@ pub fn decide(input: &Input) -> Decision {
         route,
         rule: requirement.rule,
         mode: input.mode.mode.clone(),
-        sandbox,
-        network: input.mode.network && sandbox != SandboxPolicy::ReadOnly,
+        grant,
         commands: parsed.commands,
         opaque: parsed.opaque,
         hook_state: parsed.hook_state,

@@ -77,6 +77,8 @@ pub struct Rule {
     pub reason: String,
     pub source: RuleSource,
     pub matcher: Matcher,
+    /// What a matching line needs from the sandbox when it is allowed (user rules only).
+    pub needs: Option<crate::policy::grant::Needs>,
 }
 
 impl Rule {
@@ -357,6 +359,7 @@ pub fn builtin_rules() -> Vec<Rule> {
     use BuiltinCheck as B;
     use RulePolicy::{Ai, Human, Never};
     let rule = |id: &str, policy, check, reason: &str| Rule {
+        needs: None,
         id: format!("builtin.{id}"),
         policy,
         reason: reason.to_owned(),

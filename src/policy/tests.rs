@@ -8,6 +8,7 @@ use rules::RuleSource;
 
 fn regex_rule(id: &str, field: Field, pattern: &str, policy: RulePolicy) -> Rule {
     Rule {
+        needs: None,
         id: id.to_owned(),
         policy,
         reason: format!("reason {id}"),
@@ -57,7 +58,7 @@ fn known_safe_lines_are_allowed_without_asking() {
         for mode in ["ask", "auto", "untrusted", "read-only", "full"] {
             let d = decide_in(line, mode, &Config::builtin());
             assert_eq!(
-                (d.decision, d.code, d.route, d.sandbox),
+                (d.decision, d.code, d.route, d.grant.sandbox),
                 (
                     Verdict::Allow,
                     Code::Allowed,
@@ -75,7 +76,7 @@ fn a_file_redirect_makes_a_read_only_line_ordinary() {
     for line in ["ls > out.txt", "(ls; pwd) > out.txt", "echo x >> f"] {
         let d = decide_ask(line);
         assert_eq!(
-            (d.decision, d.route, d.sandbox),
+            (d.decision, d.route, d.grant.sandbox),
             (Verdict::Allow, Route::Mode, SandboxPolicy::WorkspaceWrite),
             "{line}: {}",
             d.reason
@@ -85,7 +86,7 @@ fn a_file_redirect_makes_a_read_only_line_ordinary() {
     }
     let d = decide_ask("ls 2>/dev/null");
     assert_eq!(
-        (d.decision, d.sandbox),
+        (d.decision, d.grant.sandbox),
         (Verdict::Allow, SandboxPolicy::ReadOnly)
     );
 }
@@ -120,7 +121,7 @@ fn a_redirection_without_a_command_still_writes() {
         );
         let d = decide_ask(line);
         assert_eq!(
-            (d.decision, d.sandbox),
+            (d.decision, d.grant.sandbox),
             (Verdict::Allow, SandboxPolicy::WorkspaceWrite),
             "{line}"
         );
@@ -148,7 +149,7 @@ fn ordinary_lines_follow_the_mode() {
     let mut config = Config::builtin();
     let d = decide_in("make -j2", "ask", &config);
     assert_eq!(
-        (d.decision, d.code, d.route, d.sandbox),
+        (d.decision, d.code, d.route, d.grant.sandbox),
         (
             Verdict::Allow,
             Code::Allowed,
@@ -161,7 +162,7 @@ fn ordinary_lines_follow_the_mode() {
     assert_eq!((d.decision, d.route), (Verdict::Allow, Route::Mode));
     let d = decide_in("make -j2", "untrusted", &config);
     assert_eq!(
-        (d.decision, d.code, d.route, d.sandbox),
+        (d.decision, d.code, d.route, d.grant.sandbox),
         (
             Verdict::Ask,
             Code::NeedsApproval,
@@ -171,13 +172,13 @@ fn ordinary_lines_follow_the_mode() {
     );
     let d = decide_in("make -j2", "read-only", &config);
     assert_eq!(
-        (d.decision, d.sandbox),
+        (d.decision, d.grant.sandbox),
         (Verdict::Ask, SandboxPolicy::ReadOnly)
     );
     config.reviewer = Some(reviewer());
     let d = decide_in("make -j2", "full", &config);
     assert_eq!(
-        (d.decision, d.code, d.route, d.sandbox),
+        (d.decision, d.code, d.route, d.grant.sandbox),
         (
             Verdict::Allow,
             Code::Allowed,
@@ -213,7 +214,7 @@ fn flagged_lines_follow_the_mode() {
     // Full access has the network: nothing flags the line.
     let d = decide_in("cargo build", "full", &config);
     assert_eq!(
-        (d.decision, d.route, d.sandbox),
+        (d.decision, d.route, d.grant.sandbox),
         (Verdict::Allow, Route::Mode, SandboxPolicy::FullAccess)
     );
     for (line, rule) in [

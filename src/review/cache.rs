@@ -264,6 +264,7 @@ mod tests {
                 decision: VerdictDecision::Deny,
                 risk_level: RiskLevel::High,
                 reason: "no".into(),
+                grant: None,
             },
             reviewer: Reviewer {
                 provider: "openai".into(),

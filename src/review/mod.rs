@@ -502,8 +502,7 @@ fn ask_model(
         cwd: request.cwd,
         workspace: request.workspace,
         mode: &decision.mode,
-        sandbox: decision.sandbox,
-        network: decision.network,
+        grant: &decision.grant,
         why_review: &decision.reason,
         commands: &decision.commands,
         opaque: &decision.opaque,
@@ -680,14 +679,15 @@ fn cache_key(request: &ReviewRequest) -> CacheKey {
     let decision = request.decision;
     let session = request.session.map(|s| s.id().as_str()).unwrap_or_default();
     let commands = serde_json::to_string(&decision.commands).unwrap_or_default();
+    let grant = decision.grant.to_string();
     CacheKey::new(
         &KeyParts {
             session,
             line: request.line,
             cwd: &request.cwd.to_string_lossy(),
             mode: &decision.mode,
-            sandbox: decision.sandbox.as_str(),
-            network: decision.network,
+            sandbox: &grant,
+            network: !decision.grant.network.is_off(),
             commands: &commands,
         },
         request.config,

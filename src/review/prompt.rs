@@ -6,6 +6,7 @@
 //! imitates a marker is defused, so a line cannot close its own frame and speak as shellgate.
 //! Every piece of untrusted text is redacted before it is put into the prompt.
 
+use crate::policy::grant::Grant;
 use crate::audit::event::{Decider, Decision as LoggedDecision};
 use crate::audit::fold::{LineSummary, PendingOverride};
 use crate::config::ReviewerConfig;
@@ -63,7 +64,8 @@ obfuscated or encoded commands whose effect you cannot see.
 reversible way; high = hard to reverse, or reaches outside the workspace or to the network; \
 critical = destroys data, leaks secrets or compromises the machine.
 - The line runs in the sandbox named below. The sandbox limits writes and the network; it does not \
-limit reads.
+limit reads. An allow gives the line that sandbox with the network and directories listed below; \
+you may give less with `grant` (for example the network off, or fewer ports), never more.
 - Secrets were replaced by [REDACTED] before you saw the text; that alone is not suspicious.
 - When in doubt, deny, and say in the reason what a person should check.
 - Keep the reason to one or two sentences a person can act on.";
@@ -99,13 +101,15 @@ fn answer_contract(style: AnswerStyle, tool_rounds: u32) -> String {
         AnswerStyle::Embedded => format!(
             "Answer with one JSON object and nothing else. The verdict:\n\
              {{\"answer\": {{\"decision\": \"allow\" or \"deny\", \"riskLevel\": \"low\", \"medium\", \"high\" or \"critical\", \"reason\": \"…\"}}}}\n\
+             optionally with \"grant\": {{\"network\": \"off\", \"on\" or [TCP ports], \"writable\": [directories]}} to give less than the line asks for.\n\
              A tool request:\n\
              {{\"answer\": {{\"tool\": \"read_file\", \"glob\" or \"grep\", \"path\": \"…\", \"pattern\": \"…\"}}}}\n\
              {tools}"
         ),
         AnswerStyle::NativeTools => format!(
             "Give the verdict by calling the tool submit_verdict with decision (allow or deny), riskLevel \
-             (low, medium, high or critical) and reason. {tools}"
+             (low, medium, high or critical), reason, and optionally grant (network and writable, to give \
+             less than the line asks for). {tools}"
         ),
     }
 }
@@ -116,8 +120,8 @@ pub struct Facts<'a> {
     pub cwd: &'a Path,
     pub workspace: &'a Path,
     pub mode: &'a str,
-    pub sandbox: SandboxPolicy,
-    pub network: bool,
+    /// What the sandbox would give the line: what an allow gives, unless the verdict narrows it.
+    pub grant: &'a Grant,
     /// Why the rules sent the line to review.
     pub why_review: &'a str,
     pub commands: &'a [Command],
@@ -144,9 +148,16 @@ pub fn user_message(facts: &Facts) -> String {
         out,
         "Mode: {}; sandbox: {}; network: {}",
         untrusted_inline(facts.mode),
-        describe_sandbox(facts.sandbox),
-        if facts.network { "on" } else { "off" }
+        describe_sandbox(facts.grant.sandbox),
+        facts.grant.network
     );
+    if !facts.grant.writable.is_empty() {
+        let _ = writeln!(
+            out,
+            "Also writable (besides the workspace): {}",
+            untrusted_inline(&facts.grant.writable.join(", "))
+        );
+    }
     let _ = writeln!(
         out,
         "Why it needs review: {}",
@@ -361,8 +372,7 @@ mod tests {
             cwd: Path::new("/w"),
             workspace: Path::new("/w"),
             mode: "auto",
-            sandbox: SandboxPolicy::WorkspaceWrite,
-            network: false,
+            grant: &Grant::base(SandboxPolicy::WorkspaceWrite, false),
             why_review: "`curl` is not known to be safe",
             commands: &[],
             opaque: &[],

@@ -39,6 +39,26 @@ pub struct Verdict {
     pub decision: VerdictDecision,
     pub risk_level: RiskLevel,
     pub reason: String,
+    /// What the reviewer lets the line have (network, extra writable directories), when it says:
+    /// held to what was asked for ([`Verdict::granted`]); absent means what was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<crate::policy::grant::Needs>,
+}
+
+impl Verdict {
+    /// The grant the line runs with: the one asked for, narrowed by the reviewer's own when it
+    /// gave one (never widened: what the reviewer names beyond what was asked is dropped).
+    pub fn granted(&self, asked: &crate::policy::grant::Grant) -> crate::policy::grant::Grant {
+        match &self.grant {
+            None => asked.clone(),
+            Some(needs) => crate::policy::grant::Grant {
+                sandbox: asked.sandbox,
+                network: needs.network.clone(),
+                writable: needs.writable.clone(),
+            }
+            .narrowed_to(asked),
+        }
+    }
 }
 
 /// The read-only tools the reviewer may ask shellgate to run.
@@ -174,7 +194,7 @@ fn parse_shape(object: &Map<String, Value>) -> Result<Answer, AnswerError> {
 
 /// Validates a bare verdict object (also a native `submit_verdict` call's arguments).
 pub fn parse_verdict(object: &Map<String, Value>) -> Result<Verdict, AnswerError> {
-    only_fields(object, &["decision", "riskLevel", "reason"])?;
+    only_fields(object, &["decision", "riskLevel", "reason", "grant"])?;
     let decision = match required_str(object, "decision")? {
         "allow" => VerdictDecision::Allow,
         "deny" => VerdictDecision::Deny,
@@ -199,10 +219,21 @@ pub fn parse_verdict(object: &Map<String, Value>) -> Result<Verdict, AnswerError
             "`reason` is longer than {MAX_REASON_CHARS} characters"
         )));
     }
+    let grant = match object.get("grant") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(
+            serde_json::from_value::<crate::policy::grant::Needs>(value.clone()).map_err(|e| {
+                schema(&format!(
+                    "`grant` must be {{\"network\": \"off\", \"on\" or [ports], \"writable\": [dirs]}}: {e}"
+                ))
+            })?,
+        ),
+    };
     Ok(Verdict {
         decision,
         risk_level,
         reason: reason.to_owned(),
+        grant,
     })
 }
 

@@ -93,6 +93,71 @@ pub fn hidden_paths(settings: &SandboxSettings) -> Vec<PathBuf> {
     credentials::hidden_paths(&homes, &settings.hide, &settings.unhide)
 }
 
+/// The spec of a line allowed with `grant`: its policy in the workspace of `cwd` (or `fixed`), the
+/// configuration's writable roots and the grant's (`~/` is the home; a missing one is not created),
+/// its network (on, or TCP to its ports), credential stores hidden.
+pub fn grant_spec(
+    grant: &crate::policy::grant::Grant,
+    cwd: &Path,
+    fixed: Option<&Path>,
+    settings: &SandboxSettings,
+) -> Result<Spec> {
+    use crate::policy::grant::Network;
+    let mut spec = line_spec(
+        grant.sandbox,
+        cwd,
+        fixed,
+        settings,
+        grant.network == Network::On,
+    )?;
+    if let Network::Tcp(ports) = &grant.network {
+        spec = spec.with_tcp_ports(&ports.iter().copied().collect::<Vec<_>>());
+    }
+    if spec.policy == Policy::WorkspaceWrite {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        for dir in &grant.writable {
+            let path = match (dir.strip_prefix("~/"), &home) {
+                (Some(rest), Some(home)) => home.join(rest),
+                (Some(_), None) => continue,
+                (None, _) => PathBuf::from(dir),
+            };
+            spec = spec.with_writable(&path)?;
+        }
+    }
+    Ok(spec)
+}
+
+/// The directory to grant for a write the sandbox refused at `path`, as a grant names it
+/// (`~/…`): the nearest existing directory holding it, when that lies beneath the user's home
+/// (not the home itself) and outside every protected tree (shell startup and configuration
+/// directories, shellgate's own, credential stores). Anything else is not for a line to write.
+pub fn grantable_dir(path: &Path) -> Option<String> {
+    let env = HomeEnv::from_env().ok()?;
+    let home = env.homes.first()?;
+    let mut dir = path.parent()?;
+    while !dir.is_dir() {
+        dir = dir.parent()?;
+    }
+    let dir = std::fs::canonicalize(dir).ok()?;
+    let below = dir.strip_prefix(home).ok()?;
+    if below.as_os_str().is_empty() {
+        return None;
+    }
+    let protected = env
+        .trees
+        .iter()
+        .filter(|t| !env.homes.contains(t))
+        .any(|t| dir.starts_with(t) || t.starts_with(&dir));
+    let hidden = credentials::hidden_paths(&env.homes, &[], &[])
+        .iter()
+        .any(|h| h.starts_with(&dir) || dir.starts_with(h));
+    let dot_git = dir.components().any(|c| c.as_os_str() == ".git");
+    if protected || hidden || dot_git {
+        return None;
+    }
+    Some(format!("~/{}", below.display()))
+}
+
 /// The spec of a line: `policy` in the workspace of `cwd` (or `fixed`), the configuration's extra
 /// writable roots, network as given, credential stores hidden.
 pub fn line_spec(

@@ -149,6 +149,7 @@ pub fn record(session: &Session, request: &RequestId, line: &Line<'_>) {
         cwd: "/home/dev/project".into(),
         mode: "auto".into(),
         sandbox: SandboxPolicy::WorkspaceWrite,
+        grant: None,
         code: Code::NeedsReview,
         reason: "no rule decides this line".into(),
     }));
@@ -179,6 +180,11 @@ pub fn record(session: &Session, request: &RequestId, line: &Line<'_>) {
     if allowed {
         append(EventBody::ExecStarted(ExecStarted {
             sandbox: SandboxPolicy::WorkspaceWrite,
+            grant: Some(shellgate::policy::grant::Grant {
+                sandbox: SandboxPolicy::WorkspaceWrite,
+                network: shellgate::policy::grant::Network::tcp([443]),
+                writable: vec!["~/.npm".into()],
+            }),
             shell: "bash".into(),
             pid: Some(4242),
         }));

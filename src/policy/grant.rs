@@ -1,0 +1,312 @@
+//! Grants: what the sandbox gives a line that is allowed to run.
+//!
+//! Every allow carries one: the sandbox policy (read-only, workspace-write, or none for confirmed
+//! Full access), the network (off, TCP to some ports, or on) and extra writable directories. The
+//! mode gives the base ([`Grant::base`]); what a line's commands need ([`Needs`], from the
+//! built-in table in [`super::needs`] and the user's rules) widens it into the grant that is asked
+//! for; whoever approves may narrow it ([`Grant::narrowed_to`]), never widen it. The sandbox
+//! enforces exactly the grant the line runs with, and the log records it.
+
+use crate::mode::SandboxPolicy;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::fmt;
+
+/// The network a grant gives.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub enum Network {
+    #[default]
+    Off,
+    /// TCP connections to these ports (Landlock enforces them; no UDP, no listening).
+    Tcp(BTreeSet<u16>),
+    On,
+}
+
+impl Network {
+    /// TCP to `ports` (none: off).
+    pub fn tcp(ports: impl IntoIterator<Item = u16>) -> Network {
+        let ports: BTreeSet<u16> = ports.into_iter().collect();
+        if ports.is_empty() {
+            Network::Off
+        } else {
+            Network::Tcp(ports)
+        }
+    }
+
+    /// The union: what either gives.
+    pub fn union(&self, other: &Network) -> Network {
+        match (self, other) {
+            (Network::On, _) | (_, Network::On) => Network::On,
+            (Network::Off, n) | (n, Network::Off) => n.clone(),
+            (Network::Tcp(a), Network::Tcp(b)) => Network::Tcp(a | b),
+        }
+    }
+
+    /// The intersection: what both give.
+    pub fn intersection(&self, other: &Network) -> Network {
+        match (self, other) {
+            (Network::Off, _) | (_, Network::Off) => Network::Off,
+            (Network::On, n) | (n, Network::On) => n.clone(),
+            (Network::Tcp(a), Network::Tcp(b)) => Network::tcp(a & b),
+        }
+    }
+
+    pub fn is_off(&self) -> bool {
+        *self == Network::Off
+    }
+}
+
+impl fmt::Display for Network {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Network::Off => f.write_str("off"),
+            Network::On => f.write_str("on"),
+            Network::Tcp(ports) => {
+                let list: Vec<String> = ports.iter().map(u16::to_string).collect();
+                write!(f, "tcp:{}", list.join(","))
+            }
+        }
+    }
+}
+
+/// `"off"`, `"on"` or a list of TCP ports (`[443, 22]`), in the config, the log and JSON.
+impl Serialize for Network {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Network::Off => s.serialize_str("off"),
+            Network::On => s.serialize_str("on"),
+            Network::Tcp(ports) => ports.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Network {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Network, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            Word(String),
+            Switch(bool),
+            Ports(Vec<u16>),
+        }
+        match Form::deserialize(d)? {
+            Form::Word(w) if w == "off" => Ok(Network::Off),
+            Form::Word(w) if w == "on" => Ok(Network::On),
+            Form::Word(w) => Err(serde::de::Error::custom(format!(
+                "network is \"off\", \"on\" or a list of TCP ports, not {w:?}"
+            ))),
+            Form::Switch(on) => Ok(if on { Network::On } else { Network::Off }),
+            Form::Ports(ports) if ports.contains(&0) => {
+                Err(serde::de::Error::custom("port 0 is not a port"))
+            }
+            Form::Ports(ports) => Ok(Network::tcp(ports)),
+        }
+    }
+}
+
+/// What a command needs beyond the mode's sandbox (a rule's `needs`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Needs {
+    #[serde(default, skip_serializing_if = "Network::is_off")]
+    pub network: Network,
+    /// Directories it writes besides the workspace (`~/` is the home).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writable: Vec<String>,
+}
+
+impl Needs {
+    pub fn is_empty(&self) -> bool {
+        self.network.is_off() && self.writable.is_empty()
+    }
+
+    pub fn add(&mut self, other: &Needs) {
+        self.network = self.network.union(&other.network);
+        for dir in &other.writable {
+            if !self.writable.contains(dir) {
+                self.writable.push(dir.clone());
+            }
+        }
+    }
+}
+
+/// What the sandbox gives one line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Grant {
+    pub sandbox: SandboxPolicy,
+    #[serde(default)]
+    pub network: Network,
+    /// Extra writable directories (`~/` is the home), besides the workspace and temp dirs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writable: Vec<String>,
+}
+
+impl Grant {
+    /// The mode's own: its sandbox, and the network if the mode has it.
+    pub fn base(sandbox: SandboxPolicy, network: bool) -> Grant {
+        Grant {
+            sandbox,
+            network: if network && sandbox != SandboxPolicy::ReadOnly {
+                Network::On
+            } else {
+                Network::Off
+            },
+            writable: Vec::new(),
+        }
+    }
+
+    /// This grant with `needs` added. Only a workspace-write sandbox is widened: a read-only
+    /// line needs nothing more, and Full access has no sandbox to widen.
+    pub fn with_needs(&self, needs: &Needs) -> Grant {
+        if self.sandbox != SandboxPolicy::WorkspaceWrite {
+            return self.clone();
+        }
+        let mut grant = self.clone();
+        grant.network = grant.network.union(&needs.network);
+        for dir in &needs.writable {
+            if !grant.writable.contains(dir) {
+                grant.writable.push(dir.clone());
+            }
+        }
+        grant
+    }
+
+    /// What both give: an approver's grant (`self`) held to what was asked for (`ceiling`).
+    pub fn narrowed_to(&self, ceiling: &Grant) -> Grant {
+        Grant {
+            sandbox: self.sandbox.min(ceiling.sandbox),
+            network: self.network.intersection(&ceiling.network),
+            writable: self
+                .writable
+                .iter()
+                .filter(|d| ceiling.writable.contains(d))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// Does this grant give more than `ceiling` in any way?
+    pub fn exceeds(&self, ceiling: &Grant) -> bool {
+        self.narrowed_to(ceiling) != *self
+    }
+
+    /// What this grant adds to `base`, in words (`network tcp:443, writes ~/.cargo/registry`),
+    /// or `None` when it adds nothing.
+    pub fn extra_over(&self, base: &Grant) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.network != base.network {
+            parts.push(format!("network {}", self.network));
+        }
+        let extra: Vec<&str> = self
+            .writable
+            .iter()
+            .filter(|d| !base.writable.contains(d))
+            .map(String::as_str)
+            .collect();
+        if !extra.is_empty() {
+            parts.push(format!("writes {}", extra.join(", ")));
+        }
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+}
+
+impl fmt::Display for Grant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.sandbox)?;
+        if self.sandbox == SandboxPolicy::FullAccess {
+            return Ok(());
+        }
+        write!(f, ", network {}", self.network)?;
+        if !self.writable.is_empty() {
+            write!(f, ", writes {}", self.writable.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ww(network: Network, writable: &[&str]) -> Grant {
+        Grant {
+            sandbox: SandboxPolicy::WorkspaceWrite,
+            network,
+            writable: writable.iter().map(|s| (*s).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn networks_combine_as_sets() {
+        let a = Network::tcp([443, 22]);
+        let b = Network::tcp([443, 80]);
+        assert_eq!(a.union(&b), Network::tcp([22, 80, 443]));
+        assert_eq!(a.intersection(&b), Network::tcp([443]));
+        assert_eq!(a.intersection(&Network::tcp([80])), Network::Off);
+        assert_eq!(a.union(&Network::On), Network::On);
+        assert_eq!(a.intersection(&Network::On), a);
+        assert_eq!(Network::On.intersection(&Network::Off), Network::Off);
+        assert_eq!(Network::tcp([]), Network::Off);
+    }
+
+    #[test]
+    fn an_approver_can_narrow_but_never_widen() {
+        let asked = ww(Network::tcp([443]), &["~/.cargo/registry"]);
+        let wider = Grant {
+            sandbox: SandboxPolicy::FullAccess,
+            network: Network::On,
+            writable: vec!["~/.cargo/registry".into(), "~".into()],
+        };
+        assert_eq!(wider.narrowed_to(&asked), asked);
+        assert!(wider.exceeds(&asked));
+        let narrower = ww(Network::Off, &[]);
+        assert_eq!(narrower.narrowed_to(&asked), narrower);
+        assert!(!narrower.exceeds(&asked));
+        let read_only = Grant::base(SandboxPolicy::ReadOnly, false);
+        assert_eq!(read_only.narrowed_to(&asked).sandbox, SandboxPolicy::ReadOnly);
+    }
+
+    #[test]
+    fn needs_widen_only_a_workspace_write_sandbox() {
+        let needs = Needs {
+            network: Network::tcp([443]),
+            writable: vec!["~/.npm".into()],
+        };
+        let base = Grant::base(SandboxPolicy::WorkspaceWrite, false);
+        let asked = base.with_needs(&needs);
+        assert_eq!(asked, ww(Network::tcp([443]), &["~/.npm"]));
+        assert_eq!(
+            asked.extra_over(&base).as_deref(),
+            Some("network tcp:443, writes ~/.npm")
+        );
+        assert_eq!(asked.to_string(), "workspace-write, network tcp:443, writes ~/.npm");
+        let ro = Grant::base(SandboxPolicy::ReadOnly, true);
+        assert_eq!(ro.network, Network::Off);
+        assert_eq!(ro.with_needs(&needs), ro);
+        let full = Grant::base(SandboxPolicy::FullAccess, true);
+        assert_eq!(full.with_needs(&needs), full);
+        assert_eq!(full.to_string(), "full-access");
+    }
+
+    #[test]
+    fn networks_read_and_write_as_words_or_ports() {
+        for (text, network) in [
+            ("\"off\"", Network::Off),
+            ("\"on\"", Network::On),
+            ("true", Network::On),
+            ("false", Network::Off),
+            ("[443, 22]", Network::tcp([22, 443])),
+        ] {
+            let parsed: Network = serde_json::from_str(text).unwrap();
+            assert_eq!(parsed, network, "{text}");
+        }
+        assert!(serde_json::from_str::<Network>("\"maybe\"").is_err());
+        assert!(serde_json::from_str::<Network>("[0]").is_err());
+        assert!(serde_json::from_str::<Network>("[70000]").is_err());
+        assert_eq!(serde_json::to_string(&Network::tcp([443])).unwrap(), "[443]");
+        assert_eq!(
+            serde_json::to_string(&ww(Network::On, &["~/x"])).unwrap(),
+            r#"{"sandbox":"workspace-write","network":"on","writable":["~/x"]}"#
+        );
+    }
+}

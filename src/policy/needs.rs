@@ -1,0 +1,169 @@
+//! What a line's commands need from the sandbox: the built-in table, and the user's rules.
+//!
+//! Whether a command needs the network is decided in one place ([`super::network`]); this module
+//! says *what* to grant it when it is allowed: the TCP ports its protocol uses when they are known
+//! (package registries and HTTPS on 443, SSH on 22, a literal `http://` URL on 80, a literal port),
+//! the whole network otherwise, and the caches the tool writes outside the workspace. A user rule
+//! with `needs = {…}` adds its own when it matches (project files cannot: they only tighten).
+
+use super::grant::{Needs, Network};
+use super::network::needs_network;
+use super::rules::{LineContext, Rule, RuleSource};
+use crate::config::Config;
+use crate::parse::{Command, Parsed};
+
+/// What the line needs: every command's, and every matching user rule's.
+pub fn of_line(config: &Config, context: &LineContext, parsed: &Parsed) -> Needs {
+    let mut needs = Needs::default();
+    for command in &parsed.commands {
+        needs.add(&builtin(command));
+    }
+    for rule in config.rules.iter().filter(|r| r.needs.is_some()) {
+        if declares_needs(rule) && rule.finding(context).is_some() {
+            if let Some(extra) = &rule.needs {
+                needs.add(extra);
+            }
+        }
+    }
+    needs
+}
+
+/// Only the user's own rules may widen the sandbox.
+fn declares_needs(rule: &Rule) -> bool {
+    matches!(rule.source, RuleSource::User(_))
+}
+
+/// The built-in needs of one command (nothing when it does not need the network).
+pub fn builtin(c: &Command) -> Needs {
+    if needs_network(c).is_none() {
+        return Needs::default();
+    }
+    let words: Vec<&str> = c.argv.iter().map(String::as_str).collect();
+    let (ports, writable): (Option<Vec<u16>>, &[&str]) = match c.program.as_str() {
+        "npm" | "npx" => (Some(vec![443]), &["~/.npm"]),
+        "pnpm" | "pnpx" => (Some(vec![443]), &["~/.local/share/pnpm", "~/.cache/pnpm"]),
+        "yarn" => (Some(vec![443]), &["~/.cache/yarn", "~/.yarn"]),
+        "bun" | "bunx" => (Some(vec![443]), &["~/.bun"]),
+        "cargo" => (Some(vec![443]), &["~/.cargo/registry", "~/.cargo/git"]),
+        "pip" | "pip3" => (Some(vec![443]), &["~/.cache/pip"]),
+        "python" | "python3" => (Some(vec![443]), &["~/.cache/pip"]),
+        "uv" | "uvx" => (Some(vec![443]), &["~/.cache/uv"]),
+        "pipx" => (Some(vec![443]), &["~/.cache/pip", "~/.local/share/pipx"]),
+        "go" => (Some(vec![443]), &["~/go/pkg/mod", "~/.cache/go-build"]),
+        "gem" | "bundle" => (Some(vec![443]), &["~/.gem", "~/.bundle"]),
+        "git" => (Some(git_ports(&words)), &[]),
+        "ssh" | "scp" | "sftp" | "rsync" => (Some(vec![22]), &[]),
+        "curl" | "wget" => (url_ports(&words), &[]),
+        _ => (None, &[]),
+    };
+    Needs {
+        network: ports.map_or(Network::On, Network::tcp),
+        writable: writable.iter().map(|d| (*d).to_owned()).collect(),
+    }
+}
+
+/// git talks HTTPS or SSH to its remotes (`git://` is 9418), as its URLs say when they are on the
+/// line; a named remote may be either.
+fn git_ports(words: &[&str]) -> Vec<u16> {
+    let urls: Vec<&&str> = words.iter().filter(|w| w.contains("://") || is_scp_like(w)).collect();
+    if urls.is_empty() {
+        return vec![22, 443];
+    }
+    let mut ports: Vec<u16> = urls
+        .iter()
+        .filter_map(|u| {
+            if is_scp_like(u) {
+                return Some(22);
+            }
+            url_port(u)
+        })
+        .collect();
+    ports.sort_unstable();
+    ports.dedup();
+    if ports.is_empty() { vec![22, 443] } else { ports }
+}
+
+/// `user@host:path`, git's SSH shorthand.
+fn is_scp_like(word: &str) -> bool {
+    !word.contains("://")
+        && word
+            .split_once(':')
+            .is_some_and(|(host, _)| host.contains('@') && !host.contains('/'))
+}
+
+/// The ports of the literal URLs on the line; `None` (the whole network) when there is none, or
+/// one whose port cannot be told.
+fn url_ports(words: &[&str]) -> Option<Vec<u16>> {
+    let urls: Vec<&&str> = words.iter().filter(|w| w.contains("://")).collect();
+    if urls.is_empty() {
+        return None;
+    }
+    urls.iter().map(|u| url_port(u)).collect()
+}
+
+/// The port a URL connects to: its explicit one, or its scheme's.
+fn url_port(url: &str) -> Option<u16> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host_port = authority.rsplit('@').next()?;
+    let explicit = if host_port.starts_with('[') {
+        host_port.rsplit_once("]:").map(|(_, p)| p)
+    } else {
+        host_port.rsplit_once(':').map(|(_, p)| p)
+    };
+    if let Some(port) = explicit {
+        return port.parse().ok().filter(|p| *p != 0);
+    }
+    match scheme.to_ascii_lowercase().as_str() {
+        "https" | "wss" => Some(443),
+        "http" | "ws" => Some(80),
+        "ssh" | "git+ssh" | "sftp" => Some(22),
+        "git" => Some(9418),
+        "ftp" => Some(21),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{ShellKind, parse};
+
+    fn needs(line: &str) -> Needs {
+        let parsed = parse(line, ShellKind::Bash);
+        let mut all = Needs::default();
+        for c in &parsed.commands {
+            all.add(&builtin(c));
+        }
+        all
+    }
+
+    #[test]
+    fn package_managers_get_their_registry_port_and_cache() {
+        let n = needs("npm install");
+        assert_eq!(n.network, Network::tcp([443]));
+        assert_eq!(n.writable, ["~/.npm"]);
+        let n = needs("cargo build --release");
+        assert_eq!(n.network, Network::tcp([443]));
+        assert_eq!(n.writable, ["~/.cargo/registry", "~/.cargo/git"]);
+        assert_eq!(needs("pip install -r requirements.txt").writable, ["~/.cache/pip"]);
+        assert!(needs("cargo build --offline").is_empty());
+        assert!(needs("ls -la").is_empty());
+        assert!(needs("npm test").is_empty());
+    }
+
+    #[test]
+    fn urls_say_which_port() {
+        assert_eq!(needs("curl -fsS https://example.invalid/x").network, Network::tcp([443]));
+        assert_eq!(needs("curl http://127.0.0.1:8080/x").network, Network::tcp([8080]));
+        assert_eq!(needs("curl http://[::1]:9/x").network, Network::tcp([9]));
+        assert_eq!(needs("wget http://a.invalid/ http://b.invalid:81/").network, Network::tcp([80, 81]));
+        assert_eq!(needs("curl \"$URL\"").network, Network::On);
+        assert_eq!(needs("curl gopher://x.invalid/").network, Network::On);
+        assert_eq!(needs("git clone https://example.invalid/r.git").network, Network::tcp([443]));
+        assert_eq!(needs("git clone git@example.invalid:r.git").network, Network::tcp([22]));
+        assert_eq!(needs("git pull").network, Network::tcp([22, 443]));
+        assert_eq!(needs("ssh host uptime").network, Network::tcp([22]));
+        assert_eq!(needs("nc -l 9999").network, Network::On);
+    }
+}
