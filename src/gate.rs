@@ -272,19 +272,71 @@ fn review_line(
 
 /// Ask the person at the controlling terminal; no terminal or no answer denies.
 pub fn ask_person(ctx: &Context, decision: &Decision, line: &str, why: &str) -> Result<()> {
+    let always = always_candidate(decision);
     let question = Question {
         line: line.to_owned(),
         cwd: ctx.cwd.to_string_lossy().into_owned(),
         sandbox: decision.sandbox,
         why: why.to_owned(),
-        kind: QuestionKind::AllowOnce,
+        kind: match &always {
+            Some(program) => QuestionKind::AllowOnceOrAlways {
+                program: program.clone(),
+            },
+            None => QuestionKind::AllowOnce,
+        },
         timeout: Duration::from_secs(ctx.config.approval.timeout_s),
     };
     match approval::ask(&question)? {
         Answer::Approved => Ok(()),
+        Answer::ApprovedAlways => {
+            if let Some(program) = always {
+                allow_always(&program);
+            }
+            Ok(())
+        }
         Answer::Rejected => Err(Error::new(
             Code::ApprovalRejected,
             "a person rejected this line at the terminal",
+        )),
+    }
+}
+
+/// The program an "allow always" answer would allow for good: only where an `allow` rule for it
+/// is what the line lacks — it was asked about by default (no rule flagged it), every command on
+/// it is that one program by name, and nothing on it is opaque or touches hook state (which no
+/// allow rule can allow).
+fn always_candidate(decision: &Decision) -> Option<String> {
+    let program = first_program(&decision.commands);
+    let plain = decision.opaque.is_empty() && decision.hook_state.is_empty();
+    (decision.decision == Verdict::Ask
+        && decision.route == policy::Route::Default
+        && plain
+        && !program.is_empty()
+        && decision
+            .commands
+            .iter()
+            .all(|c| c.program == program && c.path.is_none() && !c.calls_line_function))
+    .then_some(program)
+}
+
+/// Writes the person's "allow always" as a rule in their config file and says where.
+fn allow_always(program: &str) {
+    let Some(file) = crate::config::Locations::from_env(std::path::PathBuf::new()).user_file else {
+        approval::tell(
+            "shellgate: no config directory (HOME is not set); allowed this once only\n",
+        );
+        return;
+    };
+    let reason = "allowed for good by a person at the terminal";
+    match crate::config::append_allow_rule(&file, program, reason) {
+        Ok(id) => approval::tell(&format!(
+            "shellgate: `{}` is allowed from now on (rule {id} in {}; delete it there to undo)\n",
+            crate::intake::visible(program),
+            file.display()
+        )),
+        Err(e) => approval::tell(&format!(
+            "shellgate: allowed this once only; the rule could not be saved: {}\n",
+            e.reason
         )),
     }
 }
