@@ -153,6 +153,39 @@ fn interpret(kind: &QuestionKind, reply: &str) -> Option<Answer> {
     }
 }
 
+/// Asks a yes/no question of one line on the controlling terminal, yes by default (Enter).
+/// `Ok(false)` for no; unavailable as for [`ask`].
+pub fn confirm(prompt: &str, timeout: Duration) -> Result<bool> {
+    let _stop_signals = StopSignalsIgnored::new();
+    let mut terminal = Terminal::open(Path::new(CONTROLLING_TTY))?;
+    terminal.require_foreground()?;
+    terminal.enter_canonical_mode();
+    terminal.discard_typeahead();
+    let deadline = Instant::now() + timeout;
+    terminal.write(&format!("{} [Y/n] ", visible(prompt)))?;
+    for attempt in 1..=MAX_ATTEMPTS {
+        let reply = match terminal.read_line(deadline) {
+            Ok(Some(reply)) => reply,
+            Ok(None) => {
+                terminal.write("\n")?;
+                return Ok(false);
+            }
+            Err(err) => {
+                let _ = terminal.write("\n");
+                return Err(err);
+            }
+        };
+        match reply.trim().to_ascii_lowercase().as_str() {
+            "" | "y" | "yes" => return Ok(true),
+            "n" | "no" => return Ok(false),
+            _ if attempt < MAX_ATTEMPTS => terminal.write("Please answer y or n: ")?,
+            _ => {}
+        }
+    }
+    terminal.write("No clear answer: not applied.\n")?;
+    Ok(false)
+}
+
 /// Writes a short note to the person's terminal (standard error when there is none).
 pub fn tell(text: &str) {
     match OpenOptions::new()

@@ -13,7 +13,7 @@ use crate::audit::event::{
 };
 use crate::audit::{EventBody, RequestId};
 use crate::error::{Code, Error, Result};
-use crate::mode::{Resolved, SandboxPolicy};
+use crate::mode::SandboxPolicy;
 use crate::parse::{Command as ParsedCommand, ShellKind};
 use crate::policy::{self, Decision, Verdict};
 use crate::review::{self, ReviewOutcome, ReviewRequest};
@@ -21,7 +21,7 @@ use crate::session::{Context, SessionUse};
 use crate::shell::{ACTIVE_ENV, real_shell};
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -85,8 +85,23 @@ pub enum Outcome {
     Refused(Error),
 }
 
+/// What an interactive shell's hook function adds to its line (see `cmd::hook`): descriptors for
+/// the line's program (the shell state comes back on one), and the names that shell has as
+/// aliases, functions or disabled builtins, which never run in the shell as if they were builtins.
+#[derive(Debug, Default)]
+pub struct ShellSide<'a> {
+    /// `(descriptor, number in the program)`, 3–9; passed only to a sandboxed line.
+    pub passed: &'a [(BorrowedFd<'a>, RawFd)],
+    pub shadowed: &'a [String],
+}
+
 /// Decide, authorise, run and record one line.
 pub fn handle(req: &LineRequest) -> Outcome {
+    handle_with(req, &ShellSide::default())
+}
+
+/// [`handle`], for a line from an interactive shell's hook function.
+pub fn handle_with(req: &LineRequest, side: &ShellSide) -> Outcome {
     let ctx = match Context::load(req.cwd, req.mode, SessionUse::Open) {
         Ok(ctx) => ctx,
         Err(e) => return Outcome::Refused(e),
@@ -118,7 +133,13 @@ pub fn handle(req: &LineRequest) -> Outcome {
             return Outcome::Refused(logged.err().unwrap_or(e));
         }
     };
-    let in_shell = req.origin == Origin::Hook && runs_in_shell(&decision, &ctx.resolved);
+    let in_shell = req.origin == Origin::Hook
+        && crate::shell::in_shell::may_run_in_shell(
+            &decision,
+            &ctx.resolved,
+            req.shell,
+            side.shadowed,
+        );
     let why = if in_shell {
         "allowed; it only changes the shell's own state, so it runs in the shell".to_owned()
     } else {
@@ -134,7 +155,7 @@ pub fn handle(req: &LineRequest) -> Outcome {
     if in_shell {
         return Outcome::RunInShell;
     }
-    execute(&ctx, req, &decision, &request, &line)
+    execute(&ctx, req, side, &decision, &request, &line)
 }
 
 fn record(ctx: &Context, request: &RequestId, body: EventBody) -> Result<()> {
@@ -341,58 +362,16 @@ fn allow_always(program: &str) {
     }
 }
 
-/// Builtins that only change (or print) the interactive shell's own state. A line made only of these
-/// (literal arguments, no redirection, nothing opaque) must run in the shell to have any effect —
-/// `cd` in a child process changes nothing — and starts no program, so it needs no sandbox.
-const SHELL_STATE_BUILTINS: [&str; 29] = [
-    "cd", "pushd", "popd", "dirs", "export", "unset", "alias", "unalias", "umask", "history",
-    "jobs", "fg", "bg", "wait", "disown", "exit", "logout", "true", "false", ":", "set", "hash",
-    "type", "typeset", "pwd", "echo", "printf", "test", "[",
-];
-
-/// shellgate's own session commands write shellgate's state, which the sandbox protects, and ask
-/// the person on the terminal themselves: once allowed, they run in the shell.
-const SELF_COMMANDS: [&str; 6] = [
-    "mode",
-    "permissions",
-    "auto-review",
-    "status",
-    "log",
-    "panel",
-];
-
-/// May an allowed line run in the interactive shell itself instead of the sandbox?
-fn runs_in_shell(decision: &Decision, mode: &Resolved) -> bool {
-    if mode.sandbox == SandboxPolicy::FullAccess {
-        return true;
-    }
-    let plain = decision.opaque.is_empty() && decision.hook_state.is_empty();
-    plain
-        && !decision.commands.is_empty()
-        && decision.commands.iter().all(|c| {
-            c.writes.is_empty()
-                && !c.args_dynamic
-                && (SHELL_STATE_BUILTINS.contains(&c.program.as_str()) && c.path.is_none()
-                    || is_self_command(c))
-        })
-}
-
-fn is_self_command(c: &ParsedCommand) -> bool {
-    c.program == "shellgate"
-        && c.argv
-            .first()
-            .is_some_and(|sub| SELF_COMMANDS.contains(&sub.as_str()))
-}
-
 /// Run the line with its real shell, in the mode's sandbox (none for confirmed Full access).
 fn execute(
     ctx: &Context,
     req: &LineRequest,
+    side: &ShellSide,
     decision: &Decision,
     request: &RequestId,
     line: &str,
 ) -> Outcome {
-    match spawn_and_wait(ctx, req, decision, request, line) {
+    match spawn_and_wait(ctx, req, side, decision, request, line) {
         Ok(status) => Outcome::Ran(status),
         Err(e) => Outcome::Refused(e),
     }
@@ -401,6 +380,7 @@ fn execute(
 fn spawn_and_wait(
     ctx: &Context,
     req: &LineRequest,
+    side: &ShellSide,
     decision: &Decision,
     request: &RequestId,
     line: &str,
@@ -456,7 +436,15 @@ fn spawn_and_wait(
         env,
         cwd: req.cwd.to_path_buf(),
         stdio: stream_fds(req.streams)?,
-        passed: Vec::new(),
+        passed: side
+            .passed
+            .iter()
+            .map(|(fd, number)| {
+                fd.try_clone_to_owned()
+                    .map(|owned| (owned, *number))
+                    .map_err(|e| Error::internal(format!("cannot pass a descriptor on: {e}")))
+            })
+            .collect::<Result<_>>()?,
     };
     record(ctx, request, started)?;
     let timer = Instant::now();

@@ -1,6 +1,15 @@
-//! `shellgate hook bash|zsh|pwsh`: the interactive hooks' one call per line.
+//! `shellgate hook bash|zsh|pwsh`: the interactive hooks' calls.
 //!
-//! Exit status: 0 = the shell runs the line itself, as typed (it only changes the shell's state, or
+//! * `--shell-dir DIR --token T -- LINE`: a line the hook's function took from the prompt; it
+//!   runs with the shell's state and its changes come back (see [`crate::shell::function`]). The
+//!   exit status is the line's (or its refusal's), and the function sources `DIR/T.apply`.
+//! * `--shape -- LINE` (bash): whether the Enter binding hands the line to the function, and how
+//!   (see [`crate::shell::shape`]); prints `fg|bg PIPELINE WORD|-`, or nothing and exits 1.
+//! * `--prepare --pid PID`: creates the shell's private directory and prints it.
+//! * otherwise, the backstop for every line that did not come through the function (PS0 in bash,
+//!   preexec in zsh), below.
+//!
+//! Backstop exit status: 0 = the shell runs the line itself, as typed (it only changes the shell's state, or
 //! Full access is confirmed); 1 = the line was handled here — run in the sandbox, or refused — and,
 //! with `--pid`, this process has already interrupted the shell (SIGINT), which abandons the line
 //! before any of it runs. Any other status means shellgate failed, and the hook interrupts the
@@ -16,6 +25,7 @@ use crate::audit::StatePaths;
 use crate::error::{Code, Error};
 use crate::gate::{self, Execution, LineRequest, Origin, Outcome, Streams};
 use crate::parse::ShellKind;
+use crate::shell::function;
 use clap::Args;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
@@ -40,6 +50,24 @@ pub struct HookArgs {
     /// Read the line from this environment variable (PowerShell: avoids native-argument quoting).
     #[arg(long)]
     pub line_from_env: Option<String>,
+    /// The shell's private directory: the line comes from the hook's function.
+    #[arg(long, requires = "token")]
+    pub shell_dir: Option<PathBuf>,
+    /// The line's token (names its files in the private directory).
+    #[arg(long)]
+    pub token: Option<String>,
+    /// The function runs as a background job (`LINE &`): its changes are not applied.
+    #[arg(long)]
+    pub background: bool,
+    /// Print the line's shape for the Enter binding (bash).
+    #[arg(long, conflicts_with = "shell_dir")]
+    pub shape: bool,
+    /// History expansion is on in the shell (`--shape`).
+    #[arg(long)]
+    pub histexpand: bool,
+    /// Create the shell's private directory and print it.
+    #[arg(long, conflicts_with_all = ["shell_dir", "shape"])]
+    pub prepare: bool,
     /// The line.
     #[arg(value_name = "LINE", allow_hyphen_values = true)]
     pub line: Option<OsString>,
@@ -51,10 +79,25 @@ const RUN_IN_SHELL: u8 = 0;
 const HANDLED: u8 = 1;
 
 pub fn run(args: HookArgs) -> ExitCode {
+    if args.prepare {
+        return prepare(args.pid);
+    }
+    if args.shape {
+        return shape(&args);
+    }
     let line = match line_bytes(&args) {
         Ok(line) => line,
         Err(e) => return finish(refused(&e), args.pid),
     };
+    if let (Some(dir), Some(token)) = (&args.shell_dir, &args.token) {
+        return ExitCode::from(function::run(&function::Call {
+            shell: args.shell,
+            dir,
+            token,
+            line: &line,
+            background: args.background,
+        }));
+    }
     let memo = args.generation.and_then(|g| Memo::new(args.pid?, g, &line));
     if let Some(outcome) = memo.as_ref().and_then(Memo::recall) {
         return finish(outcome, args.pid);
@@ -87,9 +130,66 @@ fn decide_and_run(args: &HookArgs, line: &[u8]) -> u8 {
         workspace: None,
     };
     match gate::handle(&request) {
-        Outcome::RunInShell => RUN_IN_SHELL,
+        Outcome::RunInShell => run_self_command(args, line).unwrap_or(RUN_IN_SHELL),
         Outcome::Ran(_) => HANDLED,
         Outcome::Refused(e) => refused(&e),
+    }
+}
+
+/// shellgate's own command, allowed to run in the shell, runs here with this binary: the shell
+/// would run whichever `shellgate` comes first on `PATH`. `None` for any other line.
+fn run_self_command(args: &HookArgs, line: &[u8]) -> Option<u8> {
+    let text = std::str::from_utf8(line).ok()?;
+    let parsed = crate::parse::parse(text, args.shell);
+    let [only] = parsed.commands.as_slice() else {
+        return None;
+    };
+    crate::shell::in_shell::self_command(only)?;
+    let binary = crate::paths::binary()?;
+    let mut command = std::process::Command::new(binary);
+    command.args(&only.argv);
+    if args.tty_stdio
+        && let Ok(tty) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(crate::approval::CONTROLLING_TTY)
+    {
+        let (out, err) = (tty.try_clone().ok()?, tty.try_clone().ok()?);
+        command.stdin(tty).stdout(out).stderr(err);
+    }
+    let _ = command.status();
+    Some(HANDLED)
+}
+
+fn prepare(pid: Option<i32>) -> ExitCode {
+    let Some(pid) = pid.filter(|p| *p > 1) else {
+        eprintln!("shellgate hook --prepare needs --pid");
+        return ExitCode::from(Code::Usage.exit_status());
+    };
+    match function::prepare_dir(pid) {
+        Ok(dir) => {
+            println!("{}", dir.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprint!("{}", crate::error::person_message(e.code, &e.reason));
+            ExitCode::from(e.code.exit_status())
+        }
+    }
+}
+
+fn shape(args: &HookArgs) -> ExitCode {
+    let line = args
+        .line
+        .as_ref()
+        .and_then(|l| l.to_str())
+        .unwrap_or_default();
+    match crate::shell::shape::of_bash_line(line, args.histexpand) {
+        Some(shape) => {
+            println!("{}", shape.render());
+            ExitCode::SUCCESS
+        }
+        None => ExitCode::from(1),
     }
 }
 
@@ -109,8 +209,10 @@ fn line_bytes(args: &HookArgs) -> Result<Vec<u8>, Error> {
     Ok(line.as_bytes().to_vec())
 }
 
+/// A refusal, told to the person at the prompt (an agent driving an interactive shell reads the
+/// same short text; the agent-facing block is for `run` and the non-interactive hooks).
 fn refused(e: &Error) -> u8 {
-    eprint!("{}", crate::error::refusal_block(e.code, &e.reason));
+    eprint!("{}", crate::error::person_message(e.code, &e.reason));
     HANDLED
 }
 

@@ -3,6 +3,8 @@
 
 pub mod args;
 pub mod entry;
+pub mod function;
+pub mod in_shell;
 pub mod shape;
 pub mod state;
 pub mod templates;

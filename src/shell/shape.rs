@@ -76,10 +76,11 @@ pub fn of_bash_line(line: &str, histexpand: bool) -> Option<Shape> {
         .map(Node::kind)
         .collect();
     let background = statements.len() == 1 && separators == ["&"];
-    let pipeline = if statements.len() == 1 && separators.iter().all(|s| *s == ";") {
-        pipeline_length(first)
-    } else {
-        1
+    // `PIPESTATUS` after the line is its last pipeline's when that one surely runs last: the
+    // statements are separated by `;` only (with `&&`, `||` or `&` an earlier one may be last).
+    let pipeline = match statements.last() {
+        Some(last) if separators.iter().all(|s| *s == ";") => pipeline_length(*last),
+        _ => 1,
     };
     Some(Shape {
         background,
@@ -105,7 +106,7 @@ fn alias_word(line: &str, first: Node) -> Option<String> {
     let mut node = first;
     let word_node = loop {
         match node.kind() {
-            "redirected_statement" | "pipeline" => node = node.child(0)?,
+            "redirected_statement" | "pipeline" | "list" => node = node.child(0)?,
             "command" => break node.child(0).filter(|n| n.kind() == "command_name")?,
             "function_definition" => break node.child(0).filter(|n| n.kind() == "word")?,
             _ => return None,
@@ -212,6 +213,8 @@ mod tests {
         assert_eq!(shape("true | false").as_deref(), Some("fg 2 true"));
         assert_eq!(shape("a | b |& c").as_deref(), Some("fg 3 a"));
         assert_eq!(shape("a | b; c").as_deref(), Some("fg 1 a"));
+        assert_eq!(shape("a; b | c").as_deref(), Some("fg 2 a"));
+        assert_eq!(shape("a && b | c").as_deref(), Some("fg 1 a"));
         assert_eq!(shape("sleep 30 &").as_deref(), Some("bg 1 sleep"));
         assert_eq!(shape("sleep 30 & echo x").as_deref(), Some("fg 1 sleep"));
         assert_eq!(shape("greet() { echo hi; }").as_deref(), Some("fg 1 greet"));

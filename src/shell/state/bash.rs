@@ -196,14 +196,7 @@ fn split_functions(
     names: &str,
     limits: Limits,
 ) -> Result<BTreeMap<String, String>, DumpError> {
-    let names: Vec<&str> = names
-        .lines()
-        .map(|l| {
-            l.strip_prefix("declare -f ")
-                .or_else(|| l.strip_prefix("declare -fx "))
-                .unwrap_or("")
-        })
-        .collect();
+    let names: Vec<&str> = names.lines().map(function_attribute_name).collect();
     if names.len() > limits.entries {
         return Err(DumpError("the shell state has too many functions".into()));
     }
@@ -222,13 +215,28 @@ fn split_functions(
                 .ok_or_else(|| DumpError(format!("the end of {name} was not found")))?,
             None => body.trim_end_matches('\n').len(),
         };
-        let definition = format!("{header}{}", &body[..end]);
+        // `declare -f` follows a function with attributes by `declare -fx NAME` / `-fr`.
+        let mut text = &body[..end];
+        if let Some((before, last)) = text.rsplit_once('\n')
+            && function_attribute_name(last) == *name
+        {
+            text = before;
+        }
+        let definition = format!("{header}{text}");
         rest = body[end..].trim_start_matches('\n');
         if !name.is_empty() {
             out.insert((*name).to_owned(), definition);
         }
     }
     Ok(out)
+}
+
+/// The name in a `declare -f[ATTRS] NAME` line, or "".
+fn function_attribute_name(line: &str) -> &str {
+    line.strip_prefix("declare -f")
+        .and_then(|rest| rest.split_once(' '))
+        .filter(|(flags, _)| flags.bytes().all(|b| b.is_ascii_lowercase()))
+        .map_or("", |(_, name)| name)
 }
 
 /// `alias -p`: `alias NAME='VALUE'` per alias (`'\''` for a quote inside).
@@ -877,8 +885,8 @@ declare -ax xa=([0]="1")
 
     #[test]
     fn functions_and_aliases_are_split() {
-        let functions = "f () \n{ \n    cat <<E\ng () \nE\n\n}\ng () \n{ \n    echo g\n}\n";
-        let names = "declare -f f\ndeclare -fx g\n";
+        let functions = "f () \n{ \n    cat <<E\ng () \nE\n\n}\ndeclare -fr f\ng () \n{ \n    echo g\n}\ndeclare -fx g\n";
+        let names = "declare -fr f\ndeclare -fx g\n";
         let split = split_functions(functions, names, Limits::DEFAULT).unwrap();
         assert_eq!(split["f"], "f () \n{ \n    cat <<E\ng () \nE\n\n}");
         assert_eq!(split["g"], "g () \n{ \n    echo g\n}");

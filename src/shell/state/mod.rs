@@ -326,7 +326,11 @@ pub fn changes(dialect: Dialect, before: &State, after: &State) -> Vec<Change> {
             if name.starts_with("__shellgate") {
                 continue;
             }
-            if before.functions.get(name) != Some(text) {
+            if before
+                .functions
+                .get(name)
+                .is_none_or(|old| !same_function(dialect, old, text))
+            {
                 out.push(Change::Function(name.clone(), text.clone()));
             }
         }
@@ -360,6 +364,19 @@ pub fn changes(dialect: Dialect, before: &State, after: &State) -> Vec<Change> {
         out.push(Change::Umask(umask.clone()));
     }
     out
+}
+
+/// zsh prints a function's body re-indented, and an autoload stub differently from the function
+/// once defined from the same text: bodies are compared line by line without the indentation.
+fn same_function(dialect: Dialect, old: &str, new: &str) -> bool {
+    match dialect {
+        Dialect::Bash => old == new,
+        Dialect::Zsh => old
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .eq(new.lines().map(str::trim).filter(|l| !l.is_empty())),
+    }
 }
 
 fn var_differs(old: &Var, new: &Var) -> bool {

@@ -82,10 +82,12 @@ const SETTABLE_SPECIALS: [&str; 52] = [
 
 /// zsh options fixed by how the shell was started, or meaningless in the sandboxed `zsh -f -c`,
 /// or tracing (which would trace shellgate's own steps): not copied, not compared.
-const FIXED_OPTIONS: [&str; 16] = [
+const FIXED_OPTIONS: [&str; 18] = [
     "interactive",
     "login",
     "shinstdin",
+    "stdin",
+    "onecmd",
     "singlecommand",
     "restricted",
     "privileged",
@@ -315,7 +317,9 @@ fn assign(name: &str, var: &Var, keep_readonly: bool) -> String {
 }
 
 pub(super) fn render_input(state: &State) -> String {
-    let mut out = String::with_capacity(4096);
+    // `zsh -f` starts with aliases of its own (`run-help`, `which-command`): only the person's.
+    let mut out =
+        String::from("builtin unalias -m '*' 2>/dev/null\nbuiltin unalias -s -m '*' 2>/dev/null\n");
     for (name, var) in &state.vars {
         if super::is_shell_own(super::Dialect::Zsh, name) || skipped_on_input(name, var) {
             continue;
@@ -355,10 +359,10 @@ pub(super) fn render_input(state: &State) -> String {
             },
         );
     if !on.is_empty() {
-        out.push_str(&format!("builtin setopt {}\n", on.join(" ")));
+        out.push_str(&format!("builtin setopt {} 2>/dev/null\n", on.join(" ")));
     }
     if !off.is_empty() {
-        out.push_str(&format!("builtin unsetopt {}\n", off.join(" ")));
+        out.push_str(&format!("builtin unsetopt {} 2>/dev/null\n", off.join(" ")));
     }
     if let Some(umask) = &state.umask {
         out.push_str(&format!("builtin umask {umask}\n"));
