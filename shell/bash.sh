@@ -71,7 +71,8 @@ elif [[ $- == *i* ]]; then
       return 0
     fi
     __shellgate_rl=$READLINE_LINE
-    [[ -n $__shellgate_dir && $READLINE_LINE == *[![:space:]]* ]] || return 0
+    # Only one line typed at the prompt (a pasted block takes the backstop path, decided once).
+    [[ -n $__shellgate_dir && $READLINE_LINE == *[![:space:]]* && $READLINE_LINE != *$'\n'* ]] || return 0
     builtin shopt -q expand_aliases && builtin shopt -q interactive_comments || return 0
     local shape word
     if [[ $READLINE_LINE =~ $__shellgate_plain ]]; then
@@ -136,13 +137,14 @@ elif [[ $- == *i* ]]; then
     __shellgate_word=''
   }
 
-  # History records what was typed: a line with a word put in front is replaced by its text (with
-  # the person's HISTCONTROL and HISTIGNORE applied to it).
+  # History records what was typed: a line with a word put in front is replaced by its text
+  # (`history -s` removes the last entry, this line's, before it adds; the person's HISTCONTROL
+  # and HISTIGNORE apply to the text).
   __shellgate_fixhist() {
     [[ -n $__shellgate_histfix ]] || return 0
     __shellgate_histfix=''
     if [[ -o history ]]; then
-      builtin history -d -1 2>/dev/null && builtin history -s -- "$__shellgate_line"
+      builtin history -s -- "$__shellgate_line"
     fi
     return 0
   }
@@ -171,6 +173,8 @@ elif [[ $- == *i* ]]; then
     __shellgate_dump >|"$__shellgate_dir/$__shellgate_tok.snapshot"
     "$__shellgate_bin" hook bash --pid "$$" --shell-dir "$__shellgate_dir" --token "$__shellgate_tok" ${__shellgate_bg:+--background} -- "$__shellgate_line"
     __shellgate_status=$?
+    # The line is done: the next Enter starts a new one, even if the prompt hook was removed.
+    __shellgate_rl=''
     __shellgate_bg=''
     __shellgate_done=''
     if [[ -f $__shellgate_dir/$__shellgate_tok.apply ]]; then

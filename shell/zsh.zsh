@@ -165,7 +165,8 @@ elif [[ -o interactive ]]; then
     local bg=''
     (( ZSH_SUBSHELL )) && bg=1
     if [[ $__shellgate_line == *history* ]]; then
-      builtin fc -W "$__shellgate_dir/$__shellgate_tok.history" 2>/dev/null
+      # (fc -W writes at most SAVEHIST lines, often 0: all of them here.)
+      SAVEHIST=$HISTSIZE builtin fc -W "$__shellgate_dir/$__shellgate_tok.history" 2>/dev/null
     fi
     __shellgate_dump >| "$__shellgate_dir/$__shellgate_tok.snapshot"
     "$__shellgate_bin" hook zsh --pid $$ --shell-dir "$__shellgate_dir" --token "$__shellgate_tok" ${bg:+--background} -- "$__shellgate_line"

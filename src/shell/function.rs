@@ -366,7 +366,7 @@ pub fn runner(
             "__shellgate_line={line}\nbuiltin source -- {input}\n{dump}\n\
              __shellgate_ret() {{ return $1 }}\n\
              __shellgate_end() {{\n  __shellgate_st=${{__shellgate_ps-$?}}\n  \
-             __shellgate_dump >&$__shellgate_out 2>/dev/null\n}}\n\
+             __shellgate_dump >&$__shellgate_out 2>/dev/null\n  exit ${{__shellgate_st%% *}}\n}}\n\
              exec {{__shellgate_out}}>&3 3>&-\nbuiltin trap __shellgate_end EXIT\nbuiltin set --\n\
              {restore}\nbuiltin eval -- \"$__shellgate_line\"$'\\n''__shellgate_ps=\"$? ${{pipestatus[*]}}\"'\n",
             dump = state::zsh::DUMP_FUNCTION,

@@ -157,7 +157,13 @@ fn set_options_only(shell: ShellKind, args: &[&str]) -> bool {
         let a = args[i];
         if a == "-o" || a == "+o" {
             match args.get(i + 1) {
-                Some(name) if ordinary_option(shell, OptionKind::Set, name) => i += 2,
+                // History on or off is the person's own choice, typed at their prompt (a
+                // line's change to it comes back as a question instead).
+                Some(name)
+                    if *name == "history" || ordinary_option(shell, OptionKind::Set, name) =>
+                {
+                    i += 2
+                }
                 // `set -o` alone lists.
                 None if args.len() == 1 => i += 1,
                 _ => return false,

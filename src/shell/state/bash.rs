@@ -475,11 +475,13 @@ impl<'a> Reader<'a> {
 }
 
 /// Options set in the sandbox from the person's shell, and so compared afterwards. Left out:
-/// what only an interactive shell has (`monitor`, line editing), what would change the sandboxed
-/// shell itself (`onecmd`, `privileged`, read-only `shopt`s), and tracing, which would trace
+/// what only an interactive shell has (`monitor`, line editing, `history`: the sandboxed shell
+/// records nothing, it only lists the person's history), what would change the sandboxed shell
+/// itself (`onecmd`, `privileged`, read-only `shopt`s), and tracing, which would trace
 /// shellgate's own steps around the line.
 pub(super) fn option_sent(kind: OptionKind, name: &str) -> bool {
-    const SET: [&str; 8] = [
+    const SET: [&str; 9] = [
+        "history",
         "monitor",
         "onecmd",
         "privileged",
