@@ -310,7 +310,8 @@ pub fn person_message(code: Code, reason: &str) -> String {
         }
         Code::ApprovalRejected => "you answered no",
         Code::ApprovalUnavailable => {
-            "run it in the foreground at your terminal, or answer `a` when asked to allow it for good"
+            "a person must answer: run the line in the foreground at your terminal and answer in \
+             time, or answer `a` once to allow its program for good"
         }
         Code::AutoReviewDenied => {
             "the reviewer denied it; `shellgate auto-review approve` lets it run once"

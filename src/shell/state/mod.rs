@@ -175,7 +175,7 @@ pub fn is_shell_own(dialect: Dialect, name: &str) -> bool {
         "_", "PWD", "SHLVL", "PPID", "UID", "EUID", "RANDOM", "SECONDS", "LINENO", "COLUMNS",
         "LINES", "TMPDIR",
     ];
-    const BASH: [&str; 33] = [
+    const BASH: [&str; 32] = [
         "BASH",
         "BASHOPTS",
         "BASHPID",
@@ -206,7 +206,6 @@ pub fn is_shell_own(dialect: Dialect, name: &str) -> bool {
         "SHELLOPTS",
         "SRANDOM",
         "COMP_WORDBREAKS",
-        "PS0",
         "OPTIND",
         "OPTERR",
     ];
