@@ -181,8 +181,13 @@ elif [[ $- == *i* ]]; then
       builtin source "$__shellgate_dir/$__shellgate_tok.apply"
     fi
     if [[ $__shellgate_done != "$__shellgate_tok" ]]; then
-      builtin printf 'shellgate: the gate failed (status %s); the line may not have run\n' "$__shellgate_status" >&2
-      ((__shellgate_status)) || __shellgate_status=219
+      case $__shellgate_status in
+        145 | 148 | 149 | 150)
+          builtin printf '%s\n' 'shellgate: the line is stopped; `fg` continues it (its changes will not be applied to this shell)' >&2 ;;
+        *)
+          builtin printf 'shellgate: the gate failed (status %s); the line may not have run\n' "$__shellgate_status" >&2
+          ((__shellgate_status)) || __shellgate_status=219 ;;
+      esac
       __shellgate_pipestatus=("$__shellgate_status")
     fi
     return "$__shellgate_status"
@@ -198,25 +203,21 @@ elif [[ $- == *i* ]]; then
     return "$1"
   }
 
-  # The number of the newest history entry (empty when history is off).
-  __shellgate_histnumber() {
-    local h
-    h=$(HISTTIMEFORMAT='' builtin history 1 2>/dev/null) || return 0
-    h=${h#"${h%%[![:space:]]*}"}
-    builtin printf '%s' "${h%%[!0-9]*}"
-  }
-
-  # Re-installs the prompt hook if something removed it from PROMPT_COMMAND.
+  # Re-installs the prompt hook if something removed it from PROMPT_COMMAND (without a
+  # subshell: this runs on every Enter).
   __shellgate_heal() {
-    local pc
-    pc=$(builtin declare -p PROMPT_COMMAND 2>/dev/null) || pc=''
     # PROMPT_COMMAND is an array in bash >= 5.1 when the user made it one, else a string: both
     # forms are handled, which shellcheck cannot tell.
     # shellcheck disable=SC2128,SC2178
-    case $pc in
+    case " ${PROMPT_COMMAND[*]-} " in
       *__shellgate_precmd*) ;;
-      'declare -a'*) PROMPT_COMMAND+=(__shellgate_precmd) ;;
-      *) PROMPT_COMMAND="__shellgate_precmd${PROMPT_COMMAND:+$'\n'$PROMPT_COMMAND}" ;;
+      *)
+        if builtin declare -p PROMPT_COMMAND >/dev/null 2>&1 && [[ ${PROMPT_COMMAND@a} == *a* ]]; then
+          PROMPT_COMMAND+=(__shellgate_precmd)
+        else
+          PROMPT_COMMAND="__shellgate_precmd${PROMPT_COMMAND:+$'\n'$PROMPT_COMMAND}"
+        fi
+        ;;
     esac
   }
 
@@ -230,15 +231,15 @@ elif [[ $- == *i* ]]; then
     __shellgate_restore
     __shellgate_fixhist
     [[ $- == *H* ]] && __shellgate_hist=1 || __shellgate_hist=''
-    __shellgate_histnum=$(__shellgate_histnumber)
+    # The number the next history entry gets: PS0 sees it advance when the line was recorded.
+    __shellgate_histnum=${HISTCMD-}
     return "$status"
   }
 
   # Expanded by PS0 in a forked command substitution, after a complete command was read and
   # before any of it runs. It prints nothing.
   __shellgate_ps0() {
-    local line='' now h
-    now=$(__shellgate_histnumber)
+    local line='' now=${HISTCMD-} h
     if [[ -n $__shellgate_rl ]] && ! { [[ $- == *H* ]] && [[ $__shellgate_rl == *'!'* || $__shellgate_rl == '^'* ]]; }; then
       line=$__shellgate_rl
     elif [[ -n $now && $now != "$__shellgate_histnum" ]]; then
@@ -277,7 +278,7 @@ elif [[ $- == *i* ]]; then
   fi
   readonly PS0 __shellgate_bin __shellgate_dir __shellgate_prefix __shellgate_plain
   readonly -f __shellgate_capture __shellgate_take __shellgate_restore __shellgate_fixhist \
-    __shellgate_run __shellgate_pipe __shellgate_ret __shellgate_dump __shellgate_histnumber \
+    __shellgate_run __shellgate_pipe __shellgate_ret __shellgate_dump \
     __shellgate_heal __shellgate_precmd __shellgate_ps0
 else
   # A script file or standard input: its text is not known here, so it is refused unless it runs

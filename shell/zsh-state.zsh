@@ -6,13 +6,15 @@ __shellgate_dump() {
   local -A __shellgate_o
   __shellgate_o=("${(@kv)options}")
   emulate -L zsh
-  local __shellgate_n __shellgate_t __shellgate_e
+  local __shellgate_n __shellgate_t
   local -a __shellgate_a
   print -rn -- "shellgate-zsh-state 1"$'\0'
   for __shellgate_n in ${(k)parameters}; do
     [[ $__shellgate_n == __shellgate* ]] && continue
     __shellgate_t=${parameters[$__shellgate_n]}
-    [[ $__shellgate_t == *hide* || $__shellgate_t == *local* ]] && continue
+    # Hidden specials are zsh's own tables; "undefined" ones are parameters of modules not loaded
+    # yet (terminfo, userdirs …), which reading would load (and `commands` would hash PATH).
+    [[ $__shellgate_t == *hide* || $__shellgate_t == *local* || $__shellgate_t == undefined ]] && continue
     case $__shellgate_t in
       array*|association*)
         if [[ $__shellgate_t == array* ]]; then
@@ -22,9 +24,7 @@ __shellgate_dump() {
           __shellgate_a=("${(@kvP)__shellgate_n}")
           print -rn -- H$'\0'$__shellgate_n$'\0'$__shellgate_t$'\0'${#__shellgate_a}$'\0'
         fi
-        for __shellgate_e in "${__shellgate_a[@]}"; do
-          print -rn -- "${__shellgate_e//$'\0'}"$'\0'
-        done
+        (( ${#__shellgate_a} )) && print -rn -- "${(pj:\0:)${(@)__shellgate_a//$'\0'}}"$'\0'
         ;;
       *)
         print -rn -- V$'\0'$__shellgate_n$'\0'$__shellgate_t$'\0'"${${(P)__shellgate_n}//$'\0'}"$'\0'

@@ -176,8 +176,13 @@ elif [[ -o interactive ]]; then
       builtin source "$__shellgate_dir/$__shellgate_tok.apply"
     fi
     if [[ $__shellgate_done != $__shellgate_tok ]]; then
-      print -ru2 -- "shellgate: the gate failed (status $__shellgate_status); the line may not have run"
-      (( __shellgate_status )) || __shellgate_status=219
+      case $__shellgate_status in
+        (145|148|149|150)
+          print -ru2 -- 'shellgate: the line is stopped; `fg` continues it (its changes will not be applied to this shell)' ;;
+        (*)
+          print -ru2 -- "shellgate: the gate failed (status $__shellgate_status); the line may not have run"
+          (( __shellgate_status )) || __shellgate_status=219 ;;
+      esac
       __shellgate_pipestatus=($__shellgate_status)
     fi
     return $__shellgate_status
