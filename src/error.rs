@@ -339,6 +339,18 @@ pub fn person_message(code: Code, reason: &str) -> String {
     }
 }
 
+/// A refusal of one of shellgate's own commands, for whoever reads it: a person at a terminal
+/// (standard input and error both terminals) gets [`person_message`], anyone else — an agent,
+/// a script, a log — the [`refusal_block`].
+pub fn refusal_for_reader(code: Code, reason: &str) -> String {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        person_message(code, reason)
+    } else {
+        refusal_block(code, reason)
+    }
+}
+
 /// The exit-code table in Markdown, generated from [`Code`] so the docs cannot drift.
 pub fn exit_code_table() -> String {
     let mut out = String::from("| exit | code | meaning |\n|---:|---|---|\n");
