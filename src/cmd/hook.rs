@@ -68,6 +68,10 @@ pub struct HookArgs {
     /// Create the shell's private directory and print it.
     #[arg(long, conflicts_with_all = ["shell_dir", "shape"])]
     pub prepare: bool,
+    /// Write what became of the line to this file: `shell` (run it in the shell), `ran N` or
+    /// `refused N` (PowerShell: the host then reports that status).
+    #[arg(long, conflicts_with = "shell_dir")]
+    pub status_file: Option<PathBuf>,
     /// The line.
     #[arg(value_name = "LINE", allow_hyphen_values = true)]
     pub line: Option<OsString>,
@@ -102,14 +106,22 @@ pub fn run(args: HookArgs) -> ExitCode {
     if let Some(outcome) = memo.as_ref().and_then(Memo::recall) {
         return finish(outcome, args.pid);
     }
-    let outcome = decide_and_run(&args, &line);
+    if let Some(file) = &args.status_file {
+        // Nothing of an earlier line may stand for this one if this process fails.
+        let _ = std::fs::remove_file(file);
+    }
+    let (outcome, status) = decide_and_run(&args, &line);
+    if let Some(file) = &args.status_file {
+        let _ = std::fs::write(file, format!("{status}\n"));
+    }
     if let Some(memo) = &memo {
         memo.store(outcome);
     }
     finish(outcome, args.pid)
 }
 
-fn decide_and_run(args: &HookArgs, line: &[u8]) -> u8 {
+/// The backstop's outcome, and what became of the line for `--status-file`.
+fn decide_and_run(args: &HookArgs, line: &[u8]) -> (u8, String) {
     let cwd = super::working_dir(None);
     let request = LineRequest {
         bytes: line,
@@ -130,14 +142,17 @@ fn decide_and_run(args: &HookArgs, line: &[u8]) -> u8 {
         workspace: None,
     };
     match gate::handle(&request) {
-        Outcome::RunInShell => run_self_command(args, line).unwrap_or(RUN_IN_SHELL),
-        Outcome::Ran(_) => HANDLED,
-        Outcome::Refused(e) => refused(&e),
+        Outcome::RunInShell => match run_self_command(args, line) {
+            Some(status) => (HANDLED, format!("ran {status}")),
+            None => (RUN_IN_SHELL, "shell".to_owned()),
+        },
+        Outcome::Ran(status) => (HANDLED, format!("ran {}", gate::exit_code(&status))),
+        Outcome::Refused(e) => (refused(&e), format!("refused {}", e.code.exit_status())),
     }
 }
 
 /// shellgate's own command, allowed to run in the shell, runs here with this binary: the shell
-/// would run whichever `shellgate` comes first on `PATH`. `None` for any other line.
+/// would run whichever `shellgate` comes first on `PATH`. Its status; `None` for any other line.
 fn run_self_command(args: &HookArgs, line: &[u8]) -> Option<u8> {
     let text = std::str::from_utf8(line).ok()?;
     let parsed = crate::parse::parse(text, args.shell);
@@ -157,8 +172,8 @@ fn run_self_command(args: &HookArgs, line: &[u8]) -> Option<u8> {
         let (out, err) = (tty.try_clone().ok()?, tty.try_clone().ok()?);
         command.stdin(tty).stdout(out).stderr(err);
     }
-    let _ = command.status();
-    Some(HANDLED)
+    let status = command.status().map_or(1, |s| gate::exit_code(&s));
+    Some(status)
 }
 
 fn prepare(pid: Option<i32>) -> ExitCode {
