@@ -438,10 +438,13 @@ pub fn protected_var(name: &str) -> bool {
         "chpwd_functions",
         "zshaddhistory_functions",
     ];
-    const OTHER_HOOKS: [&str; 3] = [
+    const OTHER_HOOKS: [&str; 6] = [
         "periodic_functions",
         "zshexit_functions",
         "zsh_directory_name_functions",
+        "BASH_COMPAT",
+        "POSIXLY_CORRECT",
+        "INPUTRC",
     ];
     NAMES.contains(&name)
         || OTHER_HOOKS.contains(&name)
@@ -470,6 +473,10 @@ pub fn treatment(dialect: Dialect, change: &Change, before: &State) -> Treatment
             if name.starts_with("__shellgate") =>
         {
             Treatment::Never("shellgate's own hook")
+        }
+        // zsh runs a function named TRAPINT, TRAPDEBUG, TRAPEXIT … as a trap.
+        Change::Function(name, _) if dialect == Dialect::Zsh && name.starts_with("TRAP") => {
+            Treatment::Never("zsh runs it as a trap")
         }
         Change::Function(..) => Treatment::Ask,
         Change::FunctionRemoved(_) => Treatment::Silent,
@@ -716,6 +723,16 @@ mod tests {
             treatment(Dialect::Zsh, &extended, &zsh_before),
             Treatment::Ask
         );
+    }
+
+    #[test]
+    fn zsh_trap_functions_are_never_applied() {
+        let before = State::default();
+        let trap = Change::Function("TRAPDEBUG".into(), "print hi".into());
+        assert!(matches!(
+            treatment(Dialect::Zsh, &trap, &before),
+            Treatment::Never(_)
+        ));
     }
 
     #[test]
