@@ -29,7 +29,10 @@ pub fn exit_with(result: Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprint!("{}", crate::error::refusal_for_reader(err.code, &err.reason));
+            eprint!(
+                "{}",
+                crate::error::refusal_for_reader(err.code, &err.reason)
+            );
             ExitCode::from(err.code.exit_status())
         }
     }

@@ -181,6 +181,13 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
                 .map(|c| c.program),
         );
     }
+    // A background line is already a job of the shell: inside the sandbox it runs in the
+    // foreground of its own shell (with `&` there it would end with that shell).
+    let text = if call.background {
+        without_background(line)
+    } else {
+        line
+    };
     let mut input = state::render_input(dialect, &before);
     if files.history.exists() {
         let file = state::quote(&files.history.to_string_lossy());
@@ -189,16 +196,10 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
             Dialect::Zsh => format!("builtin fc -R {file}\n"),
         });
     }
+    input.push_str(&runner_prelude(dialect, text, call.background));
     write_private(&files.input, input.as_bytes())
         .map_err(|e| Error::internal(format!("cannot write the line's input: {e}")))?;
-    // A background line is already a job of the shell: inside the sandbox it runs in the
-    // foreground of its own shell (with `&` there it would end with that shell).
-    let text = if call.background {
-        without_background(line)
-    } else {
-        line
-    };
-    let runner = runner(dialect, &files.input, text, &before.status, call.background);
+    let runner = runner(dialect, &files.input, &before.status, call.background);
     let args: Vec<std::ffi::OsString> = match dialect {
         Dialect::Bash => vec![
             "--noprofile".into(),
@@ -328,50 +329,48 @@ fn global_alias_in(line: &str, state: &State) -> bool {
         })
 }
 
-/// The program the sandboxed shell runs with `-c`: the person's state, `$?` and `PIPESTATUS` as
-/// the previous line left them, the line, then (foreground only) the state after it on
-/// descriptor 3, from an EXIT trap so that `exit` in the line still reports it. Descriptor 3 is
-/// moved out of the line's reach first (the line's own programs get neither).
-pub fn runner(
-    dialect: Dialect,
-    input: &Path,
-    line: &str,
-    previous: &[i32],
-    background: bool,
-) -> String {
-    let restore = restore_status(previous);
-    let input = state::quote(&input.to_string_lossy());
+/// The end of the input script: the line, shellgate's helpers, and (foreground only) the state
+/// after the line on descriptor 3, from an EXIT trap so that `exit` in the line still reports it.
+/// Descriptor 3 is moved out of the line's reach first (neither the line nor its programs get it).
+pub fn runner_prelude(dialect: Dialect, line: &str, background: bool) -> String {
     let line = state::quote(line);
-    match dialect {
-        Dialect::Bash if background => format!(
-            "__shellgate_line={line}\nbuiltin source -- {input}\n\
-             __shellgate_ret() {{ return \"$1\"; }}\nbuiltin set --\n{restore}\n\
-             builtin eval -- \"$__shellgate_line\"\n"
-        ),
-        Dialect::Bash => format!(
-            "__shellgate_line={line}\nbuiltin source -- {input}\n{dump}\n\
-             __shellgate_ret() {{ return \"$1\"; }}\n\
+    match (dialect, background) {
+        (Dialect::Bash, true) => {
+            format!("__shellgate_line={line}\n__shellgate_ret() {{ return \"$1\"; }}\n")
+        }
+        (Dialect::Bash, false) => format!(
+            "__shellgate_line={line}\n{dump}\n__shellgate_ret() {{ return \"$1\"; }}\n\
              __shellgate_end() {{\n  __shellgate_st=${{__shellgate_ps-$?}}\n  builtin trap - EXIT\n  \
-             __shellgate_dump >&\"$__shellgate_out\" 2>/dev/null\n  builtin exit \"${{__shellgate_st%% *}}\"\n}}\n\
-             builtin exec {{__shellgate_out}}>&3 3>&-\nbuiltin trap __shellgate_end EXIT\nbuiltin set --\n\
-             {restore}\nbuiltin eval -- \"$__shellgate_line\"$'\\n''__shellgate_ps=\"$? ${{PIPESTATUS[*]}}\"'\n",
+             __shellgate_dump >&\"$__shellgate_out\" 2>/dev/null\n  \
+             builtin exit \"${{__shellgate_st%% *}}\"\n}}\n\
+             builtin exec {{__shellgate_out}}>&3 3>&-\nbuiltin trap __shellgate_end EXIT\n",
             dump = state::bash::DUMP_FUNCTION,
         ),
-        Dialect::Zsh if background => format!(
-            "__shellgate_line={line}\nbuiltin source -- {input}\n\
-             __shellgate_ret() {{ return $1 }}\nbuiltin set --\n{restore}\n\
-             builtin eval -- \"$__shellgate_line\"\n"
-        ),
-        Dialect::Zsh => format!(
-            "__shellgate_line={line}\nbuiltin source -- {input}\n{dump}\n\
-             __shellgate_ret() {{ return $1 }}\n\
+        (Dialect::Zsh, true) => {
+            format!("__shellgate_line={line}\n__shellgate_ret() {{ return $1 }}\n")
+        }
+        (Dialect::Zsh, false) => format!(
+            "__shellgate_line={line}\n{dump}\n__shellgate_ret() {{ return $1 }}\n\
              __shellgate_end() {{\n  __shellgate_st=${{__shellgate_ps-$?}}\n  \
              __shellgate_dump >&$__shellgate_out 2>/dev/null\n  exit ${{__shellgate_st%% *}}\n}}\n\
-             exec {{__shellgate_out}}>&3 3>&-\nbuiltin trap __shellgate_end EXIT\nbuiltin set --\n\
-             {restore}\nbuiltin eval -- \"$__shellgate_line\"$'\\n''__shellgate_ps=\"$? ${{pipestatus[*]}}\"'\n",
+             exec {{__shellgate_out}}>&3 3>&-\nbuiltin trap __shellgate_end EXIT\n",
             dump = state::zsh::DUMP_FUNCTION,
         ),
     }
+}
+
+/// The program the sandboxed shell runs with `-c`, on one line (so that the shell's messages
+/// about the line say `line 1`): source the input, set `$?` and `PIPESTATUS` as the previous line
+/// left them, and `eval` the line, keeping its own `$?` and `PIPESTATUS` for the state after it.
+pub fn runner(dialect: Dialect, input: &Path, previous: &[i32], background: bool) -> String {
+    let restore = restore_status(previous);
+    let input = state::quote(&input.to_string_lossy());
+    let keep = match dialect {
+        Dialect::Bash => "$'\\n''__shellgate_ps=\"$? ${PIPESTATUS[*]}\"'",
+        Dialect::Zsh => "$'\\n''__shellgate_ps=\"$? ${pipestatus[*]}\"'",
+    };
+    let keep = if background { "" } else { keep };
+    format!("builtin source -- {input}; {restore}; builtin eval -- \"$__shellgate_line\"{keep}")
 }
 
 /// `$?` and `PIPESTATUS` as `previous` has them (`$?` first): a pipeline of returns when the
@@ -669,23 +668,25 @@ mod tests {
     fn the_bash_runner_reports_state_after_the_line_even_on_exit() {
         let dir = tempfile::tempdir().unwrap();
         let input = dir.path().join("in");
-        std::fs::write(
-            &input,
-            "greet() { echo \"hi $1\"; }\nbuiltin alias ll='echo listed'\n\
-             builtin shopt -s expand_aliases\nSECRET=unexported\n",
-        )
-        .unwrap();
+        let state = "greet() { echo \"hi $1\"; }\nbuiltin alias ll='echo listed'\n\
+                     builtin shopt -s expand_aliases\nSECRET=unexported\n";
         let bash = crate::shell::real_shell(ShellKind::Bash).unwrap();
         let out_file = dir.path().join("out");
         for (line, status) in [
             ("echo \"$? $SECRET\"; greet you; ll; X=1; cd /", 0),
             ("true | false; exit 3", 3),
+            ("nosuchcommand-x", 127),
         ] {
+            std::fs::write(
+                &input,
+                format!("{state}{}", runner_prelude(Dialect::Bash, line, false)),
+            )
+            .unwrap();
             let out = std::process::Command::new("/bin/sh")
                 .arg("-c")
                 .arg("exec \"$0\" --noprofile --norc -c \"$1\" bash 3>\"$2\"")
                 .arg(&bash)
-                .arg(runner(Dialect::Bash, &input, line, &[4, 4], false))
+                .arg(runner(Dialect::Bash, &input, &[4, 4], false))
                 .arg(&out_file)
                 .env_clear()
                 .env("PATH", "/usr/bin:/bin")
@@ -699,28 +700,27 @@ mod tests {
                 Limits::DEFAULT,
             )
             .unwrap();
-            if status == 0 {
-                assert_eq!(
-                    String::from_utf8_lossy(&out.stdout),
-                    "4 unexported\nhi you\nlisted\n"
-                );
-                assert_eq!(after.cwd.as_deref(), Some("/"));
-                assert!(after.vars.contains_key("X"));
-            } else {
-                assert_eq!(after.status, vec![3], "exit reports its own status");
+            match status {
+                0 => {
+                    assert_eq!(
+                        String::from_utf8_lossy(&out.stdout),
+                        "4 unexported\nhi you\nlisted\n"
+                    );
+                    assert_eq!(after.cwd.as_deref(), Some("/"));
+                    assert!(after.vars.contains_key("X"));
+                }
+                3 => assert_eq!(after.status, vec![3], "exit reports its own status"),
+                _ => assert!(
+                    stderr.starts_with("bash: line 1: nosuchcommand-x"),
+                    "{stderr}"
+                ),
             }
         }
     }
 
     #[test]
     fn the_line_is_quoted_into_the_runner_not_spliced() {
-        let text = runner(
-            Dialect::Bash,
-            Path::new("/x/in"),
-            "echo '$(x)'; \"",
-            &[0],
-            false,
-        );
+        let text = runner_prelude(Dialect::Bash, "echo '$(x)'; \"", false);
         assert!(
             text.starts_with("__shellgate_line='echo '\\''$(x)'\\''; \"'\n"),
             "{text}"

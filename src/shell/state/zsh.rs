@@ -616,7 +616,10 @@ mod tests {
         );
         assert!(input.contains("functions[greet]='\tprint hi'"), "{input}");
         assert!(input.contains("builtin alias -g -- 'G=| grep'"), "{input}");
-        assert!(input.contains("builtin setopt autocd 2>/dev/null\n"), "{input}");
+        assert!(
+            input.contains("builtin setopt autocd 2>/dev/null\n"),
+            "{input}"
+        );
         assert!(!input.contains("interactive"), "{input}");
         assert!(input.contains("builtin umask 022"), "{input}");
     }
