@@ -4,8 +4,9 @@
 //! directory, variables and status shown in its prompt), not only output.
 //!
 //! A test config allows the programs the tests use (`touch`, `sleep`, the startup files' `gs` and
-//! `greet`, the venv's tool) so that a line can run without asking; other commands may be asked
-//! about on the terminal, and [`Shell::run`] answers.
+//! `greet`, the venv's tool) so that a line can run without asking, and makes `mkdir` need a
+//! person in every mode; other commands may be asked about on the terminal (depending on the
+//! mode's defaults), and [`Shell::run`] answers.
 //!
 //! zsh, shellcheck and pwsh tests are ignored, with the reason, where the program is missing
 //! (`build.rs` finds them).
@@ -69,7 +70,9 @@ impl Fixture {
         std::fs::write(
             home.join(".config/shellgate/config.toml"),
             "[[rules]]\nid = \"test-allow\"\npattern = \"^(touch|sleep|gs|greet|venvtool|lsx)$\"\n\
-             field = \"program\"\npolicy = \"allow\"\nreason = \"tests leave marker files\"\n",
+             field = \"program\"\npolicy = \"allow\"\nreason = \"tests leave marker files\"\n\n\
+             [[rules]]\nid = \"test-ask-mkdir\"\npattern = \"^mkdir$\"\nfield = \"program\"\n\
+             policy = \"human\"\nreason = \"tests ask\"\n",
         )
         .unwrap();
         let init = |shell: &str| {
@@ -333,14 +336,7 @@ fn zsh_leading_space_line_is_checked() {
 
 fn asked_line_runs_only_when_approved(shell: &str) {
     let f = Fixture::new();
-    // `mkdir` needs a person in every mode (a rule of this test's).
-    let config = f.home.join(".config/shellgate/config.toml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str(
-        "\n[[rules]]\nid = \"test-ask-mkdir\"\npattern = \"^mkdir$\"\nfield = \"program\"\n\
-         policy = \"human\"\nreason = \"tests ask\"\n",
-    );
-    std::fs::write(&config, text).unwrap();
+    // `mkdir` needs a person in every mode (a rule of the fixture's).
     let mut sh = f.interactive(shell);
     let (out, status) = sh.run("mkdir rejected-dir", &["n"]);
     assert!(out.contains("approval is needed"), "{out}");
@@ -390,13 +386,6 @@ fn zsh_state_changing_builtins_run_in_the_shell() {
 
 fn multi_line_paste_is_decided_once(shell: &str) {
     let f = Fixture::new();
-    let config = f.home.join(".config/shellgate/config.toml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str(
-        "\n[[rules]]\nid = \"test-ask-mkdir\"\npattern = \"^mkdir$\"\nfield = \"program\"\n\
-         policy = \"human\"\nreason = \"tests ask\"\n",
-    );
-    std::fs::write(&config, text).unwrap();
     let mut sh = f.interactive(shell);
     // A bracketed paste of three lines, then Enter: it takes the backstop path.
     sh.pty
