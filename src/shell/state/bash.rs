@@ -498,6 +498,12 @@ pub(super) fn option_sent(kind: OptionKind, name: &str) -> bool {
     }
 }
 
+/// The line-editing mode is copied into the sandbox too, so that `set -o | grep vi` there shows
+/// the person's; it means nothing to a non-interactive shell, so it is never compared.
+fn option_shown(kind: OptionKind, name: &str) -> bool {
+    option_sent(kind, name) || (kind == OptionKind::Set && (name == "emacs" || name == "vi"))
+}
+
 pub(super) fn option_treatment(kind: OptionKind, name: &str, on: bool) -> Treatment {
     if kind == OptionKind::Shopt && name == "promptvars" && !on {
         return Treatment::Never("it would turn off shellgate's hook (PS0)");
@@ -550,7 +556,7 @@ pub(super) fn render_input(state: &State) -> String {
         }
     }
     for ((kind, name), on) in &state.options {
-        if !option_sent(*kind, name) {
+        if !option_shown(*kind, name) {
             continue;
         }
         out.push_str(&match kind {
