@@ -1,10 +1,11 @@
 # The shell's state for shellgate, as records of NUL-separated fields (src/shell/state/zsh.rs
-# reads them), from the zsh/parameter hashes: no subshell. The options are read before
-# `emulate -L zsh` gives this function zsh's defaults. The caller sets __shellgate_st to
+# reads them), from the zsh/parameter hashes: no subshell. The options are read (into a plain
+# array: with KSH_ARRAYS an associative copy fails) before `emulate -L zsh` gives this function
+# zsh's defaults. The caller sets __shellgate_st to
 # "$? ${pipestatus[*]}" first.
 __shellgate_dump() {
-  local -A __shellgate_o
-  __shellgate_o=("${(@kv)options}")
+  local -a __shellgate_o
+  __shellgate_o=("${(@kv)options[@]}")
   emulate -L zsh
   local __shellgate_n __shellgate_t
   local -a __shellgate_a
@@ -43,8 +44,8 @@ __shellgate_dump() {
   for __shellgate_n in ${(k)saliases}; do
     print -rn -- L$'\0's$'\0'$__shellgate_n$'\0'"${saliases[$__shellgate_n]//$'\0'}"$'\0'
   done
-  for __shellgate_n in ${(k)__shellgate_o}; do
-    print -rn -- O$'\0'$__shellgate_n$'\0'$__shellgate_o[$__shellgate_n]$'\0'
+  for __shellgate_n __shellgate_t in "${__shellgate_o[@]}"; do
+    print -rn -- O$'\0'$__shellgate_n$'\0'$__shellgate_t$'\0'
   done
   print -rn -- U$'\0'
   builtin umask

@@ -51,10 +51,12 @@ elif [[ -o interactive ]]; then
   # Called from the accept-line widget: hands a complete line typed at the prompt to
   # __shellgate_run (see the top of this file).
   __shellgate_consider() {
+    # The person's options, before emulate gives this function zsh's defaults.
+    local aliases_on=${options[aliases]} banghist_on=${options[banghist]} posix_on=${options[posixaliases]}
     emulate -L zsh
     [[ -n $__shellgate_dir && -z $PREBUFFER && $BUFFER != *$'\n'* && $BUFFER == *[^[:space:]]* ]] || return 0
-    [[ -o aliases ]] || return 0
-    [[ -o banghist && $BUFFER == *'!'* ]] && return 0
+    [[ $aliases_on == on ]] || return 0
+    [[ $banghist_on == on && $BUFFER == *'!'* ]] && return 0
     [[ ${BUFFER//<<</} == *'<<'* || $BUFFER == *\\ ]] && return 0
     # zsh's own parser: an incomplete or invalid line is no function body (nothing runs).
     { functions[__shellgate_probe]=$BUFFER } 2>/dev/null
@@ -90,10 +92,10 @@ elif [[ -o interactive ]]; then
     first=${toks[1]-}
     rest=${BUFFER#"${BUFFER%%[^[:space:]]*}"}
     if [[ -n $first && $first != *[^A-Za-z0-9_./~+:@%,-]* && $first != [-=]* && $first != __shellgate* ]] ||
-      [[ ( $first == ('{'|'!'|'[[') ) && ! -o posixaliases ]]; then
+      [[ ( $first == ('{'|'!'|'[[') ) && $posix_on == off ]]; then
       if [[ $rest == "$first" || $rest == "$first"[[:space:]\;\|\&\<\>\(\)]* ]] &&
         (( ! ${+galiases[$first]} )) &&
-        ! [[ -o posixaliases && $first == (if|then|else|elif|fi|for|foreach|end|while|until|do|done|case|esac|select|repeat|function|coproc|time) ]]; then
+        ! [[ $posix_on == on && $first == (if|then|else|elif|fi|for|foreach|end|while|until|do|done|case|esac|select|repeat|function|coproc|time) ]]; then
         word=$first
       fi
     fi
@@ -212,7 +214,7 @@ elif [[ -o interactive ]]; then
   __shellgate_accept_line() {
     __shellgate_shape=()
     __shellgate_consider
-    (( ${#__shellgate_shape} == 3 )) && __shellgate_take "${__shellgate_shape[@]}"
+    (( ${#__shellgate_shape[@]} == 3 )) && __shellgate_take "${__shellgate_shape[@]}"
     if (( ${+widgets[__shellgate_orig_accept_line]} )); then
       zle __shellgate_orig_accept_line -- "$@"
     else

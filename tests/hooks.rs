@@ -661,6 +661,46 @@ fn zsh_history_records_lines_as_typed() {
     history_records_lines_as_typed("zsh");
 }
 
+fn the_hook_works_with_unusual_options(shell: &str) {
+    let options = if shell == "bash" {
+        "set -u; set -o noclobber; shopt -s nullglob failglob extglob"
+    } else {
+        "setopt ksharrays shwordsplit nounset interactivecomments extendedglob noclobber"
+    };
+    let f = Fixture::with_rc(options);
+    let mut sh = f.interactive(shell);
+    assert_eq!(sh.run("true | false", &[]).1, 1);
+    // (With KSH_ARRAYS a subscript-less `$pipestatus` is its first element.)
+    let pipestatus = if shell == "bash" {
+        "${PIPESTATUS[*]}"
+    } else {
+        "${pipestatus[*]}"
+    };
+    let out = sh.line(&format!("echo \"ps-{pipestatus}\""));
+    assert!(out.contains("ps-0 1"), "{out}");
+    sh.line("FOO=kept");
+    sh.line("cd /tmp");
+    let out = sh.line("printf '%s\\n' \"$PWD:$FOO\"");
+    assert!(out.contains("/tmp:kept"), "{out}");
+    let out = sh.line("gs");
+    assert!(out.contains("GS-42"), "{out}");
+    assert!(
+        !out.contains("__shellgate"),
+        "the hook failed under these options: {out}"
+    );
+}
+
+#[test]
+fn bash_the_hook_works_with_unusual_options() {
+    the_hook_works_with_unusual_options("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_the_hook_works_with_unusual_options() {
+    the_hook_works_with_unusual_options("zsh");
+}
+
 // ------------------------------------------------------------------------------------------------
 // Interactive shells: what must not get through.
 

@@ -771,7 +771,13 @@ shopt -s extglob; set -o noclobber; umask 0027
         out.stdout
     }
 
-    fn round_trip(dialect: Dialect, program: &str, args: &[&str], setup: &str, dump_fn: &str) {
+    fn round_trip(
+        dialect: Dialect,
+        program: &str,
+        args: &[&str],
+        setup: &str,
+        dump_fn: &str,
+    ) -> State {
         let first = run(
             program,
             args,
@@ -788,16 +794,25 @@ shopt -s extglob; set -o noclobber; umask 0027
         let after = State::parse(dialect, &second, Limits::DEFAULT).unwrap();
         let found = changes(dialect, &before, &after);
         assert!(found.is_empty(), "{found:#?}\n--- input:\n{input}");
+        before
     }
 
     #[test]
     fn bash_state_survives_the_input_script() {
-        round_trip(
+        let before = round_trip(
             Dialect::Bash,
             "bash",
             &["--norc", "--noprofile", "-c"],
             SETUP_BASH,
             bash::DUMP_FUNCTION,
+        );
+        assert_eq!(
+            before.options.get(&(OptionKind::Shopt, "extglob".into())),
+            Some(&true)
+        );
+        assert_eq!(
+            before.options.get(&(OptionKind::Set, "noclobber".into())),
+            Some(&true)
         );
     }
 
@@ -807,14 +822,22 @@ shopt -s extglob; set -o noclobber; umask 0027
         let setup = r#"
 a="x\"y\$z it's"; b=$'l1\nl2\t\C-A'; typeset -a c=("p q" $'n\nl'); typeset -A d=(k v "s p" w)
 integer e=5; export g=exported; typeset -r ro=1; greet() { print "hi $1" }; alias ll='ls -l'
-alias -g G='| grep'; setopt autocd; umask 027; PATH=/usr/bin:/bin:/opt/x
+alias -g G='| grep'; setopt autocd ksharrays shwordsplit; umask 027; PATH=/usr/bin:/bin:/opt/x
 "#;
-        round_trip(
+        let before = round_trip(
             Dialect::Zsh,
             "zsh",
             &["-f", "-c"],
             setup,
             zsh::DUMP_FUNCTION,
         );
+        // Read even with KSH_ARRAYS on (a subscript-less `${(kv)options}` is one element then).
+        for option in ["ksharrays", "shwordsplit", "autocd"] {
+            assert_eq!(
+                before.options.get(&(OptionKind::Set, option.into())),
+                Some(&true),
+                "{option}"
+            );
+        }
     }
 }
