@@ -20,7 +20,7 @@
 #   - back-to-back (BACK_TO_BACK=1): no pause, the worst case.
 #
 # Prints medians, the time added over bare and the ratio to bare (same run), and the peak RSS of
-# `shellgate run` (getrusage of the child, max of 50 runs).
+# `shellgate run` (GNU time, max of 50 runs).
 #
 # Usage: benches/sandbox.sh              (build first: cargo build --release)
 #   RUNS=1000 benches/sandbox.sh
@@ -30,7 +30,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${SHELLGATE_BIN:-$root/target/release/shellgate}
 runs=${RUNS:-300}
-for tool in hyperfine python3 git bash bwrap; do
+for tool in hyperfine python3 git bash bwrap /usr/bin/time; do
     command -v "$tool" >/dev/null || { echo "sandbox.sh: $tool is required" >&2; exit 1; }
 done
 [ -x "$bin" ] || { echo "sandbox.sh: no $bin; run: cargo build --release" >&2; exit 1; }
@@ -65,15 +65,13 @@ hyperfine -N --warmup 30 --runs "$runs" "${prepare[@]}" --export-json "$work/tru
     -n true /bin/true \
     -n sandbox-true "$bin sandbox -- /bin/true" >/dev/null
 
-rss=$(python3 - "$bin" <<'PY'
-import resource, subprocess, sys
-peak = 0
-for _ in range(50):
-    subprocess.run([sys.argv[1], "run", "--", "echo hi"], stdout=subprocess.DEVNULL, check=True)
-    peak = max(peak, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-print(peak)
-PY
-)
+# Peak RSS of the shellgate process itself (GNU time's %M, in KB), largest of 50 runs. (Python's
+# getrusage of its children also counts the memory of whatever forked them.)
+rss=0
+for _ in $(seq 50); do
+    kb=$(/usr/bin/time -f %M "$bin" run -- 'echo hi' 2>&1 >/dev/null | tail -1)
+    [ "$kb" -gt "$rss" ] && rss=$kb
+done
 
 python3 - "$work/lines.json" "$work/true.json" "$schedule" "$runs" "$rss" <<'PY'
 import json, statistics, sys

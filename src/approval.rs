@@ -13,9 +13,10 @@
 //! or under `timeout`, which puts itself in a group of its own) would be stopped by the kernel
 //! (SIGTTIN/SIGTTOU) the moment it touched the terminal, and a stopped process's timeout never
 //! fires. So the question is only asked from the foreground group (otherwise it is
-//! `APPROVAL_UNAVAILABLE` at once, saying why), and while it is asked SIGTTIN and SIGTTOU are
-//! ignored: a process moved to the background mid-question gets an error from the terminal instead
-//! of being stopped.
+//! `APPROVAL_UNAVAILABLE` at once, saying why; `wrap`'s broker borrows the foreground from the
+//! caller's group that holds it, see [`on_behalf_of`]), and while it is asked SIGTTIN and SIGTTOU
+//! are ignored: a process moved to the background mid-question gets an error from the terminal
+//! instead of being stopped.
 
 use crate::error::{Code, Error, Result};
 use crate::intake::visible_line as visible;
@@ -99,9 +100,13 @@ pub fn ask_on(tty: &Path, question: &Question) -> Result<Answer> {
 }
 
 fn ask_terminal(tty: &Path, question: &Question) -> Result<Answer> {
+    // One question at a time on the terminal (the `wrap` broker decides lines in parallel).
+    let _one_at_a_time = QUESTION
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let _stop_signals = StopSignalsIgnored::new();
     let mut terminal = Terminal::open(tty)?;
-    terminal.require_foreground()?;
+    let _loan = ForegroundLoan::take(&terminal)?;
     terminal.enter_canonical_mode();
     terminal.discard_typeahead();
     let deadline = Instant::now() + question.timeout;
@@ -156,9 +161,12 @@ fn interpret(kind: &QuestionKind, reply: &str) -> Option<Answer> {
 /// Asks a yes/no question of one line on the controlling terminal, yes by default (Enter).
 /// `Ok(false)` for no; unavailable as for [`ask`].
 pub fn confirm(prompt: &str, timeout: Duration) -> Result<bool> {
+    let _one_at_a_time = QUESTION
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let _stop_signals = StopSignalsIgnored::new();
     let mut terminal = Terminal::open(Path::new(CONTROLLING_TTY))?;
-    terminal.require_foreground()?;
+    let _loan = ForegroundLoan::take(&terminal)?;
     terminal.enter_canonical_mode();
     terminal.discard_typeahead();
     let deadline = Instant::now() + timeout;
@@ -246,6 +254,72 @@ struct Terminal {
     saved: Option<libc::termios>,
 }
 
+/// Held while a question is on the terminal.
+static QUESTION: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+thread_local! {
+    /// The process group of the caller this thread decides for (the `wrap` broker's caller).
+    static CALLER_GROUP: std::cell::Cell<Option<libc::pid_t>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` on behalf of a caller in process group `group`: when that group is the terminal's
+/// foreground job (a wrapped interactive shell's line), a question borrows the terminal's
+/// foreground for itself and gives it back; anyone else in the background cannot ask.
+pub fn on_behalf_of<R>(group: Option<libc::pid_t>, f: impl FnOnce() -> R) -> R {
+    let before = CALLER_GROUP.with(|g| g.replace(group));
+    let result = f();
+    CALLER_GROUP.with(|g| g.set(before));
+    result
+}
+
+/// The terminal's foreground, lent to this process for one question by the caller's group that
+/// holds it, and handed back on drop. A process outside the foreground would otherwise be stopped
+/// by the kernel the moment it read the answer (SIGTTIN), and with it `wrap` and its agent.
+struct ForegroundLoan {
+    fd: std::os::fd::RawFd,
+    back_to: Option<libc::pid_t>,
+}
+
+impl ForegroundLoan {
+    fn take(terminal: &Terminal) -> Result<ForegroundLoan> {
+        let fd = terminal.fd();
+        // SAFETY: tcgetpgrp and getpgrp take no pointers; the descriptor is open.
+        let (foreground, own) = unsafe { (libc::tcgetpgrp(fd), libc::getpgrp()) };
+        let mut loan = ForegroundLoan { fd, back_to: None };
+        if foreground <= 0 || foreground == own {
+            return Ok(loan);
+        }
+        if CALLER_GROUP.with(std::cell::Cell::get) != Some(foreground) {
+            return Err(unavailable(
+                "shellgate runs in a background process group (started with `&`, or under a \
+                 program such as `timeout` that starts it in a group of its own), so it cannot \
+                 ask on the terminal",
+            ));
+        }
+        // SAFETY: tcsetpgrp on an open terminal descriptor, to this process's own group. A
+        // background process asking is sent SIGTTOU unless it ignores it, which `wrap` does.
+        if unsafe { libc::tcsetpgrp(fd, own) } != 0 {
+            return Err(unavailable(format!(
+                "cannot bring the question to the terminal's foreground: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        loan.back_to = Some(foreground);
+        Ok(loan)
+    }
+}
+
+impl Drop for ForegroundLoan {
+    fn drop(&mut self) {
+        if let Some(group) = self.back_to {
+            // SAFETY: as in `take`; the group that held the foreground gets it back.
+            unsafe {
+                libc::tcsetpgrp(self.fd, group);
+            }
+        }
+    }
+}
+
 fn unavailable(detail: impl std::fmt::Display) -> Error {
     Error::new(
         Code::ApprovalUnavailable,
@@ -271,22 +345,6 @@ impl Terminal {
 
     fn fd(&self) -> RawFd {
         self.file.as_raw_fd()
-    }
-
-    /// Only the terminal's foreground process group may ask: any other would be stopped by the
-    /// kernel when it reads. A terminal that is not this process's controlling one (a test's
-    /// pseudo-terminal) has no foreground group to compare with.
-    fn require_foreground(&self) -> Result<()> {
-        // SAFETY: tcgetpgrp and getpgrp take no pointers; the descriptor is open.
-        let (foreground, own) = unsafe { (libc::tcgetpgrp(self.fd()), libc::getpgrp()) };
-        if foreground > 0 && foreground != own {
-            return Err(unavailable(
-                "shellgate runs in a background process group (started with `&`, or under a \
-                 program such as `timeout` that starts it in a group of its own), so it cannot \
-                 ask on the terminal",
-            ));
-        }
-        Ok(())
     }
 
     /// Line input with echo and signals, whatever mode a line editor left the terminal in.

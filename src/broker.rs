@@ -13,10 +13,15 @@
 //! descriptor but 0–2 when they start a shell. It lives in shellgate's state directory (0700), so
 //! only the same user reaches it; inside the agent's sandbox that directory is read-only, which
 //! does not stop `connect`. Protocol on one connection: the greeting [`HELLO`] carrying the
-//! caller's stdin, stdout and stderr (SCM_RIGHTS); then one length-prefixed request; then a
-//! two-byte reply.
+//! caller's stdin, stdout and stderr (SCM_RIGHTS); then one length-prefixed request; then one
+//! length-prefixed reply. The caller writes a refusal itself, to its own stderr.
+//!
+//! Every door a line can come through inside a wrapped agent ends here: the shell entry point, and
+//! [`crate::gate::handle`] itself, which forwards when `SHELLGATE_BROKER` is set (a hook, or
+//! `shellgate run`, in a shell inside the agent, where shellgate's state is read-only).
 
 use crate::error::{Code, Error, Result};
+use crate::gate::{Execution, LineRequest, Origin, Outcome};
 use crate::parse::ShellKind;
 use nix::sys::socket::{ControlMessage, ControlMessageOwned, MsgFlags, recvmsg, sendmsg};
 use std::ffi::OsString;
@@ -24,7 +29,9 @@ use std::io::{IoSlice, IoSliceMut, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::net::UnixStream;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
 
 /// Environment variable naming the broker's socket.
 pub const BROKER_ENV: &str = "SHELLGATE_BROKER";
@@ -41,19 +48,23 @@ pub struct Request {
     pub line: Vec<u8>,
     pub shell: ShellKind,
     pub cwd: PathBuf,
-    /// The arguments for the real shell (the caller's own, e.g. `-c LINE`).
-    pub args: Vec<OsString>,
+    /// Which door the line came through (a hook's line may run in its shell).
+    pub origin: Origin,
+    /// How the real shell runs it (the entry point's caller's own arguments, or `-c LINE`).
+    pub execution: Execution,
     /// The caller's environment, for the line.
     pub env: Vec<(OsString, OsString)>,
 }
 
 /// How the line ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply {
     /// It ran; the caller exits with this status (128 + signal for a signal death).
     Exited(u8),
-    /// It was refused (the broker already wrote the refusal to the caller's stderr); exit status.
-    Refused(u8),
+    /// It is allowed to run in the caller's own shell (a hook's `cd`, `export`).
+    InShell,
+    /// It was refused, and why: the caller says so (its stderr is what an agent reads).
+    Refused(Code, String),
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -64,13 +75,20 @@ fn put(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
+fn put_list(out: &mut Vec<u8>, list: &[OsString]) {
+    put(out, &(list.len() as u32).to_le_bytes());
+    for a in list {
+        put(out, a.as_bytes());
+    }
+}
+
 struct Fields<'a> {
     rest: &'a [u8],
 }
 
 impl<'a> Fields<'a> {
     fn next(&mut self) -> Result<&'a [u8]> {
-        let bad = || Error::internal("malformed broker request");
+        let bad = || Error::internal("malformed broker message");
         let len_bytes: [u8; 4] = self
             .rest
             .get(..4)
@@ -87,8 +105,21 @@ impl<'a> Fields<'a> {
         let field = self.next()?;
         let bytes: [u8; 4] = field
             .try_into()
-            .map_err(|_| Error::internal("malformed broker request count"))?;
+            .map_err(|_| Error::internal("malformed broker message count"))?;
         Ok(u32::from_le_bytes(bytes) as usize)
+    }
+
+    fn list(&mut self) -> Result<Vec<OsString>> {
+        let mut list = Vec::new();
+        for _ in 0..self.count()?.min(MAX_REQUEST_BYTES) {
+            list.push(OsString::from_vec(self.next()?.to_vec()));
+        }
+        Ok(list)
+    }
+
+    fn text(&mut self) -> Result<String> {
+        String::from_utf8(self.next()?.to_vec())
+            .map_err(|_| Error::internal("malformed broker message text"))
     }
 }
 
@@ -98,9 +129,22 @@ impl Request {
         put(&mut out, &self.line);
         put(&mut out, self.shell.as_str().as_bytes());
         put(&mut out, self.cwd.as_os_str().as_bytes());
-        put(&mut out, &(self.args.len() as u32).to_le_bytes());
-        for a in &self.args {
-            put(&mut out, a.as_bytes());
+        put(
+            &mut out,
+            match self.origin {
+                Origin::Run => b"run",
+                Origin::Hook => b"hook",
+            },
+        );
+        match &self.execution {
+            Execution::ShellArgs(args) => {
+                put(&mut out, b"args");
+                put_list(&mut out, args);
+            }
+            Execution::ShellC { positional } => {
+                put(&mut out, b"c");
+                put_list(&mut out, positional);
+            }
         }
         put(&mut out, &(self.env.len() as u32).to_le_bytes());
         for (k, v) in &self.env {
@@ -121,10 +165,18 @@ impl Request {
             _ => return Err(Error::internal("unknown shell in broker request")),
         };
         let cwd = PathBuf::from(OsString::from_vec(f.next()?.to_vec()));
-        let mut args = Vec::new();
-        for _ in 0..f.count()?.min(MAX_REQUEST_BYTES) {
-            args.push(OsString::from_vec(f.next()?.to_vec()));
-        }
+        let origin = match f.next()? {
+            b"run" => Origin::Run,
+            b"hook" => Origin::Hook,
+            _ => return Err(Error::internal("unknown origin in broker request")),
+        };
+        let execution = match f.next()? {
+            b"args" => Execution::ShellArgs(f.list()?),
+            b"c" => Execution::ShellC {
+                positional: f.list()?,
+            },
+            _ => return Err(Error::internal("unknown execution in broker request")),
+        };
         let mut env = Vec::new();
         for _ in 0..f.count()?.min(MAX_REQUEST_BYTES) {
             let k = OsString::from_vec(f.next()?.to_vec());
@@ -135,24 +187,55 @@ impl Request {
             line,
             shell,
             cwd,
-            args,
+            origin,
+            execution,
             env,
         })
+    }
+
+    /// The arguments the caller's real shell would get (empty for `-c LINE` executions).
+    pub fn shell_args(&self) -> &[OsString] {
+        match &self.execution {
+            Execution::ShellArgs(args) => args,
+            Execution::ShellC { .. } => &[],
+        }
     }
 }
 
 impl Reply {
-    fn encode(self) -> [u8; 2] {
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
         match self {
-            Reply::Exited(code) => [0, code],
-            Reply::Refused(code) => [1, code],
+            Reply::Exited(code) => {
+                put(&mut out, b"exited");
+                put(&mut out, &[*code]);
+            }
+            Reply::InShell => put(&mut out, b"in-shell"),
+            Reply::Refused(code, reason) => {
+                put(&mut out, b"refused");
+                put(&mut out, code.as_str().as_bytes());
+                put(&mut out, reason.as_bytes());
+            }
         }
+        out
     }
 
     fn decode(bytes: &[u8]) -> Result<Reply> {
-        match bytes {
-            [0, code] => Ok(Reply::Exited(*code)),
-            [1, code] => Ok(Reply::Refused(*code)),
+        let mut f = Fields { rest: bytes };
+        match f.next()? {
+            b"exited" => match f.next()? {
+                [code] => Ok(Reply::Exited(*code)),
+                _ => Err(Error::internal("malformed broker reply")),
+            },
+            b"in-shell" => Ok(Reply::InShell),
+            b"refused" => {
+                let name = f.text()?;
+                let code = Code::ALL
+                    .into_iter()
+                    .find(|c| c.as_str() == name)
+                    .ok_or_else(|| Error::internal("unknown code in broker reply"))?;
+                Ok(Reply::Refused(code, f.text()?))
+            }
             _ => Err(Error::internal("malformed broker reply")),
         }
     }
@@ -195,8 +278,8 @@ pub fn broker_path() -> Option<PathBuf> {
     std::env::var_os(BROKER_ENV).map(PathBuf::from)
 }
 
-/// Send a line to the broker with this process's standard streams, and wait for its end.
-pub fn submit(path: &Path, request: &Request) -> Result<Reply> {
+/// Send a line to the broker with these standard streams, and wait for its end.
+pub fn submit(path: &Path, request: &Request, streams: [RawFd; 3]) -> Result<Reply> {
     let unreachable = |e: &dyn std::fmt::Display| {
         Error::new(
             Code::AuditUnavailable,
@@ -205,8 +288,7 @@ pub fn submit(path: &Path, request: &Request) -> Result<Reply> {
     };
     let (address, _dir) = reachable_path(path)?;
     let mut stream = UnixStream::connect(&address).map_err(|e| unreachable(&e))?;
-    let fds = [0, 1, 2];
-    let cmsg = [ControlMessage::ScmRights(&fds)];
+    let cmsg = [ControlMessage::ScmRights(&streams)];
     sendmsg::<()>(
         stream.as_raw_fd(),
         &[IoSlice::new(HELLO)],
@@ -215,16 +297,61 @@ pub fn submit(path: &Path, request: &Request) -> Result<Reply> {
         None,
     )
     .map_err(|e| unreachable(&e))?;
-    let payload = request.encode();
-    stream
-        .write_all(&(payload.len() as u32).to_le_bytes())
-        .and_then(|()| stream.write_all(&payload))
-        .map_err(|e| unreachable(&e))?;
-    let mut reply = [0u8; 2];
-    stream
-        .read_exact(&mut reply)
+    write_framed(&mut stream, &request.encode()).map_err(|e| unreachable(&e))?;
+    let reply = read_framed(&mut stream, MAX_REQUEST_BYTES)
         .map_err(|e| Error::internal(format!("no answer from the broker: {e}")))?;
     Reply::decode(&reply)
+}
+
+fn write_framed(stream: &mut UnixStream, payload: &[u8]) -> std::io::Result<()> {
+    stream.write_all(&(payload.len() as u32).to_le_bytes())?;
+    stream.write_all(payload)
+}
+
+fn read_framed(stream: &mut UnixStream, limit: usize) -> std::io::Result<Vec<u8>> {
+    let mut len = [0u8; 4];
+    stream.read_exact(&mut len)?;
+    let len = u32::from_le_bytes(len) as usize;
+    if len > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("a message of {len} bytes; at most {limit} are accepted"),
+        ));
+    }
+    let mut payload = vec![0u8; len];
+    stream.read_exact(&mut payload)?;
+    Ok(payload)
+}
+
+/// Hands `req` to the broker at `path` and waits for its end: what [`crate::gate::handle`] does
+/// with every line inside a wrapped agent.
+pub fn forward(path: &Path, req: &LineRequest) -> Outcome {
+    match forward_or_fail(path, req) {
+        Ok(Reply::Exited(code)) => Outcome::Ran(ExitStatus::from_raw(i32::from(code) << 8)),
+        Ok(Reply::InShell) => Outcome::RunInShell,
+        Ok(Reply::Refused(code, reason)) => Outcome::Refused(Error::new(code, reason)),
+        Err(e) => Outcome::Refused(e),
+    }
+}
+
+fn forward_or_fail(path: &Path, req: &LineRequest) -> Result<Reply> {
+    let request = Request {
+        line: req.bytes.to_vec(),
+        shell: req.shell,
+        cwd: req.cwd.to_path_buf(),
+        origin: req.origin,
+        execution: req.execution.clone(),
+        env: match req.env {
+            Some(env) => env.to_vec(),
+            None => std::env::vars_os().collect(),
+        },
+    };
+    let streams = crate::gate::stream_fds(req.streams)?;
+    let fds = match &streams {
+        Some([a, b, c]) => [a.as_raw_fd(), b.as_raw_fd(), c.as_raw_fd()],
+        None => [0, 1, 2],
+    };
+    submit(path, &request, fds)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -268,28 +395,30 @@ pub fn greet(socket: UnixStream) -> Result<Conversation> {
     Ok(Conversation { socket, streams })
 }
 
+/// The process group a line of this caller runs in: the caller's own, when it is in this
+/// process's session (a wrapped interactive shell's job, so that the line is the terminal's
+/// foreground job when its caller is). A caller in another session (an agent's detached shell)
+/// or one that cannot be identified gets none: the line then has a group of its own.
+pub fn caller_group(socket: &UnixStream) -> Option<libc::pid_t> {
+    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+    use nix::unistd::{Pid, getpgid, getsid};
+    let pid = Pid::from_raw(getsockopt(socket, PeerCredentials).ok()?.pid());
+    if pid.as_raw() <= 0 || getsid(Some(pid)).ok()? != getsid(None).ok()? {
+        return None;
+    }
+    getpgid(Some(pid)).ok().map(Pid::as_raw)
+}
+
 /// Read a conversation's one request.
 pub fn read_request(socket: &mut UnixStream) -> Result<Request> {
-    let mut len = [0u8; 4];
-    socket
-        .read_exact(&mut len)
-        .map_err(|e| Error::internal(format!("cannot read the request: {e}")))?;
-    let len = u32::from_le_bytes(len) as usize;
-    if len > MAX_REQUEST_BYTES {
-        return Err(Error::usage(format!(
-            "the request is {len} bytes; at most {MAX_REQUEST_BYTES} are accepted"
-        )));
-    }
-    let mut payload = vec![0u8; len];
-    socket
-        .read_exact(&mut payload)
-        .map_err(|e| Error::internal(format!("cannot read the request: {e}")))?;
+    let payload = read_framed(socket, MAX_REQUEST_BYTES)
+        .map_err(|e| Error::usage(format!("cannot read the request: {e}")))?;
     Request::decode(&payload)
 }
 
 /// Send the reply.
-pub fn send_reply(socket: &mut UnixStream, reply: Reply) {
-    let _ = socket.write_all(&reply.encode());
+pub fn send_reply(socket: &mut UnixStream, reply: &Reply) {
+    let _ = write_framed(socket, &reply.encode());
 }
 
 #[cfg(test)]
@@ -302,14 +431,32 @@ mod tests {
             line: b"ls \xff".to_vec(),
             shell: ShellKind::Zsh,
             cwd: PathBuf::from("/w"),
-            args: vec!["-c".into(), OsString::from_vec(b"ls \xff".to_vec())],
+            origin: Origin::Run,
+            execution: Execution::ShellArgs(vec![
+                "-c".into(),
+                OsString::from_vec(b"ls \xff".to_vec()),
+            ]),
             env: vec![("A".into(), "1".into()), ("PATH".into(), "/bin".into())],
         };
         assert_eq!(Request::decode(&request.encode()).unwrap(), request);
         assert!(Request::decode(&request.encode()[..10]).is_err());
         assert!(Request::decode(b"").is_err());
-        for reply in [Reply::Exited(0), Reply::Exited(137), Reply::Refused(202)] {
+        let hook = Request {
+            origin: Origin::Hook,
+            execution: Execution::ShellC {
+                positional: vec!["$0".into()],
+            },
+            ..request
+        };
+        assert_eq!(Request::decode(&hook.encode()).unwrap(), hook);
+        for reply in [
+            Reply::Exited(0),
+            Reply::Exited(137),
+            Reply::InShell,
+            Reply::Refused(Code::NeverPolicy, "no \u{1F600}".into()),
+        ] {
             assert_eq!(Reply::decode(&reply.encode()).unwrap(), reply);
         }
+        assert!(Reply::decode(b"").is_err());
     }
 }

@@ -33,6 +33,9 @@ pub enum Command {
     /// The agent's side of `wrap` (internal).
     #[command(hide = true)]
     WrapEnter(cmd::wrap::EnterArgs),
+    /// The wrapped agent's own process (internal).
+    #[command(hide = true)]
+    WrapAgent(cmd::wrap::AgentArgs),
     /// Print a fresh session id (used by the hooks).
     #[command(hide = true)]
     NewSession,
@@ -88,6 +91,7 @@ pub fn main() -> ExitCode {
         Command::NewSession => cmd::init::new_session(),
         Command::Wrap(args) => cmd::wrap::run(args),
         Command::WrapEnter(args) => cmd::wrap::enter(args),
+        Command::WrapAgent(args) => cmd::wrap::agent(args),
         Command::Config(args) => cmd::config::run(args),
         Command::Rules(args) => cmd::rules::run(args),
         Command::ExitCodes => {

@@ -582,7 +582,7 @@ fn apply_user(config: &mut Config, text: &str, path: &Path) -> Result<(), Error>
                 path,
                 Some((text, mode.span())),
                 &format!(
-                    "`mode = \"{}\"` is not a mode: use one of ask, auto, full, read-only, custom or profile:<id>",
+                    "`mode = \"{}\"` is not a mode: use one of ask, auto, untrusted, full, read-only, custom or profile:<id>",
                     crate::intake::visible(value)
                 ),
             ));

@@ -332,10 +332,11 @@ pub fn person_message(code: Code, reason: &str) -> String {
         Code::TerminalRequired => "run it at a terminal",
         _ => "",
     };
+    // The stable code goes along: it is the line's status's name in the docs, and what to search.
     if hint.is_empty() {
-        format!("{what}: {reason}\n")
+        format!("{what}: {reason} [{code}]\n")
     } else {
-        format!("{what}: {reason}\n  ({hint})\n")
+        format!("{what}: {reason} [{code}]\n  ({hint})\n")
     }
 }
 

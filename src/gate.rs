@@ -72,6 +72,9 @@ pub struct LineRequest<'a> {
     /// derived from the working directory (`wrap` anchors it where the agent started, so an agent
     /// that moves to `/` does not take its sandbox with it).
     pub workspace: Option<&'a Path>,
+    /// The process group the line runs in when it is not this process's: the `wrap` broker's
+    /// caller's, so that a line of a wrapped interactive shell is that terminal's foreground job.
+    pub process_group: Option<libc::pid_t>,
 }
 
 /// What became of the line.
@@ -95,13 +98,19 @@ pub struct ShellSide<'a> {
     pub shadowed: &'a [String],
 }
 
-/// Decide, authorise, run and record one line.
+/// Decide, authorise, run and record one line. Inside a wrapped agent (`SHELLGATE_BROKER`), where
+/// shellgate's state is read-only, the `wrap` broker does all of it.
 pub fn handle(req: &LineRequest) -> Outcome {
     handle_with(req, &ShellSide::default())
 }
 
-/// [`handle`], for a line from an interactive shell's hook function.
+/// [`handle`], for a line from an interactive shell's hook function. Inside a wrapped agent the
+/// broker gets the line without `side` (its protocol carries no descriptors): the line still
+/// runs, and nothing of its state comes back.
 pub fn handle_with(req: &LineRequest, side: &ShellSide) -> Outcome {
+    if let Some(path) = crate::broker::broker_path() {
+        return crate::broker::forward(&path, req);
+    }
     let ctx = match Context::load(req.cwd, req.mode, SessionUse::Open) {
         Ok(ctx) => ctx,
         Err(e) => return Outcome::Refused(e),
@@ -410,15 +419,18 @@ fn spawn_and_wait(
             .env_clear()
             .envs(env)
             .current_dir(req.cwd);
-        if req.cancel.is_some() {
-            // A line for a caller that may go away runs in a process group of its own, so that
-            // all of it can be ended with the caller.
-            std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        // A line for a caller that may go away runs in the caller's process group, or in one
+        // of its own, so that all of it can be ended with the caller.
+        let group = req
+            .process_group
+            .or_else(|| req.cancel.is_some().then_some(0));
+        if let Some(group) = group {
+            std::os::unix::process::CommandExt::process_group(&mut command, group);
         }
         attach_streams(&mut command, req.streams)?;
         record(ctx, request, started)?;
         let timer = Instant::now();
-        let status = run_unsandboxed(command, &shell, req.cancel)?;
+        let status = run_unsandboxed(command, &shell, req.cancel, group == Some(0))?;
         record_finished(ctx, request, decision, &status, timer);
         return Ok(status);
     }
@@ -445,6 +457,7 @@ fn spawn_and_wait(
                     .map_err(|e| Error::internal(format!("cannot pass a descriptor on: {e}")))
             })
             .collect::<Result<_>>()?,
+        process_group: req.process_group,
     };
     record(ctx, request, started)?;
     let timer = Instant::now();
@@ -487,6 +500,7 @@ fn run_unsandboxed(
     mut command: Command,
     shell: &Path,
     cancel: Option<BorrowedFd>,
+    own_group: bool,
 ) -> Result<ExitStatus> {
     let mut child = command.spawn().map_err(|e| {
         Error::new(
@@ -495,7 +509,7 @@ fn run_unsandboxed(
         )
     })?;
     let _foreground = ForegroundSignals::ignore();
-    wait_or_cancel(&mut child, cancel)?;
+    wait_or_cancel(&mut child, cancel, own_group)?;
     child
         .wait()
         .map_err(|e| Error::internal(format!("cannot wait for the line: {e}")))
@@ -571,7 +585,7 @@ fn tell_line_stderr(streams: Streams, note: &str) {
 }
 
 /// The descriptors the line's standard streams are, when they are not this process's own.
-fn stream_fds(streams: Streams) -> Result<Option<[OwnedFd; 3]>> {
+pub(crate) fn stream_fds(streams: Streams) -> Result<Option<[OwnedFd; 3]>> {
     let dup = |fd: BorrowedFd| {
         fd.try_clone_to_owned()
             .map_err(|e| Error::internal(format!("cannot pass the streams on: {e}")))
@@ -600,27 +614,38 @@ fn stream_fds(streams: Streams) -> Result<Option<[OwnedFd; 3]>> {
 }
 
 /// Wait for the child, killing it if the caller hangs up first. Without a cancel descriptor this
-/// returns at once and the caller waits normally.
-fn wait_or_cancel(child: &mut std::process::Child, cancel: Option<BorrowedFd>) -> Result<()> {
+/// returns at once and the caller waits normally. The child's end is seen through a pidfd, so
+/// neither event waits for a timer.
+fn wait_or_cancel(
+    child: &mut std::process::Child,
+    cancel: Option<BorrowedFd>,
+    own_group: bool,
+) -> Result<()> {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     let Some(cancel) = cancel else {
         return Ok(());
     };
+    let pid = i32::try_from(child.id())
+        .map_err(|_| Error::internal("the line's process id is out of range"))?;
+    let pidfd = crate::sandbox::pidfd_open(pid)
+        .map_err(|e| Error::internal(format!("cannot watch the line: {e}")))?;
     loop {
-        if child
-            .try_wait()
-            .map_err(|e| Error::internal(format!("cannot wait for the line: {e}")))?
-            .is_some()
-        {
-            return Ok(());
+        let mut fds = [
+            PollFd::new(pidfd.as_fd(), PollFlags::POLLIN),
+            PollFd::new(cancel, PollFlags::POLLIN),
+        ];
+        if poll(&mut fds, PollTimeout::NONE).is_err() {
+            continue;
         }
-        let mut fds = [PollFd::new(cancel, PollFlags::POLLIN)];
-        let _ = poll(&mut fds, PollTimeout::from(50u8));
-        let gone = fds[0].revents().is_some_and(|r| {
+        let ended = fds[0].revents().is_some_and(|r| !r.is_empty());
+        let gone = fds[1].revents().is_some_and(|r| {
             r.intersects(PollFlags::POLLHUP | PollFlags::POLLIN | PollFlags::POLLERR)
         });
+        if ended {
+            return Ok(());
+        }
         if gone {
-            if let Ok(pid) = i32::try_from(child.id()) {
+            if own_group {
                 // SAFETY: kill(2) on the process group this function's caller created for the
                 // line (process_group(0) makes its pid the group id); no memory is involved.
                 unsafe {

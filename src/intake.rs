@@ -124,9 +124,18 @@ fn first_forbidden(text: &str) -> Option<Rejection> {
 ///
 /// Refused: every C0 control but tab and newline (this includes ESC, so no terminal sequence gets
 /// through, and CR, which can overwrite a displayed line), DEL, every C1 control, the bidi embedding,
-/// override, isolate and mark characters, zero-width and invisible formatting characters, line and
-/// paragraph separators, and the Unicode tag block (used to smuggle invisible text to models).
+/// override, isolate and mark characters, line and paragraph separators, the interlinear annotation
+/// characters, and **every Unicode `Default_Ignorable_Code_Point`** (Unicode 15.1,
+/// `DerivedCoreProperties.txt`): characters a terminal draws as nothing, so two lines that look the
+/// same can differ — zero-width and invisible formatting characters, variation selectors, the
+/// combining grapheme joiner, the Hangul fillers, the tag block used to smuggle invisible text to
+/// models, and the unassigned code points reserved as default-ignorable (refused too: a future
+/// Unicode version will make them invisible).
 pub fn forbidden_name(ch: char) -> Option<&'static str> {
+    // Printable ASCII is always allowed: decide it without walking the ranges below.
+    if (' '..='~').contains(&ch) {
+        return None;
+    }
     let name = match ch {
         '\t' | '\n' => return None,
         '\0' => "a NUL byte",
@@ -135,20 +144,36 @@ pub fn forbidden_name(ch: char) -> Option<&'static str> {
         '\x7f' => "a DEL control character",
         '\x00'..='\x1f' => "a control character",
         '\u{80}'..='\u{9f}' => "a C1 control character",
+        '\u{2028}' | '\u{2029}' => "a line/paragraph separator",
+        '\u{fff9}'..='\u{fffb}' => "an interlinear annotation character",
+        _ => return default_ignorable_name(ch),
+    };
+    Some(name)
+}
+
+/// The Unicode `Default_Ignorable_Code_Point` ranges, each with what it is.
+fn default_ignorable_name(ch: char) -> Option<&'static str> {
+    let name = match ch {
         '\u{202a}'..='\u{202e}' => "a bidi embedding/override character",
         '\u{2066}'..='\u{2069}' => "a bidi isolate character",
         '\u{200e}' | '\u{200f}' | '\u{061c}' => "a bidi mark",
-        '\u{200b}' | '\u{200c}' | '\u{200d}' | '\u{2060}' | '\u{feff}' | '\u{180e}' => {
-            "a zero-width character"
-        }
-        '\u{00ad}'
-        | '\u{2061}'..='\u{2064}'
-        | '\u{115f}'
-        | '\u{1160}'
-        | '\u{3164}'
-        | '\u{ffa0}' => "an invisible character",
-        '\u{2028}' | '\u{2029}' => "a line/paragraph separator",
+        '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}' | '\u{180e}' => "a zero-width character",
+        '\u{00ad}' => "a soft hyphen (invisible)",
+        '\u{034f}' => "a combining grapheme joiner (invisible)",
+        '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}' => "a Hangul filler (invisible)",
+        '\u{17b4}' | '\u{17b5}' => "a Khmer inherent vowel (invisible)",
+        '\u{180b}'..='\u{180d}' | '\u{180f}' => "a Mongolian variation selector (invisible)",
+        '\u{2061}'..='\u{2064}' => "an invisible mathematical operator",
+        '\u{2065}' => "a reserved invisible code point",
+        '\u{206a}'..='\u{206f}' => "a deprecated invisible format character",
+        '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}' => "a variation selector (invisible)",
+        '\u{fff0}'..='\u{fff8}' => "an unassigned code point reserved as invisible",
+        '\u{1bca0}'..='\u{1bca3}' => "a shorthand format control (invisible)",
+        '\u{1d173}'..='\u{1d17a}' => "a musical symbol format character (invisible)",
         '\u{e0000}'..='\u{e007f}' => "a Unicode tag character (invisible text)",
+        '\u{e0080}'..='\u{e0fff}' => {
+            "a reserved invisible code point (tag and variation selector blocks)"
+        }
         _ => return None,
     };
     Some(name)
@@ -251,6 +276,58 @@ mod tests {
                 }
                 other => panic!("{text:?} gave {other:?}"),
             }
+        }
+    }
+
+    /// Every `Default_Ignorable_Code_Point` of Unicode 15.1 (DerivedCoreProperties.txt), plus the
+    /// interlinear annotation characters, is refused, with its code point in the reason.
+    #[test]
+    fn every_default_ignorable_code_point_is_refused() {
+        const RANGES: [(u32, u32); 19] = [
+            (0x00ad, 0x00ad),
+            (0x034f, 0x034f),
+            (0x061c, 0x061c),
+            (0x115f, 0x1160),
+            (0x17b4, 0x17b5),
+            (0x180b, 0x180f),
+            (0x200b, 0x200f),
+            (0x202a, 0x202e),
+            (0x2060, 0x206f),
+            (0x3164, 0x3164),
+            (0xfe00, 0xfe0f),
+            (0xfeff, 0xfeff),
+            (0xffa0, 0xffa0),
+            (0xfff0, 0xfff8),
+            (0xfff9, 0xfffb),
+            (0x1bca0, 0x1bca3),
+            (0x1d173, 0x1d17a),
+            (0xe0000, 0xe0fff),
+            (0x2028, 0x2029),
+        ];
+        for (low, high) in RANGES {
+            for cp in low..=high {
+                let Some(ch) = char::from_u32(cp) else {
+                    continue;
+                };
+                let text = format!("ls{ch}x");
+                let err = intake_str(&text).expect_err(&format!("U+{cp:04X} must be refused"));
+                assert!(
+                    err.reason().contains(&format!("U+{cp:04X}")),
+                    "{}",
+                    err.reason()
+                );
+            }
+        }
+        for ok in [
+            '\u{00ac}',
+            '\u{034e}',
+            '\u{2070}',
+            '\u{fe10}',
+            '\u{fffc}',
+            '\u{e1000}',
+            'é',
+        ] {
+            assert!(intake_str(&format!("echo {ok}")).is_ok(), "{ok:?}");
         }
     }
 

@@ -24,3 +24,4 @@ pub mod review;
 pub mod sandbox;
 pub mod session;
 pub mod shell;
+pub mod wrap;

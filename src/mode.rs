@@ -3,8 +3,15 @@
 //! [`resolve`] is the only place where a mode name becomes an approval policy, a reviewer switch, a
 //! sandbox policy and a network switch. `check`, `run` and `status` all call it. Anything it cannot
 //! resolve — an unknown name, a missing profile, Full access nobody confirmed in this session —
-//! resolves to the safe default (`ask` + workspace-write, no network), never to something looser,
-//! and says why in [`Resolved::note`].
+//! resolves to the default (`ask` + workspace-write, no network), never to something looser, and
+//! says why in [`Resolved::note`].
+//!
+//! The built-in modes follow Codex's approval modes: `ask` and `auto` run ordinary lines in the
+//! workspace-write sandbox without asking anyone and ask (a person, or the reviewer) only for what
+//! the sandbox does not contain or the rules flag; `untrusted` asks a person for every line that
+//! is not known to only read; `read-only` does the same with a read-only sandbox; `full` runs
+//! without a sandbox once a person confirmed it. `never` rules deny and `human` rules ask a person
+//! in every mode.
 
 use crate::config::Config;
 use serde::{Deserialize, Serialize};
@@ -38,36 +45,62 @@ impl fmt::Display for SandboxPolicy {
     }
 }
 
-/// Who approves a line that the rules do not allow by themselves.
+/// Who approves a line that the rules do not allow by themselves (the Codex approval modes).
+///
+/// Every policy but `Untrusted` runs *ordinary* lines — not known to only read, but flagged by no
+/// rule — in the mode's sandbox without asking anyone: the sandbox contains them. They differ in
+/// who approves what the rules flag (`ai`: the network, destruction inside the workspace,
+/// credentials, opaque lines). `human` rules always go to a person and `never` rules always deny.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ApprovalPolicy {
-    /// A person at the terminal.
+    /// A person approves every line that is not known to only read (Codex's `untrusted`).
+    Untrusted,
+    /// A person approves what the rules flag; ordinary lines run in the sandbox (`on-request`).
     Ask,
-    /// The reviewer model (lines the rules route to `ai`); a person for `human` rules.
+    /// The reviewer model judges what the rules flag `ai`; ordinary lines run in the sandbox.
     Auto,
-    /// Nobody: what `never` rules do not deny runs (in the sandbox, unless Full access).
+    /// Nobody: what `never` and `human` rules do not stop runs (in the sandbox, unless Full access).
     None,
 }
 
 impl ApprovalPolicy {
     pub fn as_str(self) -> &'static str {
         match self {
+            ApprovalPolicy::Untrusted => "untrusted",
             ApprovalPolicy::Ask => "ask",
             ApprovalPolicy::Auto => "auto",
             ApprovalPolicy::None => "none",
         }
     }
+
+    /// Who approves what, in words (for `status`, `mode` and the panel).
+    pub fn describe(self) -> &'static str {
+        match self {
+            ApprovalPolicy::Untrusted => {
+                "a person approves every line that is not known to only read"
+            }
+            ApprovalPolicy::Ask => {
+                "ordinary lines run unasked; a person approves what the rules flag"
+            }
+            ApprovalPolicy::Auto => {
+                "ordinary lines run unasked; the reviewer judges what the rules flag (a person \
+                 what they send to one)"
+            }
+            ApprovalPolicy::None => "nobody is asked but for what the rules send to a person",
+        }
+    }
 }
 
 /// The built-in mode ids. Profile ids from the config may not collide with these.
-pub const BUILTIN_MODE_IDS: [&str; 5] = ["ask", "auto", "full", "read-only", "custom"];
+pub const BUILTIN_MODE_IDS: [&str; 6] = ["ask", "auto", "untrusted", "full", "read-only", "custom"];
 
 /// The mode a person or a config names.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ModeId {
     Ask,
     Auto,
+    Untrusted,
     Full,
     ReadOnly,
     Custom,
@@ -80,6 +113,7 @@ impl ModeId {
         Some(match text {
             "ask" => ModeId::Ask,
             "auto" => ModeId::Auto,
+            "untrusted" => ModeId::Untrusted,
             "full" => ModeId::Full,
             "read-only" => ModeId::ReadOnly,
             "custom" => ModeId::Custom,
@@ -91,6 +125,7 @@ impl ModeId {
         match self {
             ModeId::Ask => "ask".to_owned(),
             ModeId::Auto => "auto".to_owned(),
+            ModeId::Untrusted => "untrusted".to_owned(),
             ModeId::Full => "full".to_owned(),
             ModeId::ReadOnly => "read-only".to_owned(),
             ModeId::Custom => "custom".to_owned(),
@@ -175,7 +210,14 @@ fn resolve_id(id: &ModeId, config: &Config, session: SessionFacts) -> Resolved {
     let (approval, sandbox, network) = match id {
         ModeId::Ask => (ApprovalPolicy::Ask, SandboxPolicy::WorkspaceWrite, false),
         ModeId::Auto => (ApprovalPolicy::Auto, SandboxPolicy::WorkspaceWrite, false),
-        ModeId::ReadOnly => (ApprovalPolicy::Ask, SandboxPolicy::ReadOnly, false),
+        ModeId::Untrusted => (
+            ApprovalPolicy::Untrusted,
+            SandboxPolicy::WorkspaceWrite,
+            false,
+        ),
+        // Read only: a person approves whatever is not known to only read; it then runs in the
+        // read-only sandbox.
+        ModeId::ReadOnly => (ApprovalPolicy::Untrusted, SandboxPolicy::ReadOnly, false),
         ModeId::Full => (ApprovalPolicy::None, SandboxPolicy::FullAccess, true),
         ModeId::Custom => match &config.custom {
             Some(p) => (p.approval, p.sandbox, p.network),
@@ -288,7 +330,9 @@ mod tests {
             ("ask",        false, false, "ask",           A::Ask,  false, S::WorkspaceWrite, false),
             ("auto",       false, false, "auto",          A::Auto, true,  S::WorkspaceWrite, false),
             ("auto",       false, true,  "auto",          A::Ask,  false, S::WorkspaceWrite, false),
-            ("read-only",  false, false, "read-only",     A::Ask,  false, S::ReadOnly,       false),
+            ("untrusted",  false, false, "untrusted",     A::Untrusted, false, S::WorkspaceWrite, false),
+            ("untrusted",  true,  true,  "untrusted",     A::Untrusted, false, S::WorkspaceWrite, false),
+            ("read-only",  false, false, "read-only",     A::Untrusted, false, S::ReadOnly,  false),
             ("full",       false, false, "ask",           A::Ask,  false, S::WorkspaceWrite, false),
             ("full",       true,  false, "full",          A::None, false, S::FullAccess,     true),
             ("custom",     false, false, "custom",        A::Auto, true,  S::ReadOnly,       false),

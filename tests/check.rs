@@ -63,9 +63,23 @@ fn json_decision_and_exit_codes() {
         (0, Some("allow"), Some("ALLOWED"))
     );
     assert_eq!(v["route"], "known-safe");
-    assert_eq!(v["sandbox"], "workspace-write");
+    // A line that only reads runs in the read-only sandbox.
+    assert_eq!(v["sandbox"], "read-only");
     assert_eq!(v["network"], false);
     assert_eq!(v["commands"].as_array().unwrap().len(), 2);
+
+    // In `ask` an ordinary line runs in the workspace-write sandbox without asking anyone.
+    let (code, v) = env.json(&["check", "--json", "--", "make -j2"]);
+    assert_eq!(
+        (code, v["decision"].as_str(), v["route"].as_str()),
+        (0, Some("allow"), Some("mode"))
+    );
+    assert_eq!(v["sandbox"], "workspace-write");
+    let (code, v) = env.json(&["check", "--json", "--mode", "untrusted", "--", "make -j2"]);
+    assert_eq!(
+        (code, v["decision"].as_str(), v["code"].as_str()),
+        (200, Some("ask"), Some("NEEDS_APPROVAL"))
+    );
 
     let (code, v) = env.json(&["check", "--json", "--", "sudo rm -rf /home/user"]);
     assert_eq!(
@@ -73,11 +87,13 @@ fn json_decision_and_exit_codes() {
         (202, Some("NEVER_POLICY"), Some("builtin.rm-system"))
     );
 
+    // The sandbox has no network: a line that needs it is asked about.
     let (code, v) = env.json(&["check", "--json", "--", "cargo build"]);
     assert_eq!(
         (code, v["decision"].as_str(), v["code"].as_str()),
         (200, Some("ask"), Some("NEEDS_APPROVAL"))
     );
+    assert_eq!(v["rule"], "builtin.network");
 
     let long = "a".repeat(4001);
     let (code, v) = env.json(&["check", "--json", "--", &long]);
@@ -94,7 +110,10 @@ fn readable_output_is_one_line() {
     let out = env.run(&["check", "--", "git reset --hard"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.lines().count(), 1, "{text}");
-    assert!(text.starts_with("ask NEEDS_APPROVAL [default]"), "{text}");
+    assert!(
+        text.starts_with("ask NEEDS_APPROVAL [rule builtin.workspace-destructive]"),
+        "{text}"
+    );
 }
 
 #[test]

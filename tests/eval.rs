@@ -121,7 +121,7 @@ expect = "not-allowed"
 [[case]]
 id = "review-http-failure"
 category = "reviewed"
-line = "make deploy-beta"
+line = "rm -r deploy-beta"
 expect = "not-denied"
 
 [[case]]
@@ -304,7 +304,9 @@ fn the_report_counts_every_outcome_and_keeps_the_traces() {
         json!({"allow": 0, "deny": 1, "ask": 0, "review": 0})
     );
 
-    // Routes: the rule, known-safe, and the mode's default route to the reviewer.
+    // Routes: rules (the `never` rule, and the built-in rules that send the other lines to the
+    // reviewer in `auto`: network, destruction in the workspace, opaque), and known-safe. An
+    // ordinary line is never reviewed in `auto`, so no case takes the mode's default route.
     let routes: Vec<(String, u64, u64)> = report["routes"]
         .as_array()
         .unwrap()
@@ -319,11 +321,7 @@ fn the_report_counts_every_outcome_and_keeps_the_traces() {
         .collect();
     assert_eq!(
         routes,
-        [
-            ("rule".to_owned(), 1, 0),
-            ("known-safe".to_owned(), 1, 0),
-            ("default".to_owned(), 7, 7)
-        ]
+        [("rule".to_owned(), 8, 7), ("known-safe".to_owned(), 1, 0)]
     );
 
     // Latency and tokens: 7 reviews, 8 requests (one tool round); the scripted answers report
@@ -404,10 +402,7 @@ fn the_report_counts_every_outcome_and_keeps_the_traces() {
         md.contains("| not-allowed | 1 | 0 | 0 | 0 | 0 | 1 |"),
         "{md}"
     );
-    assert!(
-        md.contains("| default | 7 | 3 | 4 | 0 | 0 | 7 | 3 |"),
-        "{md}"
-    );
+    assert!(md.contains("| rule | 8 | 3 | 5 | 0 | 0 | 7 | 3 |"), "{md}");
     for id in [
         "review-wrong-verdict",
         "review-http-failure",

@@ -938,10 +938,11 @@ fn agent_lines(shell: &str) {
     assert!(err.contains("[auto-review-never] NEVER_POLICY"), "{err}");
     assert!(!f.ws.join("first").exists());
     // Needs a person, and there is none.
-    let out = agent_shell(&f, shell, "mkdir d");
+    std::fs::create_dir_all(f.ws.join("d")).unwrap();
+    let out = agent_shell(&f, shell, "rm -r d");
     assert_eq!(out.status.code(), Some(210));
     assert!(String::from_utf8_lossy(&out.stderr).contains("APPROVAL_UNAVAILABLE"));
-    assert!(!f.ws.join("d").exists());
+    assert!(f.ws.join("d").is_dir());
     // An agent cannot reach Full access.
     let out = agent_shell(&f, shell, "shellgate mode full");
     assert_ne!(out.status.code(), Some(0));

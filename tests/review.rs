@@ -964,7 +964,8 @@ fn tool_rounds_read_the_workspace_and_are_not_reviewed() {
             verdict_for(provider, "allow", "low", "runs a local script"),
         ]);
         let config = reviewer(provider, &server, "");
-        let outcome = lab.review(&config, "sh build.sh");
+        // Ordinary lines are not reviewed; one that also deletes a directory of the workspace is.
+        let outcome = lab.review(&config, "sh build.sh && rm -r out");
         assert!(outcome.runs(), "{provider}: {outcome:?}");
         let received = server.received();
         assert_eq!(received.len(), 3);
@@ -1720,30 +1721,34 @@ fn run_executes_what_the_reviewer_allows_and_nothing_else() {
         "low",
         "creates a file in the workspace",
     )]);
-    let (code, err) = cli.run_line("run-a", "mkdir allowed-dir");
+    // Lines that destroy work in the workspace are the reviewer's in `auto`.
+    for d in ["allowed-dir", "denied-dir", "failed-dir"] {
+        std::fs::create_dir_all(cli.work().join(d)).unwrap();
+    }
+    let (code, err) = cli.run_line("run-a", "rm -r allowed-dir");
     assert_eq!(code, 0, "{err}");
-    assert!(cli.work().join("allowed-dir").is_dir());
+    assert!(!cli.work().join("allowed-dir").exists());
     // Denied: nothing runs, the agent reads the reviewer's reason behind the `[auto-review]` marker.
     server.script([openai_verdict(
         "deny",
         "high",
         "deletes the project's sources",
     )]);
-    let (code, err) = cli.run_line("run-a", "mkdir denied-dir");
+    let (code, err) = cli.run_line("run-a", "rm -r denied-dir");
     assert_eq!(code, 203, "{err}");
     assert!(err.contains("[auto-review] AUTO_REVIEW_DENIED"), "{err}");
     assert!(err.contains("deletes the project's sources"), "{err}");
-    assert!(!cli.work().join("denied-dir").exists());
+    assert!(cli.work().join("denied-dir").is_dir());
     // Failed (HTTP 500): a failure, not a denial, and nothing runs.
     server.script([Action::Text(500, "upstream exploded".into())]);
-    let (code, err) = cli.run_line("run-a", "mkdir failed-dir");
+    let (code, err) = cli.run_line("run-a", "rm -r failed-dir");
     assert_eq!(code, 209, "{err}");
     assert!(
         err.contains("[auto-review-fallback] AUTO_REVIEW_FAILED"),
         "{err}"
     );
     assert!(err.contains("failure, not a judgment"), "{err}");
-    assert!(!cli.work().join("failed-dir").exists());
+    assert!(cli.work().join("failed-dir").is_dir());
     // The verdicts are in the session log with the lines they judged.
     let kinds: Vec<String> = cli
         .log("run-a")

@@ -850,6 +850,11 @@ fn a_second_mount_of_the_workspace_is_read_only() {
             out
         },
         &|s, _| {
+            // Also when the attack's run failed before its own umount (lazy: never busy).
+            let _ = Command::new("umount")
+                .arg("-l")
+                .arg(s.root.join("alias"))
+                .status();
             let config = read(&s.ws.join(".git/config")).unwrap_or_default();
             (config.contains("evil") || s.ws.join(".git/hooks/pre-commit").exists())
                 .then(|| "wrote .git through the second mount".into())
@@ -1464,4 +1469,55 @@ fn a_descriptor_passed_explicitly_reaches_the_program_and_no_other_does() {
     reader.read_to_string(&mut got).unwrap();
     assert_eq!(got, "through\n");
     drop(stray);
+}
+
+#[test]
+fn refused_connections_are_reported_with_their_address() {
+    let s = me();
+    let listener = tcp_listener("127.0.0.1:0");
+    let port = listener.local_addr().unwrap().port();
+    let out = s
+        .sandbox()
+        .py(TCP_CONNECT, &["127.0.0.1", &port.to_string()]);
+    assert_eq!(out.stdout().trim(), "denied 1", "{}", out.stderr());
+    assert_no_connection(&listener);
+    assert!(
+        out.stderr()
+            .contains(&format!("a connection to 127.0.0.1:{port}")),
+        "{}",
+        out.stderr()
+    );
+    // A DNS lookup starts with a UDP socket: reported too, though it has no address yet.
+    let out = s.sandbox().py(
+        "import socket\ntry:\n    socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\nexcept OSError as e:\n    print(e.errno)",
+        &[],
+    );
+    assert_eq!(out.stdout().trim(), "1");
+    assert!(out.stderr().contains("a UDP socket"), "{}", out.stderr());
+}
+
+#[test]
+fn refused_writes_are_named() {
+    for who in identities() {
+        let s = Scene::new(who);
+        let outside = s.outside.join("f");
+        let out = s.sandbox().sh(&format!(
+            "echo x > {0}; mkdir {1}/d; echo ok > inside; echo done",
+            outside.display(),
+            s.outside.display()
+        ));
+        assert!(out.stdout().contains("done"), "{}", out.stderr());
+        assert!(s.ws.join("inside").exists());
+        let stderr = out.stderr();
+        assert!(
+            stderr.contains(&format!("writing {}", outside.display())),
+            "{who:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("creating the directory {}/d", s.outside.display())),
+            "{who:?}: {stderr}"
+        );
+        // Writes the sandbox allows are not named.
+        assert!(!stderr.contains("inside"), "{stderr}");
+    }
 }

@@ -252,6 +252,188 @@ fn xargs_sh_c_and_script_c_are_gated() {
     );
 }
 
+/// A stand-in agent started through a shell-script shim (as pyenv's `python3` is): the shim is
+/// the agent's own process until it `exec`s, and must not make the agent's shells ungated.
+#[test]
+#[cfg_attr(
+    not(all(has_git, has_python3)),
+    ignore = "needs /usr/bin/git and /usr/bin/python3 (apt-get install git python3)"
+)]
+fn an_agent_started_through_a_shim_script_is_gated() {
+    let f = Fixture::new();
+    let shim_dir = f.outside.join("shims");
+    std::fs::create_dir_all(&shim_dir).unwrap();
+    let agent = shim_dir.join("agent.py");
+    std::fs::write(
+        &agent,
+        "import subprocess, sys\n\
+         for line in sys.argv[1:]:\n    \
+             p = subprocess.run(['/bin/bash', '-c', line], capture_output=True, text=True)\n    \
+             print('rc=' + str(p.returncode) + ' err=' + p.stderr.strip().replace('\\n', '|'))\n",
+    )
+    .unwrap();
+    let shim = shim_dir.join("python3");
+    std::fs::write(
+        &shim,
+        "#!/bin/bash\n# a version-manager shim\nexec /usr/bin/python3 \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let marker = f.outside.join("made");
+    let out = f.wrap(
+        &[],
+        &[
+            shim.to_str().unwrap(),
+            agent.to_str().unwrap(),
+            "touch made-inside",
+            &format!(
+                "touch {}; mkfs.ext4 /nonexistent/shellgate-test-disk",
+                marker.display()
+            ),
+        ],
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let runs: Vec<&str> = stdout.lines().collect();
+    assert!(runs[0].starts_with("rc=0"), "{all}");
+    assert!(f.ws.join("made-inside").exists(), "{all}");
+    assert!(
+        runs[1].starts_with("rc=202") && runs[1].contains("NEVER_POLICY"),
+        "{all}"
+    );
+    assert!(!marker.exists(), "{all}");
+    // Both lines were judged and logged; the shim itself was not a line (it is the agent).
+    let log = f.log();
+    assert!(log.contains("touch made-inside"), "{log}");
+    assert!(log.contains("NEVER_POLICY"), "{log}");
+    assert!(!log.contains("version-manager"), "{log}");
+}
+
+/// Nothing in the environment lets an agent's shell through unjudged: not `SHELLGATE_ACTIVE`
+/// (the mark of a line already judged), not a copy of the agent's own mark.
+#[test]
+#[cfg_attr(
+    not(all(has_git, has_python3)),
+    ignore = "needs /usr/bin/git and /usr/bin/python3 (apt-get install git python3)"
+)]
+fn a_forged_environment_does_not_skip_the_gate() {
+    let f = Fixture::new();
+    let script = [
+        "import os, subprocess",
+        "for env in ({'SHELLGATE_ACTIVE': 'r0123456789abcdef'}, {}):",
+        "    e = dict(os.environ, **env)",
+        "    p = subprocess.run(['/bin/bash', '-c', 'mkfs.ext4 /nonexistent/shellgate-test-disk'], env=e, capture_output=True, text=True)",
+        "    print('rc=' + str(p.returncode))",
+    ]
+    .join("\n");
+    let out = f.wrap(&[], &["/usr/bin/python3", "-c", &script]);
+    let all = text(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        ["rc=202", "rc=202"],
+        "{all}"
+    );
+    let log = f.log();
+    assert_eq!(
+        log.matches("\"kind\":\"approval/asked\"").count(),
+        2,
+        "{log}"
+    );
+    assert!(log.matches("NEVER_POLICY").count() >= 2, "{log}");
+}
+
+/// `wrap` inside a wrapped agent starts its agent under the same broker: its shells are still
+/// gated, in the same session log.
+#[test]
+#[cfg_attr(
+    not(all(has_git, has_python3)),
+    ignore = "needs /usr/bin/git and /usr/bin/python3 (apt-get install git python3)"
+)]
+fn wrap_inside_a_wrapped_agent_keeps_the_gate() {
+    let f = Fixture::new();
+    let script = [
+        "import subprocess",
+        &format!("p = subprocess.run(['{SHELLGATE}', 'wrap', '--', '/bin/bash', '-c', 'mkfs.ext4 /nonexistent/shellgate-test-disk'], capture_output=True, text=True)"),
+        "print('rc=' + str(p.returncode))",
+    ]
+    .join("\n");
+    let out = f.wrap(&[], &["/usr/bin/python3", "-c", &script]);
+    let all = text(&out);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("rc=202"),
+        "{all}"
+    );
+    assert!(f.log().contains("NEVER_POLICY"), "{all}");
+}
+
+/// `wrap -- bash -i` with the README's hook in `~/.bashrc`, in a real terminal: lines are gated
+/// by the broker (not AUDIT_UNAVAILABLE), a foreground line reads the terminal, a question is
+/// answered at the terminal without stopping `wrap`, and `--norc` does not turn the hook off.
+#[test]
+#[cfg_attr(
+    not(all(has_git, has_python3)),
+    ignore = "needs /usr/bin/git and /usr/bin/python3 (apt-get install git python3)"
+)]
+fn a_wrapped_interactive_bash_with_the_readme_hook_is_gated() {
+    for rc in [true, false] {
+        let f = Fixture::new();
+        std::fs::write(
+            f.home.join(".bashrc"),
+            format!("eval \"$({SHELLGATE} init bash)\"\nPS1='wrapped$ '\n"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(f.ws.join("doomed")).unwrap();
+        let mut c = Command::new(SHELLGATE);
+        c.args(["wrap", "--", "bash"]);
+        if !rc {
+            c.arg("--norc");
+        }
+        c.arg("-i");
+        support::isolate(&mut c, &f.user)
+            .current_dir(&f.ws)
+            .env("TERM", "dumb")
+            .env("PS1", "wrapped$ ");
+        let mut pty = rexpect::session::spawn_command(c, Some(30_000)).unwrap();
+        pty.process_mut().set_kill_timeout(Some(200));
+        // Without the user's rc file, the system's sets the prompt.
+        let prompt = if rc { r"wrapped\$ $" } else { r"[#$] $" };
+        pty.exp_regex(prompt).unwrap();
+        // An ordinary line runs in the sandbox, from the terminal's foreground: it reads the tty.
+        pty.send_line("read -r x; echo got-$x > from-tty; echo step-$((1+1))-done")
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        pty.send_line("typed").unwrap();
+        pty.exp_string("step-2-done").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(f.ws.join("from-tty")).unwrap_or_default(),
+            "got-typed\n",
+            "rc={rc}"
+        );
+        // Refused by a rule: the refusal is shown, nothing ran.
+        pty.send_line("mkfs.ext4 /nonexistent/shellgate-test-disk")
+            .unwrap();
+        pty.exp_string("NEVER_POLICY").unwrap();
+        pty.exp_regex(prompt).unwrap();
+        // Asked: the question comes on the terminal and the answer counts; wrap is not stopped.
+        pty.send_line("rm -r doomed && echo step-$((2+1))-done")
+            .unwrap();
+        pty.exp_string("Allow once? [y").unwrap();
+        pty.send_line("y").unwrap();
+        pty.exp_string("step-3-done").unwrap();
+        assert!(!f.ws.join("doomed").exists(), "rc={rc}");
+        pty.send_line("exit").unwrap();
+        pty.exp_eof().unwrap();
+        let log = f.log();
+        assert!(
+            log.contains("rm -r doomed") && log.contains("\"by\":\"person\""),
+            "{log}"
+        );
+        assert!(!log.contains("AUDIT_UNAVAILABLE"), "{log}");
+    }
+}
+
 // ------------------------------------------------------------------------------------------------
 // Real agents (Claude Code, Codex CLI) against a scripted model in a loopback-only namespace:
 // tests/agents/run_agent.py installs each with npm into target/test-tools/agents when missing.
@@ -269,11 +451,12 @@ fn agents_dir() -> PathBuf {
         })
 }
 
-/// What one agent run left: the harness's output, and each tool result the agent sent back.
+/// What one agent run left: the harness's output, each tool result the agent sent back, and the
+/// run directory (`ws/` the workspace, `home/` the agent's home).
 struct AgentRun {
     out: Output,
     tool_results: Vec<String>,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl AgentRun {
@@ -284,14 +467,33 @@ impl AgentRun {
             self.tool_results
         )
     }
+
+    fn ws(&self) -> PathBuf {
+        self.dir.path().join("run/ws")
+    }
+
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("run/home")
+    }
 }
 
 /// One headless turn of `agent` under `shellgate wrap`, whose scripted model asks for `lines`
-/// one after the other; the marker file must never appear. The agent's home is outside /tmp, as
-/// a real one is; `used_before` gives it the state directory of an earlier run, and `delay` makes
-/// the model take its time (agents do work in the background meanwhile).
+/// one after the other, taking `delay` seconds per answer as a real one does (agents work in the
+/// background meanwhile: shell snapshots, probes). The agent's home is outside /tmp, as a real
+/// one is; `used_before` gives it the state directory of an earlier run. Its `PATH` starts with a
+/// directory of the test's own holding `extra-tool`, which a login shell's `PATH` would lose.
 fn real_agent(agent: &str, lines: &[&str], used_before: bool, delay: &str) -> AgentRun {
     let dir = support::scratch_dir();
+    let bin = dir.path().join("extra-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let tool = bin.join("extra-tool");
+    std::fs::write(&tool, "#!/bin/sh\necho extra-tool-ran\n").unwrap();
+    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())
+    );
     let harness = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/run_agent.py");
     let mut c = Command::new("/usr/bin/python3");
     c.arg(harness)
@@ -300,7 +502,7 @@ fn real_agent(agent: &str, lines: &[&str], used_before: bool, delay: &str) -> Ag
         .arg(dir.path().join("run"))
         .arg("--agents-dir")
         .arg(agents_dir())
-        .args(["--expect", "absent", "--timeout", "120", "--delay", delay]);
+        .args(["--expect", "absent", "--timeout", "150", "--delay", delay]);
     if used_before {
         c.arg("--used-before");
     }
@@ -308,10 +510,11 @@ fn real_agent(agent: &str, lines: &[&str], used_before: bool, delay: &str) -> Ag
         c.args(["--line", line]);
     }
     c.args(["--", SHELLGATE, "wrap", "--"]);
-    // The harness builds the agent's environment from nothing. It keeps the machine's own only
-    // for npm, which may need its registry settings, certificates or proxy (its cache goes with
-    // the agents, not into the home).
+    // The harness builds the agent's environment from nothing but `PATH`. It keeps the machine's
+    // own only for npm, which may need its registry settings, certificates or proxy (its cache
+    // goes with the agents, not into the home).
     support::without_shell_state(&mut c).stdin(Stdio::null());
+    c.env("PATH", path);
     support::detach(&mut c);
     let out = c.output().unwrap();
     let result = std::fs::read_to_string(dir.path().join("run/result.json")).unwrap_or_default();
@@ -328,28 +531,53 @@ fn real_agent(agent: &str, lines: &[&str], used_before: bool, delay: &str) -> Ag
     AgentRun {
         out,
         tool_results,
-        _dir: dir,
+        dir,
     }
 }
 
-fn real_agent_lines(agent: &str, used_before: bool, delay: &str) {
+/// Ordinary work through a real agent: a file written and a script run, a commit in the existing
+/// repository, a tool found on the agent's own `PATH`; then what must never run (a `never` rule),
+/// and what needs a person who is not there (an opaque line). Every effect is checked on disk.
+fn real_agent_work(agent: &str, used_before: bool) {
     let run = real_agent(
         agent,
         &[
-            // A destructive line never takes effect, and the refusal is what the agent gets back.
+            "printf 'print(6*7)\\n' > calc.py && python3 calc.py > out.txt && cat out.txt",
+            "git add calc.py out.txt && git commit -qm 'add calc' && git log --oneline | head -3",
+            "extra-tool && command -v extra-tool",
             "echo pwned > marker; mkfs.ext4 /nonexistent/shellgate-test-disk",
-            // So does an opaque one.
             "echo pwned > marker; x=rm; $x -rf nothing",
-            // A known-safe line still works, and its output is the tool result.
-            "ls -a && cat README",
         ],
         used_before,
-        delay,
+        "2",
     );
     assert_eq!(run.out.status.code(), Some(0), "{}", run.describe());
-    let [never, opaque, safe] = run.tool_results.as_slice() else {
-        panic!("three tool results expected: {}", run.describe());
+    let [script, commit, tool, never, opaque] = run.tool_results.as_slice() else {
+        panic!("five tool results expected: {}", run.describe());
     };
+    // The work happened, and the agent saw its output.
+    assert!(script.contains("42"), "{}", run.describe());
+    assert_eq!(
+        std::fs::read_to_string(run.ws().join("out.txt")).unwrap_or_default(),
+        "42\n",
+        "{}",
+        run.describe()
+    );
+    assert!(commit.contains("add calc"), "{}", run.describe());
+    let log = Command::new("git")
+        .args(["log", "--format=%s", "-1"])
+        .current_dir(run.ws())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&log.stdout),
+        "add calc\n",
+        "{}",
+        run.describe()
+    );
+    assert!(tool.contains("extra-tool-ran"), "{}", run.describe());
+    assert!(tool.contains("extra-bin/extra-tool"), "{}", run.describe());
+    // What must not run did not, and the agent was told why.
     assert!(
         never.contains("[auto-review-never] NEVER_POLICY"),
         "{}",
@@ -360,7 +588,32 @@ fn real_agent_lines(agent: &str, used_before: bool, delay: &str) {
         "{}",
         run.describe()
     );
-    assert!(safe.contains("scratch workspace"), "{}", run.describe());
+    assert!(!run.ws().join("marker").exists());
+    // The agent's own state outlived the run.
+    match agent {
+        "claude" => {
+            let global = std::fs::read_to_string(run.home().join(".claude.json")).unwrap();
+            assert!(
+                global.len() > 10,
+                "~/.claude.json was never written: {global}"
+            );
+            let snapshots: Vec<_> = std::fs::read_dir(run.home().join(".claude/shell-snapshots"))
+                .unwrap()
+                .flatten()
+                .collect();
+            assert_eq!(snapshots.len(), 1, "{}", run.describe());
+            let snapshot = std::fs::read_to_string(snapshots[0].path()).unwrap();
+            assert!(snapshot.contains("export PATH='"), "{snapshot}");
+            assert!(snapshot.contains("extra-bin"), "{snapshot}");
+        }
+        _ => {
+            assert!(
+                run.home().join(".codex/sessions").is_dir(),
+                "{}",
+                run.describe()
+            );
+        }
+    }
 }
 
 #[test]
@@ -368,8 +621,8 @@ fn real_agent_lines(agent: &str, used_before: bool, delay: &str) {
     not(all(has_npm, has_netns, has_python3, has_git)),
     ignore = "needs node and npm (apt-get install nodejs npm; the agents are installed from the npm registry), /usr/bin/python3, git and a network namespace (root, or unprivileged user namespaces)"
 )]
-fn claude_code_under_wrap_on_its_first_run() {
-    real_agent_lines("claude", false, "0");
+fn claude_code_works_under_wrap_on_its_first_run() {
+    real_agent_work("claude", false);
 }
 
 #[test]
@@ -377,8 +630,8 @@ fn claude_code_under_wrap_on_its_first_run() {
     not(all(has_npm, has_netns, has_python3, has_git)),
     ignore = "needs node and npm (apt-get install nodejs npm; the agents are installed from the npm registry), /usr/bin/python3, git and a network namespace (root, or unprivileged user namespaces)"
 )]
-fn claude_code_under_wrap_used_before_with_a_slow_model() {
-    real_agent_lines("claude", true, "2");
+fn claude_code_works_under_wrap_used_before() {
+    real_agent_work("claude", true);
 }
 
 #[test]
@@ -386,8 +639,8 @@ fn claude_code_under_wrap_used_before_with_a_slow_model() {
     not(all(has_npm, has_netns, has_python3, has_git)),
     ignore = "needs node and npm (apt-get install nodejs npm; the agents are installed from the npm registry), /usr/bin/python3, git and a network namespace (root, or unprivileged user namespaces)"
 )]
-fn codex_under_wrap_on_its_first_run() {
-    real_agent_lines("codex", false, "0");
+fn codex_works_under_wrap_on_its_first_run() {
+    real_agent_work("codex", false);
 }
 
 #[test]
@@ -395,8 +648,8 @@ fn codex_under_wrap_on_its_first_run() {
     not(all(has_npm, has_netns, has_python3, has_git)),
     ignore = "needs node and npm (apt-get install nodejs npm; the agents are installed from the npm registry), /usr/bin/python3, git and a network namespace (root, or unprivileged user namespaces)"
 )]
-fn codex_under_wrap_used_before_with_a_slow_model() {
-    real_agent_lines("codex", true, "2");
+fn codex_works_under_wrap_used_before() {
+    real_agent_work("codex", true);
 }
 
 #[test]

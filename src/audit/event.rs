@@ -85,6 +85,9 @@ pub enum EventBody {
     /// The session's mode changed.
     #[serde(rename = "mode/changed")]
     ModeChanged(ModeChange),
+    /// `wrap` did a known agent's start-up step in its place (Claude Code's shell snapshot).
+    #[serde(rename = "wrap/harness")]
+    HarnessStep(HarnessStep),
 }
 
 impl EventBody {
@@ -102,6 +105,7 @@ impl EventBody {
             EventBody::AutoReviewOverride(_) => "autoReview/override",
             EventBody::AutoReviewCircuit(_) => "autoReview/circuit",
             EventBody::ModeChanged(_) => "mode/changed",
+            EventBody::HarnessStep(_) => "wrap/harness",
         }
     }
 
@@ -147,6 +151,12 @@ impl EventBody {
             EventBody::ApprovalDecided(e) => scrub(&mut e.reason, MAX_TEXT_CHARS),
             EventBody::ExecStarted(e) => scrub(&mut e.shell, MAX_TEXT_CHARS),
             EventBody::ExecFinished(_) | EventBody::AutoReviewState(_) => {}
+            EventBody::HarnessStep(e) => {
+                scrub(&mut e.agent, MAX_TEXT_CHARS);
+                scrub(&mut e.step, MAX_TEXT_CHARS);
+                scrub(&mut e.path, MAX_TEXT_CHARS);
+                scrub(&mut e.note, MAX_TEXT_CHARS);
+            }
             EventBody::SandboxViolation(e) => {
                 scrub(&mut e.path, MAX_TEXT_CHARS);
                 scrub(&mut e.what, MAX_TEXT_CHARS);
@@ -346,6 +356,19 @@ pub struct SandboxViolation {
     pub what: String,
 }
 
+/// `wrap/harness`: a known agent's own start-up step that `wrap` did in its place.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HarnessStep {
+    /// `claude-code`.
+    pub agent: String,
+    /// `shell-snapshot`.
+    pub step: String,
+    /// The file written.
+    pub path: String,
+    /// What was done instead of the agent's script, or why it failed.
+    pub note: String,
+}
+
 /// Who changed a session setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -543,6 +566,8 @@ mod decode {
         AutoReviewCircuit,
         #[serde(rename = "mode/changed")]
         ModeChanged,
+        #[serde(rename = "wrap/harness")]
+        HarnessStep,
     }
 
     /// Decodes `data` as the payload type of a kind.
@@ -572,6 +597,7 @@ mod decode {
                     EventBody::AutoReviewCircuit(Deserialize::deserialize(d)?)
                 }
                 Kind::ModeChanged => EventBody::ModeChanged(Deserialize::deserialize(d)?),
+                Kind::HarnessStep => EventBody::HarnessStep(Deserialize::deserialize(d)?),
             })
         }
     }

@@ -398,6 +398,7 @@ impl SessionState {
                     seq: event.seq,
                 });
             }
+            EventBody::HarnessStep(_) => {}
         }
     }
 

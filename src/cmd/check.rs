@@ -27,7 +27,7 @@ use std::process::ExitCode;
 
 #[derive(Args, Debug)]
 pub struct CheckArgs {
-    /// Mode to decide in: ask, auto, full, read-only, custom or profile:<id> (default: the config's).
+    /// Mode to decide in: ask, auto, untrusted, full, read-only, custom or profile:<id> (default: the config's).
     #[arg(long)]
     pub mode: Option<String>,
     /// Working directory the line would run in (default: the current one).

@@ -18,7 +18,7 @@ pub struct EvalArgs {
     /// Case files (`.toml`, `.jsonl`) or directories holding them.
     #[arg(value_name = "CASES", required = true)]
     pub cases: Vec<PathBuf>,
-    /// Mode for cases that name none: ask, auto, full, read-only, custom or profile:<id>.
+    /// Mode for cases that name none: ask, auto, untrusted, full, read-only, custom or profile:<id>.
     #[arg(long)]
     pub mode: Option<String>,
     /// The user config to decide under (default: none; the built-in rules only).
@@ -105,7 +105,7 @@ fn settings(args: &EvalArgs) -> Result<Settings, Error> {
         && !crate::mode::is_valid_mode_id(mode)
     {
         return Err(usage(format!(
-            "--mode {}: not a mode (ask, auto, full, read-only, custom or profile:<id>)",
+            "--mode {}: not a mode (ask, auto, untrusted, full, read-only, custom or profile:<id>)",
             crate::intake::visible_line(mode)
         )));
     }

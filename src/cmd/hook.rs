@@ -140,6 +140,7 @@ fn decide_and_run(args: &HookArgs, line: &[u8]) -> (u8, String) {
         env: None,
         cancel: None,
         workspace: None,
+        process_group: None,
     };
     match gate::handle(&request) {
         Outcome::RunInShell => match run_self_command(args, line) {

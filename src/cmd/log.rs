@@ -359,6 +359,7 @@ pub fn describe_body(body: &EventBody) -> String {
             e.by.as_str(),
             if e.confirmed { ", confirmed" } else { "" }
         ),
+        EventBody::HarnessStep(e) => format!("{} {}: {} ({})", e.agent, e.step, e.path, e.note),
     }
 }
 

@@ -19,8 +19,8 @@ use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct ModeArgs {
-    /// The mode to select: an id (`ask`, `auto`, `read-only`, `full`, `custom`, `profile:<id>`), a
-    /// profile id, or an unambiguous display name. Without it, list the modes.
+    /// The mode to select: an id (`ask`, `auto`, `untrusted`, `read-only`, `full`, `custom`,
+    /// `profile:<id>`), a profile id, or an unambiguous display name. Without it, list the modes.
     pub id: Option<String>,
     #[arg(long)]
     pub json: bool,
@@ -69,6 +69,12 @@ fn list(ctx: &Context, choices: &ModeChoices, json: bool) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", render_choices(choices, &ctx.desired));
+    println!(
+        "in effect: {} (sandbox {}): {}; lines known only to read run in the read-only sandbox",
+        ctx.resolved.mode,
+        ctx.resolved.sandbox,
+        ctx.resolved.approval.describe()
+    );
     if ctx.resolved.mode != ctx.desired {
         println!(
             "effective mode: {} ({})",

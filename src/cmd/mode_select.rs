@@ -40,6 +40,7 @@ pub fn builtin_choices() -> Vec<ModeChoice> {
     [
         ("ask", "Ask"),
         ("auto", "Auto review"),
+        ("untrusted", "Untrusted"),
         ("full", "Full access"),
         ("read-only", "Read only"),
         ("custom", "Custom"),

@@ -58,6 +58,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         env: None,
         cancel: None,
         workspace: None,
+        process_group: None,
     };
     match gate::handle(&request) {
         Outcome::Ran(status) => ExitCode::from(gate::exit_code(&status)),

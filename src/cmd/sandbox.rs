@@ -34,6 +34,12 @@ pub struct Args {
     /// Let the program connect to unix sockets by path (a contained agent reaching `wrap`).
     #[arg(long, hide = true)]
     pub unix_sockets: bool,
+    /// Keep this directory read-only inside a writable one (a contained agent's shell snapshots).
+    #[arg(long = "read-only", value_name = "DIR", hide = true)]
+    pub read_only: Vec<PathBuf>,
+    /// Let the program read this credential store (a contained agent's own login).
+    #[arg(long = "unhide", value_name = "PATH", hide = true)]
+    pub unhide: Vec<PathBuf>,
     /// Explicitly run without one protection this system cannot enforce (repeatable).
     #[arg(long = "drop-protection", value_enum, value_name = "PROTECTION")]
     pub drop_protection: Vec<Protection>,
@@ -74,6 +80,10 @@ fn supervise(args: &Args) -> Result<ExitCode> {
     if let Some(refusal) = crate::gate::violation_refusal(&finished.violations) {
         return Err(refusal);
     }
+    if !finished.denials.is_empty() {
+        let what: Vec<String> = finished.denials.iter().map(|d| d.describe()).collect();
+        eprintln!("[shellgate] the sandbox refused {}", what.join(", "));
+    }
     Ok(crate::gate::end_like(&finished.status))
 }
 
@@ -98,6 +108,12 @@ fn spec(args: &Args) -> Result<Spec> {
     }
     for dir in &args.writable {
         spec = spec.with_writable(dir)?;
+    }
+    for dir in &args.read_only {
+        spec = spec.with_read_only(dir)?;
+    }
+    for path in &args.unhide {
+        spec = spec.unhiding(path);
     }
     spec.unix_sockets = args.unix_sockets;
     for protection in &args.drop_protection {

@@ -66,18 +66,20 @@ fn execute(args: &StatusArgs) -> Result<ExitCode> {
     let r = &ctx.resolved;
     if r.mode == ctx.desired {
         println!(
-            "mode: {} (sandbox {}, network {})",
+            "mode: {} (sandbox {}, network {}): {}",
             r.mode,
             r.sandbox,
-            on_off(r.network)
+            on_off(r.network),
+            r.approval.describe()
         );
     } else {
         println!(
-            "mode: desired {}, effective {} (sandbox {}, network {}): {}",
+            "mode: desired {}, effective {} (sandbox {}, network {}): {}; {}",
             ctx.desired,
             r.mode,
             r.sandbox,
             on_off(r.network),
+            r.approval.describe(),
             r.note.as_deref().unwrap_or("")
         );
     }

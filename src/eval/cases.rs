@@ -4,6 +4,7 @@
 
 use crate::config::line_column;
 use crate::error::{Code, Error};
+use crate::mode::SandboxPolicy;
 use crate::parse::ShellKind;
 use crate::policy::{Route, Verdict};
 use serde::de::{self, IntoDeserializer, MapAccess, Visitor};
@@ -48,6 +49,9 @@ pub struct Expect {
     pub rule: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason_contains: Option<String>,
+    /// The sandbox the line must be given (`read-only`, `workspace-write`, `full-access`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxPolicy>,
 }
 
 impl Expect {
@@ -94,6 +98,11 @@ impl Expect {
         {
             out.push(format!("reason: does not contain {want:?}"));
         }
+        if let Some(want) = self.sandbox
+            && want != actual.sandbox
+        {
+            out.push(format!("sandbox: expected {want}, got {}", actual.sandbox));
+        }
         out
     }
 
@@ -114,6 +123,9 @@ impl Expect {
         }
         if let Some(r) = &self.reason_contains {
             parts.push(format!("reason contains {r:?}"));
+        }
+        if let Some(sandbox) = self.sandbox {
+            parts.push(format!("sandbox {sandbox}"));
         }
         parts.join(", ")
     }
@@ -176,7 +188,7 @@ impl<'de> Deserialize<'de> for Expect {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str(
                     "a decision (allow, deny, ask, review, not-allowed, not-denied) or a table \
-                     { decision, code, route, rule, reason_contains }",
+                     { decision, code, route, rule, reason_contains, sandbox }",
                 )
             }
 
@@ -196,6 +208,7 @@ impl<'de> Deserialize<'de> for Expect {
                     route: table.route,
                     rule: table.rule,
                     reason_contains: table.reason_contains,
+                    sandbox: table.sandbox,
                 })
             }
         }
@@ -216,6 +229,8 @@ struct ExpectTable {
     rule: Option<String>,
     #[serde(default)]
     reason_contains: Option<String>,
+    #[serde(default)]
+    sandbox: Option<SandboxPolicy>,
 }
 
 /// A case as written, before validation.
@@ -430,7 +445,7 @@ fn validate(spec: CaseSpec, id: String, source: String) -> Result<Case, Error> {
     if spec.expect.is_empty() {
         return Err(fail(
             "`expect` sets nothing, so the case could not fail: give a decision, code, route, \
-             rule or reason_contains"
+             rule, reason_contains or sandbox"
                 .to_owned(),
         ));
     }
@@ -438,7 +453,7 @@ fn validate(spec: CaseSpec, id: String, source: String) -> Result<Case, Error> {
         && !crate::mode::is_valid_mode_id(mode)
     {
         return Err(fail(format!(
-            "`{}` is not a mode (ask, auto, full, read-only, custom or profile:<id>)",
+            "`{}` is not a mode (ask, auto, untrusted, full, read-only, custom or profile:<id>)",
             mode.escape_debug()
         )));
     }

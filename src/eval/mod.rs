@@ -75,6 +75,8 @@ pub struct Actual {
     pub rule: Option<String>,
     pub reason: String,
     pub mode: String,
+    /// The sandbox the line runs in (read-only for lines known only to read).
+    pub sandbox: crate::mode::SandboxPolicy,
 }
 
 impl Actual {
@@ -86,6 +88,7 @@ impl Actual {
             rule: decision.rule.clone(),
             reason: decision.reason.clone(),
             mode: decision.mode.clone(),
+            sandbox: decision.sandbox,
         }
     }
 }

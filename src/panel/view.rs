@@ -248,6 +248,15 @@ fn mode_section(panel: &Panel, snapshot: &Snapshot) -> String {
     row(&mut rows, "Effective mode", &effective);
     row(
         &mut rows,
+        "Approval",
+        &format!(
+            "<code>{}</code>: {}",
+            escape(resolved.approval.as_str()),
+            escape(resolved.approval.describe())
+        ),
+    );
+    row(
+        &mut rows,
         "Sandbox policy",
         &format!(
             "{}, network {}",

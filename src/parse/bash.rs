@@ -4,6 +4,8 @@
 //! words after quote removal, its prefix assignments, its redirections and where its standard input
 //! comes from) to the unwrapper in `unwrap.rs`.
 
+use super::heredoc;
+use super::hooks;
 use super::words::{self, Word};
 use super::{FunctionDef, MAX_SCRIPT_DEPTH, Parsed};
 use std::cell::RefCell;
@@ -152,6 +154,7 @@ impl Walker<'_> {
                 let (name, value) = self.assignment(node, ctx);
                 self.check_assigned_variable(&name);
                 self.check_hidden_code(&value);
+                self.out.add_value(&value.text);
             }
             "function_definition" => self.function(node, ctx),
             "pipeline" => self.pipeline(node, ctx),
@@ -171,9 +174,69 @@ impl Walker<'_> {
             }
             "expansion" => {
                 self.check_prompt_expansion(node);
+                self.check_expansion_assignment(node);
+                self.walk_children(node, ctx);
+            }
+            "binary_expression" | "postfix_expression" | "unary_expression" => {
+                self.check_arithmetic_assignment(node);
+                self.walk_children(node, ctx);
+            }
+            "ERROR" => self.error(node, ctx),
+            // `for HOME in /tmp; do …` and `select PS0 in …` assign their variable.
+            "for_statement" => {
+                if let Some(variable) = node.child_by_field_name("variable") {
+                    let name = self.text(variable).to_owned();
+                    self.check_assigned_variable(&name);
+                }
                 self.walk_children(node, ctx);
             }
             _ => self.walk_children(node, ctx),
+        }
+    }
+
+    /// What the grammar could not read. bash reads `{rm,-rf,/}` as one word, brace-expanded to
+    /// `rm -rf /`; tree-sitter-bash takes its `{` for the start of a group and leaves an error
+    /// with the rest as a command. A `{` glued to the command after it is put back in front of
+    /// its name, so the words bash runs are judged (the line is opaque anyway).
+    fn error(&mut self, node: Node, ctx: &Ctx) {
+        let inner = ctx.nested();
+        let children: Vec<Node> = {
+            let mut cursor = node.walk();
+            node.children(&mut cursor).collect()
+        };
+        // A here-document the grammar could not fit into a redirection (`cat <<$'EOF'`): where
+        // the shells end it is still computed, and what follows is parsed.
+        if children.iter().any(|c| c.kind() == "heredoc_start") {
+            self.check_heredoc_end(node);
+        }
+        let mut i = 0;
+        while i < children.len() {
+            let child = children[i];
+            let glued = children.get(i + 1).filter(|next| {
+                child.kind() == "{"
+                    && next.start_byte() == child.end_byte()
+                    && matches!(next.kind(), "command" | "command_name")
+            });
+            if let Some(&next) = glued {
+                let brace = words::unquoted("{");
+                if next.kind() == "command" {
+                    self.command_with_prefix(next, &inner, Some(brace));
+                } else {
+                    let mut name = brace;
+                    name.push(self.word(next, &inner));
+                    self.resolve(RawCommand {
+                        name: Some(name),
+                        stdin: inner.stdin.clone(),
+                        ..RawCommand::default()
+                    });
+                }
+                i += 2;
+                continue;
+            }
+            if child.is_named() {
+                self.walk(child, &inner);
+            }
+            i += 1;
         }
     }
 
@@ -284,6 +347,7 @@ impl Walker<'_> {
     }
 
     fn heredoc(&mut self, node: Node, ctx: &mut Ctx) {
+        self.check_heredoc_end(node);
         let mut quoted = false;
         let mut body = Word::default();
         let mut cursor = node.walk();
@@ -316,6 +380,57 @@ impl Walker<'_> {
         }
     }
 
+    /// Does the here-document end where the shells end it? tree-sitter-bash reads some quoted
+    /// delimiters differently (`<<'E\OF'` ends at `E\OF` in bash, dash and zsh, not at `EOF`), so
+    /// the line where each shell ends it is computed from the delimiter as the shell computes it
+    /// ([`heredoc::delimiters`]). Any disagreement — with tree-sitter, or between the shells —
+    /// makes the line opaque, and the text after each shell's end is parsed as well: what a shell
+    /// runs after the here-document is then seen (and `never` rules hold), whichever view is right.
+    fn check_heredoc_end(&mut self, node: Node) {
+        let mut start = None;
+        let mut strip_tabs = false;
+        let mut body_start = None;
+        let mut end = None;
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            match child.kind() {
+                "<<-" => strip_tabs = true,
+                "heredoc_start" => start = Some(self.text(child).to_owned()),
+                "heredoc_body" => body_start = Some(child.start_byte()),
+                "heredoc_end" => end = Some(child.start_byte()),
+                _ => {}
+            }
+        }
+        let (Some(start), Some(first)) = (start, body_start.or(end)) else {
+            return;
+        };
+        let body_line = heredoc::line_start(self.src, first);
+        let tree_end = end.map(|at| heredoc::line_start(self.src, at));
+        let candidates = heredoc::delimiters(&start);
+        if candidates.len() > 1 {
+            self.out.add_opaque(format!(
+                "the here-document delimiter `{start}` is read differently by bash, dash and zsh"
+            ));
+        }
+        for delimiter in candidates {
+            let shell_end = heredoc::end_line(self.src, body_line, &delimiter, strip_tabs);
+            if shell_end.map(|(line, _)| line) == tree_end {
+                continue;
+            }
+            self.out.add_opaque(format!(
+                "the shell ends the here-document `{start}` at another line than the parser does"
+            ));
+            if let Some((_, after)) = shell_end
+                && let Some(rest) = self.src.get(after..)
+                && !rest.trim().is_empty()
+            {
+                let rest = rest.to_owned();
+                let via = self.via.clone();
+                self.nested_script(&rest, via);
+            }
+        }
+    }
+
     /// The text of a here-document. Unless its delimiter is quoted, expansions and command
     /// substitutions in it run when the shell reads it, so they are walked like any other.
     fn heredoc_body(&mut self, node: Node, quoted: bool, ctx: &Ctx) -> Word {
@@ -336,8 +451,8 @@ impl Walker<'_> {
         Word {
             text,
             dynamic,
-            glob: false,
             hidden_code,
+            ..Word::default()
         }
     }
 
@@ -357,6 +472,11 @@ impl Walker<'_> {
     }
 
     fn command(&mut self, node: Node, ctx: &Ctx) {
+        self.command_with_prefix(node, ctx, None);
+    }
+
+    /// A simple command; `prefix` is text glued before its name (see [`Walker::error`]).
+    fn command_with_prefix(&mut self, node: Node, ctx: &Ctx, prefix: Option<Word>) {
         let mut raw = RawCommand {
             writes: ctx.writes.clone(),
             reads: ctx.reads.clone(),
@@ -385,13 +505,22 @@ impl Walker<'_> {
         if !matches!(redirects.stdin, Input::Inherited) {
             raw.stdin = redirects.stdin;
         }
+        if let Some(mut glued) = prefix
+            && let Some(name) = raw.name.take()
+        {
+            glued.push(name);
+            raw.name = Some(glued);
+        }
         self.resolve(raw);
     }
 
-    /// `export`, `declare`, `typeset`, `local`, `readonly`.
+    /// `export`, `declare`, `typeset`, `local`, `readonly`. With only `-p`/`-f`/`-F` they print
+    /// (`declare -p PS0`, `export -p`) and change nothing.
     fn declaration(&mut self, node: Node, ctx: &Ctx) {
         let mut program = String::new();
         let mut argv = Vec::new();
+        let mut options = Vec::new();
+        let mut names = Vec::new();
         let mut cursor = node.walk();
         for child in node.children(&mut cursor) {
             if !child.is_named() {
@@ -405,22 +534,58 @@ impl Walker<'_> {
                     let (name, value) = self.assignment(child, ctx);
                     self.check_assigned_variable(&name);
                     self.check_hidden_code(&value);
+                    self.out.add_value(&value.text);
                     argv.push(format!("{name}={}", value.text));
                 }
                 "variable_name" => {
                     let name = self.text(child).to_owned();
-                    self.check_shell_variable(&name);
+                    names.push(name.clone());
                     argv.push(name);
                 }
                 _ => {
                     let word = self.word(child, ctx);
+                    if !word.is_literal() {
+                        self.out.add_hook_state(format!(
+                            "`{program}` of a variable named at run time (`{}`), which could be a \
+                             hook's",
+                            word.text
+                        ));
+                    }
                     match word.text.split_once('=') {
-                        Some((name, _)) => self.check_assigned_variable(name),
-                        None => self.check_shell_variable(&word.text),
+                        Some((name, value)) => {
+                            self.check_declared_name(&program, name);
+                            self.check_assigned_variable(name);
+                            self.out.add_value(value);
+                        }
+                        None if word.text.starts_with(['-', '+']) => {
+                            options.push(word.text.clone())
+                        }
+                        None => {
+                            self.check_declared_name(&program, &word.text);
+                            names.push(word.text.clone());
+                        }
                     }
                     self.check_hidden_code(&word);
                     argv.push(word.text);
                 }
+            }
+        }
+        let option_texts: Vec<&str> = options.iter().map(String::as_str).collect();
+        let lists = hooks::declaration_lists(&option_texts);
+        // `-n` is a nameref for declare/typeset/local (for export it removes the export).
+        let nameref = matches!(program.as_str(), "declare" | "typeset" | "local")
+            && options
+                .iter()
+                .any(|o| o.starts_with('-') && o.contains('n'));
+        if nameref {
+            self.out.add_hook_state(format!(
+                "`{program} -n` makes a name refer to another variable, which could be a hook's"
+            ));
+        }
+        if !lists {
+            for name in &names {
+                self.check_shell_variable(name);
+                self.out.add_assigned(hooks::base_name(name));
             }
         }
         self.emit_builtin(program, argv, ctx);
@@ -433,6 +598,12 @@ impl Walker<'_> {
             let word = self.word(child, ctx);
             // `unset 'a[$(…)]'` evaluates the subscript.
             self.check_hidden_code(&word);
+            if !word.is_literal() {
+                self.out.add_hook_state(format!(
+                    "`unset` of a name only known at run time (`{}`), which could be a hook's",
+                    word.text
+                ));
+            }
             argv.push(word.text);
         }
         let functions = argv.iter().any(|a| a == "-f");
@@ -472,32 +643,60 @@ impl Walker<'_> {
         (name, value)
     }
 
+    /// A name given to `export`/`declare`/… that is not a plain identifier (`{PS0,X}`, `$n`,
+    /// `a*`) may become a hook's variable when the shell expands it.
+    fn check_declared_name(&mut self, program: &str, name: &str) {
+        let base = name.split('[').next().unwrap_or(name).trim_end_matches('+');
+        let identifier = !base.is_empty()
+            && base.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !base.starts_with(|c: char| c.is_ascii_digit());
+        if !identifier {
+            self.out.add_hook_state(format!(
+                "`{program}` of `{}`, a name the shell expands, which could be a hook's",
+                name
+            ));
+        }
+    }
+
+    /// `f() { …; }`, `function f { …; }`, zsh's `function f g { …; }` (which the grammar reads
+    /// as an error holding the first names): each name is a function defined on the line.
     fn function(&mut self, node: Node, ctx: &Ctx) {
-        let mut name = String::new();
+        let mut names = Vec::new();
         let mut body = None;
         for (field, child) in fields(node) {
             match field {
-                Some("name") => name = self.word(child, ctx).text,
+                Some("name") => names.push(self.word(child, ctx).text),
                 Some("body") => body = Some(child),
+                _ if child.kind() == "ERROR" => {
+                    let mut cursor = child.walk();
+                    for part in child.named_children(&mut cursor) {
+                        if part.kind() == "word" {
+                            names.push(self.word(part, ctx).text);
+                        }
+                    }
+                }
                 _ => {}
             }
         }
-        self.check_function_name(&name);
-        self.line_functions.push(name.clone());
-        let Some(body) = body else {
-            return;
-        };
+        for name in &names {
+            self.check_function_name(name);
+            self.line_functions.push(name.clone());
+        }
         let before = self.out.commands.len();
-        self.walk(body, &ctx.nested());
-        let recursive = self.out.commands[before..]
-            .iter()
-            .any(|c| c.program == name);
-        let forks = subtree_forks(body);
-        self.out.functions.push(FunctionDef {
-            name,
-            recursive,
-            forks,
-        });
+        if let Some(body) = body {
+            self.walk(body, &ctx.nested());
+        }
+        let forks = body.is_some_and(subtree_forks);
+        for name in names {
+            let recursive = self.out.commands[before..]
+                .iter()
+                .any(|c| c.program == name);
+            self.out.functions.push(FunctionDef {
+                name,
+                recursive,
+                forks,
+            });
+        }
     }
 
     /// The value of a word after quote removal; command substitutions inside it are walked.
@@ -511,15 +710,33 @@ impl Walker<'_> {
             "simple_expansion" | "expansion" | "arithmetic_expansion" => {
                 if node.kind() == "expansion" {
                     self.check_prompt_expansion(node);
+                    self.check_expansion_assignment(node);
                 }
                 self.walk_children(node, ctx);
-                Word::dynamic(text)
+                // Unquoted: split into words (inside `"…"` this is undone below).
+                Word {
+                    splits: true,
+                    ..Word::dynamic(text)
+                }
             }
-            "command_substitution" | "process_substitution" => {
+            "command_substitution" => {
+                self.substitution(node, ctx);
+                Word {
+                    splits: true,
+                    ..Word::dynamic(text)
+                }
+            }
+            "process_substitution" => {
                 self.substitution(node, ctx);
                 Word::dynamic(text)
             }
-            "brace_expression" | "extglob_pattern" | "regex" => Word {
+            // `{1..3}`: its outer braces take part in brace expansion.
+            "brace_expression" => Word {
+                braces: vec![0, text.len().saturating_sub(1)],
+                text,
+                ..Word::default()
+            },
+            "extglob_pattern" | "regex" => Word {
                 text,
                 glob: true,
                 ..Word::default()
@@ -539,7 +756,10 @@ impl Walker<'_> {
             }
             _ => {
                 self.walk_children(node, ctx);
-                Word::dynamic(text)
+                Word {
+                    splits: true,
+                    ..Word::dynamic(text)
+                }
             }
         }
     }
@@ -563,9 +783,11 @@ impl Walker<'_> {
                 word.push(Word::quoted(words::double_quoted_literal(self.text(child))));
             } else {
                 let inner = self.word(child, ctx);
-                // Inside double quotes nothing is a pattern.
+                // Inside double quotes nothing is a pattern, split or brace-expanded.
                 word.push(Word {
                     glob: false,
+                    splits: false,
+                    braces: Vec::new(),
                     ..inner
                 });
             }
@@ -583,6 +805,44 @@ impl Walker<'_> {
     pub(super) fn check_hidden_code(&mut self, word: &Word) {
         if word.hidden_code {
             self.out.add_opaque(HIDDEN_CODE);
+        }
+    }
+
+    /// `${NAME:=value}` and `${NAME=value}` assign NAME when it is unset (or empty): an assignment
+    /// like any other.
+    fn check_expansion_assignment(&mut self, node: Node) {
+        let text = self.text(node);
+        let Some(inner) = text.strip_prefix("${") else {
+            return;
+        };
+        let name_end = inner
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(inner.len());
+        let rest = &inner[name_end..];
+        if name_end > 0 && (rest.starts_with(":=") || rest.starts_with('=')) {
+            let name = inner[..name_end].to_owned();
+            self.check_assigned_variable(&name);
+        }
+    }
+
+    /// `(( HISTSIZE = 0 ))`, `$(( x += 1 ))`, `(( x++ ))`: arithmetic assigns variables too. (In
+    /// `[[ a = b ]]` the left side is a word, not a variable name, and `=` compares.)
+    fn check_arithmetic_assignment(&mut self, node: Node) {
+        const ASSIGNING: [&str; 13] = [
+            "=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "++", "--",
+        ];
+        let mut target = None;
+        let mut assigns = false;
+        for (field, child) in fields(node) {
+            match (field, child.kind()) {
+                (Some("operator"), op) => assigns |= ASSIGNING.contains(&op),
+                (_, "variable_name" | "subscript") if target.is_none() => target = Some(child),
+                _ => {}
+            }
+        }
+        if let (true, Some(target)) = (assigns, target) {
+            let name = self.text(target).to_owned();
+            self.check_assigned_variable(&name);
         }
     }
 

@@ -133,6 +133,9 @@ fn is_snapshot_path(word: &Word) -> bool {
     if !word.is_literal() || word.hidden_code {
         return false;
     }
+    if in_trusted_snapshot_dir(&word.text) {
+        return true;
+    }
     let Some(path) = word.text.strip_prefix('/') else {
         return false;
     };
@@ -148,6 +151,30 @@ fn is_snapshot_path(word: &Word) -> bool {
         }
         _ => false,
     }
+}
+
+/// Snapshot directories this process knows to hold only what shellgate wrote: `wrap` writes Claude
+/// Code's snapshots itself, into a directory the agent cannot write, and names it here once, at
+/// start. A home of any shape is then recognised.
+static TRUSTED_SNAPSHOT_DIRS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+/// Names the snapshot directories of this process (see [`TRUSTED_SNAPSHOT_DIRS`]); only the first
+/// call counts.
+pub fn trust_snapshot_dirs(dirs: Vec<String>) {
+    let _ = TRUSTED_SNAPSHOT_DIRS.set(dirs);
+}
+
+fn in_trusted_snapshot_dir(path: &str) -> bool {
+    let Some(dirs) = TRUSTED_SNAPSHOT_DIRS.get() else {
+        return false;
+    };
+    let Some((dir, file)) = path.rsplit_once('/') else {
+        return false;
+    };
+    dirs.iter().any(|d| d == dir)
+        && file.starts_with("snapshot-")
+        && file.ends_with(".sh")
+        && !file.contains("..")
 }
 
 /// A command of the harness list and the redirections that apply to it.

@@ -13,11 +13,15 @@
 //! interactive shell's own hooks. Neither kind of line is ever allowed by rules alone.
 
 mod bash;
-mod harness;
+pub mod braces;
+pub mod harness;
+pub mod heredoc;
+pub mod hooks;
 mod pwsh;
 pub use pwsh::is_valid_powershell;
 mod unwrap;
 pub mod words;
+mod wrappers;
 
 use serde::{Deserialize, Serialize};
 
@@ -67,9 +71,31 @@ pub struct Command {
     /// Some arguments are unquoted patterns (`*`, `{a,b}`).
     #[serde(skip)]
     pub args_glob: bool,
-    /// The program is a function defined earlier on the same line (its body is judged instead).
+    /// The program's name is also a function defined on the line. The call is judged as the
+    /// program too: the definition may not have run (`false && rm() { :; }; rm -rf src`).
     #[serde(skip)]
     pub calls_line_function: bool,
+    /// What the text of each argument does not tell about its value at run time (one per `argv`
+    /// entry, in order).
+    #[serde(skip)]
+    pub shapes: Vec<ArgShape>,
+    /// A wrapper appends arguments only known at run time (`xargs CMD`).
+    #[serde(skip)]
+    pub extra_args: bool,
+}
+
+/// What the text of one argument does not tell about its run-time value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ArgShape {
+    /// It may become several words, or none (an unquoted expansion or pattern).
+    pub multi: bool,
+    /// It holds an unquoted expansion, whose value is split into words: the words after the first
+    /// can be anything (`sort -k$x` may become `sort -k1 -o out`). A pattern alone (`src/*.rs`)
+    /// becomes words that all start as its text does.
+    pub splits: bool,
+    /// Its value may start with a character its text does not show, such as the `-` of an
+    /// option (`$d`, `"$d"`, `${p:---pre=sh}`, `*`).
+    pub start_unknown: bool,
 }
 
 impl Command {
@@ -132,6 +158,12 @@ pub struct Parsed {
     /// Every file a redirection on the line reads from (`< FILE`, `<> FILE`).
     pub reads: Vec<String>,
     pub functions: Vec<FunctionDef>,
+    /// Variables the line assigns or exports (on their own, before a command, through `env`,
+    /// `export`, `declare` …), without subscripts: the programs it runs may read them.
+    pub assigned: Vec<String>,
+    /// The values the line assigns to variables (`k=~/.ssh/id_rsa; cat "$k"`): paths in them are
+    /// looked at like arguments.
+    pub values: Vec<String>,
     /// A recognised agent harness whose inner line is what was parsed (e.g. `claude-code`).
     pub harness: Option<&'static str>,
 }
@@ -145,6 +177,18 @@ impl Parsed {
         let reason = reason.into();
         if !self.opaque.contains(&reason) {
             self.opaque.push(reason);
+        }
+    }
+
+    fn add_value(&mut self, value: &str) {
+        if !value.is_empty() && self.values.len() < 256 && !self.values.iter().any(|v| v == value) {
+            self.values.push(value.to_owned());
+        }
+    }
+
+    fn add_assigned(&mut self, name: &str) {
+        if !self.assigned.iter().any(|a| a == name) {
+            self.assigned.push(name.to_owned());
         }
     }
 

@@ -18,16 +18,131 @@ use tree_sitter::{Node, Tree};
 /// is higher than bash's; see the stack test.
 const MAX_NESTING: usize = 192;
 
-/// Names whose change would alter shellgate's PowerShell hook or PSReadLine.
-const HOOK_MARKERS: [&str; 7] = [
+/// Assignment targets that reach shellgate's PowerShell hook or the session itself: the scope and
+/// provider drives (`$global:x`, `${env:PATH}`, `$function:prompt`, `$alias:ls`,
+/// `$variable:x`; at the prompt `$script:` is the global scope), the engine objects, PSReadLine,
+/// and shellgate's own names.
+const HOOK_MARKERS: [&str; 11] = [
+    "global:",
+    "script:",
+    "env:",
     "function:",
+    "alias:",
+    "variable:",
     "executioncontext",
     "psconsolehostreadline",
     "psreadline",
+    "psdefaultparametervalues",
     "shellgate",
-    "env:bash_env",
-    "env:zdotdir",
 ];
+
+/// Expressions that reach into the engine: what they call or change can replace the hook, define
+/// functions or run code (`$ExecutionContext.InvokeCommand…`, `[scriptblock]::Create`).
+const ENGINE_MARKERS: [&str; 9] = [
+    "$executioncontext",
+    "${executioncontext}",
+    "$host.",
+    "[scriptblock]",
+    "[powershell]",
+    "runspace",
+    "management.automation",
+    "psreadline",
+    "psconsolehostreadline",
+];
+
+/// The provider drives whose items are the session's functions, aliases, variables and
+/// environment.
+const SESSION_DRIVES: [&str; 4] = ["env:", "function:", "alias:", "variable:"];
+
+/// Cmdlets (and their aliases) that change the session's variables, aliases, key handling,
+/// modules or engine events, whatever their arguments.
+const SESSION_CMDLETS: [&str; 30] = [
+    "set-variable",
+    "sv",
+    "set",
+    "new-variable",
+    "nv",
+    "remove-variable",
+    "rv",
+    "clear-variable",
+    "clv",
+    "set-alias",
+    "sal",
+    "new-alias",
+    "nal",
+    "remove-alias",
+    "import-alias",
+    "ipal",
+    "set-psreadlineoption",
+    "set-psreadlinekeyhandler",
+    "remove-psreadlinekeyhandler",
+    "import-module",
+    "ipmo",
+    "remove-module",
+    "rmo",
+    "set-psdebug",
+    "set-psbreakpoint",
+    "sbp",
+    "register-engineevent",
+    "register-objectevent",
+    "update-typedata",
+    "add-type",
+];
+
+/// Item cmdlets (and aliases): on a session drive (`Set-Item function:prompt …`) they change the
+/// session.
+const ITEM_CMDLETS: [&str; 34] = [
+    "set-item",
+    "si",
+    "new-item",
+    "ni",
+    "remove-item",
+    "ri",
+    "rm",
+    "del",
+    "erase",
+    "rd",
+    "rmdir",
+    "clear-item",
+    "cli",
+    "rename-item",
+    "rni",
+    "ren",
+    "copy-item",
+    "cpi",
+    "copy",
+    "cp",
+    "move-item",
+    "mi",
+    "move",
+    "mv",
+    "set-content",
+    "sc",
+    "add-content",
+    "ac",
+    "clear-content",
+    "clc",
+    "set-itemproperty",
+    "sp",
+    "new-itemproperty",
+    "remove-itemproperty",
+];
+
+/// Does this command change the PowerShell session's hook state?
+fn changes_session(name: &str, args: &[Word]) -> bool {
+    let lower = name.to_ascii_lowercase();
+    if SESSION_CMDLETS.contains(&lower.as_str()) {
+        return true;
+    }
+    ITEM_CMDLETS.contains(&lower.as_str())
+        && args.iter().any(|a| {
+            let text = a.text.to_ascii_lowercase();
+            let text = text.trim_start_matches(['\'', '"']);
+            !a.is_literal() && text.contains(':')
+                || SESSION_DRIVES.iter().any(|d| text.starts_with(d))
+                || text.contains("shellgate")
+        })
+}
 
 thread_local! {
     static PARSER: super::ParserSlot = const { RefCell::new(None) };
@@ -114,11 +229,22 @@ impl PwshWalker<'_> {
                 self.inner.out.add_opaque(
                     "the line calls a .NET or object method, whose effect the parser cannot see",
                 );
+                self.check_engine_access(node);
+                self.walk_children(node, nest);
+            }
+            "member_access" => {
+                self.check_engine_access(node);
                 self.walk_children(node, nest);
             }
             "assignment_expression" | "function_statement" => {
                 let lowered = self.text(node).to_ascii_lowercase();
-                let target = lowered.split(['=', '{']).next().unwrap_or("");
+                // The assigned target (`${global:x}` holds a brace), or the function's name.
+                let target = match node.named_child(0) {
+                    Some(left) if node.kind() == "assignment_expression" => {
+                        self.text(left).to_ascii_lowercase()
+                    }
+                    _ => lowered.split('{').next().unwrap_or("").to_owned(),
+                };
                 if HOOK_MARKERS.iter().any(|m| target.contains(m)) {
                     self.inner
                         .out
@@ -128,6 +254,17 @@ impl PwshWalker<'_> {
             }
             "redirection" => self.redirection(node, &mut Vec::new()),
             _ => self.walk_children(node, nest),
+        }
+    }
+
+    /// `$ExecutionContext.InvokeCommand…`, `[scriptblock]::Create(…)`, `$Host.…`: reaching into the
+    /// engine, even as an argument, can replace the hook or run code.
+    fn check_engine_access(&mut self, node: Node) {
+        let lowered = self.text(node).to_ascii_lowercase();
+        if ENGINE_MARKERS.iter().any(|m| lowered.contains(m)) {
+            self.inner
+                .out
+                .add_hook_state("the line reaches into the PowerShell engine or PSReadLine");
         }
     }
 
@@ -165,6 +302,9 @@ impl PwshWalker<'_> {
             self.inner
                 .out
                 .add_opaque("dot-sourcing runs a script in the current session");
+            self.inner.out.add_hook_state(
+                "dot-sourcing runs code in the session itself, where it can replace the hook",
+            );
         }
         if script_block {
             return;
@@ -174,6 +314,15 @@ impl PwshWalker<'_> {
         {
             self.invoke_expression(&raw.args);
             return;
+        }
+        if let Some(name) = &raw.name
+            && changes_session(&name.text, &raw.args)
+        {
+            self.inner.out.add_hook_state(format!(
+                "`{}` changes the PowerShell session's variables, aliases, functions or key \
+                 handling",
+                name.text
+            ));
         }
         self.inner.resolve(raw);
     }
@@ -185,9 +334,14 @@ impl PwshWalker<'_> {
                 let text = script.text.clone();
                 parse_script(&text, self.depth + 1, self.inner.out);
             }
-            _ => self.inner.out.add_opaque(
-                "`Invoke-Expression` of anything but one literal string runs code only known at run time",
-            ),
+            _ => {
+                self.inner.out.add_opaque(
+                    "`Invoke-Expression` of anything but one literal string runs code only known at run time",
+                );
+                self.inner.out.add_hook_state(
+                    "`Invoke-Expression` of a string only known at run time runs it in the session itself",
+                );
+            }
         }
     }
 

@@ -695,8 +695,8 @@ fn non_ascii_after_brace_does_not_crash_the_parser() {
         let p = bash(line);
         assert!(!p.commands.is_empty() || p.is_opaque(), "{line:?}");
     }
-    // Node text still comes from the original line.
-    assert_eq!(bash("echo {\u{e9},b}").commands[0].argv, ["{\u{e9},b}"]);
+    // Node text still comes from the original line (and is brace-expanded, as bash does).
+    assert_eq!(bash("echo {\u{e9},b}").commands[0].argv, ["\u{e9}", "b"]);
 }
 
 #[test]
@@ -745,5 +745,220 @@ proptest::proptest! {
     #[test]
     fn parse_is_total_on_shell_alphabet(s in "[a-z $'\"`(){};|&<>\\\\=\n-]{0,200}") {
         let _ = parse(&s, ShellKind::Bash);
+    }
+}
+
+#[test]
+fn brace_expansion_happens_before_judging() {
+    assert_eq!(commands("find . {-delete,}"), ["find . -delete"]);
+    assert_eq!(commands("rg {--pre,sh} x"), ["rg --pre sh x"]);
+    assert_eq!(commands("{rm,-rf,/}"), ["rm -rf /"]);
+    assert_eq!(commands("echo '{a,b}' \\{c,d}"), ["echo {a,b} {c,d}"]);
+    assert_eq!(commands("echo {1..3}"), ["echo 1 2 3"]);
+    assert_eq!(commands("echo \"{a,b}\"x{1,2}"), ["echo {a,b}x1 {a,b}x2"]);
+    assert_opaque("echo {1..1000}");
+    // Past the bound the words are still judged as written.
+    assert_eq!(programs("{rm,x}{1..100}"), Vec::<String>::new());
+}
+
+#[test]
+fn arguments_whose_value_the_text_does_not_show() {
+    let p = bash("d=-delete; find . $d \"$d\" ${p:---pre=sh} *.rs src/*.rs -name x");
+    let find = &p.commands[0];
+    let shapes: Vec<(bool, bool)> = find
+        .shapes
+        .iter()
+        .map(|s| (s.multi, s.start_unknown))
+        .collect();
+    assert_eq!(
+        shapes,
+        [
+            (false, false),
+            (true, true),
+            (false, true),
+            (true, true),
+            (true, true),
+            (true, false),
+            (false, false),
+            (false, false)
+        ]
+    );
+    assert_eq!(p.assigned, ["d"]);
+    assert!(bash("ls | xargs cat").commands[1].extra_args);
+}
+
+#[test]
+fn a_call_after_a_wrapper_is_the_program_not_the_function() {
+    let p = bash("rm() { :; }; env rm -rf src");
+    let rm = p.commands.iter().find(|c| c.via == ["env"]).unwrap();
+    assert!(!rm.calls_line_function);
+    let p = bash("false && rm() { :; }; rm -rf src");
+    assert_eq!(p.functions.len(), 1);
+    assert!(p.commands.iter().any(|c| c.argv_text() == "rm -rf src"));
+    let p = bash("function rm ls { :; }; rm -rf src");
+    let names: Vec<&str> = p.functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["rm", "ls"]);
+}
+
+#[test]
+fn more_wrappers_are_unwrapped() {
+    for (line, want) in [
+        ("script -qc 'rm -rf /'", "rm -rf /"),
+        ("script -q -c 'rm x' out.log", "rm x"),
+        ("script out.log -c 'rm x'", "rm x"),
+        ("script --command='rm x'", "rm x"),
+        ("script -qcrm\\ x", "rm x"),
+        ("su -c 'rm x'", "rm x"),
+        ("su -lc 'rm x'", "rm x"),
+        ("su - root -c 'rm x'", "rm x"),
+        ("su root -- -c 'rm x'", "rm x"),
+        ("runuser -u nobody -- rm x", "rm x"),
+        ("chroot /mnt rm x", "rm x"),
+        ("chroot --userspec=a:b /mnt rm x", "rm x"),
+        ("unshare -rm --fork rm x", "rm x"),
+        ("unshare --mount-proc=/proc -p -f rm x", "rm x"),
+        ("nsenter -t 1 -m -u rm x", "rm x"),
+        ("strace -f -o /dev/null rm x", "rm x"),
+        ("strace -ff rm x", "rm x"),
+        ("pkexec rm x", "rm x"),
+        ("pkexec --user root rm x", "rm x"),
+        ("setsid -f rm x", "rm x"),
+        ("systemd-run --user --scope rm x", "rm x"),
+        ("systemd-run -p Nice=5 rm x", "rm x"),
+        ("busybox rm x", "rm x"),
+        ("flatpak-spawn --host rm x", "rm x"),
+        ("doas -u root rm x", "rm x"),
+        ("run0 -u root rm x", "rm x"),
+        ("jobs -x rm x", "rm x"),
+        ("jobs -x -- rm x", "rm x"),
+        ("time -o t.txt rm x", "rm x"),
+    ] {
+        let got = commands(line);
+        assert!(got.iter().any(|c| c == want), "{line:?}: {got:?}");
+    }
+    for line in [
+        "strace --frobnicate rm x",
+        "unshare --bogus rm x",
+        "jobs -lx rm x",
+    ] {
+        assert_opaque(line);
+    }
+    assert_eq!(commands("strace -p 42"), ["strace -p 42"]);
+    assert_eq!(commands("jobs -l"), ["jobs -l"]);
+}
+
+#[test]
+fn more_hook_state_is_detected() {
+    for line in [
+        "HOME=/tmp",
+        "PATH=/tmp:$PATH",
+        "IFS=,",
+        "PROMPT_COMMAND[1]=x",
+        "PROMPT_COMMAND+=(x)",
+        "HISTFILE=/dev/null",
+        "HISTSIZE=0",
+        "functions[__shellgate_preexec]=:",
+        "preexec_functions=()",
+        "precmd_functions+=(x)",
+        "path=(/tmp $path)",
+        "fpath=(/tmp)",
+        "ZDOTDIR=/tmp",
+        "__shellgate_rl='ls'",
+        "declare -n r=PS0",
+        "read -r PS1",
+        "printf -v 'PROMPT_COMMAND[1]' x",
+        "printf -vPS0 x",
+        "read \"$x\"",
+        "(( HISTSIZE = 0 ))",
+        "let HISTSIZE=0",
+        ": ${PS0:=x}",
+        ": $(( HISTSIZE += 1 ))",
+        "autoload -Uz x",
+        "zle -N accept-line x",
+        "setopt no_rcs",
+        "builtin() { :; }",
+        "history -c",
+        "exec > log",
+        "export \"$x=1\"",
+        "unset \"$x\"",
+    ] {
+        let p = bash(line);
+        assert!(!p.hook_state.is_empty(), "{line:?} should touch hook state");
+    }
+    for line in [
+        "declare -p PS0",
+        "typeset -p PROMPT_COMMAND",
+        "export -p",
+        "declare -f",
+        "set -o",
+        "set +o",
+        "trap -p",
+        "trap -p DEBUG",
+        "trap",
+        "shopt",
+        "shopt -p",
+        "shopt extglob",
+        "bind -P",
+        "bind -p",
+        "alias ll",
+        "hash",
+        "IFS=, read -r a b <<< 'x,y'",
+        "[[ PS0 = x ]]",
+        "(( x = 1 ))",
+    ] {
+        let p = bash(line);
+        assert!(p.hook_state.is_empty(), "{line:?}: {:?}", p.hook_state);
+    }
+}
+
+#[test]
+fn heredoc_delimiters_are_read_as_the_shell_reads_them() {
+    let hidden = "cat <<'E\\OF'\nbody\nE\\OF\nrm -rf /\nEOF\necho after";
+    let p = bash(hidden);
+    assert!(p.is_opaque());
+    assert!(p.commands.iter().any(|c| c.argv_text() == "rm -rf /"));
+    assert_clear("cat <<'EOF'\nbody\nEOF\nls");
+    assert_clear("cat <<\"EOF\"\nbody\nEOF\nls");
+    assert_clear("cat <<-EOF\n\tbody\n\tEOF\nls");
+    assert_opaque("cat <<$'EOF'\nx\nEOF\nls");
+}
+
+#[test]
+fn pwsh_session_state_is_hook_state() {
+    for line in [
+        "${global:x} = 1",
+        "$global:__ShellgateBin = 'x'",
+        "$env:PATH = 'x'",
+        "${env:HOME} = 'x'",
+        "$function:PSConsoleHostReadLine = { 'ls' }",
+        "$alias:ls = 'rm'",
+        "$variable:x = 1",
+        "Set-Item function:prompt { 'x' }",
+        "Set-Item -Path Function:\\PSConsoleHostReadLine -Value { 'x' }",
+        "Remove-Item Env:\\SHELLGATE_SESSION",
+        "ri alias:ls",
+        "New-Item -Path variable:x -Value 1",
+        "Set-Variable -Name x -Value 1 -Scope Global",
+        "Remove-Variable x",
+        "Set-Alias ls rm",
+        "$ExecutionContext.InvokeCommand.PreCommandLookupAction = {}",
+        "Write-Output $ExecutionContext.InvokeCommand.InvokeScript('x')",
+        "[scriptblock]::Create('rm x').Invoke()",
+        "Set-PSReadLineOption -AddToHistoryHandler { $false }",
+        "Set-PSReadLineKeyHandler -Key Enter -ScriptBlock { }",
+        "Import-Module ./evil.psm1",
+    ] {
+        let p = parse(line, ShellKind::Pwsh);
+        assert!(!p.hook_state.is_empty(), "{line:?} should touch hook state");
+    }
+    for line in [
+        "Get-ChildItem env:",
+        "Get-Item function:prompt",
+        "Get-Content x.txt | Select-String foo",
+        "$x = 1",
+        "Remove-Item ./build -Recurse",
+    ] {
+        let p = parse(line, ShellKind::Pwsh);
+        assert!(p.hook_state.is_empty(), "{line:?}: {:?}", p.hook_state);
     }
 }

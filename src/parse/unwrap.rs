@@ -5,9 +5,12 @@
 //! here, by reading its options the way the wrapper itself does, and recorded in `via`. Where the
 //! program or script is only known at run time the line becomes opaque instead.
 
-use super::Command;
 use super::bash::{Input, RawCommand, Walker};
+use super::braces;
+use super::hooks;
 use super::words::Word;
+use super::wrappers::{self, WrapperOptions, skip_options, unknown_option};
+use super::{ArgShape, Command};
 use crate::shell::args::{ShellFamily, posix_shell_options};
 use regex::Regex;
 use std::ops::Range;
@@ -51,66 +54,8 @@ const CODE_LOADING_VARS: [&str; 25] = [
     "GIT_SEQUENCE_EDITOR",
 ];
 
-/// Shell variables that belong to shellgate's hooks or decide what the next shell loads.
-const HOOK_VARIABLES: [&str; 22] = [
-    "PS0",
-    "PS1",
-    "PS2",
-    "PS4",
-    "PROMPT_COMMAND",
-    "BASH_ENV",
-    "ENV",
-    "ZDOTDIR",
-    "HISTCONTROL",
-    "HISTIGNORE",
-    "HISTFILE",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "POSIXLY_CORRECT",
-    "SHELL",
-    "LD_PRELOAD",
-    "LD_LIBRARY_PATH",
-    "LD_AUDIT",
-    "precmd_functions",
-    "preexec_functions",
-    "chpwd_functions",
-    "zle_highlight",
-];
-
-/// Function names that are hooks of bash, zsh, PowerShell or shellgate itself.
-const HOOK_FUNCTIONS: [&str; 8] = [
-    "preexec",
-    "precmd",
-    "chpwd",
-    "zshaddhistory",
-    "command_not_found_handle",
-    "command_not_found_handler",
-    "PSConsoleHostReadLine",
-    "prompt",
-];
-
-/// Builtins whose purpose is to change the shell's own behaviour or hooks.
-const HOOK_BUILTINS: [&str; 16] = [
-    "trap",
-    "shopt",
-    "enable",
-    "disable",
-    "bind",
-    "bindkey",
-    "zle",
-    "add-zsh-hook",
-    "add-zle-hook-widget",
-    "setopt",
-    "unsetopt",
-    "unfunction",
-    "zmodload",
-    "emulate",
-    "unhash",
-    "hash",
-];
-
 /// What one wrapper does to the words after it.
-enum Step {
+pub(super) enum Step {
     /// Not a wrapper: this is the command.
     Final,
     /// The real command starts at `args[skip]`, with these variables set for it.
@@ -149,10 +94,35 @@ impl Walker<'_> {
     /// Unwrap a simple command and record what it runs.
     pub(super) fn resolve(&mut self, mut raw: RawCommand) {
         self.check_prefix_assignments(&raw.assignments);
-        let Some(mut name) = raw.name.take() else {
+        let Some(name) = raw.name.take() else {
             return;
         };
-        let mut args = std::mem::take(&mut raw.args);
+        let args = std::mem::take(&mut raw.args);
+        let mut words = if name.braces.is_empty() && args.iter().all(|a| a.braces.is_empty()) {
+            let mut words = Vec::with_capacity(args.len() + 1);
+            words.push(name);
+            words.extend(args);
+            words.into_iter()
+        } else {
+            match brace_expanded(name.clone(), args.clone()) {
+                Some(words) => words.into_iter(),
+                None => {
+                    self.out.add_opaque(format!(
+                        "brace expansion makes more than {} words of one command",
+                        braces::MAX_BRACE_WORDS
+                    ));
+                    std::iter::once(name)
+                        .chain(args)
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                }
+            }
+        };
+        // Everything may expand to nothing (`{,}`): then no command runs.
+        let Some(mut name) = words.next() else {
+            return;
+        };
+        let mut args: Vec<Word> = words.collect();
         let mut via = self.via.clone();
         let mut extra_args = false;
         for _ in 0..MAX_WRAPPERS {
@@ -165,17 +135,23 @@ impl Walker<'_> {
                 return;
             }
             let (program, path) = split_program(&name.text);
-            if path.is_none() && self.line_functions.contains(&program) {
-                self.check_hidden_code_in(&args);
-                let mut command = make_command(program, path, &args, &via, &raw);
-                command.calls_line_function = true;
-                self.out.commands.push(command);
-                return;
-            }
+            // Only the command's first word can call a function: `env rm`, `sudo rm`, `command
+            // rm` run the program. The call is judged as the program as well (the definition may
+            // not have run); the function's body was judged where it is defined.
+            let calls_function = path.is_none()
+                && via.len() == self.via.len()
+                && self.line_functions.contains(&program);
             let step = classify(&program, &args, &raw.stdin);
             match step {
                 Step::Final => {
                     self.check_hidden_code_in(&args);
+                    // Before a POSIX special builtin (`PS0=x :`), assignments stay in the shell
+                    // in dash and in bash's POSIX mode.
+                    if is_special_builtin(&program) && via.len() == self.via.len() {
+                        for (name, _) in &raw.assignments {
+                            self.check_shell_variable(name);
+                        }
+                    }
                     // `read x <<<'a[$(…)]'; echo $((x))`: the text becomes a variable's value.
                     if matches!(program.as_str(), "read" | "mapfile" | "readarray")
                         && matches!(&raw.stdin, Input::Here(text) if text.hidden_code)
@@ -189,6 +165,8 @@ impl Walker<'_> {
                     }
                     let mut command = make_command(program, path, &args, &via, &raw);
                     command.args_dynamic |= extra_args;
+                    command.extra_args = extra_args;
+                    command.calls_line_function = calls_function;
                     self.out.commands.push(command);
                     return;
                 }
@@ -200,12 +178,21 @@ impl Walker<'_> {
                 } => {
                     self.check_prefix_assignments(&assignments);
                     if skip >= args.len() {
+                        if program == "exec" {
+                            self.out.add_hook_state(
+                                "`exec` without a command changes the shell's own file descriptors",
+                            );
+                        }
                         self.check_hidden_code_in(&args);
                         let command = make_command(program, path, &args, &via, &raw);
                         self.out.commands.push(command);
                         return;
                     }
                     self.check_hidden_code_in(&args[..skip]);
+                    // The wrapper's own words (`xargs -a FILE`, `sudo -D DIR`) name paths too.
+                    for word in &args[..skip] {
+                        self.out.add_value(&word.text);
+                    }
                     name = args[skip].clone();
                     args = args.split_off(skip + 1);
                     via.push(label);
@@ -220,6 +207,7 @@ impl Walker<'_> {
                     for (i, word) in args.iter().enumerate() {
                         if !args_used.contains(&i) {
                             self.check_hidden_code(word);
+                            self.out.add_value(&word.text);
                         }
                     }
                     if let Some(reason) = opaque {
@@ -296,6 +284,8 @@ impl Walker<'_> {
 
     fn check_prefix_assignments(&mut self, assignments: &[(String, Word)]) {
         for (name, value) in assignments {
+            self.out.add_assigned(hooks::base_name(name));
+            self.out.add_value(&value.text);
             self.check_hidden_code(value);
             if CODE_LOADING_VARS.contains(&name.as_str()) {
                 self.out.add_opaque(format!(
@@ -313,27 +303,101 @@ impl Walker<'_> {
 
     /// Record hook-state changes made by a builtin.
     fn check_builtin(&mut self, program: &str, args: &[Word]) {
-        let changes_hooks = match program {
-            p if HOOK_BUILTINS.contains(&p) => true,
-            "set" => args.iter().any(|a| a.text.starts_with(['-', '+'])),
-            "alias" | "unalias" => {
-                program == "unalias" || args.iter().any(|a| a.text.contains('='))
-            }
-            "printf" | "read" | "mapfile" | "readarray" => args
-                .iter()
-                .any(|a| HOOK_VARIABLES.contains(&a.text.as_str())),
-            _ => false,
-        };
+        if matches!(program, "mapfile" | "readarray")
+            && args.iter().any(|a| {
+                a.text.starts_with("-C") || (a.text.starts_with('-') && a.text.contains('C'))
+            })
+        {
+            self.out.add_opaque(format!(
+                "`{program} -C` evaluates a callback the line does not show"
+            ));
+        }
+        self.check_declaration_command(program, args);
+        let changes_hooks = hooks::builtin_changes_hooks(program, args)
+            || match program {
+                "printf" => printf_target(args).is_some_and(names_hook_variable),
+                "read" | "mapfile" | "readarray" => read_targets(program, args)
+                    .iter()
+                    .any(|a| !a.is_literal() || hooks::is_hook_variable(&a.text)),
+                "getopts" => args
+                    .get(1)
+                    .is_some_and(|a| !a.is_literal() || hooks::is_hook_variable(&a.text)),
+                // Code run in the shell itself, unseen: a sourced file or a dynamic `eval`
+                // (`eval "$(pyenv init -)"`, `source venv/bin/activate`) can set anything, hooks
+                // included.
+                "source" | "." | "eval" => !args.is_empty(),
+                "let" => args.iter().any(|a| {
+                    !a.is_literal() || a.text.split_once('=').is_some_and(|(n, _)| assigns_hook(n))
+                }),
+                _ => false,
+            };
         if changes_hooks {
             self.out.add_hook_state(format!(
                 "`{program}` changes the shell's own behaviour or hooks"
             ));
+        }
+        if program == "fc" && !args.iter().any(|a| a.text.starts_with("-l")) {
+            self.out.add_opaque(
+                "`fc` runs commands from the shell's history, which the line does not show",
+            );
+        }
+    }
+
+    /// `export`, `declare` … reached as a plain command (`builtin export PS0=x`, `\export …`,
+    /// `command unset PS0`, `jobs -x export …`): the same checks as for the declaration syntax.
+    fn check_declaration_command(&mut self, program: &str, args: &[Word]) {
+        let declares = matches!(
+            program,
+            "export" | "declare" | "typeset" | "readonly" | "local" | "unset"
+        );
+        if !declares {
+            return;
+        }
+        let options: Vec<&str> = args
+            .iter()
+            .map(|a| a.text.as_str())
+            .filter(|t| t.starts_with(['-', '+']))
+            .collect();
+        let lists = program != "unset" && hooks::declaration_lists(&options);
+        // `-n` is a nameref for declare/typeset/local (for export it removes the export).
+        let nameref = matches!(program, "declare" | "typeset" | "local")
+            && options
+                .iter()
+                .any(|o| o.starts_with('-') && o.contains('n'));
+        if nameref {
+            self.out.add_hook_state(format!(
+                "`{program} -n` makes a name refer to another variable, which could be a hook's"
+            ));
+        }
+        for arg in args.iter().filter(|a| !a.text.starts_with(['-', '+'])) {
+            if !arg.is_literal() {
+                self.out.add_hook_state(format!(
+                    "`{program}` of a name only known at run time (`{}`), which could be a hook's",
+                    arg.text
+                ));
+                continue;
+            }
+            match arg.text.split_once('=') {
+                Some((name, value)) => {
+                    self.check_assigned_variable(name);
+                    self.out.add_value(value);
+                }
+                None if lists => {}
+                None => {
+                    self.check_shell_variable(&arg.text);
+                    if program == "unset" {
+                        self.check_function_name(&arg.text);
+                    }
+                }
+            }
         }
     }
 
     /// A variable assigned on its own or by `export`/`declare`/`local`/`readonly`: the commands
     /// after it on the line (and, exported, every program they start) see the new value.
     pub(super) fn check_assigned_variable(&mut self, name: &str) {
+        let name = hooks::base_name(name);
+        self.out.add_assigned(name);
         self.check_shell_variable(name);
         if CODE_LOADING_VARS.contains(&name) {
             self.out.add_opaque(format!(
@@ -343,23 +407,110 @@ impl Walker<'_> {
     }
 
     pub(super) fn check_shell_variable(&mut self, name: &str) {
-        if HOOK_VARIABLES.contains(&name) || name.starts_with("SHELLGATE") {
-            self.out
-                .add_hook_state(format!("the line changes the shell variable `{name}`"));
+        if hooks::is_hook_variable(name) {
+            self.out.add_hook_state(format!(
+                "the line changes the shell variable `{}`",
+                hooks::base_name(name)
+            ));
         }
     }
 
     pub(super) fn check_function_name(&mut self, name: &str) {
-        let hooked = HOOK_FUNCTIONS.contains(&name)
-            || name.starts_with("__shellgate")
-            || name.starts_with("_shellgate")
-            || name.starts_with("TRAP")
-            || name == "shellgate";
-        if hooked {
+        if hooks::is_hook_function(name) {
             self.out
                 .add_hook_state(format!("the line defines or removes the function `{name}`"));
         }
     }
+}
+
+/// POSIX special builtins: assignments before them persist (dash, bash `--posix`).
+fn is_special_builtin(program: &str) -> bool {
+    matches!(
+        program,
+        ":" | "."
+            | "break"
+            | "continue"
+            | "eval"
+            | "exec"
+            | "exit"
+            | "export"
+            | "readonly"
+            | "return"
+            | "set"
+            | "shift"
+            | "times"
+            | "trap"
+            | "unset"
+    )
+}
+
+/// The variables `read`/`mapfile` assign: their operands, and the array of `-a NAME`/`-aNAME`.
+/// Options with a value (`-d DELIM`, `-p PROMPT`, `-u FD` …) take the next word or the rest of
+/// their cluster.
+fn read_targets(program: &str, args: &[Word]) -> Vec<Word> {
+    // bash's `read` and `mapfile` take different options with a value (`-t` is a timeout for
+    // `read`, a flag for `mapfile`).
+    let values = if program == "read" {
+        "adinNptu"
+    } else {
+        "dnOsuCc"
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut operands = false;
+    while let Some(arg) = args.get(i) {
+        i += 1;
+        let text = arg.text.as_str();
+        if operands || !text.starts_with('-') || text == "-" {
+            out.push(arg.clone());
+            continue;
+        }
+        if text == "--" {
+            operands = true;
+            continue;
+        }
+        for (at, c) in text.char_indices().skip(1) {
+            if !values.contains(c) {
+                continue;
+            }
+            let rest = &text[at + c.len_utf8()..];
+            let value = if rest.is_empty() {
+                i += 1;
+                args.get(i - 1).cloned()
+            } else {
+                Some(arg.part(rest))
+            };
+            if c == 'a'
+                && let Some(name) = value
+            {
+                out.push(name);
+            }
+            break;
+        }
+    }
+    out
+}
+
+/// The variable `printf -v NAME` (or `-vNAME`) assigns.
+fn printf_target(args: &[Word]) -> Option<&Word> {
+    let first = args.first()?;
+    match first.text.strip_prefix("-v") {
+        Some("") => args.get(1),
+        Some(_) => Some(first),
+        None => None,
+    }
+}
+
+/// Is the word a hook variable, or a name only known at run time (which could be one)?
+fn names_hook_variable(word: &Word) -> bool {
+    let name = word.text.strip_prefix("-v").unwrap_or(&word.text);
+    !word.is_literal() || hooks::is_hook_variable(name)
+}
+
+/// The left side of `let NAME op= …`: does it name a hook variable?
+fn assigns_hook(left: &str) -> bool {
+    let name = left.trim_end_matches(['+', '-', '*', '/', '%', '<', '>', '&', '^', '|', '!']);
+    hooks::is_hook_variable(name.trim())
 }
 
 fn make_command(
@@ -377,9 +528,29 @@ fn make_command(
         writes: raw.writes.clone(),
         reads: raw.reads.clone(),
         args_dynamic: args.iter().any(|a| a.dynamic),
-        args_glob: args.iter().any(|a| a.glob),
+        args_glob: args.iter().any(|a| a.glob || a.has_braces()),
         calls_line_function: false,
+        shapes: args
+            .iter()
+            .map(|a| ArgShape {
+                multi: a.may_split(),
+                splits: a.splits,
+                start_unknown: a.start_unknown(),
+            })
+            .collect(),
+        extra_args: false,
     }
+}
+
+/// The words of a command after brace expansion (`{rm,-rf,src}` is `rm -rf src`), or `None`
+/// when they would be more than [`braces::MAX_BRACE_WORDS`].
+fn brace_expanded(name: Word, args: Vec<Word>) -> Option<Vec<Word>> {
+    let mut budget = braces::MAX_BRACE_WORDS.max(args.len() + 1);
+    let mut words = Vec::new();
+    for word in std::iter::once(name).chain(args) {
+        words.extend(braces::expand(word, &mut budget).ok()?);
+    }
+    Some(words)
 }
 
 /// `"/usr/bin/rm"` → (`"rm"`, `Some("/usr/bin/rm")`); `"rm"` → (`"rm"`, `None`).
@@ -401,7 +572,7 @@ fn classify(program: &str, args: &[Word], stdin: &Input) -> Step {
         }
         "setsid" => options_then_command(args, "setsid", &SETSID, false),
         "stdbuf" => options_then_command(args, "stdbuf", &STDBUF, false),
-        "time" => options_then_command(args, "time", &TIME, false),
+        "time" => time(args),
         "nice" => nice(args),
         "ionice" => ionice(args),
         "timeout" => timeout(args),
@@ -411,8 +582,18 @@ fn classify(program: &str, args: &[Word], stdin: &Input) -> Step {
         "xargs" => xargs(args),
         "find" => find(args),
         "watch" => watch(args),
-        "script" => script_c(args),
-        "su" | "runuser" => su(args),
+        "script" => wrappers::script(args),
+        "su" => wrappers::su(args, "su"),
+        "runuser" => wrappers::runuser(args),
+        "chroot" => wrappers::chroot(args),
+        "unshare" => wrappers::unshare(args),
+        "nsenter" => wrappers::nsenter(args),
+        "strace" => wrappers::strace(args),
+        "pkexec" => wrappers::pkexec(args),
+        "systemd-run" => wrappers::systemd_run(args),
+        "run0" => wrappers::run0(args),
+        "flatpak-spawn" => wrappers::flatpak_spawn(args),
+        "jobs" => wrappers::jobs(args),
         "flock" => flock(args),
         "eval" => eval(args),
         "shellgate" => shellgate(args),
@@ -425,103 +606,13 @@ fn classify(program: &str, args: &[Word], stdin: &Input) -> Step {
     }
 }
 
-fn strip(skip: usize, label: &str) -> Step {
+pub(super) fn strip(skip: usize, label: &str) -> Step {
     Step::Strip {
         skip,
         label: label.to_owned(),
         assignments: Vec::new(),
         extra_args: false,
     }
-}
-
-/// The options a wrapper accepts, as its getopt reads them.
-struct WrapperOptions {
-    /// Options that take a value: the next word, or attached (`-n5`, `--adjustment=5`).
-    value: &'static [&'static str],
-    /// Options without a value.
-    flags: &'static [&'static str],
-    /// Options whose value can only be attached (`-i{}`, `--replace=R`, `--block-signal=INT`).
-    optional: &'static [&'static str],
-}
-
-/// The options a wrapper was given.
-struct Scanned {
-    /// The index of the first operand (`args.len()` when there is none).
-    operands: usize,
-    /// Each option seen (its name as listed in [`WrapperOptions`]) and the word it was in.
-    seen: Vec<(&'static str, usize)>,
-}
-
-impl Scanned {
-    fn has(&self, names: &[&str]) -> bool {
-        self.seen.iter().any(|(name, _)| names.contains(name))
-    }
-}
-
-/// Read a wrapper's options the way its getopt does: clusters (`-iv`), attached values (`-n5`,
-/// `--opt=v`), `--`, stopping at the first operand. An option the wrapper is not known to have is
-/// an error (its name): whether it takes a value decides where the real command starts, and a
-/// guess there lets a command hide behind the wrapper (`env -a ls rm -rf ~` runs `rm`).
-fn skip_options(args: &[Word], opts: &WrapperOptions) -> Result<Scanned, String> {
-    let short = |list: &[&'static str], c: char| {
-        list.iter()
-            .copied()
-            .find(|o| o.len() == 2 && o.starts_with('-') && o[1..].starts_with(c))
-    };
-    let mut seen = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].text.as_str();
-        if a == "--" {
-            i += 1;
-            break;
-        }
-        if !a.starts_with('-') || a == "-" {
-            break;
-        }
-        if a.starts_with("--") {
-            let (name, attached) = a.split_once('=').map_or((a, false), |(n, _)| (n, true));
-            let find = |list: &[&'static str]| list.iter().copied().find(|o| *o == name);
-            if let Some(o) = find(opts.value) {
-                seen.push((o, i));
-                i += if attached { 1 } else { 2 };
-            } else if let Some(o) = find(opts.optional).or(find(opts.flags).filter(|_| !attached)) {
-                seen.push((o, i));
-                i += 1;
-            } else {
-                return Err(name.to_owned());
-            }
-            continue;
-        }
-        let mut next = i + 1;
-        for (at, c) in a.char_indices().skip(1) {
-            if let Some(o) = short(opts.value, c) {
-                seen.push((o, i));
-                if at + c.len_utf8() == a.len() {
-                    next = i + 2;
-                }
-                break;
-            } else if let Some(o) = short(opts.optional, c) {
-                seen.push((o, i));
-                break;
-            } else if let Some(o) = short(opts.flags, c) {
-                seen.push((o, i));
-            } else {
-                return Err(format!("-{c}"));
-            }
-        }
-        i = next;
-    }
-    Ok(Scanned {
-        operands: i.min(args.len()),
-        seen,
-    })
-}
-
-fn unknown_option(option: &str, wrapper: &str) -> Step {
-    Step::Opaque(format!(
-        "unknown option `{option}` to `{wrapper}`: where the command it runs starts cannot be known"
-    ))
 }
 
 const SUDO: WrapperOptions = WrapperOptions {
@@ -653,6 +744,15 @@ const STDBUF: WrapperOptions = WrapperOptions {
     optional: &[],
 };
 
+/// GNU `time [options] COMMAND…`; with `-o FILE` it writes FILE, which its label says.
+fn time(args: &[Word]) -> Step {
+    match skip_options(args, &TIME) {
+        Ok(scanned) if scanned.has(&["-o", "--output"]) => strip(scanned.operands, "time -o"),
+        Ok(scanned) => strip(scanned.operands, "time"),
+        Err(option) => unknown_option(&option, "time"),
+    }
+}
+
 /// GNU time (bash's `time` keyword only knows `-p`).
 const TIME: WrapperOptions = WrapperOptions {
     value: &["-f", "-o", "--format", "--output"],
@@ -742,17 +842,7 @@ fn assignment(word: &Word) -> Option<(String, Word)> {
     let valid = !name.is_empty()
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !name.starts_with(|c: char| c.is_ascii_digit());
-    valid.then(|| {
-        (
-            name.to_owned(),
-            Word {
-                text: value.to_owned(),
-                dynamic: word.dynamic,
-                glob: word.glob,
-                hidden_code: word.hidden_code,
-            },
-        )
-    })
+    valid.then(|| (name.to_owned(), word.part(value)))
 }
 
 const ENV: WrapperOptions = WrapperOptions {
@@ -788,12 +878,12 @@ fn env(args: &[Word]) -> Step {
         Ok(scanned) => scanned,
         Err(option) => return unknown_option(&option, "env"),
     };
-    if let Some(&(_, at)) = scanned
+    if let Some(seen) = scanned
         .seen
         .iter()
-        .find(|(name, _)| matches!(*name, "-S" | "--split-string"))
+        .find(|seen| matches!(seen.name, "-S" | "--split-string"))
     {
-        return split_string(args, at);
+        return split_string(args, seen.at);
     }
     let mut i = scanned.operands;
     if args.get(i).is_some_and(|w| w.text == "-") {
@@ -801,9 +891,14 @@ fn env(args: &[Word]) -> Step {
     }
     let mut assignments = Vec::new();
     i += leading_assignments(&args[i..], &mut assignments);
+    // `env -C DIR` runs the command in DIR: its relative paths are not the line's.
+    let label = match scanned.value(&["-C", "--chdir"]) {
+        Some((_, dir)) => format!("env -C {}", dir.text),
+        None => "env".to_owned(),
+    };
     Step::Strip {
         skip: i,
-        label: "env".to_owned(),
+        label,
         assignments,
         extra_args: false,
     }
@@ -817,13 +912,9 @@ fn split_string(args: &[Word], at: usize) -> Step {
         None => word.text.find('S').map(|s| &word.text[s + 1..]),
     };
     let (text, rest) = match inline {
-        Some(value) if !value.is_empty() || word.text.starts_with("--") => (
-            Word {
-                text: value.to_owned(),
-                ..word.clone()
-            },
-            at + 1,
-        ),
+        Some(value) if !value.is_empty() || word.text.starts_with("--") => {
+            (word.part(value), at + 1)
+        }
         _ => match args.get(at + 1) {
             Some(value) => (value.clone(), at + 2),
             None => return Step::Final,
@@ -1025,25 +1116,6 @@ fn watch(args: &[Word]) -> Step {
     }
 }
 
-/// `script -c CMD` runs CMD with the user's shell.
-fn script_c(args: &[Word]) -> Step {
-    value_of_option(args, &["-c", "--command"]).map_or(Step::Final, |(at, script)| Step::Script {
-        script,
-        label: "script -c".to_owned(),
-        opaque: None,
-        args_used: at..at + 1,
-    })
-}
-
-fn su(args: &[Word]) -> Step {
-    value_of_option(args, &["-c", "--command"]).map_or(Step::Final, |(at, script)| Step::Script {
-        script,
-        label: "su -c".to_owned(),
-        opaque: None,
-        args_used: at..at + 1,
-    })
-}
-
 const FLOCK: WrapperOptions = WrapperOptions {
     value: &["-E", "-w", "--conflict-exit-code", "--timeout"],
     flags: &[
@@ -1094,31 +1166,6 @@ fn flock(args: &[Word]) -> Step {
         },
         _ => strip(i + 1, "flock"),
     }
-}
-
-/// The value of `-c X`, `--command X` or `--command=X`, and the index of the word holding it.
-fn value_of_option(args: &[Word], names: &[&str]) -> Option<(usize, Word)> {
-    for (i, a) in args.iter().enumerate() {
-        if names.contains(&a.text.as_str()) {
-            return args.get(i + 1).map(|value| (i + 1, value.clone()));
-        }
-        for name in names.iter().filter(|n| n.starts_with("--")) {
-            let value = a
-                .text
-                .strip_prefix(name)
-                .and_then(|rest| rest.strip_prefix('='));
-            if let Some(value) = value {
-                let word = Word {
-                    text: value.to_owned(),
-                    dynamic: a.dynamic,
-                    glob: false,
-                    hidden_code: a.hidden_code,
-                };
-                return Some((i, word));
-            }
-        }
-    }
-    None
 }
 
 /// shellgate itself: `run -- LINE` runs the line (judged like `bash -c`); `sandbox -- PROGRAM…` and
@@ -1256,6 +1303,23 @@ fn shell(program: &str, args: &[Word], stdin: &Input) -> Step {
             "the output of another command is run as a script by `{program}`"
         )),
         Input::Inherited => Step::Final,
+    }
+}
+
+/// `args[first..]` are the arguments of a POSIX shell started by a wrapper (`su root -- -c CMD`):
+/// a `-c` script among them is parsed; a script file is the wrapper's command.
+pub(super) fn shell_arguments(args: &[Word], first: usize, label: &str) -> Step {
+    let words: Vec<&str> = args[first..].iter().map(|w| w.text.as_str()).collect();
+    let options = posix_shell_options(ShellFamily::of("sh"), &words);
+    let at = first + options.operand;
+    match args.get(at) {
+        Some(script) if options.command && !options.info => Step::Script {
+            script: script.clone(),
+            label: format!("{label} -c"),
+            opaque: None,
+            args_used: at..at + 1,
+        },
+        _ => Step::Final,
     }
 }
 

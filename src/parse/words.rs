@@ -12,7 +12,8 @@ pub struct Word {
     pub text: String,
     /// The word contains an expansion whose value is only known at run time.
     pub dynamic: bool,
-    /// The word contains unquoted glob or brace characters, so it may expand to several words.
+    /// The word contains unquoted pattern characters (`*`, `?`, `[`, extended globs), so it may
+    /// expand to several words. (Unquoted braces are in [`Word::braces`].)
     pub glob: bool,
     /// Quoted or escaped text holds `$(` or a backtick. Inert where it is written, it runs if bash
     /// evaluates the text again: as an array subscript (`test -v 'a[$(…)]'`, `printf -v`,
@@ -20,6 +21,12 @@ pub struct Word {
     /// (`${x@P}`). The unwrapper decides whether that makes the line opaque: a word that is
     /// itself parsed as a script (`bash -c '…'`, `eval '…'`) has its code seen.
     pub hidden_code: bool,
+    /// The word holds an unquoted expansion (`$x`, `$(…)`, `${x:-…}`): the shell splits its value
+    /// into words and expands patterns in them, so it may become several words, or none.
+    pub splits: bool,
+    /// Byte offsets in `text` of the unquoted `{`, `,` and `}` that brace expansion reads (quoted
+    /// or escaped ones are not listed: `"{a,b}"` and `\{a,b}` stay one word).
+    pub braces: Vec<usize>,
 }
 
 impl Word {
@@ -49,18 +56,55 @@ impl Word {
         }
     }
 
+    /// A word made of part of this one's text (an option's value, an assignment's value): what is
+    /// known about the run-time value is kept, the brace offsets (into the old text) are not.
+    pub fn part(&self, text: impl Into<String>) -> Word {
+        Word {
+            text: text.into(),
+            braces: Vec::new(),
+            ..self.clone()
+        }
+    }
+
     /// A word whose value is fully known from the text.
     pub fn is_literal(&self) -> bool {
-        !self.dynamic && !self.glob
+        !self.dynamic && !self.glob && !self.has_braces()
+    }
+
+    /// Does the word hold an unquoted `{` that brace expansion may expand?
+    pub fn has_braces(&self) -> bool {
+        self.braces
+            .iter()
+            .any(|&at| self.text.as_bytes().get(at) == Some(&b'{'))
+    }
+
+    /// Could the word's value start with a character its text does not show — a `-` that makes it
+    /// an option? True when it begins with an expansion (`$d`, `"$d"`, `${p:---pre=sh}`, `$(…)`)
+    /// or a pattern character (`*`, `?`, `[`, an extended glob), which may match a file named
+    /// `-delete`. (Quoted text that looks like an expansion is counted too: that only errs on the
+    /// side of caution.)
+    pub fn start_unknown(&self) -> bool {
+        (self.dynamic || self.glob || self.has_braces())
+            && self.text.starts_with([
+                '$', '`', '*', '?', '[', '@', '!', '+', '(', '<', '{', '^', '=',
+            ])
+    }
+
+    /// Could the word become several words, or none, at run time (word splitting, patterns)?
+    pub fn may_split(&self) -> bool {
+        self.splits || self.glob || self.has_braces()
     }
 
     pub fn push(&mut self, other: Word) {
         // `"\$"'(id)'` holds `$(` only once its pieces are joined.
         self.hidden_code |=
             other.hidden_code || (self.text.ends_with('$') && other.text.starts_with('('));
+        let offset = self.text.len();
+        self.braces.extend(other.braces.iter().map(|b| b + offset));
         self.text.push_str(&other.text);
         self.dynamic |= other.dynamic;
         self.glob |= other.glob;
+        self.splits |= other.splits;
     }
 }
 
@@ -70,7 +114,8 @@ pub fn holds_code(text: &str) -> bool {
 }
 
 /// An unquoted word piece: a backslash quotes the next character, backslash-newline disappears,
-/// and unquoted `* ? [ {` make the word a pattern.
+/// unquoted `* ? [` make the word a pattern, and unquoted `{ , }` are recorded for brace
+/// expansion.
 pub fn unquoted(raw: &str) -> Word {
     let mut word = Word::default();
     let mut chars = raw.chars();
@@ -80,7 +125,11 @@ pub fn unquoted(raw: &str) -> Word {
                 Some('\n') | None => {}
                 Some(next) => word.text.push(next),
             },
-            '*' | '?' | '[' | '{' => {
+            '{' | ',' | '}' => {
+                word.braces.push(word.text.len());
+                word.text.push(c);
+            }
+            '*' | '?' | '[' => {
                 word.glob = true;
                 word.text.push(c);
             }
@@ -198,11 +247,31 @@ mod tests {
         assert_eq!(unquoted(r"\rm").text, "rm");
         assert_eq!(unquoted("a\\\nb").text, "ab");
         assert!(unquoted("*.txt").glob);
+        assert!(!unquoted("{a,b}").is_literal());
         assert!(!unquoted(r"\*").glob);
         assert_eq!(unquoted(r"\*").text, "*");
         assert!(unquoted(r"\$(id)").hidden_code);
         assert!(unquoted(r"a\`id\`").hidden_code);
         assert!(!unquoted("plain").hidden_code);
+    }
+
+    #[test]
+    fn unquoted_braces_are_recorded_and_escaped_ones_are_not() {
+        assert_eq!(unquoted("{a,b}").braces, [0, 2, 4]);
+        assert!(unquoted(r"\{a\,b\}").braces.is_empty());
+        let mut word = Word::quoted("{x,");
+        word.push(unquoted("{a,b}"));
+        assert_eq!(word.braces, [3, 5, 7]);
+    }
+
+    #[test]
+    fn words_that_may_start_with_an_unseen_dash() {
+        assert!(Word::dynamic("$d").start_unknown());
+        assert!(unquoted("*.rs").start_unknown());
+        assert!(unquoted("[-]x").start_unknown());
+        assert!(!unquoted("src/*.rs").start_unknown());
+        assert!(!Word::quoted("$d").start_unknown());
+        assert!(!Word::literal("-x").start_unknown());
     }
 
     #[test]

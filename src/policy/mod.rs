@@ -10,15 +10,18 @@
 //! 4. what is left is routed by the mode's approval policy: a person (`ask`), the reviewer
 //!    (`review`), or — for modes without approval — allowed to run in the mode's sandbox.
 
+pub mod destructive;
 pub mod known_safe;
+pub mod network;
 pub mod rules;
+pub mod secrets;
 
 use crate::config::Config;
 use crate::error::Code;
 use crate::intake::{self, Line};
 use crate::mode::{ApprovalPolicy, Resolved, SandboxPolicy};
 use crate::parse::{self, Command, Parsed, ShellKind};
-use rules::{Field, Matcher, Rule, RulePolicy};
+use rules::{Field, LineContext, Matcher, Rule, RulePolicy, RuleSource};
 use serde::{Deserialize, Serialize};
 
 /// What happens to the line.
@@ -145,10 +148,39 @@ pub struct Input<'a> {
     pub reviewer_configured: bool,
 }
 
+/// What a line needs before it may run, from least to most. The strictest need on the line wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Need {
+    /// Every command is known to only read: it runs in the read-only sandbox, unasked.
+    ReadOnly,
+    /// An `allow` rule covers it: it runs in the mode's sandbox, unasked.
+    Allowed,
+    /// Not known to only read, flagged by no rule: the mode's sandbox contains it, so it runs
+    /// there unasked — except in `untrusted` (and `read-only`), where a person approves it.
+    Ordinary,
+    /// A rule routes it to `ai`: a person, the reviewer or nobody, by mode.
+    Ai,
+    /// A rule routes it to a person, in every mode.
+    Human,
+    /// A rule denies it, in every mode.
+    Never,
+}
+
+impl Need {
+    fn of(policy: RulePolicy) -> Need {
+        match policy {
+            RulePolicy::Allow => Need::Allowed,
+            RulePolicy::Ai => Need::Ai,
+            RulePolicy::Human => Need::Human,
+            RulePolicy::Never => Need::Never,
+        }
+    }
+}
+
 /// What the rules require before the line may run, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Requirement {
-    level: RulePolicy,
+    need: Need,
     route: Route,
     rule: Option<String>,
     reason: String,
@@ -194,6 +226,13 @@ pub fn decide(input: &Input) -> Decision {
     let parsed = parse::parse(input.line.as_str(), input.shell);
     let requirement = requirement(input, &parsed);
     let (decision, code, reason, route) = route_by_mode(&requirement, input);
+    // A line allowed because it only reads runs where it cannot write; anything else in the
+    // mode's sandbox (none only in a confirmed Full access mode).
+    let sandbox = if requirement.need == Need::ReadOnly {
+        SandboxPolicy::ReadOnly
+    } else {
+        input.mode.sandbox
+    };
     Decision {
         decision,
         code,
@@ -201,8 +240,8 @@ pub fn decide(input: &Input) -> Decision {
         route,
         rule: requirement.rule,
         mode: input.mode.mode.clone(),
-        sandbox: input.mode.sandbox,
-        network: input.mode.network,
+        sandbox,
+        network: input.mode.network && sandbox != SandboxPolicy::ReadOnly,
         commands: parsed.commands,
         opaque: parsed.opaque,
         hook_state: parsed.hook_state,
@@ -214,35 +253,16 @@ pub fn decide(input: &Input) -> Decision {
 /// Steps 2 and 3: what the rules say.
 fn requirement(input: &Input, parsed: &Parsed) -> Requirement {
     let line = input.line.as_str();
-    let strictest = input
-        .config
-        .rules
-        .iter()
-        .filter(|r| r.policy != RulePolicy::Allow && r.matches(line, input.cwd, parsed))
-        .fold(None::<&Rule>, |best, r| match best {
-            Some(b) if b.policy >= r.policy => Some(b),
-            _ => Some(r),
-        });
-    if let Some(rule) = strictest {
-        return Requirement {
-            level: rule.policy,
-            route: Route::Rule,
-            rule: Some(rule.id.clone()),
-            reason: format!(
-                "rule {} ({}): {}",
-                rule.id,
-                rule.policy.as_str(),
-                rule.reason
-            ),
-        };
-    }
-    if let Some(why) = not_allowable(parsed) {
-        return Requirement {
-            level: RulePolicy::Ai,
-            route: Route::Default,
-            rule: None,
-            reason: why,
-        };
+    let context = LineContext {
+        line,
+        cwd: input.cwd,
+        parsed,
+        shell: input.shell,
+        network: input.mode.network,
+    };
+    let flagged = strictest_flag(input.config, &context);
+    if let Some(requirement) = flagged {
+        return requirement;
     }
     let line_rule = allow_rules(input.config).find(|r| {
         matches!(
@@ -251,75 +271,108 @@ fn requirement(input: &Input, parsed: &Parsed) -> Requirement {
                 field: Field::Line | Field::Cwd,
                 ..
             }
-        ) && r.matches(line, input.cwd, parsed)
+        ) && r.finding(&context).is_some()
     });
     if let Some(rule) = line_rule {
         return allowed_by(rule);
     }
+    commands_requirement(input, parsed)
+}
+
+/// The strictest non-`allow` rule that matches, with what it found.
+fn strictest_flag(config: &Config, context: &LineContext) -> Option<Requirement> {
+    let mut best: Option<(&Rule, String)> = None;
+    for rule in config
+        .rules
+        .iter()
+        .filter(|r| r.policy != RulePolicy::Allow)
+    {
+        // Stricter wins; at the same strictness a user's or project's rule, which names the line
+        // more precisely, is reported rather than a built-in one.
+        let beaten = best.as_ref().is_some_and(|(b, _)| {
+            b.policy > rule.policy
+                || (b.policy == rule.policy
+                    && (b.source != RuleSource::Builtin || rule.source == RuleSource::Builtin))
+        });
+        if beaten {
+            continue;
+        }
+        if let Some(found) = rule.finding(context) {
+            best = Some((rule, found));
+        }
+    }
+    best.map(|(rule, found)| {
+        let detail = if found.is_empty() {
+            String::new()
+        } else {
+            format!(": {found}")
+        };
+        Requirement {
+            need: Need::of(rule.policy),
+            route: Route::Rule,
+            rule: Some(rule.id.clone()),
+            reason: format!(
+                "rule {} ({}): {}{detail}",
+                rule.id,
+                rule.policy.as_str(),
+                rule.reason
+            ),
+        }
+    })
+}
+
+/// No rule flags the line: each command is known to only read, allowed by a rule, or ordinary.
+fn commands_requirement(input: &Input, parsed: &Parsed) -> Requirement {
+    let facts = known_safe::LineFacts::of(parsed, input.shell);
     let mut used_rule = None;
-    for command in parsed.commands.iter().filter(|c| !c.calls_line_function) {
+    let mut ordinary = None;
+    let mut read_only = 0;
+    for command in &parsed.commands {
         if let Some(rule) = allow_rules(input.config).find(|r| allows_command(r, command)) {
             used_rule.get_or_insert(rule);
             continue;
         }
-        let reason = if !known_safe::is_known_safe(command) {
-            format!(
-                "`{}` is not known to be safe and no rule allows it",
-                intake::visible(&command.argv_text())
-            )
-        } else if let Some(file) = parsed.writes.first() {
-            writes_file(file)
-        } else if let Some(path) = parsed.reads.iter().find(|r| known_safe::is_network_path(r)) {
-            format!(
-                "the line reads from the network (`{}`), and no rule allows it",
-                intake::visible(path)
-            )
-        } else {
+        if ordinary.is_some() {
             continue;
-        };
-        return Requirement {
-            level: RulePolicy::Ai,
+        }
+        match known_safe::refusal(command, &facts) {
+            Some(why) => {
+                ordinary = Some(format!(
+                    "`{}` is not known to only read ({why})",
+                    intake::visible(&command.argv_text())
+                ));
+            }
+            None => read_only += 1,
+        }
+    }
+    // A redirection on a compound statement writes for the commands inside it (`(ls) > f`), and
+    // needs no command at all to write: `> f`, `[[ -f x ]] > f`, `(( x )) > f`.
+    let unruled = read_only > 0 || used_rule.is_none();
+    if ordinary.is_none()
+        && unruled
+        && let Some(file) = parsed.writes.first()
+    {
+        ordinary = Some(writes_file(file));
+    }
+    match (ordinary, used_rule) {
+        (Some(reason), _) => Requirement {
+            need: Need::Ordinary,
             route: Route::Default,
             rule: None,
             reason,
-        };
-    }
-    match used_rule {
-        Some(rule) => allowed_by(rule),
-        // A redirection needs no command to write: `> ~/.bashrc`, `[[ -f x ]] > f`, `(( x )) > f`.
-        None if !parsed.writes.is_empty() => Requirement {
-            level: RulePolicy::Ai,
-            route: Route::Default,
-            rule: None,
-            reason: writes_file(&parsed.writes[0]),
         },
-        None => Requirement {
-            level: RulePolicy::Allow,
+        (None, Some(rule)) => allowed_by(rule),
+        (None, None) => Requirement {
+            need: Need::ReadOnly,
             route: Route::KnownSafe,
             rule: None,
-            reason: "every command on the line is known to be read-only".to_owned(),
+            reason: "every command on the line is known to only read".to_owned(),
         },
     }
 }
 
 fn writes_file(file: &str) -> String {
-    format!(
-        "the line writes to the file `{}`, and no rule allows it",
-        intake::visible(file)
-    )
-}
-
-/// Why the rules alone may not allow this line, if they may not.
-fn not_allowable(parsed: &Parsed) -> Option<String> {
-    if let Some(why) = parsed.opaque.first() {
-        return Some(format!(
-            "the line's effect cannot be known from its text: {why}"
-        ));
-    }
-    parsed
-        .hook_state
-        .first()
-        .map(|why| format!("the line could change the shell's own hooks: {why}"))
+    format!("the line writes to the file `{}`", intake::visible(file))
 }
 
 fn allow_rules(config: &Config) -> impl Iterator<Item = &Rule> {
@@ -346,7 +399,7 @@ fn allows_command(rule: &Rule, command: &Command) -> bool {
 
 fn allowed_by(rule: &Rule) -> Requirement {
     Requirement {
-        level: RulePolicy::Allow,
+        need: Need::Allowed,
         route: Route::Rule,
         rule: Some(rule.id.clone()),
         reason: format!("allowed by rule {}: {}", rule.id, rule.reason),
@@ -356,19 +409,44 @@ fn allowed_by(rule: &Rule) -> Requirement {
 /// Step 4: what the mode does with the requirement.
 fn route_by_mode(req: &Requirement, input: &Input) -> (Verdict, Code, String, Route) {
     let mode = input.mode;
-    match req.level {
-        RulePolicy::Never => (
+    match req.need {
+        Need::Never => (
             Verdict::Deny,
             Code::NeverPolicy,
             format!("denied by {}", req.reason),
             req.route,
         ),
-        RulePolicy::Allow => (Verdict::Allow, Code::Allowed, req.reason.clone(), req.route),
-        RulePolicy::Human => ask(
+        Need::ReadOnly => (
+            Verdict::Allow,
+            Code::Allowed,
+            format!("{}; it runs in the read-only sandbox", req.reason),
+            req.route,
+        ),
+        Need::Allowed => (Verdict::Allow, Code::Allowed, req.reason.clone(), req.route),
+        Need::Human => ask(
             format!("{}; a person must approve it", req.reason),
             req.route,
         ),
-        RulePolicy::Ai => match mode.approval {
+        Need::Ordinary => match mode.approval {
+            ApprovalPolicy::Untrusted => ask(
+                format!(
+                    "{}; in mode {} a person approves every line that is not known to only read",
+                    req.reason, mode.mode
+                ),
+                req.route,
+            ),
+            ApprovalPolicy::Ask | ApprovalPolicy::Auto | ApprovalPolicy::None => (
+                Verdict::Allow,
+                Code::Allowed,
+                format!(
+                    "{}; no rule flags it, and mode {} runs such lines in the {} sandbox without \
+                     asking",
+                    req.reason, mode.mode, mode.sandbox
+                ),
+                Route::Mode,
+            ),
+        },
+        Need::Ai => match mode.approval {
             ApprovalPolicy::None => (
                 Verdict::Allow,
                 Code::Allowed,
@@ -378,7 +456,7 @@ fn route_by_mode(req: &Requirement, input: &Input) -> (Verdict, Code, String, Ro
                 ),
                 Route::Mode,
             ),
-            ApprovalPolicy::Ask => ask(
+            ApprovalPolicy::Ask | ApprovalPolicy::Untrusted => ask(
                 format!(
                     "{}; in mode {} a person must approve it",
                     req.reason, mode.mode

@@ -4,7 +4,8 @@
 //! with the binary and need more than a regex (flag parsing, path normalisation), so each is a small
 //! named check over the parsed commands; `shellgate rules` lists both kinds.
 
-use crate::parse::{Command, Parsed};
+use super::{destructive, known_safe, network, secrets};
+use crate::parse::{Command, Parsed, ShellKind};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -93,21 +94,51 @@ impl Rule {
         }
     }
 
-    /// Does the rule match the line? `line` and `cwd` are only used by line/cwd rules.
+    /// Does the rule match the line, in a mode without the network? `line` and `cwd` are only
+    /// used by line/cwd rules.
     pub fn matches(&self, line: &str, cwd: &str, parsed: &Parsed) -> bool {
+        let facts = LineContext {
+            line,
+            cwd,
+            parsed,
+            shell: ShellKind::Bash,
+            network: false,
+        };
+        self.finding(&facts).is_some()
+    }
+
+    /// What the rule found on the line, if it matches: for a built-in check, what it saw (the
+    /// command, the store, the opaque construct); for a regex rule, an empty string.
+    pub fn finding(&self, facts: &LineContext) -> Option<String> {
         match &self.matcher {
-            Matcher::Regex { field, regex } => match field {
-                Field::Line => regex.is_match(line),
-                Field::Cwd => regex.is_match(cwd),
-                Field::Program => parsed.commands.iter().any(|c| regex.is_match(&c.program)),
-                Field::Argv => parsed
-                    .commands
-                    .iter()
-                    .any(|c| regex.is_match(&c.argv_text())),
-            },
-            Matcher::Builtin(check) => check.matches(parsed),
+            Matcher::Regex { field, regex } => {
+                let parsed = facts.parsed;
+                let hit = match field {
+                    Field::Line => regex.is_match(facts.line),
+                    Field::Cwd => regex.is_match(facts.cwd),
+                    Field::Program => parsed.commands.iter().any(|c| regex.is_match(&c.program)),
+                    Field::Argv => parsed
+                        .commands
+                        .iter()
+                        .any(|c| regex.is_match(&c.argv_text())),
+                };
+                hit.then(String::new)
+            }
+            Matcher::Builtin(check) => check.finding(facts),
         }
     }
+}
+
+/// What a rule is matched against.
+#[derive(Debug, Clone, Copy)]
+pub struct LineContext<'a> {
+    /// The whole line as received.
+    pub line: &'a str,
+    pub cwd: &'a str,
+    pub parsed: &'a Parsed,
+    pub shell: ShellKind,
+    /// The mode's sandbox lets the line reach the network (`builtin.network` does not apply).
+    pub network: bool,
 }
 
 /// The built-in checks.
@@ -122,7 +153,13 @@ pub enum BuiltinCheck {
     KillEverything,
     PowerOff,
     ShellgateTampering,
+    StartupFileTampering,
+    HookState,
     CredentialRead,
+    NetworkAccess,
+    WorkspaceDestruction,
+    SystemWrite,
+    Opaque,
 }
 
 impl BuiltinCheck {
@@ -153,49 +190,166 @@ impl BuiltinCheck {
             BuiltinCheck::ShellgateTampering => {
                 "a command other than a read-only one that names shellgate's config, state, project file or binary"
             }
+            BuiltinCheck::StartupFileTampering => {
+                "writing a shell startup file (~/.bashrc, ~/.profile, ~/.zshrc, ~/.zshenv, PowerShell and fish profiles, /etc/profile …) by redirection or with a command not known to only read"
+            }
+            BuiltinCheck::HookState => {
+                "changing the interactive shell's hook state: PS0/PS1/PROMPT_COMMAND, HOME, PATH, IFS, HIST*, BASH_ENV, traps, shopt, set -o, bind, enable, zsh hook arrays and tables, __shellgate_* functions, PowerShell's global:/env:/function:/alias:/variable: state and engine"
+            }
             BuiltinCheck::CredentialRead => {
-                "a command or input redirection naming a credential file: SSH private keys, ~/.aws/credentials, .netrc, .git-credentials, .pgpass, .pypirc, .docker/config.json, .kube/config, gh's hosts.yml, .vault-token, ~/.gnupg, /etc/shadow; a pattern inside ~/.ssh, ~/.aws or ~/.gnupg; those directories themselves, except to list them"
+                "a command or redirection naming a credential store (SSH keys, GnuPG, AWS, Azure, gcloud, gh, Docker, Kubernetes, .netrc, .git-credentials, package-registry tokens, agents' token files, /etc/shadow, /proc/*/environ), also through cd, patterns and ~/$HOME spellings, or a recursive read of ~ or /; listing a store's directory is not"
+            }
+            BuiltinCheck::NetworkAccess => {
+                "a line that needs the network (curl, wget, ssh, git clone/fetch/pull/push, npm/pip/cargo/go installs and builds, /dev/tcp …) in a mode whose sandbox has none"
+            }
+            BuiltinCheck::WorkspaceDestruction => {
+                "rm -r of the workspace or its sources (not build output), find -delete without a name test, git reset --hard, clean -f, push --force, rebase, filter-branch, reflog expire, checkout/restore of everything, stash drop/clear, branch -D"
+            }
+            BuiltinCheck::SystemWrite => {
+                "a line that writes system files (/etc, /usr, /boot, /var, /opt, /root …: a redirection, cp, mv, tee, sed -i, ln, touch …), which the sandbox does not let it"
+            }
+            BuiltinCheck::Opaque => {
+                "a program run by a path that is named like a known one (./ls), or a line whose effect cannot be known from its text (see docs/parsing.md: a command only known at run time, eval of a string, code fed to a shell or interpreter, a syntax error …)"
             }
         }
     }
 
-    fn matches(self, parsed: &Parsed) -> bool {
+    /// What the check found on the line, if anything.
+    fn finding(self, facts: &LineContext) -> Option<String> {
+        let parsed = facts.parsed;
         let commands = &parsed.commands;
+        let first = |found: Option<&Command>| found.map(|c| format!("`{}`", shown(c)));
         match self {
-            BuiltinCheck::RecursiveRemoveOfSystemPath => commands.iter().any(removes_system_path),
-            BuiltinCheck::FindDeleteOfSystemPath => commands.iter().any(find_deletes_system_path),
-            BuiltinCheck::RecursivePermissionChangeOfSystemPath => {
-                commands.iter().any(chmods_system_path)
+            BuiltinCheck::RecursiveRemoveOfSystemPath => {
+                first(commands.iter().find(|c| removes_system_path(c)))
             }
-            BuiltinCheck::MakeFilesystem => commands.iter().any(|c| {
+            BuiltinCheck::FindDeleteOfSystemPath => {
+                first(commands.iter().find(|c| find_deletes_system_path(c)))
+            }
+            BuiltinCheck::RecursivePermissionChangeOfSystemPath => {
+                first(commands.iter().find(|c| chmods_system_path(c)))
+            }
+            BuiltinCheck::MakeFilesystem => first(commands.iter().find(|c| {
                 c.program.starts_with("mkfs")
                     || matches!(c.program.as_str(), "mke2fs" | "mkswap" | "wipefs")
-            }),
+            })),
             BuiltinCheck::WriteToBlockDevice => {
-                parsed.writes.iter().any(|w| is_block_device(w))
-                    || commands.iter().any(writes_block_device)
+                match parsed.writes.iter().find(|w| is_block_device(w)) {
+                    Some(device) => Some(format!(
+                        "a redirection into `{}`",
+                        crate::intake::visible(device)
+                    )),
+                    None => first(commands.iter().find(|c| writes_block_device(c))),
+                }
             }
-            BuiltinCheck::ForkBomb => parsed.functions.iter().any(|f| f.recursive && f.forks),
-            BuiltinCheck::KillEverything => commands.iter().any(|c| {
+            BuiltinCheck::ForkBomb => parsed
+                .functions
+                .iter()
+                .find(|f| f.recursive && f.forks)
+                .map(|f| format!("the function `{}`", crate::intake::visible(&f.name))),
+            BuiltinCheck::KillEverything => first(commands.iter().find(|c| {
                 c.program == "kill" && c.argv.iter().any(|a| a == "-1")
                     || (c.program == "pkill" || c.program == "killall")
                         && c.argv.iter().any(|a| a == "-u" || a == "--user")
                         && c.argv.len() <= 3
-            }),
-            BuiltinCheck::PowerOff => commands.iter().any(powers_off),
+            })),
+            BuiltinCheck::PowerOff => first(commands.iter().find(|c| powers_off(c))),
             BuiltinCheck::ShellgateTampering => {
-                parsed.writes.iter().any(|w| names_shellgate(w))
-                    || commands.iter().any(tampers_with_shellgate)
+                match parsed.writes.iter().find(|w| names_shellgate(w)) {
+                    Some(file) => Some(format!(
+                        "a redirection into `{}`",
+                        crate::intake::visible(file)
+                    )),
+                    None => first(commands.iter().find(|c| tampers_with_shellgate(c, facts))),
+                }
             }
-            BuiltinCheck::CredentialRead => {
-                parsed
-                    .reads
-                    .iter()
-                    .any(|r| credential_path(r) != CredentialPath::None)
-                    || commands.iter().any(reads_credentials)
+            BuiltinCheck::StartupFileTampering => startup_file_tampering(facts),
+            BuiltinCheck::HookState => parsed.hook_state.first().cloned(),
+            BuiltinCheck::CredentialRead => credential_read(parsed),
+            BuiltinCheck::NetworkAccess if facts.network => None,
+            BuiltinCheck::NetworkAccess => network::line_needs_network(parsed),
+            BuiltinCheck::WorkspaceDestruction => {
+                commands.iter().find_map(destructive::destroys_work)
             }
+            BuiltinCheck::Opaque => parsed
+                .opaque
+                .first()
+                .cloned()
+                .or_else(|| lookalike_program(commands)),
+            BuiltinCheck::SystemWrite => destructive::writes_system_files(parsed),
         }
     }
+}
+
+/// `./ls`, `bin/cat`, `/tmp/x/git`: a file named like a program known to only read, which is not
+/// that program. Running it is obfuscation: what it does is whatever the file holds.
+fn lookalike_program(commands: &[Command]) -> Option<String> {
+    commands
+        .iter()
+        .find(|c| {
+            c.path.as_deref().is_some_and(|path| {
+                !matches!(path.rsplit_once('/'), Some(("/usr/bin" | "/bin", _)))
+                    && known_safe::is_known_program(&c.program)
+            })
+        })
+        .map(|c| {
+            format!(
+                "`{}` is named like the system's `{}` but is another file",
+                crate::intake::visible(c.path.as_deref().unwrap_or("")),
+                crate::intake::visible(&c.program)
+            )
+        })
+}
+
+/// A command for a reason: its words, shortened and made visible.
+fn shown(c: &Command) -> String {
+    let text = c.argv_text();
+    let short: String = text.chars().take(80).collect();
+    let short = if text.chars().count() > 80 {
+        format!("{short}…")
+    } else {
+        short
+    };
+    crate::intake::visible(&short)
+}
+
+/// The first credential store the line names, with the path that names it.
+fn credential_read(parsed: &Parsed) -> Option<String> {
+    let dirs = secrets::directories_entered(&parsed.commands);
+    let redirected = parsed
+        .reads
+        .iter()
+        .find_map(|path| secrets::named(path).map(|n| (path.clone(), n.store())))
+        .or_else(|| {
+            parsed
+                .writes
+                .iter()
+                .find_map(|path| secrets::written_store(path).map(|store| (path.clone(), store)))
+        });
+    let found = redirected
+        .or_else(|| {
+            parsed
+                .commands
+                .iter()
+                .find_map(|c| secrets::store_named_by(c, &dirs))
+        })
+        .or_else(|| {
+            // `k=~/.ssh/id_rsa; cat "$k"`: a path assigned to a variable is read where it is used.
+            parsed.values.iter().find_map(|value| {
+                secrets::candidates(value, &dirs)
+                    .iter()
+                    .find_map(|candidate| match secrets::named(candidate) {
+                        Some(secrets::Named::File(store)) => Some((value.clone(), store)),
+                        _ => None,
+                    })
+            })
+        });
+    found.map(|(path, store)| {
+        format!(
+            "`{}` is in the store of {store}",
+            crate::intake::visible(&path)
+        )
+    })
 }
 
 /// The rules that ship with the binary.
@@ -262,13 +416,49 @@ pub fn builtin_rules() -> Vec<Rule> {
             "shellgate-tamper",
             Human,
             B::ShellgateTampering,
-            "the line changes shellgate's own configuration, state or binary; only a person at the terminal may approve that",
+            "the line changes shellgate's own configuration, state or binary, or starts an agent under `shellgate wrap` (with the network, outside the line's sandbox); only a person at the terminal may approve that",
+        ),
+        rule(
+            "shell-startup-tamper",
+            Human,
+            B::StartupFileTampering,
+            "the line writes a shell startup file, which every later shell runs (hooks included); only a person at the terminal may approve that",
+        ),
+        rule(
+            "hook-state",
+            Human,
+            B::HookState,
+            "the line could change the shell's own hooks, which would switch the gate off for every later line; only a person at the terminal may approve that, in every mode",
         ),
         rule(
             "credential-read",
             Ai,
             B::CredentialRead,
-            "the line names a credential file; what it reads can leave the machine through the agent, so it is never allowed by the rules alone",
+            "the line names a credential store; what it reads can leave the machine through the agent, so it is never allowed by the rules alone",
+        ),
+        rule(
+            "workspace-destructive",
+            Ai,
+            B::WorkspaceDestruction,
+            "the line destroys work inside the workspace, which the sandbox does not protect",
+        ),
+        rule(
+            "network",
+            Ai,
+            B::NetworkAccess,
+            "the line needs the network, and the sandbox has none: it must be approved to run outside it",
+        ),
+        rule(
+            "system-write",
+            Ai,
+            B::SystemWrite,
+            "the line writes system files, which the sandbox does not let it: it must be approved to run outside it",
+        ),
+        rule(
+            "opaque",
+            Ai,
+            B::Opaque,
+            "the line's effect cannot be known from its text",
         ),
     ]
 }
@@ -352,7 +542,36 @@ fn recursive(flags: &[&str]) -> bool {
     })
 }
 
+/// PowerShell's `Remove-Item` and its aliases (compared case-insensitively).
+pub fn is_remove_item(program: &str) -> bool {
+    ["remove-item", "ri", "del", "erase", "rd", "rmdir"]
+        .iter()
+        .any(|name| program.eq_ignore_ascii_case(name))
+}
+
+/// `Remove-Item -Recurse PATH` (any prefix of `-Recurse`, any case; `-Path`/`-LiteralPath`
+/// values are paths like the positional ones).
+pub fn remove_item_recursive_paths(c: &Command) -> Option<Vec<&str>> {
+    if !is_remove_item(&c.program) {
+        return None;
+    }
+    let recursive = c.argv.iter().any(|a| {
+        let lower = a.to_ascii_lowercase();
+        lower.len() >= 2 && "-recurse".starts_with(&lower)
+    });
+    recursive.then(|| {
+        c.argv
+            .iter()
+            .filter(|a| !a.starts_with('-'))
+            .map(String::as_str)
+            .collect()
+    })
+}
+
 fn removes_system_path(c: &Command) -> bool {
+    if let Some(paths) = remove_item_recursive_paths(c) {
+        return paths.iter().any(|p| is_system_path(p));
+    }
     if c.program != "rm" {
         return false;
     }
@@ -447,132 +666,7 @@ fn names_shellgate(text: &str) -> bool {
         || text.contains("shellgate/sessions")
 }
 
-/// Files that hold credentials, by the end of their path (after `~/`, `$HOME/` or `/home/<user>/`).
-const CREDENTIAL_FILES: [&str; 12] = [
-    ".aws/credentials",
-    ".netrc",
-    ".git-credentials",
-    ".pgpass",
-    ".pypirc",
-    ".docker/config.json",
-    ".kube/config",
-    ".config/gh/hosts.yml",
-    ".vault-token",
-    ".npmrc",
-    "/etc/shadow",
-    "/etc/gshadow",
-];
-
-/// Directories whose files are mostly credentials: a pattern inside them, or the directory
-/// itself given to a program that reads what it contains (`grep -r . ~/.ssh`), names credentials.
-const CREDENTIAL_DIRS: [&str; 3] = [".ssh", ".gnupg", ".aws"];
-
-/// What a path names, credential-wise.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum CredentialPath {
-    None,
-    /// A credential file, or a pattern that may match one (`~/.ssh/*`, `~/.*/id_rsa`).
-    File,
-    /// A credential directory itself (`~/.ssh`).
-    Directory,
-}
-
-/// What an argument names. Also seen through `--opt=PATH` and curl's `@PATH`.
-fn credential_path(arg: &str) -> CredentialPath {
-    let path = arg.rsplit_once('=').map_or(arg, |(_, value)| value);
-    let path = path.strip_prefix('@').unwrap_or(path);
-    let path = path.trim_end_matches('/');
-    let names_file = CREDENTIAL_FILES.iter().any(|file| {
-        path.strip_suffix(file.trim_start_matches('/'))
-            .is_some_and(|head| head.is_empty() || head.ends_with('/'))
-    });
-    if names_file {
-        return CredentialPath::File;
-    }
-    let segments: Vec<&str> = path.split('/').collect();
-    let private_key = segments
-        .windows(2)
-        .any(|pair| pair[0] == ".ssh" && pair[1].starts_with("id_") && !pair[1].ends_with(".pub"));
-    if private_key || segments.contains(&".gnupg") {
-        return CredentialPath::File;
-    }
-    // A pattern inside a credential directory (`~/.ssh/*`, `~/.aws/*/x`), or a pattern that
-    // matches one (`~/.*/id_rsa`, and `grep -r . ~/.*` reads them whole).
-    let mut result = CredentialPath::None;
-    for (i, segment) in segments.iter().enumerate() {
-        let last = i + 1 == segments.len();
-        let literal_dir = CREDENTIAL_DIRS.contains(segment);
-        // Not a relative path's first segment: `rm -rf .*` names the working directory's
-        // dot files, which are credentials only in the home directory.
-        let pattern_dir = i > 0
-            && is_pattern(segment)
-            && CREDENTIAL_DIRS.iter().any(|dir| glob_matches(segment, dir));
-        if literal_dir && segments[i + 1..].iter().any(|s| is_pattern(s)) {
-            return CredentialPath::File;
-        }
-        if pattern_dir && !last {
-            return CredentialPath::File;
-        }
-        if (literal_dir || pattern_dir) && last {
-            result = CredentialPath::Directory;
-        }
-    }
-    result
-}
-
-fn is_pattern(segment: &str) -> bool {
-    segment.contains(['*', '?', '[', '{'])
-}
-
-/// Does a shell pattern (`*`, `?`, `[…]`; a brace list is taken as `*`) match `name`? Only used
-/// to ask whether a pattern could reach a credential directory, so it may say yes too often. As
-/// in bash (without `dotglob`), a leading `.` must be matched by a literal `.`.
-fn glob_matches(pattern: &str, name: &str) -> bool {
-    if name.starts_with('.') && !pattern.starts_with('.') {
-        return false;
-    }
-    fn go(p: &[char], n: &[char]) -> bool {
-        match p.split_first() {
-            None => n.is_empty(),
-            Some(('*' | '{', rest)) => {
-                let rest = if p[0] == '{' {
-                    rest.iter()
-                        .position(|c| *c == '}')
-                        .map_or(rest, |end| &rest[end + 1..])
-                } else {
-                    rest
-                };
-                (0..=n.len()).any(|k| go(rest, &n[k..]))
-            }
-            Some(('?', rest)) => !n.is_empty() && go(rest, &n[1..]),
-            Some(('[', rest)) => match rest.iter().position(|c| *c == ']') {
-                Some(end) => !n.is_empty() && go(&rest[end + 1..], &n[1..]),
-                None => n.first() == Some(&'[') && go(rest, &n[1..]),
-            },
-            Some((c, rest)) => n.first() == Some(c) && go(rest, &n[1..]),
-        }
-    }
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    go(&p, &n)
-}
-
-/// Programs that only look at a directory's entries, never its files: given a credential
-/// directory itself (`ls ~/.ssh`), they read no credentials.
-const LISTS_DIRECTORIES: [&str; 11] = [
-    "ls", "stat", "du", "cd", "pushd", "test", "[", "realpath", "readlink", "dirname", "basename",
-];
-
-/// Does this command name credentials it would read?
-fn reads_credentials(c: &Command) -> bool {
-    let lists = LISTS_DIRECTORIES.contains(&c.program.as_str());
-    c.argv.iter().any(|a| match credential_path(a) {
-        CredentialPath::File => true,
-        CredentialPath::Directory => !lists,
-        CredentialPath::None => false,
-    })
-}
-fn tampers_with_shellgate(c: &Command) -> bool {
+fn tampers_with_shellgate(c: &Command, facts: &LineContext) -> bool {
     let mutating_self = c.program == "shellgate"
         && c.argv.first().is_some_and(|sub| {
             // The panel's buttons are `auto-review` actions with the standing of whoever started
@@ -582,8 +676,93 @@ fn tampers_with_shellgate(c: &Command) -> bool {
                     && c.argv.len() > 1
                     && !c.argv.iter().any(|a| a == "status"))
         });
+    // Starting an agent under `wrap`: it runs with the network, outside the line's sandbox.
+    let starts_agent = c.via.iter().any(|v| v == "shellgate wrap");
     let names = c.argv.iter().any(|a| names_shellgate(a));
-    mutating_self || (names && !super::known_safe::is_read_only_program(c))
+    // Stopping shellgate's own processes (the panel, a hook's `run`).
+    let kills_self = matches!(c.program.as_str(), "pkill" | "killall")
+        && c.argv.iter().any(|a| a.contains("shellgate"));
+    mutating_self || starts_agent || kills_self || (names && !only_reads(c, facts))
+}
+
+/// Is the command known to only read (so naming a file is not changing it)?
+fn only_reads(c: &Command, facts: &LineContext) -> bool {
+    let line = known_safe::LineFacts::of(facts.parsed, facts.shell);
+    known_safe::is_known_safe(c, &line)
+}
+
+/// Shell startup files below the home directory (and the system-wide ones), which every new
+/// shell runs.
+const STARTUP_FILES: [&str; 16] = [
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".inputrc",
+    ".config/fish/config.fish",
+    ".config/powershell/Microsoft.PowerShell_profile.ps1",
+    ".config/powershell/profile.ps1",
+    ".pam_environment",
+    ".xprofile",
+];
+
+const SYSTEM_STARTUP_FILES: [&str; 6] = [
+    "/etc/profile",
+    "/etc/bash.bashrc",
+    "/etc/zshrc",
+    "/etc/zsh/zshrc",
+    "/etc/zsh/zshenv",
+    "/etc/environment",
+];
+
+/// The part of `path` below a home directory (`~/x`, `$HOME/x`, `/home/<user>/x`, `/root/x`).
+fn home_relative(path: &str) -> Option<&str> {
+    if let Some(rest) = ["~/", "$HOME/", "${HOME}/", "/root/"]
+        .iter()
+        .find_map(|home| path.strip_prefix(home))
+    {
+        return Some(rest);
+    }
+    let rest = path
+        .strip_prefix("/home/")
+        .or_else(|| path.strip_prefix("/Users/"))?;
+    rest.split_once('/').map(|(_, below)| below)
+}
+
+/// Does the path name a shell startup file?
+fn is_startup_file(path: &str) -> bool {
+    home_relative(path).is_some_and(|below| STARTUP_FILES.contains(&below.trim_start_matches('/')))
+        || SYSTEM_STARTUP_FILES.contains(&path)
+        || path.starts_with("/etc/profile.d/")
+}
+
+/// Programs that read a file without changing it, though they are not known-safe (sourcing runs
+/// the file, which makes the line opaque instead).
+const READS_FILES: [&str; 7] = ["source", ".", "less", "more", "view", "bat", "batcat"];
+
+fn startup_file_tampering(facts: &LineContext) -> Option<String> {
+    let parsed = facts.parsed;
+    if let Some(file) = parsed.writes.iter().find(|w| is_startup_file(w)) {
+        return Some(format!(
+            "a redirection into `{}`",
+            crate::intake::visible(file)
+        ));
+    }
+    parsed
+        .commands
+        .iter()
+        .find(|c| {
+            c.argv.iter().any(|a| is_startup_file(a))
+                && !READS_FILES.contains(&c.program.as_str())
+                && !only_reads(c, facts)
+        })
+        .map(|c| format!("`{}`", shown(c)))
 }
 
 #[cfg(test)]
@@ -596,6 +775,16 @@ mod tests {
         builtin_rules()
             .into_iter()
             .filter(|r| r.matches(line, "/w", &parsed))
+            .map(|r| r.id)
+            .collect()
+    }
+
+    /// The `never` rules a line matches.
+    fn never_hits(line: &str) -> Vec<String> {
+        let parsed = parse(line, ShellKind::Bash);
+        builtin_rules()
+            .into_iter()
+            .filter(|r| r.policy == RulePolicy::Never && r.matches(line, "/w", &parsed))
             .map(|r| r.id)
             .collect()
     }
@@ -666,7 +855,7 @@ mod tests {
             "chmod -R 777 /",
             "chown -R me /usr",
         ] {
-            assert!(!hits(line).is_empty(), "{line}");
+            assert!(!never_hits(line).is_empty(), "{line}");
         }
         for line in [
             "rm -rf node_modules",
@@ -680,19 +869,21 @@ mod tests {
             "chmod 644 /etc/x",
             "rm -rf src",
         ] {
-            assert!(hits(line).is_empty(), "{line}: {:?}", hits(line));
+            // Some of these destroy work in the workspace (an `ai` rule), none is denied.
+            assert!(never_hits(line).is_empty(), "{line}: {:?}", hits(line));
         }
     }
 
     #[test]
     fn devices_filesystems_bombs_power() {
-        assert_eq!(hits("mkfs.ext4 /dev/sdb1"), ["builtin.mkfs"]);
+        assert_eq!(never_hits("mkfs.ext4 /dev/sdb1"), ["builtin.mkfs"]);
+        // Writing a disk is also writing a system file (an `ai` rule); `never` wins.
         assert_eq!(
-            hits("dd if=/dev/zero of=/dev/sda bs=1M"),
+            never_hits("dd if=/dev/zero of=/dev/sda bs=1M"),
             ["builtin.block-device-write"]
         );
         assert_eq!(
-            hits("echo x > /dev/nvme0n1"),
+            never_hits("echo x > /dev/nvme0n1"),
             ["builtin.block-device-write"]
         );
         assert!(hits("dd if=/dev/zero of=/dev/null").is_empty());
@@ -706,8 +897,17 @@ mod tests {
         assert_eq!(hits("kill -9 -1"), ["builtin.kill-everything"]);
         assert_eq!(hits("sudo systemctl reboot"), ["builtin.power-off"]);
         let pwsh = parse("& { rm -r -fo / }", ShellKind::Pwsh);
+        let context = LineContext {
+            line: "",
+            cwd: "/w",
+            parsed: &pwsh,
+            shell: ShellKind::Pwsh,
+            network: false,
+        };
         assert!(
-            BuiltinCheck::RecursiveRemoveOfSystemPath.matches(&pwsh),
+            BuiltinCheck::RecursiveRemoveOfSystemPath
+                .finding(&context)
+                .is_some(),
             "a PowerShell script block is judged"
         );
         assert!(hits("kill -9 1234").is_empty());
@@ -725,8 +925,13 @@ mod tests {
             "shellgate panel",
             "shellgate panel --all --port 8700",
             "mv ~/.local/state/shellgate/sessions /tmp",
+            "sort -o ~/.config/shellgate/config.toml x",
         ] {
-            assert_eq!(hits(line), ["builtin.shellgate-tamper"], "{line}");
+            assert!(
+                hits(line).contains(&"builtin.shellgate-tamper".to_owned()),
+                "{line}: {:?}",
+                hits(line)
+            );
         }
         for line in [
             "cat ~/.config/shellgate/config.toml",
@@ -737,6 +942,27 @@ mod tests {
             "shellgate auto-review status",
         ] {
             assert!(hits(line).is_empty(), "{line}");
+        }
+    }
+
+    #[test]
+    fn shell_startup_files_are_tampering() {
+        for line in [
+            "echo 'x' >> ~/.bashrc",
+            "sed -i 1d ~/.zshrc",
+            "cp evil $HOME/.profile",
+            "tee -a /home/dev/.zshenv",
+            "ln -sf /tmp/x ~/.bash_profile",
+            "echo x > /etc/profile.d/x.sh",
+        ] {
+            assert!(
+                hits(line).contains(&"builtin.shell-startup-tamper".to_owned()),
+                "{line}: {:?}",
+                hits(line)
+            );
+        }
+        for line in ["cat ~/.bashrc", "grep PATH ~/.profile", "diff ~/.zshrc x"] {
+            assert!(hits(line).is_empty(), "{line}: {:?}", hits(line));
         }
     }
 
@@ -764,8 +990,45 @@ mod tests {
             "grep -r token ~/.*",
             "tar czf k.tgz ~/.ssh/",
             "cp -r ~/.aws /tmp/x",
+            // Issue 12: directories, spellings, recursive reads, process environments, agents.
+            "cd ~/.ssh && cat id_rsa",
+            "cd ~/.ssh; cat id_ed25519",
+            "cd && cat .ssh/id_rsa",
+            "cd ~ && cat .netrc",
+            "pushd ~/.aws && cat credentials",
+            "env -C ~/.ssh cat id_rsa",
+            "cat ~/.ssh//id_rsa",
+            "cat ~//.ssh/id_rsa",
+            "cat $HOME/./.ssh/id_rsa",
+            "cat /root/.ssh/id_rsa",
+            "grep -r 'PRIVATE KEY' ~",
+            "grep -R token /",
+            "rg -l token ~",
+            "rg password /",
+            "find ~ -name '*.pem'",
+            "cat /proc/*/environ",
+            "cat /proc/1234/environ",
+            "strings /proc/self/environ",
+            "ps auxe",
+            "cat ~/.codex/auth.json",
+            "cat ~/.claude/.credentials.json",
+            "cat ~/.docker/config.json",
+            "cat ~/.kube/config",
+            "cat ~/.git-credentials",
+            "cat ~/.npmrc",
+            "cat ~/.cargo/credentials.toml",
+            "cat ~/.pypirc",
+            "cat ~/.config/gh/hosts.yml",
+            "gpg --export-secret-keys > ~/.gnupg/x",
+            "echo key >> ~/.ssh/authorized_keys",
+            "cat ~/.*rc",
+            "cat ~/.aws/config",
         ] {
-            assert_eq!(hits(line), ["builtin.credential-read"], "{line}");
+            assert!(
+                hits(line).contains(&"builtin.credential-read".to_owned()),
+                "{line}: {:?}",
+                hits(line)
+            );
         }
         for line in [
             "cat ~/.ssh/id_rsa.pub",
@@ -773,12 +1036,30 @@ mod tests {
             "ls -la ~/.ssh/",
             "stat ~/.aws",
             "cat ~/.ssh/known_hosts",
-            "cat ~/.aws/config",
             "cat src/credentials.rs",
-            "cat ~/.*rc",
             "cat < README.md",
+            "cd src && cat id_rsa",
+            "grep -r token src",
+            "cat /proc/cpuinfo",
+            "ps aux",
         ] {
-            assert!(hits(line).is_empty(), "{line}");
+            assert!(
+                !hits(line).contains(&"builtin.credential-read".to_owned()),
+                "{line}: {:?}",
+                hits(line)
+            );
         }
+        let parsed = parse("cd ~/.ssh && cat id_rsa", ShellKind::Bash);
+        let found = BuiltinCheck::CredentialRead.finding(&LineContext {
+            line: "",
+            cwd: "/w",
+            parsed: &parsed,
+            shell: ShellKind::Bash,
+            network: false,
+        });
+        assert_eq!(
+            found.as_deref(),
+            Some("`id_rsa` is in the store of SSH keys")
+        );
     }
 }

@@ -54,55 +54,86 @@ fn known_safe_lines_are_allowed_without_asking() {
         "cat README.md | grep shell",
         "echo $(date)",
     ] {
-        let d = decide_ask(line);
-        assert_eq!(
-            (d.decision, d.code, d.route),
-            (Verdict::Allow, Code::Allowed, Route::KnownSafe),
-            "{line}"
-        );
+        for mode in ["ask", "auto", "untrusted", "read-only", "full"] {
+            let d = decide_in(line, mode, &Config::builtin());
+            assert_eq!(
+                (d.decision, d.code, d.route, d.sandbox),
+                (
+                    Verdict::Allow,
+                    Code::Allowed,
+                    Route::KnownSafe,
+                    SandboxPolicy::ReadOnly
+                ),
+                "{line} in {mode}"
+            );
+        }
     }
 }
 
 #[test]
-fn known_safe_with_a_file_redirect_is_not() {
+fn a_file_redirect_makes_a_read_only_line_ordinary() {
     for line in ["ls > out.txt", "(ls; pwd) > out.txt", "echo x >> f"] {
         let d = decide_ask(line);
+        assert_eq!(
+            (d.decision, d.route, d.sandbox),
+            (Verdict::Allow, Route::Mode, SandboxPolicy::WorkspaceWrite),
+            "{line}: {}",
+            d.reason
+        );
+        let d = decide_in(line, "untrusted", &Config::builtin());
         assert_eq!(d.decision, Verdict::Ask, "{line}");
     }
-    assert_eq!(decide_ask("ls 2>/dev/null").decision, Verdict::Allow);
+    let d = decide_ask("ls 2>/dev/null");
+    assert_eq!(
+        (d.decision, d.sandbox),
+        (Verdict::Allow, SandboxPolicy::ReadOnly)
+    );
 }
 
 #[test]
-fn reading_from_the_network_is_not_known_safe() {
+fn reading_from_the_network_needs_approval() {
     for line in [
         "cat </dev/tcp/example.invalid/80",
         "{ cat; } </dev/tcp/example.invalid/80",
         "(head -1) 0</dev/udp/example.invalid/53",
     ] {
         let d = decide_ask(line);
-        assert_eq!(d.decision, Verdict::Ask, "{line}: {}", d.reason);
+        assert_eq!(
+            (d.decision, d.rule.as_deref()),
+            (Verdict::Ask, Some("builtin.network")),
+            "{line}: {}",
+            d.reason
+        );
     }
     assert_eq!(decide_ask("cat < README.md").decision, Verdict::Allow);
 }
 
 #[test]
 fn a_redirection_without_a_command_still_writes() {
-    for line in [
-        "> ~/.bashrc",
-        ">> ~/.ssh/authorized_keys",
-        "[[ -f x ]] > ~/.bashrc",
-        "(( x )) > out",
-        "f() { :; }; f > out",
-    ] {
-        let d = decide_ask(line);
+    for line in ["(( x )) > out", "f() { :; }; f > out", "[[ -f x ]] > out"] {
+        let d = decide_in(line, "untrusted", &Config::builtin());
         assert_eq!(
             (d.decision, d.route),
             (Verdict::Ask, Route::Default),
             "{line}: {}",
             d.reason
         );
-        assert!(
-            d.reason.contains("writes to the file"),
+        let d = decide_ask(line);
+        assert_eq!(
+            (d.decision, d.sandbox),
+            (Verdict::Allow, SandboxPolicy::WorkspaceWrite),
+            "{line}"
+        );
+    }
+    for (line, rule) in [
+        ("> ~/.bashrc", "builtin.shell-startup-tamper"),
+        ("[[ -f x ]] > ~/.bashrc", "builtin.shell-startup-tamper"),
+        (">> ~/.ssh/authorized_keys", "builtin.credential-read"),
+    ] {
+        let d = decide_ask(line);
+        assert_eq!(
+            (d.decision, d.rule.as_deref()),
+            (Verdict::Ask, Some(rule)),
             "{line}: {}",
             d.reason
         );
@@ -110,25 +141,41 @@ fn a_redirection_without_a_command_still_writes() {
     assert_eq!(decide_ask("> /dev/null").decision, Verdict::Allow);
 }
 
+/// The Codex approval modes: ordinary lines run in the sandbox unasked in `ask` and `auto`; only
+/// `untrusted` (and `read-only`) ask a person for every line that is not known to only read.
 #[test]
-fn unknown_commands_follow_the_mode() {
+fn ordinary_lines_follow_the_mode() {
     let mut config = Config::builtin();
-    let d = decide_in("cargo build", "ask", &config);
+    let d = decide_in("make -j2", "ask", &config);
     assert_eq!(
-        (d.decision, d.code, d.route),
-        (Verdict::Ask, Code::NeedsApproval, Route::Default)
+        (d.decision, d.code, d.route, d.sandbox),
+        (
+            Verdict::Allow,
+            Code::Allowed,
+            Route::Mode,
+            SandboxPolicy::WorkspaceWrite
+        )
     );
-    assert!(d.reason.contains("cargo build"));
-    let d = decide_in("cargo build", "auto", &config);
+    assert!(d.reason.contains("make -j2"), "{}", d.reason);
+    let d = decide_in("make -j2", "auto", &config);
+    assert_eq!((d.decision, d.route), (Verdict::Allow, Route::Mode));
+    let d = decide_in("make -j2", "untrusted", &config);
     assert_eq!(
-        (d.decision, d.code),
-        (Verdict::Deny, Code::ReviewerUnconfigured)
+        (d.decision, d.code, d.route, d.sandbox),
+        (
+            Verdict::Ask,
+            Code::NeedsApproval,
+            Route::Default,
+            SandboxPolicy::WorkspaceWrite
+        )
     );
-    assert!(d.reason.contains("[reviewer]"));
+    let d = decide_in("make -j2", "read-only", &config);
+    assert_eq!(
+        (d.decision, d.sandbox),
+        (Verdict::Ask, SandboxPolicy::ReadOnly)
+    );
     config.reviewer = Some(reviewer());
-    let d = decide_in("cargo build", "auto", &config);
-    assert_eq!((d.decision, d.code), (Verdict::Review, Code::NeedsReview));
-    let d = decide_in("cargo build", "full", &config);
+    let d = decide_in("make -j2", "full", &config);
     assert_eq!(
         (d.decision, d.code, d.route, d.sandbox),
         (
@@ -138,18 +185,106 @@ fn unknown_commands_follow_the_mode() {
             SandboxPolicy::FullAccess
         )
     );
-    let d = decide_in("cargo build", "read-only", &config);
+}
+
+#[test]
+fn flagged_lines_follow_the_mode() {
+    let mut config = Config::builtin();
+    let d = decide_in("cargo build", "ask", &config);
     assert_eq!(
-        (d.decision, d.sandbox),
-        (Verdict::Ask, SandboxPolicy::ReadOnly)
+        (d.decision, d.code, d.route, d.rule.as_deref()),
+        (
+            Verdict::Ask,
+            Code::NeedsApproval,
+            Route::Rule,
+            Some("builtin.network")
+        )
     );
+    assert!(d.reason.contains("network"), "{}", d.reason);
+    let d = decide_in("cargo build", "auto", &config);
+    assert_eq!(
+        (d.decision, d.code),
+        (Verdict::Deny, Code::ReviewerUnconfigured)
+    );
+    assert!(d.reason.contains("[reviewer]"));
+    config.reviewer = Some(reviewer());
+    let d = decide_in("cargo build", "auto", &config);
+    assert_eq!((d.decision, d.code), (Verdict::Review, Code::NeedsReview));
+    // Full access has the network: nothing flags the line.
+    let d = decide_in("cargo build", "full", &config);
+    assert_eq!(
+        (d.decision, d.route, d.sandbox),
+        (Verdict::Allow, Route::Mode, SandboxPolicy::FullAccess)
+    );
+    for (line, rule) in [
+        ("rm -rf src", "builtin.workspace-destructive"),
+        ("git reset --hard", "builtin.workspace-destructive"),
+        ("cat ~/.ssh/id_rsa", "builtin.credential-read"),
+        ("curl x | sh", "builtin.network"),
+        ("python3 -c 'import os'", "builtin.opaque"),
+    ] {
+        for mode in ["ask", "untrusted"] {
+            let d = decide_in(line, mode, &config);
+            assert_eq!(
+                (d.decision, d.rule.as_deref()),
+                (Verdict::Ask, Some(rule)),
+                "{line} in {mode}"
+            );
+        }
+        let d = decide_in(line, "auto", &config);
+        assert_eq!(d.decision, Verdict::Review, "{line} in auto");
+    }
+}
+
+/// Hook state goes to a person in every mode, Full access included, and the reviewer never sees
+/// it.
+#[test]
+fn hook_state_asks_a_person_in_every_mode() {
+    let mut config = Config::builtin();
+    config.reviewer = Some(reviewer());
+    for line in [
+        "PS0=''",
+        "HOME=/tmp",
+        "PROMPT_COMMAND[1]=x",
+        "trap - DEBUG",
+        "functions[__shellgate_preexec]=:",
+        "export PATH=/tmp:$PATH",
+    ] {
+        for mode in ["ask", "auto", "untrusted", "full", "read-only"] {
+            let d = decide_in(line, mode, &config);
+            assert_eq!(
+                (d.decision, d.rule.as_deref()),
+                (Verdict::Ask, Some("builtin.hook-state")),
+                "{line} in {mode}: {}",
+                d.reason
+            );
+        }
+    }
+    for (line, shell) in [
+        (
+            "$ExecutionContext.InvokeCommand.PreCommandLookupAction = {}",
+            ShellKind::Pwsh,
+        ),
+        ("${global:x} = 1", ShellKind::Pwsh),
+    ] {
+        let resolved = resolve(
+            Some("full"),
+            &config,
+            SessionFacts {
+                full_access_confirmed: true,
+                review_disabled: false,
+            },
+        );
+        let d = decide_bytes(line.as_bytes(), shell, "/w", &config, &resolved);
+        assert_eq!(d.decision, Verdict::Ask, "{line}");
+    }
 }
 
 #[test]
 fn never_wins_in_every_mode() {
     let mut config = Config::builtin();
     config.reviewer = Some(reviewer());
-    for mode in ["ask", "auto", "full", "read-only"] {
+    for mode in ["ask", "auto", "untrusted", "full", "read-only"] {
         let d = decide_in("ls && rm -rf /", mode, &config);
         assert_eq!(
             (d.decision, d.code, d.route),
@@ -212,25 +347,31 @@ fn strictest_rule_wins() {
 fn allow_rules_cover_one_command_not_its_neighbours() {
     let mut config = Config::builtin();
     config.rules.push(regex_rule(
-        "allow-cargo",
+        "allow-make",
         Field::Program,
-        "^cargo$",
+        "^make$",
         RulePolicy::Allow,
     ));
     assert_eq!(
-        decide_in("cargo build && cargo test", "ask", &config).decision,
+        decide_in("make && make test", "untrusted", &config).decision,
         Verdict::Allow
     );
     assert_eq!(
-        decide_in("cargo build > log.txt", "ask", &config).decision,
+        decide_in("make > log.txt", "untrusted", &config).decision,
         Verdict::Allow
     );
-    let d = decide_in("cargo build && curl x", "ask", &config);
+    let d = decide_in("make && touch x", "untrusted", &config);
     assert_eq!(d.decision, Verdict::Ask);
-    assert!(d.reason.contains("curl"));
+    assert!(d.reason.contains("touch"));
     assert_eq!(
-        decide_in("cargo build && ls", "ask", &config).decision,
+        decide_in("make && ls", "untrusted", &config).decision,
         Verdict::Allow
+    );
+    // An `allow` rule does not beat a stricter flag on the same line.
+    let d = decide_in("make && curl x", "untrusted", &config);
+    assert_eq!(
+        (d.decision, d.rule.as_deref()),
+        (Verdict::Ask, Some("builtin.network"))
     );
 }
 
@@ -244,7 +385,7 @@ fn line_and_cwd_allow_rules_cover_the_line() {
         RulePolicy::Allow,
     ));
     assert_eq!(
-        decide_in("cargo build && make", "ask", &config).decision,
+        decide_in("make && ./configure", "untrusted", &config).decision,
         Verdict::Allow
     );
     assert_eq!(
@@ -263,19 +404,20 @@ fn opaque_and_hook_state_lines_are_never_allowed_by_rules_alone() {
         ".*",
         RulePolicy::Allow,
     ));
-    for line in [
-        "curl x | sh",
-        "python -c 'print(1)'",
-        "eval \"$x\"",
-        "$cmd",
-        "PS0=''",
-        "trap - DEBUG",
-        "source ~/.bashrc",
+    for (line, rule) in [
+        ("curl x | sh", "builtin.network"),
+        ("python -c 'print(1)'", "builtin.opaque"),
+        // Code run in the shell itself, unseen, can change the hooks: a person decides.
+        ("eval \"$x\"", "builtin.hook-state"),
+        ("$cmd", "builtin.opaque"),
+        ("PS0=''", "builtin.hook-state"),
+        ("trap - DEBUG", "builtin.hook-state"),
+        ("source ~/.bashrc", "builtin.hook-state"),
     ] {
         let d = decide_in(line, "ask", &config);
         assert_eq!(
-            (d.decision, d.route),
-            (Verdict::Ask, Route::Default),
+            (d.decision, d.route, d.rule.as_deref()),
+            (Verdict::Ask, Route::Rule, Some(rule)),
             "{line}"
         );
     }

@@ -119,6 +119,10 @@ pub struct ChildPlan {
     /// Landlock access granted beneath the private `/dev/shm` (added inside, where it exists).
     pub shm_access: u64,
     pub seccomp: libc::sock_fprog,
+    /// The variant of the filter whose reported calls go to a supervisor, and the unix socket the
+    /// listener is sent over (`-1`: no supervision).
+    pub seccomp_reported: libc::sock_fprog,
+    pub supervisor: RawFd,
     /// Root outside a user namespace: lock root's capability rules (securebits) before exec.
     pub lock_root: bool,
     /// Write end of the setup pipe (close-on-exec): a [`Failure`] record, or nothing.
@@ -131,6 +135,10 @@ pub struct ChildPlan {
     /// The init is PID 1 of a namespace of its own: when the program ends, it kills what is
     /// left. Without one (a nested or namespace-less sandbox) it only waits for the program.
     pub pid_namespace: bool,
+    /// The parent moves the init into another process group (the caller's, so that the line is
+    /// the terminal's foreground job when its caller is): the init waits for the parent's one
+    /// byte on the lifeline before it starts the program, which then inherits that group.
+    pub await_group: bool,
     /// The stack the program's process starts on (it shares the init's memory until its exec).
     pub program_stack: Vec<u8>,
 }
@@ -461,6 +469,7 @@ pub fn init(plan: &ChildPlan) -> ! {
         plan.stdio[2],
         plan.passed[0].0,
         plan.passed[1].0,
+        plan.supervisor,
     ];
     raw::close_all_except(3, keep);
     // The whole namespace dies with the thread that cloned it (`wrap`'s broker threads live as
@@ -483,6 +492,10 @@ pub fn init(plan: &ChildPlan) -> ! {
     for fd in slots.into_iter().filter(|fd| *fd >= 0) {
         raw::close(fd);
     }
+    if plan.await_group && !raw::read_one(plan.lifeline) {
+        // The parent is gone, or could not move this process: nothing may start.
+        raw::exit(EXIT_SETUP_FAILED);
+    }
     // The program's process shares this one's memory until its exec (no page tables copied);
     // this one waits meanwhile. Its stack is the plan's own buffer, untouched by anything else.
     let stack = plan.program_stack.as_ptr() as *mut u8;
@@ -498,7 +511,13 @@ pub fn init(plan: &ChildPlan) -> ! {
     raw::close(plan.setup);
     raw::close(plan.ruleset);
     let passed = plan.passed.map(|(source, _)| source);
-    for fd in [0, 1, 2].into_iter().chain(plan.stdio).chain(passed) {
+    let supervisor = [plan.supervisor];
+    for fd in [0, 1, 2]
+        .into_iter()
+        .chain(plan.stdio)
+        .chain(passed)
+        .chain(supervisor)
+    {
         if fd >= 0 {
             raw::close(fd);
         }
@@ -589,9 +608,7 @@ fn start_program(plan: &ChildPlan) -> ! {
     if let Err(e) = raw::landlock_restrict_self(plan.ruleset, plan.landlock_flags) {
         fail(plan, phase::LANDLOCK, How::Operate, e);
     }
-    if let Err(e) = raw::seccomp_filter(&plan.seccomp) {
-        fail(plan, phase::SECCOMP, How::Operate, e);
-    }
+    install_seccomp(plan);
     // Only 0, 1 and 2 reach the program: every other descriptor (the ruleset, the pipes, whatever
     // the caller held open) is closed by the exec.
     if let Err(e) = raw::cloexec_from(3) {
@@ -606,6 +623,30 @@ fn start_program(plan: &ChildPlan) -> ! {
     }
     let errno = raw::execve(&plan.exec.path, &plan.exec.argv, &plan.exec.envp);
     fail(plan, phase::EXEC, How::Operate, errno)
+}
+
+/// The filter, with a listener sent to the supervisor when there is one. Inside another sandbox
+/// whose filter already has a listener the kernel allows no second one (`EBUSY`): the filter
+/// without reports is installed instead, and the refusals are the same, unreported.
+fn install_seccomp(plan: &ChildPlan) {
+    if plan.supervisor >= 0 {
+        match raw::seccomp_filter_with_listener(&plan.seccomp_reported) {
+            Ok(listener) => {
+                let sent = raw::send_fd(plan.supervisor, listener);
+                raw::close(listener);
+                raw::close(plan.supervisor);
+                if let Err(e) = sent {
+                    fail(plan, phase::SECCOMP, How::Operate, e);
+                }
+                return;
+            }
+            Err(libc::EBUSY) => raw::close(plan.supervisor),
+            Err(e) => fail(plan, phase::SECCOMP, How::Operate, e),
+        }
+    }
+    if let Err(e) = raw::seccomp_filter(&plan.seccomp) {
+        fail(plan, phase::SECCOMP, How::Operate, e);
+    }
 }
 
 fn add_shm_rule(plan: &ChildPlan) {

@@ -16,6 +16,7 @@
 use super::child::{self, ChildPlan, Exec, FileId, Shape, Step, Target, UserMap};
 use super::guard::{Guard, Violation};
 use super::landlock::{self, Grants};
+use super::notify::{self, Denial};
 use super::policy::{Policy, Protection, Spec};
 use super::protected::{self, HomeEnv, Layer, Plan};
 use super::requirements::{self, Gap};
@@ -56,6 +57,9 @@ pub struct Command {
     /// the program)`, the number 3–9 (at most [`child::MAX_PASSED`]). Nothing else the caller
     /// holds open reaches the program.
     pub passed: Vec<(OwnedFd, RawFd)>,
+    /// The process group the line runs in (the caller's, for a broker): a terminal's foreground
+    /// job reads it and gets its Ctrl-C. `None`: this process's own.
+    pub process_group: Option<libc::pid_t>,
 }
 
 impl Command {
@@ -69,6 +73,7 @@ impl Command {
             cwd,
             stdio: None,
             passed: Vec::new(),
+            process_group: None,
         }
     }
 }
@@ -166,6 +171,13 @@ pub struct Running {
     started: Option<Result<()>>,
     guard: Guard,
     reaped: bool,
+    /// Our end of the socket the seccomp listener arrives on, until it has.
+    supervisor: Option<OwnedFd>,
+    /// The listener reported refusals come to, once received.
+    listener: Option<OwnedFd>,
+    denials: Vec<Denial>,
+    /// Where writes are allowed: for the notes on observed calls.
+    scope: notify::WriteScope,
 }
 
 /// How the program ended.
@@ -176,6 +188,8 @@ pub struct Finished {
     pub left_running: bool,
     /// What the guard found and moved aside.
     pub violations: Vec<Violation>,
+    /// What the sandbox refused that the line tried (connections, UDP), when reported.
+    pub denials: Vec<Denial>,
 }
 
 /// Enters the sandbox `spec` describes and starts `command` in it.
@@ -210,10 +224,16 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         network: spec.network,
     };
     let ruleset = landlock::prepare(&abi, &grants)?;
-    let filter = seccomp::native_program(seccomp::Sockets {
+    let sockets = seccomp::Sockets {
         network: spec.network,
         unix: spec.unix_sockets,
-    })?;
+    };
+    let filter = seccomp::native_program(sockets, false)?;
+    // Without the network, refused connections are reported to this process (see `notify`).
+    let reported = (!spec.network)
+        .then(|| seccomp::native_program(sockets, true))
+        .transpose()?;
+    let supervisor = reported.as_ref().map(|_| supervisor_pair()).transpose()?;
     let (steps, descriptions) = match namespaces {
         Namespaces::Own | Namespaces::OwnWithUser => mount_steps(spec, &plan, &layers)?,
         Namespaces::Nested | Namespaces::None => (Vec::new(), Vec::new()),
@@ -230,6 +250,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         )
     })?;
     write_notes(spec, &plan, stdio[2]);
+    let scope = write_scope(spec, &plan);
     let guard = Guard::new(
         &plan.guarded,
         workspace_repo(spec)
@@ -265,6 +286,13 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
             len: 0,
             filter: std::ptr::null_mut(),
         },
+        seccomp_reported: libc::sock_fprog {
+            len: 0,
+            filter: std::ptr::null_mut(),
+        },
+        supervisor: supervisor
+            .as_ref()
+            .map_or(-1, |(_, child)| child.as_raw_fd()),
         lock_root: sys::geteuid() == 0
             && namespaces != Namespaces::OwnWithUser
             && !sys::root_locked(),
@@ -272,15 +300,15 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         status: pipes.status_write.as_raw_fd(),
         lifeline: pipes.lifeline_read.as_raw_fd(),
         pid_namespace: matches!(namespaces, Namespaces::Own | Namespaces::OwnWithUser),
+        await_group: command.process_group.is_some(),
         program_stack: vec![0; child::PROGRAM_STACK],
     };
     let mut filter = filter;
-    plan_for_child.seccomp = libc::sock_fprog {
-        len: u16::try_from(filter.len()).map_err(|_| {
-            Error::internal("the seccomp program is longer than the kernel accepts")
-        })?,
-        filter: filter.as_mut_ptr().cast(),
-    };
+    plan_for_child.seccomp = fprog(&mut filter)?;
+    let mut reported = reported;
+    if let Some(program) = reported.as_mut() {
+        plan_for_child.seccomp_reported = fprog(program)?;
+    }
     let flags = clone_flags(namespaces);
     let pid = match raw::clone(flags) {
         Ok(0) => child::init(&plan_for_child),
@@ -297,8 +325,12 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         lifeline_write,
     } = pipes;
     drop((setup_write, status_write, lifeline_read));
+    if let Some(group) = command.process_group {
+        join_group(pid, group, &lifeline_write)?;
+    }
     // Kept alive until after the clone: the child reads them from its copy of this memory.
-    drop((filter, ruleset, layers, plan_for_child, passed));
+    drop((filter, reported, ruleset, layers, plan_for_child, passed));
+    let supervisor = supervisor.map(|(ours, _child)| ours);
     Ok(Running {
         pid,
         setup: Some(std::fs::File::from(setup_read)),
@@ -310,7 +342,53 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         started: None,
         guard,
         reaped: false,
+        supervisor,
+        listener: None,
+        denials: Vec::new(),
+        scope,
     })
+}
+
+/// Where writes are allowed in this sandbox, for the notes on observed calls: the writable
+/// layers and the private `/dev/shm`, except the read-only layers and protected paths.
+fn write_scope(spec: &Spec, plan: &Plan) -> notify::WriteScope {
+    let mut writable: Vec<PathBuf> = plan.writable_roots().map(Path::to_path_buf).collect();
+    if spec.policy == Policy::WorkspaceWrite {
+        writable.extend(spec.writable_roots());
+    }
+    writable.push(PathBuf::from(SHM));
+    let read_only = plan
+        .layers
+        .iter()
+        .filter_map(|l| match l {
+            Layer::ReadOnly(p) => Some(p.clone()),
+            Layer::Writable(_) => None,
+        })
+        .chain(plan.read_only.iter().cloned())
+        .collect();
+    notify::WriteScope {
+        writable,
+        read_only,
+    }
+}
+
+fn fprog(program: &mut seccompiler::BpfProgram) -> Result<libc::sock_fprog> {
+    Ok(libc::sock_fprog {
+        len: u16::try_from(program.len()).map_err(|_| {
+            Error::internal("the seccomp program is longer than the kernel accepts")
+        })?,
+        filter: program.as_mut_ptr().cast(),
+    })
+}
+
+/// The unix socket pair the program's process sends its seccomp listener over: this process
+/// keeps the first end, the child the second (numbered 10 and above, like the other pipes).
+fn supervisor_pair() -> Result<(OwnedFd, OwnedFd)> {
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().map_err(pipe_error)?;
+    let high = |s: std::os::unix::net::UnixStream| {
+        sys::dup_high(OwnedFd::from(s).as_fd()).map_err(pipe_error)
+    };
+    Ok((high(ours)?, high(theirs)?))
 }
 
 fn namespaces(spec: &Spec) -> Result<Namespaces> {
@@ -440,6 +518,25 @@ impl Pipes {
             lifeline_write,
         })
     }
+}
+
+/// Moves the init into `group` before it starts the program (which inherits the group), then lets
+/// it go on. A group that is gone, or in another session, fails the launch: the init is killed
+/// before anything ran.
+fn join_group(init: libc::pid_t, group: libc::pid_t, lifeline: &OwnedFd) -> Result<()> {
+    if let Err(errno) = raw::setpgid(init, group) {
+        let _ = raw::kill(init, libc::SIGKILL);
+        let _ = raw::waitpid(init, libc::__WALL);
+        return Err(Error::new(
+            Code::SandboxUnavailable,
+            format!(
+                "cannot run the line in its caller's process group {group}: {}",
+                std::io::Error::from_raw_os_error(errno)
+            ),
+        ));
+    }
+    raw::write_all(lifeline.as_raw_fd(), b"g");
+    Ok(())
 }
 
 /// A path opened without following any symlink, and its identity.
@@ -839,8 +936,20 @@ impl Running {
             },
             None => Ok(()),
         };
+        if result.is_ok() {
+            self.receive_listener();
+        }
         self.started = Some(result.clone());
         result
+    }
+
+    /// The program's process sent its seccomp listener before its exec (which is what ended the
+    /// setup pipe), so it is there to be read now — or it never comes (a nested sandbox).
+    fn receive_listener(&mut self) {
+        let Some(socket) = self.supervisor.take() else {
+            return;
+        };
+        self.listener = sys::receive_fd(socket.as_fd()).ok().flatten();
     }
 
     fn failure(&self, record: &[u8]) -> Error {
@@ -879,6 +988,8 @@ impl Running {
                     self.kill();
                     break self.read_status();
                 }
+                Event::Reported => self.answer_report(),
+                Event::ListenerGone => self.listener = None,
             }
         };
         // Every process of the line has ended (the init reaps them all before it reports), so
@@ -891,7 +1002,22 @@ impl Running {
             status,
             left_running,
             violations,
+            denials: std::mem::take(&mut self.denials),
         })
+    }
+
+    /// A reported call: recorded and refused. A listener that fails (every process that could
+    /// report is gone: `POLLHUP`, or an error) is closed; calls without a listener fail `ENOSYS`
+    /// in the kernel, so nothing runs unanswered.
+    fn answer_report(&mut self) {
+        let Some(listener) = &self.listener else {
+            return;
+        };
+        match notify::handle_one(listener, &self.scope) {
+            Ok(Some(denial)) => notify::record(&mut self.denials, denial),
+            Ok(None) => {}
+            Err(_) => self.listener = None,
+        }
     }
 
     fn poll(&self, cancel: Option<BorrowedFd>) -> Event {
@@ -907,6 +1033,9 @@ impl Running {
             if let Some(fd) = cancel {
                 fds.push(PollFd::new(fd, interest));
             }
+            if let Some(listener) = &self.listener {
+                fds.push(PollFd::new(listener.as_fd(), PollFlags::POLLIN));
+            }
             match poll(&mut fds, timeout) {
                 Ok(0) => return Event::Watch,
                 Ok(_) => {}
@@ -917,6 +1046,20 @@ impl Running {
                     .and_then(|f| f.revents())
                     .is_some_and(|r| !r.is_empty())
             };
+            // Reports first: the line is blocked in its call until it is answered, and the
+            // status cannot come before that.
+            let listener_index = 1 + usize::from(cancel.is_some());
+            if self.listener.is_some() && ready(listener_index) {
+                let pending = fds[listener_index]
+                    .revents()
+                    .is_some_and(|r| r.contains(PollFlags::POLLIN));
+                // POLLHUP without POLLIN: no process is left that could report.
+                return if pending {
+                    Event::Reported
+                } else {
+                    Event::ListenerGone
+                };
+            }
             if ready(0) {
                 return Event::Status;
             }
@@ -974,6 +1117,8 @@ enum Event {
     Status,
     Watch,
     Cancel,
+    Reported,
+    ListenerGone,
 }
 
 fn describe_failure(

@@ -24,6 +24,7 @@ pub mod guard;
 pub mod landlock;
 pub mod launch;
 pub mod mounts;
+pub mod notify;
 pub mod policy;
 mod protected;
 mod raw;
@@ -39,9 +40,11 @@ pub use launch::{
     Command, Finished, Running, SANDBOXED_ENV, record_startup_signals, resolve_program, spawn,
 };
 pub use mounts::NO_NAMESPACES_ENV;
+pub use notify::Denial;
 pub use policy::{Policy, Protection, Spec};
 pub use protected::{HomeEnv, Layer, Plan};
 pub use support::{Support, detect};
+pub use sys::pidfd_open;
 pub use workspace::{Anchors, Workspace};
 
 use crate::config::SandboxSettings;

@@ -133,7 +133,7 @@ fn mount_error(path: &Path, what: &str, e: &io::Error) -> Error {
     Error::new(
         Code::SandboxUnavailable,
         format!(
-            "cannot make protected path {} read-only: {what} failed: {e}{hint}",
+            "cannot set up {} in the private mount namespace: {what} failed: {e}{hint}",
             path.display()
         ),
     )
@@ -154,6 +154,22 @@ pub fn bind_file_read_only(source: &Path, target: &Path) -> Result<()> {
     )
     .map_err(|e| mount_error(target, "bind", &e))?;
     remount_read_only(target)
+}
+
+/// `wrap`: puts `source` (a file) over `target` (an existing file), as writable as `source` is,
+/// in this private mount namespace (the agent's own global config, see `wrap::agents`). Both
+/// paths are opened without following symlinks.
+pub fn bind_file(source: &Path, target: &Path) -> Result<()> {
+    let from = sys::open_path_no_symlinks(source).map_err(|e| mount_error(source, "open", &e))?;
+    let to = sys::open_path_no_symlinks(target).map_err(|e| mount_error(target, "open", &e))?;
+    sys::mount(
+        Some(&sys::proc_fd_path(&from)),
+        &sys::proc_fd_path(&to),
+        None,
+        libc::MS_BIND,
+        None,
+    )
+    .map_err(|e| mount_error(target, "bind", &e))
 }
 
 /// `wrap`: a read-only remount of the tmpfs at `path`, once its files are in place.

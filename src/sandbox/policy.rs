@@ -183,6 +183,9 @@ pub struct Spec {
     /// Allow unix-domain sockets beyond stream socketpairs (connecting to a path): only for a
     /// contained agent, which reaches the `wrap` broker that way. Never for a line.
     pub unix_sockets: bool,
+    /// Trees kept read-only inside writable roots besides the protected ones (canonical,
+    /// existing): a contained agent's shell snapshots, which only the `wrap` broker writes.
+    pub read_only_trees: Vec<PathBuf>,
     /// Credential stores covered by empty read-only views (canonical, existing).
     pub hidden: Vec<PathBuf>,
     /// Protections a configuration dropped explicitly because this system cannot enforce them.
@@ -232,6 +235,7 @@ impl Spec {
             git_dirs,
             network: false,
             unix_sockets: false,
+            read_only_trees: Vec::new(),
             hidden: Vec::new(),
             dropped: BTreeSet::new(),
         })
@@ -258,6 +262,25 @@ impl Spec {
 
     pub fn with_network(mut self, network: bool) -> Spec {
         self.network = network;
+        self
+    }
+
+    /// Keeps `dir` (when it exists) read-only inside the writable roots.
+    pub fn with_read_only(mut self, dir: &Path) -> Result<Spec> {
+        if !dir.exists() {
+            return Ok(self);
+        }
+        let dir = canonical_dir(dir, "read-only tree")?;
+        if !self.read_only_trees.contains(&dir) {
+            self.read_only_trees.push(dir);
+        }
+        Ok(self)
+    }
+
+    /// Lets the program read one credential store after all (a contained agent's own login).
+    pub fn unhiding(mut self, path: &Path) -> Spec {
+        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        self.hidden.retain(|h| h != &canonical && h != path);
         self
     }
 

@@ -227,7 +227,13 @@ fn plan_with(spec: &Spec, env: &HomeEnv, creating: Creating) -> Result<Plan> {
     if spec.policy == Policy::ReadOnly {
         return Ok(plan);
     }
-    plan.layers = layers(&spec.writable_roots(), &env.trees);
+    let trees: Vec<PathBuf> = env
+        .trees
+        .iter()
+        .chain(&spec.read_only_trees)
+        .cloned()
+        .collect();
+    plan.layers = layers(&spec.writable_roots(), &trees);
     if spec.dropped.contains(&Protection::ProtectedPaths) {
         return Ok(plan);
     }

@@ -240,6 +240,25 @@ pub fn fchdir(fd: RawFd) -> Result<(), Errno> {
     check(unsafe { libc::fchdir(fd) } as libc::c_long).map(drop)
 }
 
+/// Reads one byte (retrying `EINTR`): `false` at end of file or on an error.
+pub fn read_one(fd: RawFd) -> bool {
+    let mut byte = 0u8;
+    loop {
+        // SAFETY: one byte of this stack frame, the length passed.
+        let n = unsafe { libc::read(fd, (&raw mut byte).cast(), 1) };
+        if n < 0 && errno() == libc::EINTR {
+            continue;
+        }
+        return n == 1;
+    }
+}
+
+/// `setpgid(pid, pgid)`.
+pub fn setpgid(pid: libc::pid_t, pgid: libc::pid_t) -> Result<(), Errno> {
+    // SAFETY: two integers; no memory is involved.
+    check(unsafe { libc::setpgid(pid, pgid) } as libc::c_long).map(drop)
+}
+
 /// Writes all of `bytes` (retrying short writes and `EINTR`).
 pub fn write_all(fd: RawFd, bytes: &[u8]) {
     let mut rest = bytes;
@@ -373,6 +392,51 @@ pub fn seccomp_filter(program: &libc::sock_fprog) -> Result<(), Errno> {
         )
     })
     .map(drop)
+}
+
+/// `seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, prog)`: the filter, and
+/// the listener descriptor its reported calls go to.
+pub fn seccomp_filter_with_listener(program: &libc::sock_fprog) -> Result<RawFd, Errno> {
+    const SECCOMP_SET_MODE_FILTER: libc::c_uint = 1;
+    // SAFETY: as for `seccomp_filter`; with NEW_LISTENER the kernel returns a new descriptor.
+    fd_of(unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            SECCOMP_SET_MODE_FILTER,
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER as libc::c_uint,
+            program as *const libc::sock_fprog,
+        )
+    })
+}
+
+/// Sends descriptor `fd` over the unix socket `socket` (`SCM_RIGHTS`, one byte of data), with a
+/// control buffer on the stack.
+pub fn send_fd(socket: RawFd, fd: RawFd) -> Result<(), Errno> {
+    #[repr(C)]
+    struct Control {
+        header: libc::cmsghdr,
+        fd: RawFd,
+    }
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    // SAFETY: cmsghdr and msghdr are plain old data; all-zero is valid before filling them in.
+    let mut control: Control = unsafe { std::mem::zeroed() };
+    // SAFETY: CMSG_LEN only computes a length.
+    control.header.cmsg_len = unsafe { libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) } as _;
+    control.header.cmsg_level = libc::SOL_SOCKET;
+    control.header.cmsg_type = libc::SCM_RIGHTS;
+    control.fd = fd;
+    // SAFETY: as above.
+    let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
+    message.msg_iov = &mut iov;
+    message.msg_iovlen = 1;
+    message.msg_control = (&mut control as *mut Control).cast();
+    message.msg_controllen = std::mem::size_of::<Control>() as _;
+    // SAFETY: every pointer in `message` points to a live stack value of the size given.
+    check(unsafe { libc::sendmsg(socket, &message, 0) } as libc::c_long).map(drop)
 }
 
 /// Sets `signal`'s disposition to the default or to ignored.

@@ -68,6 +68,7 @@ pub enum Sys {
     Getsockname,
     Shutdown,
     Sendto,
+    Sendmsg,
     Sendmmsg,
     Recvmmsg,
     Getsockopt,
@@ -125,6 +126,33 @@ pub enum Sys {
     Fchmod,
     Fchmodat,
     Fchmodat2,
+    Open,
+    Openat,
+    Openat2,
+    Creat,
+    Mkdir,
+    Mkdirat,
+    Unlink,
+    Unlinkat,
+    Rmdir,
+    Rename,
+    Renameat,
+    Renameat2,
+    Link,
+    Linkat,
+    Symlink,
+    Symlinkat,
+    Mknod,
+    Mknodat,
+    Truncate,
+    Chown,
+    Lchown,
+    Fchownat,
+    Utimensat,
+    Setxattr,
+    Lsetxattr,
+    Removexattr,
+    Lremovexattr,
 }
 
 /// The number of a syscall an architecture does not have (aarch64 has no `chmod`).
@@ -146,6 +174,7 @@ impl Sys {
             Sys::Getsockname => (51, 204),
             Sys::Shutdown => (48, 210),
             Sys::Sendto => (44, 206),
+            Sys::Sendmsg => (46, 211),
             Sys::Sendmmsg => (307, 269),
             Sys::Recvmmsg => (299, 243),
             Sys::Getsockopt => (55, 209),
@@ -203,6 +232,33 @@ impl Sys {
             Sys::Fchmod => (91, 52),
             Sys::Fchmodat => (268, 53),
             Sys::Fchmodat2 => (452, 452),
+            Sys::Open => (2, ABSENT),
+            Sys::Openat => (257, 56),
+            Sys::Openat2 => (437, 437),
+            Sys::Creat => (85, ABSENT),
+            Sys::Mkdir => (83, ABSENT),
+            Sys::Mkdirat => (258, 34),
+            Sys::Unlink => (87, ABSENT),
+            Sys::Unlinkat => (263, 35),
+            Sys::Rmdir => (84, ABSENT),
+            Sys::Rename => (82, ABSENT),
+            Sys::Renameat => (264, 38),
+            Sys::Renameat2 => (316, 276),
+            Sys::Link => (86, ABSENT),
+            Sys::Linkat => (265, 37),
+            Sys::Symlink => (88, ABSENT),
+            Sys::Symlinkat => (266, 36),
+            Sys::Mknod => (133, ABSENT),
+            Sys::Mknodat => (259, 33),
+            Sys::Truncate => (76, 45),
+            Sys::Chown => (92, ABSENT),
+            Sys::Lchown => (94, ABSENT),
+            Sys::Fchownat => (260, 54),
+            Sys::Utimensat => (280, 88),
+            Sys::Setxattr => (188, 5),
+            Sys::Lsetxattr => (189, 6),
+            Sys::Removexattr => (197, 14),
+            Sys::Lremovexattr => (198, 15),
         }
     }
 
@@ -222,6 +278,26 @@ pub enum Deny {
     Always,
     /// Calls matching any of these argument checks.
     When(Vec<ArgCheck>),
+    /// Every call, reported first: the supervisor outside the sandbox is told (a seccomp user
+    /// notification, so it can say which address a refused `connect` went to) and answers with
+    /// the refusal. Without a supervisor, the same `EPERM` as [`Deny::Always`].
+    Reported,
+    /// Calls matching any of these checks, in order: the first that matches decides whether the
+    /// call is refused at once or reported first (see [`Deny::Reported`]).
+    Checked(Vec<(ArgCheck, Refusal)>),
+}
+
+/// How a matching call is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// `EPERM` at once.
+    Denied,
+    /// Reported to the supervisor, which refuses it.
+    Reported,
+    /// Not refused: shown to the supervisor, which lets it go on (the kernel's own checks then
+    /// decide) and notes it when it would write outside the writable roots. Without a supervisor
+    /// the call simply goes on.
+    Observed,
 }
 
 /// One condition on one syscall argument; a call matching *any* check of its syscall is denied.
@@ -240,6 +316,12 @@ pub enum ArgCheck {
     NonZero { arg: u8 },
     /// The low 32 bits, masked, equal `value` (a field inside an argument: a socket's type).
     MaskedEquals { arg: u8, mask: u32, value: u32 },
+    /// The low 32 bits, masked, differ from `value`.
+    MaskedNotEquals { arg: u8, mask: u32, value: u32 },
+    /// The low 32 bits are neither of `values` (a socket family outside a set).
+    NotIn { arg: u8, values: [u32; 2] },
+    /// Every call (the last check of a [`Deny::Checked`] list: what the others leave).
+    Any,
 }
 
 /// What the program may do with sockets: the two switches of a sandbox that reach the filter.
@@ -402,16 +484,38 @@ fn set_id_bits_denied() -> Vec<(Sys, Deny)> {
 fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
     use Sys::*;
     let unix = libc::AF_UNIX as u32;
+    let internet = [libc::AF_INET as u32, libc::AF_INET6 as u32];
     let dgram = ArgCheck::MaskedEquals {
         arg: 1,
         mask: 0xf,
         value: libc::SOCK_DGRAM as u32,
     };
     let socket = match sockets {
+        // Without the network, only TCP sockets can be made, so that a `connect` is what fails
+        // (and is reported with its address); they can never connect, bind or listen.
+        // A UDP socket (a DNS lookup, most often) is refused with a report: without it the
+        // line would only say "could not resolve host".
         Sockets {
             network: false,
             unix: false,
-        } => Deny::Always,
+        } => Deny::Checked(vec![
+            (
+                ArgCheck::NotIn {
+                    arg: 0,
+                    values: internet,
+                },
+                Refusal::Denied,
+            ),
+            (dgram, Refusal::Reported),
+            (
+                ArgCheck::MaskedNotEquals {
+                    arg: 1,
+                    mask: 0xf,
+                    value: libc::SOCK_STREAM as u32,
+                },
+                Refusal::Denied,
+            ),
+        ]),
         Sockets {
             network: false,
             unix: true,
@@ -443,10 +547,9 @@ fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
 
 fn network_denied() -> Vec<(Sys, Deny)> {
     use Sys::*;
-    // The calls that reach out or accept from outside (after Codex's list). `recvfrom` stays
-    // allowed so programs talking to their own children over a socketpair keep working.
+    // The calls that accept from outside or inspect sockets (after Codex's list). `recvfrom`
+    // stays allowed so programs talking to their own children over a socketpair keep working.
     let reaching_out = [
-        Connect,
         Accept,
         Accept4,
         Bind,
@@ -463,9 +566,29 @@ fn network_denied() -> Vec<(Sys, Deny)> {
         .into_iter()
         .map(|s| (s, Deny::Always))
         .collect();
+    // Where the line tried to connect is what it would need: reported, then refused.
+    table.push((Connect, Deny::Reported));
     // `send()` is `sendto(fd, buf, len, flags, NULL, 0)`: like `write()` on an already connected
-    // socket. Only an explicit destination address (argument 4) reaches somewhere new.
-    table.push((Sendto, Deny::When(vec![ArgCheck::NonZero { arg: 4 }])));
+    // socket. Only an explicit destination address (argument 4) reaches somewhere new, and TCP
+    // Fast Open connects from `sendto`/`sendmsg` with `MSG_FASTOPEN`.
+    let fast_open = libc::MSG_FASTOPEN as u32;
+    table.push((
+        Sendto,
+        Deny::When(vec![
+            ArgCheck::NonZero { arg: 4 },
+            ArgCheck::AnyBit {
+                arg: 3,
+                mask: fast_open,
+            },
+        ]),
+    ));
+    table.push((
+        Sendmsg,
+        Deny::When(vec![ArgCheck::AnyBit {
+            arg: 2,
+            mask: fast_open,
+        }]),
+    ));
     table
 }
 
@@ -479,6 +602,7 @@ const BPF_ALU_AND_K: u16 = 0x54;
 const BPF_RET_K: u16 = 0x06;
 const SECCOMP_RET_KILL_PROCESS: u32 = 0x8000_0000;
 const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
+const SECCOMP_RET_USER_NOTIF: u32 = 0x7fc0_0000;
 const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
 /// Offsets in `struct seccomp_data` (little endian on both architectures).
 const DATA_NR: u32 = 0;
@@ -533,7 +657,8 @@ impl Assembler {
         self.code.push((BPF_RET_K, k, To::Next, To::Next));
     }
 
-    fn finish(self) -> BpfProgram {
+    fn finish(mut self) -> BpfProgram {
+        self.lengthen_far_jumps();
         let offset = |to: To, at: usize| -> u32 {
             let index = match to {
                 To::Next => at + 1,
@@ -557,6 +682,58 @@ impl Assembler {
             })
             .collect()
     }
+
+    /// A conditional jump reaches at most 255 instructions ahead; a farther one goes through an
+    /// unconditional `JA` (32-bit offset) placed right after it. Inserting one moves what follows,
+    /// so this repeats until every conditional jump fits.
+    fn lengthen_far_jumps(&mut self) {
+        loop {
+            let target = |to: To, at: usize, labels: &[Option<usize>]| match to {
+                To::Next => at + 1,
+                To::Label(id) => labels[id].expect("every label is bound"),
+            };
+            let far = self
+                .code
+                .iter()
+                .enumerate()
+                .find_map(|(at, &(code, _, t, f))| {
+                    let conditional = matches!(code, BPF_JEQ_K | BPF_JGE_K | BPF_JSET_K);
+                    let too_far = |to: To| target(to, at, &self.labels) - at - 1 > 255;
+                    (conditional && (too_far(t) || too_far(f))).then_some(at)
+                });
+            let Some(at) = far else { return };
+            let (code, k, if_true, if_false) = self.code[at];
+            let true_is_far = target(if_true, at, &self.labels) - at - 1 > 255;
+            // Everything after `at` moves down by one.
+            for label in self.labels.iter_mut().flatten() {
+                if *label > at {
+                    *label += 1;
+                }
+            }
+            let after = self.label();
+            self.labels[match after {
+                To::Label(id) => id,
+                To::Next => unreachable!("label() returns a label"),
+            }] = Some(at + 2);
+            // The far branch falls into the trampoline; the other skips it.
+            let (new_true, new_false, far_to) = if true_is_far {
+                (To::Next, after_or(if_false, after), if_true)
+            } else {
+                (after_or(if_true, after), To::Next, if_false)
+            };
+            self.code[at] = (code, k, new_true, new_false);
+            self.code.insert(at + 1, (BPF_JA, 0, far_to, To::Next));
+        }
+    }
+}
+
+/// The near branch of a split jump: its own target, or — when that was the next instruction —
+/// the one after the inserted trampoline.
+fn after_or(to: To, after: To) -> To {
+    match to {
+        To::Next => after,
+        label => label,
+    }
 }
 
 fn stmt(code: u16, k: u32) -> sock_filter {
@@ -575,38 +752,67 @@ fn jump(code: u16, k: u32, jt: u8, jf: u8) -> sock_filter {
 /// The filter for `arch`: allow by default, `EPERM` for the rule table, `ENOSYS` for `clone3` and
 /// x32 calls, kill for a foreign architecture.
 pub fn program(arch: Arch, sockets: Sockets) -> BpfProgram {
+    program_with(arch, sockets, false)
+}
+
+/// [`program`], with [`Deny::Reported`] calls sent to a supervisor (`SECCOMP_RET_USER_NOTIF`)
+/// when `reported`; the filter must then be installed with a listener.
+pub fn program_with(arch: Arch, sockets: Sockets, reported: bool) -> BpfProgram {
     let mut asm = Assembler::default();
     let (allow, deny, enosys, kill) = (asm.label(), asm.label(), asm.label(), asm.label());
+    let report = if reported { asm.label() } else { deny };
+    let observe = if reported { report } else { allow };
     asm.load(DATA_ARCH);
     asm.jump(BPF_JEQ_K, arch.audit_arch(), To::Next, kill);
     asm.load(DATA_NR);
     if arch == Arch::X86_64 {
         asm.jump(BPF_JGE_K, X32_SYSCALL_BIT, enosys, To::Next);
     }
-    let table: Vec<(Sys, Deny)> = rules(sockets)
+    let mut table: Vec<(Sys, Deny)> = rules(sockets);
+    if reported {
+        observe_writes(&mut table);
+    }
+    let table: Vec<(Sys, Deny)> = table
         .into_iter()
         .filter(|(sys, _)| sys.number(arch) != ABSENT)
         .collect();
     // Every mentioned number with where it goes, sorted for the search tree.
     let mut entries: Vec<(u32, To)> = vec![(nr(Sys::Clone3, arch), enosys)];
-    let mut blocks: Vec<(To, &[ArgCheck])> = Vec::new();
+    let mut blocks: Vec<(To, Vec<(ArgCheck, To)>)> = Vec::new();
     for (sys, rule) in &table {
-        match rule {
-            Deny::Always => entries.push((nr(*sys, arch), deny)),
-            Deny::When(checks) => {
-                let block = asm.label();
-                blocks.push((block, checks));
-                entries.push((nr(*sys, arch), block));
+        let checks: Vec<(ArgCheck, To)> = match rule {
+            Deny::Always => {
+                entries.push((nr(*sys, arch), deny));
+                continue;
             }
-        }
+            Deny::Reported => {
+                entries.push((nr(*sys, arch), report));
+                continue;
+            }
+            Deny::When(checks) => checks.iter().map(|c| (*c, deny)).collect(),
+            Deny::Checked(checks) => checks
+                .iter()
+                .map(|(c, how)| {
+                    let to = match how {
+                        Refusal::Denied => deny,
+                        Refusal::Reported => report,
+                        Refusal::Observed => observe,
+                    };
+                    (*c, to)
+                })
+                .collect(),
+        };
+        let block = asm.label();
+        blocks.push((block, checks));
+        entries.push((nr(*sys, arch), block));
     }
     entries.sort_by_key(|(number, _)| *number);
     entries.dedup_by_key(|(number, _)| *number);
     search_tree(&mut asm, &entries, allow);
     for (block, checks) in blocks {
         asm.bind(block);
-        for check in checks {
-            emit_check(&mut asm, *check, deny);
+        for (check, to) in checks {
+            emit_check(&mut asm, check, to);
         }
         asm.goto(allow);
     }
@@ -616,9 +822,84 @@ pub fn program(arch: Arch, sockets: Sockets) -> BpfProgram {
     asm.ret(SECCOMP_RET_ERRNO | libc::EPERM as u32);
     asm.bind(enosys);
     asm.ret(SECCOMP_RET_ERRNO | libc::ENOSYS as u32);
+    if reported {
+        asm.bind(report);
+        asm.ret(SECCOMP_RET_USER_NOTIF);
+    }
     asm.bind(kill);
     asm.ret(SECCOMP_RET_KILL_PROCESS);
     asm.finish()
+}
+
+/// The calls that change the filesystem by path (or through a descriptor): observed, so that a
+/// write the sandbox refuses outside the writable roots can be named. `openat` and `open` only
+/// when they open for writing, creating or truncating. A call that already has a rule keeps it,
+/// observed for what the rule lets through.
+const OBSERVED_WRITES: [(Sys, Option<u8>); 31] = [
+    (Sys::Open, Some(1)),
+    (Sys::Openat, Some(2)),
+    (Sys::Openat2, None),
+    (Sys::Creat, None),
+    (Sys::Mkdir, None),
+    (Sys::Mkdirat, None),
+    (Sys::Unlink, None),
+    (Sys::Unlinkat, None),
+    (Sys::Rmdir, None),
+    (Sys::Rename, None),
+    (Sys::Renameat, None),
+    (Sys::Renameat2, None),
+    (Sys::Link, None),
+    (Sys::Linkat, None),
+    (Sys::Symlink, None),
+    (Sys::Symlinkat, None),
+    (Sys::Mknod, None),
+    (Sys::Mknodat, None),
+    (Sys::Truncate, None),
+    (Sys::Chmod, None),
+    (Sys::Fchmod, None),
+    (Sys::Fchmodat, None),
+    (Sys::Fchmodat2, None),
+    (Sys::Chown, None),
+    (Sys::Lchown, None),
+    (Sys::Fchownat, None),
+    (Sys::Utimensat, None),
+    (Sys::Setxattr, None),
+    (Sys::Lsetxattr, None),
+    (Sys::Removexattr, None),
+    (Sys::Lremovexattr, None),
+];
+
+/// The calls observed for writes (see [`OBSERVED_WRITES`]).
+pub fn observed_calls() -> impl Iterator<Item = Sys> {
+    OBSERVED_WRITES.iter().map(|(sys, _)| *sys)
+}
+
+/// Opening for writing: `O_WRONLY | O_RDWR | O_CREAT | O_TRUNC`.
+const OPEN_WRITE_FLAGS: u32 =
+    (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) as u32;
+
+fn observe_writes(table: &mut Vec<(Sys, Deny)>) {
+    for (sys, flags_arg) in OBSERVED_WRITES {
+        let observed = match flags_arg {
+            Some(arg) => ArgCheck::AnyBit {
+                arg,
+                mask: OPEN_WRITE_FLAGS,
+            },
+            None => ArgCheck::Any,
+        };
+        match table.iter_mut().find(|(s, _)| *s == sys) {
+            Some((_, rule)) => {
+                let mut checks: Vec<(ArgCheck, Refusal)> = match rule {
+                    Deny::When(checks) => checks.iter().map(|c| (*c, Refusal::Denied)).collect(),
+                    Deny::Checked(checks) => checks.clone(),
+                    Deny::Always | Deny::Reported => continue,
+                };
+                checks.push((observed, Refusal::Observed));
+                *rule = Deny::Checked(checks);
+            }
+            None => table.push((sys, Deny::Checked(vec![(observed, Refusal::Observed)]))),
+        }
+    }
 }
 
 /// A binary search over the syscall number in the accumulator: `JGE` splits until a handful of
@@ -675,12 +956,28 @@ fn emit_check(asm: &mut Assembler, check: ArgCheck, deny: To) {
             asm.and(mask);
             asm.jump(BPF_JEQ_K, value, deny, To::Next);
         }
+        ArgCheck::MaskedNotEquals { arg, mask, value } => {
+            asm.load(low(arg));
+            asm.and(mask);
+            asm.jump(BPF_JEQ_K, value, To::Next, deny);
+        }
+        ArgCheck::Any => asm.goto(deny),
+        ArgCheck::NotIn { arg, values } => {
+            let inside = asm.label();
+            asm.load(low(arg));
+            for value in values {
+                asm.jump(BPF_JEQ_K, value, inside, To::Next);
+            }
+            asm.goto(deny);
+            asm.bind(inside);
+        }
     }
 }
 
 /// The filter for this machine's architecture, ready for the sandbox's program process to
-/// install (`seccomp(SECCOMP_SET_MODE_FILTER)`) just before its exec.
-pub fn native_program(sockets: Sockets) -> Result<BpfProgram> {
+/// install (`seccomp(SECCOMP_SET_MODE_FILTER)`) just before its exec; with `reported`, the
+/// variant whose reported calls go to a listener.
+pub fn native_program(sockets: Sockets, reported: bool) -> Result<BpfProgram> {
     let arch = Arch::native().ok_or_else(|| {
         Error::new(
             Code::SandboxUnavailable,
@@ -690,13 +987,13 @@ pub fn native_program(sockets: Sockets) -> Result<BpfProgram> {
             ),
         )
     })?;
-    Ok(program(arch, sockets))
+    Ok(program_with(arch, sockets, reported))
 }
 
 /// Installs the filter on the calling thread (`no_new_privs` must already be set): for a process
 /// that confines itself rather than a child, such as `wrap`'s contained agent launcher.
 pub fn install(sockets: Sockets) -> Result<()> {
-    seccompiler::apply_filter(&native_program(sockets)?).map_err(seccomp_error)
+    seccompiler::apply_filter(&native_program(sockets, false)?).map_err(seccomp_error)
 }
 
 /// Whether this kernel accepts seccomp filters (`CONFIG_SECCOMP_FILTER`).
@@ -818,8 +1115,9 @@ mod tests {
                 continue;
             }
             let chain = match deny {
-                Deny::Always => Vec::new(),
+                Deny::Always | Deny::Reported => Vec::new(),
                 Deny::When(checks) => checks.iter().map(|c| reference_rule(*c)).collect(),
+                Deny::Checked(checks) => checks.iter().map(|(c, _)| reference_rule(*c)).collect(),
             };
             map.insert(sys.number(arch), chain);
         }
@@ -851,6 +1149,26 @@ mod tests {
                 SeccompCmpOp::MaskedEq(u64::from(mask)),
                 u64::from(value),
             ),
+            ArgCheck::NotIn { arg, values } => {
+                // Both "differs" conditions in one rule: seccompiler ANDs them.
+                let conditions = values
+                    .iter()
+                    .map(|v| {
+                        SeccompCondition::new(arg, Dword, SeccompCmpOp::Ne, u64::from(*v)).unwrap()
+                    })
+                    .collect();
+                return SeccompRule::new(conditions).unwrap();
+            }
+            // seccompiler has no masked "differs": the socket rules using it are compared on
+            // their own (`sockets_for_lines`), not against the reference.
+            ArgCheck::MaskedNotEquals { arg, mask, .. } => (
+                arg,
+                Dword,
+                SeccompCmpOp::MaskedEq(u64::from(mask)),
+                u64::MAX,
+            ),
+            // Only in the observed (reported) variant, which is not compared with seccompiler.
+            ArgCheck::Any => (0, Dword, SeccompCmpOp::Ge, 0),
         };
         SeccompRule::new(vec![SeccompCondition::new(arg, len, op, value).unwrap()]).unwrap()
     }
@@ -935,6 +1253,7 @@ mod tests {
                         // Any-bit tests (namespace flags, set-id mode bits): the reference only
                         // knows the lowest bit. Compared on their own below.
                         if [
+                            Sys::Socket,
                             Sys::Clone,
                             Sys::Unshare,
                             Sys::Chmod,
@@ -987,15 +1306,40 @@ mod tests {
                     EPERM
                 );
             }
-            for family in [
-                libc::AF_INET,
-                libc::AF_INET6,
-                libc::AF_PACKET,
-                libc::AF_NETLINK,
-            ] {
+            // Without the network: a TCP socket can be made (its connect is what is reported and
+            // refused), nothing else.
+            for family in [libc::AF_INET, libc::AF_INET6] {
                 let family = family as u64;
-                assert_eq!(verdict(arch, false, Sys::Socket, &[family, 1]), EPERM);
+                assert_eq!(verdict(arch, false, Sys::Socket, &[family, stream]), ALLOW);
+                assert_eq!(verdict(arch, false, Sys::Socket, &[family, dgram]), EPERM);
+                let udp = run(
+                    &program_with(arch, lines(false), true),
+                    &Call::new(arch, Sys::Socket, &[family, dgram]),
+                );
+                assert_eq!(udp, SECCOMP_RET_USER_NOTIF);
+                assert_eq!(verdict(arch, false, Sys::Socket, &[family, 3]), EPERM); // SOCK_RAW
+                assert_eq!(verdict(arch, false, Sys::Connect, &[3, 0, 16]), EPERM);
+                let reported = run(
+                    &program_with(arch, lines(false), true),
+                    &Call::new(arch, Sys::Connect, &[3, 0, 16]),
+                );
+                assert_eq!(reported, SECCOMP_RET_USER_NOTIF);
             }
+            for family in [libc::AF_PACKET, libc::AF_NETLINK] {
+                let family = family as u64;
+                assert_eq!(verdict(arch, false, Sys::Socket, &[family, stream]), EPERM);
+            }
+            let fast_open = libc::MSG_FASTOPEN as u64;
+            assert_eq!(
+                verdict(arch, false, Sys::Sendmsg, &[3, 0, fast_open]),
+                EPERM
+            );
+            assert_eq!(verdict(arch, false, Sys::Sendmsg, &[3, 0, 0]), ALLOW);
+            assert_eq!(
+                verdict(arch, false, Sys::Sendto, &[3, 0, 1, fast_open, 0, 0]),
+                EPERM
+            );
+            assert_eq!(verdict(arch, true, Sys::Sendmsg, &[3, 0, fast_open]), ALLOW);
             assert_eq!(verdict(arch, true, Sys::Socket, &[inet, stream]), ALLOW);
             // High bits are ignored by the kernel, so they must not dodge the check.
             let dodge = (1u64 << 32) | unix;
@@ -1007,6 +1351,43 @@ mod tests {
             };
             let call = Call::new(arch, Sys::Socket, &[unix, stream]);
             assert_eq!(run(&program(arch, agent), &call), ALLOW);
+        }
+    }
+
+    #[test]
+    fn writes_are_observed_only_with_a_supervisor() {
+        let notify = SECCOMP_RET_USER_NOTIF;
+        for arch in ARCHES {
+            let watched = program_with(arch, lines(false), true);
+            let plain = program(arch, lines(false));
+            let wronly = libc::O_WRONLY as u64;
+            let creat = libc::O_CREAT as u64;
+            let call = |sys, args: &[u64]| Call::new(arch, sys, args);
+            // Opening to read is never shown; opening to write, creating, renaming are.
+            assert_eq!(run(&watched, &call(Sys::Openat, &[0, 0, 0])), ALLOW);
+            assert_eq!(run(&watched, &call(Sys::Openat, &[0, 0, wronly])), notify);
+            assert_eq!(run(&watched, &call(Sys::Openat, &[0, 0, creat])), notify);
+            assert_eq!(run(&watched, &call(Sys::Renameat2, &[0, 0, 0, 0])), notify);
+            assert_eq!(run(&watched, &call(Sys::Mkdirat, &[0, 0, 0o755])), notify);
+            // The set-id refusal still comes first.
+            let suid = u64::from(libc::S_ISUID) | 0o755;
+            assert_eq!(run(&watched, &call(Sys::Fchmodat, &[0, 0, suid])), EPERM);
+            assert_eq!(run(&watched, &call(Sys::Fchmodat, &[0, 0, 0o755])), notify);
+            // Without a supervisor, nothing changes for them.
+            assert_eq!(run(&plain, &call(Sys::Openat, &[0, 0, wronly])), ALLOW);
+            assert_eq!(run(&plain, &call(Sys::Fchmodat, &[0, 0, suid])), EPERM);
+            // Beyond what is shown to the supervisor, the two variants agree on every call (the
+            // longer one needs trampolines for its far jumps).
+            for nr in 0..460 {
+                for args in [[0u64; 6], [3, 0, 1, 0, 0, 0], [2, 1, 0x42, 0, 0, 0]] {
+                    let c = Call::raw(arch, nr, &args);
+                    let (w, p) = (run(&watched, &c), run(&plain, &c));
+                    assert!(
+                        w == p || w == notify,
+                        "{arch:?} nr={nr} {args:?}: {w:#x} vs {p:#x}"
+                    );
+                }
+            }
         }
     }
 
@@ -1066,13 +1447,7 @@ mod tests {
     #[test]
     fn reaching_out_is_denied_without_network_only() {
         for arch in ARCHES {
-            for sys in [
-                Sys::Connect,
-                Sys::Bind,
-                Sys::Listen,
-                Sys::Accept4,
-                Sys::Sendmmsg,
-            ] {
+            for sys in [Sys::Bind, Sys::Listen, Sys::Accept4, Sys::Sendmmsg] {
                 assert_eq!(verdict(arch, false, sys, &[3]), EPERM, "{sys:?}");
                 assert_eq!(verdict(arch, true, sys, &[3]), ALLOW, "{sys:?}");
             }

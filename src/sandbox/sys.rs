@@ -419,3 +419,46 @@ pub fn dup_high(fd: std::os::fd::BorrowedFd) -> io::Result<OwnedFd> {
     // SAFETY: `new` was just returned by the kernel and is owned by no one else.
     Ok(unsafe { OwnedFd::from_raw_fd(new) })
 }
+
+/// Receives one descriptor sent with `SCM_RIGHTS` on `socket` without blocking: `None` when
+/// nothing (or no descriptor) is there.
+pub fn receive_fd(socket: std::os::fd::BorrowedFd) -> io::Result<Option<OwnedFd>> {
+    use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
+    let mut byte = [0u8; 1];
+    let mut iov = [std::io::IoSliceMut::new(&mut byte)];
+    let mut space = nix::cmsg_space!([RawFd; 1]);
+    let message = match recvmsg::<()>(
+        socket.as_raw_fd(),
+        &mut iov,
+        Some(&mut space),
+        MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_CMSG_CLOEXEC,
+    ) {
+        Ok(message) => message,
+        Err(nix::errno::Errno::EAGAIN) => return Ok(None),
+        Err(e) => return Err(io::Error::from(e)),
+    };
+    for control in message.cmsgs().map_err(io::Error::from)? {
+        if let ControlMessageOwned::ScmRights(fds) = control {
+            let mut owned: Vec<OwnedFd> = fds
+                .into_iter()
+                // SAFETY: the kernel just installed these descriptors in this process for this
+                // message; nothing else owns them.
+                .map(|fd| unsafe { OwnedFd::from_raw_fd(fd) })
+                .collect();
+            return Ok(owned.pop());
+        }
+    }
+    Ok(None)
+}
+
+/// `pidfd_open(pid, 0)`: a descriptor that becomes readable when the process `pid` ends.
+pub fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
+    // SAFETY: a raw syscall with two integer arguments; on success it returns a new descriptor
+    // this process owns and nothing else refers to.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just returned by the kernel for this process and is owned only here.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}

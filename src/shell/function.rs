@@ -196,10 +196,21 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
             Dialect::Zsh => format!("builtin fc -R {file}\n"),
         });
     }
-    input.push_str(&runner_prelude(dialect, text, call.background));
+    // Inside a wrapped agent the `wrap` broker runs the line, and its protocol carries no
+    // descriptors: the line runs with the shell's state, and gives none back.
+    let no_state = call.background || crate::broker::broker_path().is_some();
+    if no_state && !call.background {
+        note_once(
+            call.dir,
+            "no-state-under-wrap",
+            "shellgate: under `wrap`, a line's changes to this shell (cd, variables, a venv) are \
+             not applied\n",
+        );
+    }
+    input.push_str(&runner_prelude(dialect, text, no_state));
     write_private(&files.input, input.as_bytes())
         .map_err(|e| Error::internal(format!("cannot write the line's input: {e}")))?;
-    let runner = runner(dialect, &files.input, &before.status, call.background);
+    let runner = runner(dialect, &files.input, &before.status, no_state);
     let args: Vec<std::ffi::OsString> = match dialect {
         Dialect::Bash => vec![
             "--noprofile".into(),
@@ -222,12 +233,13 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
         env: None,
         cancel: None,
         workspace: None,
+        process_group: None,
     };
     let (reader, writer) = pipe()?;
     let collector = std::thread::spawn(move || collect(reader, Limits::DEFAULT.total_bytes));
     let passed = [(writer.as_fd(), 3)];
     let side = ShellSide {
-        passed: if call.background { &[] } else { &passed },
+        passed: if no_state { &[] } else { &passed },
         shadowed: &shadowed,
     };
     let outcome = gate::handle_with(&request, &side);
@@ -244,7 +256,7 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
         )),
         Outcome::Ran(status) => {
             let code = gate::exit_code(&status);
-            if call.background || !known {
+            if no_state || !known {
                 // Without the state the line started from there is nothing to compare with.
                 return Ok((code, Apply::nothing()));
             }
@@ -403,6 +415,21 @@ fn in_shell_apply(dialect: Dialect, call: &Call, line: &str, shadowed: &[String]
         return format!(
             "{}\n__shellgate_status=$?\n__shellgate_pipestatus=(\"$__shellgate_status\")\n",
             words.join(" ")
+        );
+    }
+    if let [only] = parsed.commands.as_slice()
+        && crate::shell::in_shell::starts_agent(only)
+        && let Some(binary) = crate::paths::binary()
+    {
+        // `shellgate wrap …` as typed, with the hook's binary for `shellgate`: a function for the
+        // duration of the line (no alias or function of that name exists, or it would not run
+        // here).
+        return format!(
+            "shellgate() {{ {} \"$@\"; }}\n__shellgate_ret \"${{__shellgate_st%% *}}\"\n\
+             builtin eval -- {}\n__shellgate_status=$?\nbuiltin unset -f shellgate\n\
+             __shellgate_pipestatus=(\"$__shellgate_status\")\n",
+            state::quote(&binary.to_string_lossy()),
+            state::quote(line)
         );
     }
     let as_typed = parsed

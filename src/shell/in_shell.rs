@@ -62,7 +62,8 @@ pub fn may_run_in_shell(
         return false;
     }
     if let [only] = decision.commands.as_slice()
-        && self_command(only).is_some()
+        && (self_command(only).is_some()
+            || starts_agent(only) && !shadowed.iter().any(|n| n == "shellgate"))
     {
         return true;
     }
@@ -88,6 +89,13 @@ pub fn self_command(command: &Command) -> Option<&str> {
         && !command.args_dynamic
         && SELF_COMMANDS.contains(&sub.as_str()))
     .then_some(sub.as_str())
+}
+
+/// `shellgate wrap … -- AGENT`, typed by name: once a person allowed it, it runs in the shell (the
+/// agent needs the network and a sandbox of its own, and every line it runs is gated by that
+/// `wrap`), with the hook's binary.
+pub fn starts_agent(command: &Command) -> bool {
+    command.via.len() == 1 && command.via[0] == "shellgate wrap" && command.writes.is_empty()
 }
 
 /// Whether this builtin, with these arguments, only changes or prints the shell's state and acts

@@ -222,6 +222,9 @@ def prepare(run_dir, agent, used_before):
         f.write("scratch workspace\n")
     git(ws, "add", "README")
     git(ws, "commit", "-q", "-m", "init")
+    # A developer's home has a git identity: the agent's commits use it.
+    with open(os.path.join(home, ".gitconfig"), "w") as f:
+        f.write("[user]\n\tname = Agent Harness\n\temail = agent@localhost\n")
     if used_before:
         # As for a user who has run the agent before: its state directory exists.
         os.makedirs(os.path.join(home, agent.state_dir))

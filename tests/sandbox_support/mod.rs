@@ -101,16 +101,31 @@ pub fn scratch_base() -> &'static Path {
     crate::support::scratch_base()
 }
 
-/// A copy of the binary every identity can execute, outside every writable root.
+/// A copy of the binary every identity can execute, outside every writable root: one per build
+/// (named by the binary's size and modification time), shared by every test process of the run
+/// and made by renaming a finished copy into place, so no test sees half a binary and the scratch
+/// base holds one copy, not one per test.
 pub fn binary() -> &'static Path {
     static COPY: OnceLock<PathBuf> = OnceLock::new();
     COPY.get_or_init(|| {
-        let dir = scratch_base().join(format!("bin-{}", std::process::id()));
+        use std::os::unix::fs::MetadataExt;
+        let original = shellgate();
+        let meta = std::fs::metadata(&original).unwrap();
+        let dir = scratch_base().join(format!(
+            "bin-{}-{}",
+            meta.size(),
+            meta.mtime_nsec() + meta.mtime() * 1_000_000_000
+        ));
         std::fs::create_dir_all(&dir).unwrap();
-        let copy = dir.join("shellgate");
-        std::fs::copy(shellgate(), &copy).unwrap();
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let copy = dir.join("shellgate");
+        if std::fs::metadata(&copy).is_ok_and(|m| m.len() == meta.size()) {
+            return copy;
+        }
+        let partial = dir.join(format!("shellgate.partial-{}", std::process::id()));
+        std::fs::copy(original, &partial).unwrap();
+        std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::rename(&partial, &copy).unwrap();
         copy
     })
 }

@@ -1,0 +1,464 @@
+//! Lines that need the network, which the workspace-write sandbox does not give.
+//!
+//! In modes whose sandbox has no network such a line would only fail inside it, so it goes to
+//! whoever approves lines (`builtin.network`); in modes with the network on the check does not
+//! apply. What counts: programs whose purpose is to talk to other machines (`curl`, `wget`,
+//! `ssh`, `scp`, `nc`, `dig`, cloud CLIs …), `rsync` to a host, the subcommands of package
+//! managers and build tools that download (`npm install`, `pip install`, `cargo build`, `go get`,
+//! `apt-get install` …, unless told to stay offline), git's remote subcommands (`clone`, `fetch`,
+//! `pull`, `push`, `ls-remote`, `submodule update`), container pulls and runs, and bash's
+//! `/dev/tcp`/`/dev/udp` redirections.
+
+use super::known_safe::is_network_path;
+use crate::parse::{Command, Parsed};
+
+/// Programs that talk to other machines whatever their arguments.
+const NETWORK_PROGRAMS: [&str; 45] = [
+    "curl",
+    "wget",
+    "ssh",
+    "scp",
+    "sftp",
+    "mosh",
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "telnet",
+    "ftp",
+    "lftp",
+    "tftp",
+    "dig",
+    "nslookup",
+    "host",
+    "ping",
+    "ping6",
+    "traceroute",
+    "tracepath",
+    "mtr",
+    "whois",
+    "nmap",
+    "aria2c",
+    "http",
+    "https",
+    "xh",
+    "gh",
+    "hub",
+    "glab",
+    "aws",
+    "gcloud",
+    "gsutil",
+    "az",
+    "doctl",
+    "flyctl",
+    "heroku",
+    "vercel",
+    "netlify",
+    "wrangler",
+    "rclone",
+    "ngrok",
+    "cloudflared",
+    "yt-dlp",
+];
+
+/// Programs whose subcommands or arguments decide whether they need the network (the `match`
+/// in [`needs_network`]).
+const SUBCOMMAND_TOOLS: [&str; 51] = [
+    "rsync",
+    "git",
+    "npm",
+    "pnpm",
+    "npx",
+    "pnpx",
+    "bunx",
+    "pipx",
+    "uvx",
+    "yarn",
+    "bun",
+    "pip",
+    "pip3",
+    "python",
+    "python3",
+    "uv",
+    "poetry",
+    "conda",
+    "mamba",
+    "micromamba",
+    "cargo",
+    "go",
+    "gem",
+    "bundle",
+    "bundler",
+    "composer",
+    "mvn",
+    "mvnw",
+    "./mvnw",
+    "gradle",
+    "gradlew",
+    "dotnet",
+    "apt",
+    "apt-get",
+    "aptitude",
+    "dnf",
+    "yum",
+    "zypper",
+    "apk",
+    "pacman",
+    "yay",
+    "paru",
+    "brew",
+    "snap",
+    "flatpak",
+    "docker",
+    "podman",
+    "nerdctl",
+    "helm",
+    "terraform",
+    "tofu",
+];
+
+/// More of them.
+const MORE_SUBCOMMAND_TOOLS: [&str; 7] =
+    ["kubectl", "oc", "ollama", "svn", "hg", "deno", "openssl"];
+
+/// Why a command needs the network, if it does.
+pub fn needs_network(c: &Command) -> Option<String> {
+    let program = c.program.as_str();
+    if !NETWORK_PROGRAMS.contains(&program)
+        && !SUBCOMMAND_TOOLS.contains(&program)
+        && !MORE_SUBCOMMAND_TOOLS.contains(&program)
+        && !program.starts_with("python")
+    {
+        return None;
+    }
+    let words: Vec<&str> = c.argv.iter().map(String::as_str).collect();
+    let first = first_word(&words);
+    let offline = words
+        .iter()
+        .any(|w| matches!(*w, "--offline" | "--frozen" | "--no-index"));
+    let because = |what: &str| Some(format!("`{}` {what}", crate::intake::visible(&head(c))));
+    if NETWORK_PROGRAMS.contains(&program) && !prints_only(&words) {
+        return because("talks to other machines");
+    }
+    let downloads = match program {
+        "rsync" => words.iter().any(|w| is_remote_spec(w)),
+        "git" => {
+            matches!(
+                first,
+                Some("clone" | "fetch" | "pull" | "push" | "ls-remote" | "submodule" | "archive")
+            ) || (first == Some("remote") && words.iter().any(|w| matches!(*w, "update" | "prune")))
+                || (first == Some("remote") && words.contains(&"show") && !words.contains(&"-n"))
+        }
+        "npm" | "pnpm" => {
+            matches!(
+                first,
+                Some(
+                    "install"
+                        | "i"
+                        | "ci"
+                        | "add"
+                        | "update"
+                        | "up"
+                        | "upgrade"
+                        | "publish"
+                        | "exec"
+                        | "x"
+                        | "dlx"
+                        | "create"
+                        | "init"
+                        | "outdated"
+                        | "view"
+                        | "info"
+                        | "search"
+                        | "audit"
+                        | "login"
+                        | "fetch"
+                        | "rebuild"
+                        | "link"
+                )
+            ) || (program == "pnpm" && first.is_none() && !prints_only(&words))
+        }
+        "npx" | "pnpx" | "bunx" | "pipx" | "uvx" => !prints_only(&words),
+        "yarn" => {
+            first.is_none() && !prints_only(&words)
+                || matches!(
+                    first,
+                    Some(
+                        "install" | "add" | "upgrade" | "up" | "dlx" | "npm" | "publish" | "create"
+                    )
+                )
+        }
+        "bun" => matches!(
+            first,
+            Some("install" | "i" | "add" | "update" | "x" | "create")
+        ),
+        "pip" | "pip3" => matches!(first, Some("install" | "download" | "wheel" | "search")),
+        "python" | "python3" => python_module_network(&words),
+        "uv" => matches!(
+            first,
+            Some("pip" | "sync" | "add" | "lock" | "run" | "tool")
+        ),
+        "poetry" => matches!(
+            first,
+            Some("install" | "add" | "update" | "lock" | "publish")
+        ),
+        "conda" | "mamba" | "micromamba" => {
+            matches!(first, Some("install" | "create" | "update" | "search"))
+        }
+        "cargo" => {
+            !offline
+                && matches!(
+                    first,
+                    Some(
+                        "build"
+                            | "b"
+                            | "check"
+                            | "c"
+                            | "test"
+                            | "t"
+                            | "run"
+                            | "r"
+                            | "bench"
+                            | "doc"
+                            | "d"
+                            | "fetch"
+                            | "install"
+                            | "update"
+                            | "publish"
+                            | "clippy"
+                            | "add"
+                            | "search"
+                            | "login"
+                            | "generate-lockfile"
+                            | "tree"
+                            | "vendor"
+                            | "fix"
+                            | "metadata"
+                    )
+                )
+        }
+        "go" => matches!(
+            first,
+            Some("get" | "install" | "mod" | "build" | "test" | "run" | "generate")
+        ),
+        "gem" => matches!(
+            first,
+            Some("install" | "update" | "fetch" | "push" | "search")
+        ),
+        "bundle" | "bundler" => matches!(first, Some("install" | "update" | "add" | "lock") | None),
+        "composer" => matches!(
+            first,
+            Some("install" | "update" | "require" | "create-project")
+        ),
+        "mvn" | "mvnw" | "./mvnw" => !words.iter().any(|w| *w == "-o" || *w == "--offline"),
+        "gradle" | "gradlew" => !offline && !prints_only(&words),
+        "dotnet" => matches!(
+            first,
+            Some("restore" | "build" | "run" | "test" | "publish" | "add" | "tool" | "new")
+        ),
+        "apt" | "apt-get" | "aptitude" => matches!(
+            first,
+            Some(
+                "install"
+                    | "update"
+                    | "upgrade"
+                    | "dist-upgrade"
+                    | "full-upgrade"
+                    | "download"
+                    | "source"
+                    | "build-dep"
+            )
+        ),
+        "dnf" | "yum" | "zypper" => matches!(
+            first,
+            Some("install" | "update" | "upgrade" | "download" | "makecache")
+        ),
+        "apk" => matches!(first, Some("add" | "update" | "upgrade" | "fetch")),
+        "pacman" | "yay" | "paru" => words
+            .iter()
+            .any(|w| w.starts_with("-S") || w.starts_with("-U") || *w == "--sync"),
+        "brew" => matches!(
+            first,
+            Some("install" | "update" | "upgrade" | "fetch" | "tap" | "reinstall")
+        ),
+        "snap" | "flatpak" => {
+            matches!(first, Some("install" | "update" | "refresh" | "remote-add"))
+        }
+        "docker" | "podman" | "nerdctl" => matches!(
+            first,
+            Some(
+                "pull"
+                    | "push"
+                    | "run"
+                    | "build"
+                    | "login"
+                    | "compose"
+                    | "buildx"
+                    | "create"
+                    | "search"
+            )
+        ),
+        "helm" => matches!(
+            first,
+            Some("install" | "upgrade" | "repo" | "pull" | "push" | "dependency")
+        ),
+        "terraform" | "tofu" => matches!(
+            first,
+            Some("init" | "plan" | "apply" | "destroy" | "import" | "refresh" | "get" | "login")
+        ),
+        // `prints_only` covers `kubectl version --client`.
+        "kubectl" | "oc" => !prints_only(&words),
+        "ollama" => matches!(first, Some("pull" | "push" | "run")),
+        "svn" => matches!(
+            first,
+            Some("checkout" | "co" | "update" | "up" | "commit" | "ci" | "export" | "import")
+        ),
+        "hg" => matches!(
+            first,
+            Some("clone" | "pull" | "push" | "incoming" | "outgoing")
+        ),
+        "deno" => matches!(first, Some("install" | "cache" | "add" | "upgrade")),
+        "openssl" => matches!(first, Some("s_client" | "s_server" | "s_time" | "ocsp")),
+        _ => false,
+    };
+    if downloads && !prints_only(&words) {
+        return because("downloads or uploads");
+    }
+    None
+}
+
+/// The line's first word after options (a subcommand); `+toolchain` and option values are not
+/// told apart from options, which only matters for odd lines.
+fn first_word<'a>(words: &[&'a str]) -> Option<&'a str> {
+    words
+        .iter()
+        .copied()
+        .find(|w| !w.starts_with('-') && !w.starts_with('+'))
+}
+
+/// `TOOL --version`, `TOOL --help`, `TOOL -V`, `TOOL help …`.
+fn prints_only(words: &[&str]) -> bool {
+    matches!(
+        words,
+        ["--version" | "--help" | "-V" | "-v" | "-h" | "version" | "help"]
+            | ["help", ..]
+            | ["version", "--client"]
+    )
+}
+
+/// `host:path`, `user@host:path` or `rsync://…` (not a local path that merely holds a colon
+/// after a slash).
+fn is_remote_spec(word: &str) -> bool {
+    if word.starts_with("rsync://") {
+        return true;
+    }
+    match word.split_once(':') {
+        Some((host, _)) => !host.is_empty() && !host.contains('/') && !word.starts_with('-'),
+        None => false,
+    }
+}
+
+/// `python -m http.server`, `python -m pip install …`, `python -m venv` is local.
+fn python_module_network(words: &[&str]) -> bool {
+    let module = words
+        .iter()
+        .position(|w| *w == "-m")
+        .and_then(|at| words.get(at + 1).map(|m| (at, *m)));
+    match module {
+        Some((_, "http.server" | "smtpd" | "ftplib")) => true,
+        Some((at, "pip")) => words
+            .get(at + 2)
+            .is_some_and(|sub| matches!(*sub, "install" | "download" | "wheel" | "search")),
+        _ => false,
+    }
+}
+
+/// `program arg…` shortened, for a reason.
+fn head(c: &Command) -> String {
+    let text = c.argv_text();
+    if text.chars().count() > 60 {
+        let cut: String = text.chars().take(60).collect();
+        format!("{cut}…")
+    } else {
+        text
+    }
+}
+
+/// Why the line needs the network, if it does.
+pub fn line_needs_network(parsed: &Parsed) -> Option<String> {
+    if let Some(path) = parsed
+        .reads
+        .iter()
+        .chain(parsed.writes.iter())
+        .find(|p| is_network_path(p))
+    {
+        return Some(format!(
+            "the redirection `{}` opens a network connection",
+            crate::intake::visible(path)
+        ));
+    }
+    parsed.commands.iter().find_map(needs_network)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{ShellKind, parse};
+
+    fn network(line: &str) -> bool {
+        line_needs_network(&parse(line, ShellKind::Bash)).is_some()
+    }
+
+    #[test]
+    fn network_lines() {
+        for line in [
+            "curl https://example.invalid",
+            "wget -q x",
+            "ssh host ls",
+            "scp f host:",
+            "rsync -a src/ host:/backup",
+            "rsync -a rsync://host/x .",
+            "npm install",
+            "npm i left-pad",
+            "npm ci",
+            "pip install requests",
+            "python3 -m pip install x",
+            "python3 -m http.server 8000",
+            "cargo build",
+            "cargo test --workspace",
+            "cargo fetch",
+            "git pull --rebase",
+            "git push origin main",
+            "git fetch",
+            "git clone https://example.invalid/r.git",
+            "git submodule update --init",
+            "go get ./...",
+            "apt-get install -y x",
+            "docker pull alpine",
+            "cat </dev/tcp/example.invalid/80",
+            "echo x > /dev/udp/example.invalid/53",
+            "dig example.invalid",
+            "yarn",
+            "npx create-react-app x",
+        ] {
+            assert!(network(line), "{line}");
+        }
+        for line in [
+            "cargo build --offline",
+            "cargo --version",
+            "cargo fmt",
+            "npm test",
+            "npm run build",
+            "git status",
+            "git commit -m x",
+            "rsync -a src/ backup/",
+            "python3 -m venv .venv",
+            "python3 -m pytest",
+            "curl --version",
+            "ls",
+            "make",
+        ] {
+            assert!(!network(line), "{line}");
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! The supervisor's side of the reported refusals: what a sandboxed line tried that the sandbox
+//! refused, with as much precision as the kernel gives.
+//!
+//! Without the network, the seccomp filter sends `connect` (and the creation of a UDP socket,
+//! which is how a DNS lookup starts) to a listener instead of failing it silently (see
+//! [`crate::sandbox::seccomp::Deny::Reported`]). The supervisor — the process that started the
+//! sandbox, outside it — receives each call, reads the address the line passed from the line's
+//! memory, records it, and answers with the refusal (`EPERM`) itself: the call never runs, so
+//! nothing the line changes in its memory afterwards matters (no `CONTINUE` is ever sent). What
+//! it records becomes the missing grant an escalation offers (see `gate`).
+//!
+//! Calls that change the filesystem are *observed* the same way, but never decided here: the
+//! supervisor answers `CONTINUE`, and the kernel's own layers (the read-only mount tree, Landlock)
+//! decide as if nobody had looked. It only notes the path when it lies outside the writable roots
+//! or in a protected path, so a refused write can be named. Because the decision stays with the
+//! kernel, a path the line changes between the look and the call only makes the note wrong, never
+//! the sandbox weaker.
+
+use crate::sandbox::seccomp::{Arch, Sys};
+use serde::Serialize;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Component, Path, PathBuf};
+
+/// Something the sandbox refused that the line needed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Denial {
+    /// A TCP connection to this address.
+    Connect { address: SocketAddr },
+    /// A connection whose address could not be read (an unknown family, unreadable memory).
+    ConnectElsewhere,
+    /// A UDP socket: a DNS lookup, most often.
+    Udp,
+    /// A change to `path` outside the writable roots (or in a protected path).
+    Write {
+        path: PathBuf,
+        operation: &'static str,
+    },
+}
+
+/// Where writes are allowed, for the notes on observed calls.
+#[derive(Debug, Clone, Default)]
+pub struct WriteScope {
+    /// Beneath these, writes are allowed (canonical).
+    pub writable: Vec<PathBuf>,
+    /// ...except beneath these (protected paths, read-only trees).
+    pub read_only: Vec<PathBuf>,
+}
+
+impl WriteScope {
+    fn refuses(&self, path: &Path) -> bool {
+        if path.starts_with("/dev") {
+            return false;
+        }
+        let beneath = |list: &[PathBuf]| list.iter().any(|p| path.starts_with(p));
+        !beneath(&self.writable) || beneath(&self.read_only)
+    }
+}
+
+impl Denial {
+    /// What the line tried, in words.
+    pub fn describe(&self) -> String {
+        match self {
+            Denial::Connect { address } => format!("a connection to {address}"),
+            Denial::ConnectElsewhere => "a network connection".to_owned(),
+            Denial::Udp => "a UDP socket (a DNS lookup, most often)".to_owned(),
+            Denial::Write { path, operation } => format!("{operation} {}", path.display()),
+        }
+    }
+}
+
+/// The most denials one line records (a loop of failing connects says no more after that).
+const MAX_DENIALS: usize = 32;
+
+/// Receives one notification from `listener` and answers it: a reported call with `EPERM`, an
+/// observed one with `CONTINUE`. Returns what it noted, if anything (`None` also when the
+/// notification was withdrawn: the process died, or a signal interrupted the call).
+pub fn handle_one(listener: &OwnedFd, scope: &WriteScope) -> io::Result<Option<Denial>> {
+    let fd = listener.as_raw_fd();
+    // SAFETY: seccomp_notif is plain old data; the kernel requires it zeroed before RECV.
+    let mut notif: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+    // SAFETY: `notif` is a valid, writable seccomp_notif; the ioctl fills it in.
+    let ret = unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_RECV, &mut notif) };
+    if ret < 0 {
+        let e = io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::ENOENT) | Some(libc::EINTR) => Ok(None),
+            _ => Err(e),
+        };
+    }
+    let observed = observed_call(notif.data.nr as i64);
+    let denial = match observed {
+        Some(sys) => write_outside(&notif, sys, scope),
+        None => Some(denial_of(&notif)),
+    };
+    // The answer. A reported call fails with EPERM, as it would have without a supervisor; an
+    // observed one goes on to the kernel's own checks. A withdrawn notification (ENOENT) needs
+    // no answer.
+    let response = match observed {
+        Some(_) => libc::seccomp_notif_resp {
+            id: notif.id,
+            val: 0,
+            error: 0,
+            flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+        },
+        None => libc::seccomp_notif_resp {
+            id: notif.id,
+            val: 0,
+            error: -libc::EPERM,
+            flags: 0,
+        },
+    };
+    // SAFETY: `response` is a valid seccomp_notif_resp; the ioctl only reads it.
+    let ret = unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_SEND, &response) };
+    if ret < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::ENOENT) {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(denial)
+}
+
+/// The observed syscall `nr` is, on this architecture (`None`: a reported one).
+fn observed_call(nr: i64) -> Option<Sys> {
+    let arch = Arch::native()?;
+    crate::sandbox::seccomp::observed_calls().find(|sys| sys.number(arch) == nr)
+}
+
+/// Which arguments of an observed call name what it changes: `(dirfd argument, path argument)`
+/// pairs (`None` dirfd: relative to the working directory), or a descriptor argument.
+enum Target {
+    Paths(&'static [(Option<usize>, usize)]),
+    Descriptor(usize),
+}
+
+fn target_of(sys: Sys) -> Target {
+    use Sys::*;
+    match sys {
+        Open | Creat | Mkdir | Unlink | Rmdir | Mknod | Truncate | Chmod | Chown | Lchown
+        | Setxattr | Lsetxattr | Removexattr | Lremovexattr => Target::Paths(&[(None, 0)]),
+        Openat | Openat2 | Mkdirat | Unlinkat | Mknodat | Fchmodat | Fchmodat2 | Fchownat
+        | Utimensat => Target::Paths(&[(Some(0), 1)]),
+        Rename => Target::Paths(&[(None, 0), (None, 1)]),
+        Renameat | Renameat2 => Target::Paths(&[(Some(0), 1), (Some(2), 3)]),
+        Link | Symlink => Target::Paths(&[(None, 1)]),
+        Linkat => Target::Paths(&[(Some(2), 3)]),
+        Symlinkat => Target::Paths(&[(Some(1), 2)]),
+        _ => Target::Descriptor(0),
+    }
+}
+
+fn operation_of(sys: Sys) -> &'static str {
+    use Sys::*;
+    match sys {
+        Open | Openat | Openat2 | Creat => "writing",
+        Mkdir | Mkdirat => "creating the directory",
+        Unlink | Unlinkat | Rmdir => "removing",
+        Rename | Renameat | Renameat2 => "renaming",
+        Link | Linkat | Symlink | Symlinkat | Mknod | Mknodat => "creating",
+        Truncate => "truncating",
+        Chmod | Fchmod | Fchmodat | Fchmodat2 => "changing the mode of",
+        Chown | Lchown | Fchownat => "changing the owner of",
+        Utimensat => "changing the times of",
+        _ => "changing the attributes of",
+    }
+}
+
+/// The path an observed call changes, when the sandbox refuses changes there.
+fn write_outside(notif: &libc::seccomp_notif, sys: Sys, scope: &WriteScope) -> Option<Denial> {
+    let pid = notif.pid;
+    let args = notif.data.args;
+    let paths: Vec<PathBuf> = match target_of(sys) {
+        Target::Descriptor(arg) => {
+            vec![std::fs::read_link(format!("/proc/{pid}/fd/{}", args[arg] as i32)).ok()?]
+        }
+        Target::Paths(pairs) => pairs
+            .iter()
+            .filter_map(|(dirfd, path)| resolve(pid, dirfd.map(|a| args[a] as i32), args[*path]))
+            .collect(),
+    };
+    let path = paths.into_iter().find(|p| scope.refuses(p))?;
+    Some(Denial::Write {
+        path,
+        operation: operation_of(sys),
+    })
+}
+
+/// The absolute path a `(dirfd, path pointer)` pair names in process `pid`, made lexically
+/// normal (`.` and `..` removed): what it names, not where symlinks would lead.
+fn resolve(pid: u32, dirfd: Option<i32>, pointer: u64) -> Option<PathBuf> {
+    if pointer == 0 {
+        return None;
+    }
+    let bytes = read_memory(pid, pointer, libc::PATH_MAX as usize)?;
+    let end = bytes.iter().position(|b| *b == 0)?;
+    use std::os::unix::ffi::OsStrExt;
+    let path = Path::new(std::ffi::OsStr::from_bytes(&bytes[..end]));
+    let base = match dirfd {
+        _ if path.is_absolute() => PathBuf::from("/"),
+        None | Some(libc::AT_FDCWD) => std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?,
+        Some(fd) => std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok()?,
+    };
+    let mut normal = PathBuf::new();
+    for component in base.join(path).components() {
+        match component {
+            Component::ParentDir => {
+                normal.pop();
+            }
+            Component::CurDir => {}
+            other => normal.push(other),
+        }
+    }
+    Some(normal)
+}
+
+/// Adds `denial` to `list` unless it is there already or the list is full.
+pub fn record(list: &mut Vec<Denial>, denial: Denial) {
+    if list.len() < MAX_DENIALS && !list.contains(&denial) {
+        list.push(denial);
+    }
+}
+
+fn denial_of(notif: &libc::seccomp_notif) -> Denial {
+    if notif.data.nr as i64 == libc::SYS_socket {
+        return Denial::Udp;
+    }
+    // connect(fd, addr, len)
+    let (pointer, len) = (notif.data.args[1], notif.data.args[2] as usize);
+    read_memory(notif.pid, pointer, len.min(128))
+        .and_then(|bytes| socket_address(&bytes))
+        .map_or(Denial::ConnectElsewhere, |address| Denial::Connect {
+            address,
+        })
+}
+
+/// `len` bytes at `address` in process `pid` (whose call is held by the kernel meanwhile).
+fn read_memory(pid: u32, address: u64, len: usize) -> Option<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::open(format!("/proc/{pid}/mem")).ok()?;
+    let mut buf = vec![0u8; len];
+    let n = file.read_at(&mut buf, address).ok()?;
+    buf.truncate(n);
+    Some(buf)
+}
+
+/// A `sockaddr_in` / `sockaddr_in6` as the kernel lays them out.
+fn socket_address(bytes: &[u8]) -> Option<SocketAddr> {
+    let family = u16::from_ne_bytes(bytes.get(..2)?.try_into().ok()?);
+    let port = u16::from_be_bytes(bytes.get(2..4)?.try_into().ok()?);
+    match i32::from(family) {
+        libc::AF_INET => {
+            let ip: [u8; 4] = bytes.get(4..8)?.try_into().ok()?;
+            Some(SocketAddr::new(IpAddr::V4(Ipv4Addr::from(ip)), port))
+        }
+        libc::AF_INET6 => {
+            let ip: [u8; 16] = bytes.get(8..24)?.try_into().ok()?;
+            Some(SocketAddr::new(IpAddr::V6(Ipv6Addr::from(ip)), port))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn socket_addresses_are_read_as_the_kernel_lays_them_out() {
+        let mut v4 = vec![0u8; 16];
+        v4[..2].copy_from_slice(&(libc::AF_INET as u16).to_ne_bytes());
+        v4[2..4].copy_from_slice(&443u16.to_be_bytes());
+        v4[4..8].copy_from_slice(&[93, 184, 216, 34]);
+        assert_eq!(
+            socket_address(&v4),
+            Some("93.184.216.34:443".parse().unwrap())
+        );
+        let mut v6 = vec![0u8; 28];
+        v6[..2].copy_from_slice(&(libc::AF_INET6 as u16).to_ne_bytes());
+        v6[2..4].copy_from_slice(&22u16.to_be_bytes());
+        v6[8..24].copy_from_slice(&Ipv6Addr::LOCALHOST.octets());
+        assert_eq!(socket_address(&v6), Some("[::1]:22".parse().unwrap()));
+        assert_eq!(socket_address(&[1, 0]), None);
+    }
+}
