@@ -182,13 +182,23 @@ fn prepare(pid: Option<i32>) -> ExitCode {
         eprintln!("shellgate hook --prepare needs --pid");
         return ExitCode::from(Code::Usage.exit_status());
     };
+    // Inside a wrapped agent shellgate's state is read-only, and a place a line could write is no
+    // place for the scripts this shell sources: its lines take the backstop path, as said in the
+    // docs, without a note at every shell's start.
+    if crate::broker::broker_path().is_some() {
+        return ExitCode::from(1);
+    }
     match function::prepare_dir(pid) {
         Ok(dir) => {
             println!("{}", dir.display());
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprint!("{}", crate::error::person_message(e.code, &e.reason));
+            eprintln!(
+                "shellgate: lines typed in this shell are still gated, but give back no state \
+                 and $? is 130 after them: {} [{}]",
+                e.reason, e.code
+            );
             ExitCode::from(e.code.exit_status())
         }
     }
