@@ -10,6 +10,10 @@
 #   - run-nolog:   as run, without a session (a new log per line, as a bare `run` does)
 # Prints medians, the time added over bare and the ratio to bare, all from that same run.
 #
+# Then, per line typed in an interactive shell (benches/hooks_interactive.py: bash -i and zsh -i
+# in a pseudo-terminal, Enter to the next prompt): the shell with the README's init line and the
+# same shell without it, taking turns line by line; medians, p95 and the ratio from that run.
+#
 # Usage: benches/hooks.sh              (build first: cargo build --release)
 #   RUNS=500 benches/hooks.sh
 set -euo pipefail
@@ -53,3 +57,17 @@ for r in results:
     print(f"{r['command']:<10}{m:>10.2f}{m - bare:>10.2f}{m / bare:>8.2f}{p95:>8.2f}")
 print(f"(the session log held {sys.argv[2]} events at the end; each run replays it)")
 PY
+
+echo
+echo "per line in an interactive shell (ms, Enter to the next prompt; $((runs / 5)) lines each):"
+init_bash=$(grep -m1 '^eval "$(shellgate init bash ' "$root/README.md")
+init_zsh=$(grep -m1 '^eval "$(shellgate init zsh ' "$root/README.md")
+for variant in bare hooked; do
+    mkdir -p "$HOME/$variant"
+    printf '%s\n' "PS1='[\$?]BENCH\\#\$ '" >"$HOME/$variant/.bashrc"
+    printf '%s\n' "PS1='[%?]BENCH%!\$ '" >"$HOME/$variant/.zshrc"
+done
+printf '%s\n' "$init_bash" >>"$HOME/hooked/.bashrc"
+printf '%s\n' "$init_zsh" >>"$HOME/hooked/.zshrc"
+unset SHELLGATE_SESSION
+python3 "$root/benches/hooks_interactive.py" "$bin" "$work/repo" "$HOME" "$((runs / 5))"

@@ -1,10 +1,22 @@
 # shellgate hook for bash (>= 4.4). Load it from ~/.bashrc (interactive shells) and from
-# ~/.bash_profile or BASH_ENV (agent shells: bash -c / bash -lc) with:
-#     eval "$(shellgate init bash)"
-# Interactive shells: PS0 hands every line to `shellgate hook` before any part of it runs. The
-# binary answers with its exit status: 0 = run the line here as typed; 1 = the line was handled
-# (run in the sandbox, or refused) and the binary has interrupted this shell, so nothing of it
-# runs here; anything else = something failed, and the hook interrupts the shell itself.
+# ~/.bash_profile or BASH_ENV (agent shells: bash -c / bash -lc) with the line in the README, which
+# refuses every line when the binary is missing:
+#     eval "$(shellgate init bash 2>/dev/null || echo '...')"
+#
+# Interactive shells, two paths:
+# * A complete line typed at the prompt (the Enter binding asks `shellgate hook --shape`, or sees
+#   it is plain words) goes to __shellgate_run instead: for that one line an alias of its first
+#   word (or of a zero-width word put in front) expands to `__shellgate_run TOKEN #`, the `#`
+#   making the rest a comment, so the screen and history show what was typed. The function dumps
+#   the shell's state, calls `shellgate hook bash --shell-dir ...`, which decides, runs the line in
+#   the sandbox with that state (or says it runs here), and writes an apply script; the function
+#   sources it and returns the line's status. `$?`, PIPESTATUS and the shell's state are the
+#   line's.
+# * Every other line (continued lines, pasted blocks, `!!`, input not read by readline) meets the
+#   backstop: PS0 hands it to `shellgate hook` before any of it runs. Exit status 0 = run the line
+#   here as typed; 1 = handled (run in the sandbox, or refused) and the binary has interrupted
+#   this shell, so nothing of it runs here ($? is then 130, and no state comes back); anything
+#   else = a failure, and the hook interrupts the shell itself.
 # Non-interactive shells: the -c string is run (or refused) by `shellgate run` instead of bash.
 if [[ -z ${__shellgate_loaded-} && -z ${SHELLGATE_ACTIVE-} ]]; then
 __shellgate_loaded=1
@@ -18,52 +30,216 @@ elif [[ $- == *i* ]]; then
   # ends with it, even for a shell started from a hooked shell.
   SHELLGATE_SESSION=$("$__shellgate_bin" new-session) || SHELLGATE_SESSION=''
   export SHELLGATE_SESSION
+  # The shell's private directory (0700) for its state around each line; without it every line
+  # takes the backstop path.
+  __shellgate_dir=$("$__shellgate_bin" hook bash --prepare --pid "$$") || __shellgate_dir=''
   __shellgate_gen=0
   __shellgate_rl=''
   __shellgate_histnum=''
+  # The line the Enter binding handed to __shellgate_run (empty token: none pending).
+  __shellgate_token=''
+  __shellgate_line=''
+  __shellgate_word=''
+  __shellgate_alias=''
+  __shellgate_saved=''
+  __shellgate_had=''
+  __shellgate_expect=''
+  __shellgate_histfix=''
+  __shellgate_seq=0
+  __shellgate_tok=''
+  __shellgate_st=''
+  __shellgate_status=0
+  __shellgate_pipestatus=()
+  __shellgate_done=''
+  # The word put in front of a line whose first word cannot be an alias (`./run.sh`, `FOO=1 x`,
+  # `for …`): U+2060 WORD JOINER, zero-width, in a UTF-8 terminal.
+  case ${LC_ALL:-${LC_CTYPE:-${LANG:-}}} in
+    *[Uu][Tt][Ff]-8* | *[Uu][Tt][Ff]8*) __shellgate_prefix=$'\xe2\x81\xa0' ;;
+    *) __shellgate_prefix='__shellgate_line' ;;
+  esac
+  # Plain words only: the shape of such a line is known without asking the binary.
+  __shellgate_plain='^[[:space:]]*([A-Za-z0-9_][A-Za-z0-9_.+:@%,-]*)([[:space:]]+[A-Za-z0-9_.+:@%,/=~-]+)*[[:space:]]*$'
 
-  # Bound to Enter: collects the text readline accepted, across PS2 continuation lines.
+@SHELLGATE_BASH_DUMP@
+
+  # Bound to Enter: collects the text readline accepted, across PS2 continuation lines, and hands
+  # a complete line typed at the prompt to __shellgate_run.
   __shellgate_capture() {
-    __shellgate_rl+=${__shellgate_rl:+$'\n'}${READLINE_LINE}
     __shellgate_heal
+    if [[ -n $__shellgate_rl ]]; then
+      __shellgate_rl+=$'\n'${READLINE_LINE}
+      return 0
+    fi
+    __shellgate_rl=$READLINE_LINE
+    # Only one line typed at the prompt (a pasted block takes the backstop path, decided once).
+    [[ -n $__shellgate_dir && $READLINE_LINE == *[![:space:]]* && $READLINE_LINE != *$'\n'* ]] || return 0
+    builtin shopt -q expand_aliases && builtin shopt -q interactive_comments || return 0
+    local shape word
+    if [[ $READLINE_LINE =~ $__shellgate_plain ]]; then
+      word=${BASH_REMATCH[1]}
+      case $word in
+        case | coproc | do | done | elif | else | 'esac' | fi | for | function | if | in | select | then | time | until | while)
+          word=- ;;
+      esac
+      shape="fg 1 $word"
+    else
+      shape=$("$__shellgate_bin" hook bash --shape ${__shellgate_hist:+--histexpand} -- "$READLINE_LINE" 2>/dev/null) || return 0
+    fi
+    __shellgate_take "$shape"
   }
 
-  # The number of the newest history entry (empty when history is off).
-  __shellgate_histnumber() {
-    local h
-    h=$(HISTTIMEFORMAT='' builtin history 1 2>/dev/null) || return 0
-    h=${h#"${h%%[![:space:]]*}"}
-    builtin printf '%s' "${h%%[!0-9]*}"
+  # Hands the line to __shellgate_run (see the top of this file). $1: `fg|bg PIPELINE WORD|-`.
+  __shellgate_take() {
+    local kind=${1%% *} rest=${1#* } pipes word call i tail=''
+    pipes=${rest%% *}
+    word=${rest#* }
+    __shellgate_seq=$((__shellgate_seq + 1))
+    __shellgate_token=${SRANDOM:-$RANDOM}${__shellgate_seq}
+    # The typed line goes along, quoted, only to be shown by `jobs`; the function ignores it.
+    call="__shellgate_run $__shellgate_token ${READLINE_LINE@Q}"
+    if [[ $kind == bg ]]; then
+      call+=' &'
+    elif ((pipes > 1)); then
+      for ((i = 0; i < pipes; i++)); do
+        tail+="${tail:+ | }__shellgate_pipe $i"
+      done
+      call+="; $tail"
+    fi
+    __shellgate_line=$READLINE_LINE
+    __shellgate_histfix=''
+    if [[ $word == - || $word == __shellgate* ]]; then
+      word=$__shellgate_prefix
+      READLINE_LINE="$word $READLINE_LINE"
+      READLINE_POINT=$((READLINE_POINT + ${#word} + 1))
+      __shellgate_histfix=$READLINE_LINE
+    fi
+    __shellgate_word=$word
+    __shellgate_had=''
+    __shellgate_saved=''
+    if [[ -n ${BASH_ALIASES[$word]+x} ]]; then
+      __shellgate_had=1
+      __shellgate_saved=${BASH_ALIASES[$word]}
+    fi
+    __shellgate_alias="$call #"
+    BASH_ALIASES[$word]=$__shellgate_alias
+    __shellgate_expect=$READLINE_LINE
+    __shellgate_rl=$READLINE_LINE
   }
 
-  # Re-installs the prompt hook if something removed it from PROMPT_COMMAND.
+  # Puts back the person's alias the line's first word had (or none).
+  __shellgate_restore() {
+    [[ -n $__shellgate_word ]] || return 0
+    if [[ -n $__shellgate_had ]]; then
+      BASH_ALIASES[$__shellgate_word]=$__shellgate_saved
+    else
+      builtin unalias -- "$__shellgate_word" 2>/dev/null || :
+    fi
+    __shellgate_word=''
+  }
+
+  # History records what was typed: a line with a word put in front is replaced by its text
+  # (`history -s` removes the last entry, this line's, before it adds; the person's HISTCONTROL
+  # and HISTIGNORE apply to the text).
+  __shellgate_fixhist() {
+    [[ -n $__shellgate_histfix ]] || return 0
+    __shellgate_histfix=''
+    if [[ -o history ]]; then
+      builtin history -s -- "$__shellgate_line"
+    fi
+    return 0
+  }
+
+  # The line the Enter binding took: runs it through `shellgate hook` with this shell's state and
+  # applies what the hook wrote. It runs only the pending line (the token must match), and only
+  # what the hook's apply script says.
+  __shellgate_run() {
+    __shellgate_st="$? ${PIPESTATUS[*]}"
+    if [[ -z $__shellgate_token || ${1-} != "$__shellgate_token" ]]; then
+      builtin printf '%s\n' 'shellgate: __shellgate_run runs only a line the hook took from the prompt' >&2
+      return 126
+    fi
+    __shellgate_tok=$__shellgate_token
+    __shellgate_token=''
+    __shellgate_restore
+    __shellgate_bg=''
+    if [[ $BASHPID == "$$" ]]; then
+      __shellgate_fixhist
+    else
+      __shellgate_bg=1
+    fi
+    if [[ $__shellgate_line == *history* ]]; then
+      builtin history -w "$__shellgate_dir/$__shellgate_tok.history" 2>/dev/null || :
+    fi
+    __shellgate_dump >|"$__shellgate_dir/$__shellgate_tok.snapshot"
+    "$__shellgate_bin" hook bash --pid "$$" --shell-dir "$__shellgate_dir" --token "$__shellgate_tok" ${__shellgate_bg:+--background} -- "$__shellgate_line"
+    __shellgate_status=$?
+    # The line is done: the next Enter starts a new one, even if the prompt hook was removed.
+    __shellgate_rl=''
+    __shellgate_bg=''
+    __shellgate_done=''
+    if [[ -f $__shellgate_dir/$__shellgate_tok.apply ]]; then
+      builtin source "$__shellgate_dir/$__shellgate_tok.apply"
+    fi
+    if [[ $__shellgate_done != "$__shellgate_tok" ]]; then
+      case $__shellgate_status in
+        145 | 148 | 149 | 150)
+          builtin printf '%s\n' 'shellgate: the line is stopped; `fg` continues it (its changes will not be applied to this shell)' >&2 ;;
+        *)
+          builtin printf 'shellgate: the gate failed (status %s); the line may not have run\n' "$__shellgate_status" >&2
+          ((__shellgate_status)) || __shellgate_status=219 ;;
+      esac
+      __shellgate_pipestatus=("$__shellgate_status")
+    fi
+    return "$__shellgate_status"
+  }
+
+  # One element of a pipeline line's PIPESTATUS (the line's tail is a pipeline of these).
+  __shellgate_pipe() {
+    return "${__shellgate_pipestatus[$1]:-$__shellgate_status}"
+  }
+
+  # `$?` as the previous line left it, for a line that runs in the shell.
+  __shellgate_ret() {
+    return "$1"
+  }
+
+  # Re-installs the prompt hook if something removed it from PROMPT_COMMAND (without a
+  # subshell: this runs on every Enter).
   __shellgate_heal() {
-    local pc
-    pc=$(builtin declare -p PROMPT_COMMAND 2>/dev/null) || pc=''
     # PROMPT_COMMAND is an array in bash >= 5.1 when the user made it one, else a string: both
     # forms are handled, which shellcheck cannot tell.
     # shellcheck disable=SC2128,SC2178
-    case $pc in
+    case " ${PROMPT_COMMAND[*]-} " in
       *__shellgate_precmd*) ;;
-      'declare -a'*) PROMPT_COMMAND+=(__shellgate_precmd) ;;
-      *) PROMPT_COMMAND="__shellgate_precmd${PROMPT_COMMAND:+$'\n'$PROMPT_COMMAND}" ;;
+      *)
+        if builtin declare -p PROMPT_COMMAND >/dev/null 2>&1 && [[ ${PROMPT_COMMAND@a} == *a* ]]; then
+          PROMPT_COMMAND+=(__shellgate_precmd)
+        else
+          PROMPT_COMMAND="__shellgate_precmd${PROMPT_COMMAND:+$'\n'$PROMPT_COMMAND}"
+        fi
+        ;;
     esac
   }
 
-  # Runs before every prompt: a new generation of input begins.
+  # Runs before every prompt: a new generation of input begins, and whatever the last line left
+  # pending (a background line's alias and history) is put right.
   __shellgate_precmd() {
     local status=$?
     __shellgate_gen=$((__shellgate_gen + 1))
     __shellgate_rl=''
-    __shellgate_histnum=$(__shellgate_histnumber)
+    __shellgate_token=''
+    __shellgate_restore
+    __shellgate_fixhist
+    [[ $- == *H* ]] && __shellgate_hist=1 || __shellgate_hist=''
+    # The number the next history entry gets: PS0 sees it advance when the line was recorded.
+    __shellgate_histnum=${HISTCMD-}
     return "$status"
   }
 
   # Expanded by PS0 in a forked command substitution, after a complete command was read and
   # before any of it runs. It prints nothing.
   __shellgate_ps0() {
-    local line='' now h
-    now=$(__shellgate_histnumber)
+    local line='' now=${HISTCMD-} h
     if [[ -n $__shellgate_rl ]] && ! { [[ $- == *H* ]] && [[ $__shellgate_rl == *'!'* || $__shellgate_rl == '^'* ]]; }; then
       line=$__shellgate_rl
     elif [[ -n $now && $now != "$__shellgate_histnum" ]]; then
@@ -71,6 +247,11 @@ elif [[ $- == *i* ]]; then
       h=${h#"${h%%[![:space:]]*}"}
       h=${h#"${h%%[!0-9]*}"}
       line=${h#"${h%%[![:space:]]*}"}
+    fi
+    # The line the Enter binding handed to __shellgate_run, exactly: it gates itself.
+    if [[ -n $__shellgate_token && -n $__shellgate_word && $line == "$__shellgate_expect" ]] &&
+      [[ ${BASH_ALIASES[$__shellgate_word]-} == "$__shellgate_alias" ]]; then
+      return 0
     fi
     if [[ $(builtin trap -p INT) == *"''"* ]]; then
       builtin printf '%s\n' "shellgate: SIGINT is ignored in this shell, so a refused line could not be stopped; closing the shell." >&2
@@ -84,9 +265,10 @@ elif [[ $- == *i* ]]; then
   }
 
   __shellgate_heal
+  [[ $- == *H* ]] && __shellgate_hist=1 || __shellgate_hist=''
   PS0='$(__shellgate_ps0)'"${PS0-}"
   if [[ -o emacs || -o vi ]]; then
-    for __shellgate_map in emacs vi-insert; do
+    for __shellgate_map in emacs vi-insert vi-command; do
       builtin bind -m "$__shellgate_map" -x '"\C-x\C-_S\a": __shellgate_capture'
       builtin bind -m "$__shellgate_map" '"\C-x\C-_A\a": accept-line'
       builtin bind -m "$__shellgate_map" '"\C-m": "\C-x\C-_S\a\C-x\C-_A\a"'
@@ -94,8 +276,10 @@ elif [[ $- == *i* ]]; then
     done
     unset __shellgate_map
   fi
-  readonly PS0 __shellgate_bin
-  readonly -f __shellgate_capture __shellgate_histnumber __shellgate_heal __shellgate_precmd __shellgate_ps0
+  readonly PS0 __shellgate_bin __shellgate_dir __shellgate_prefix __shellgate_plain
+  readonly -f __shellgate_capture __shellgate_take __shellgate_restore __shellgate_fixhist \
+    __shellgate_run __shellgate_pipe __shellgate_ret __shellgate_dump \
+    __shellgate_heal __shellgate_precmd __shellgate_ps0
 else
   # A script file or standard input: its text is not known here, so it is refused unless it runs
   # inside a line shellgate already approved (SHELLGATE_ACTIVE, checked above).

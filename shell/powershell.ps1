@@ -1,10 +1,15 @@
 # shellgate hook for PowerShell 7. Load it from $PROFILE with:
 #     Invoke-Expression (& shellgate init powershell | Out-String)
 # Interactive sessions: PSConsoleHostReadLine hands every accepted line to `shellgate hook` before
-# the host runs it. Exit status 0 = run it here as typed; anything else = it was handled (run in the
-# sandbox, or refused), so the host receives an empty line. `pwsh -Command`/`-c` started with a
-# profile: the command is run (or refused) by `shellgate run`. `pwsh -NoProfile` reads no profile
-# and is not covered (use `shellgate wrap`).
+# the host runs it, and the host runs what the wrapper returns: the line as typed when it runs in
+# the session itself (it only changes the session's state, or Full access is confirmed), else a
+# call that sets $LASTEXITCODE to the line's status (it ran in the sandbox) or to its refusal's
+# status (200-range). The hook writes what became of the line to a file in the session's private
+# directory (`shell`, `ran N`, `refused N`); without one, the line is not run (219).
+# `pwsh -Command`/`-c` started with a profile: the command is run (or refused) by `shellgate run`.
+# `pwsh -NoProfile` reads no profile and is not covered (use `shellgate wrap`).
+# Untested live: PowerShell cannot be installed on shellgate's CI machines (see
+# docs/shell-integration.md); the template is checked by a parser and a golden file.
 if (-not $global:__ShellgateLoaded -and -not $env:SHELLGATE_ACTIVE) {
     $global:__ShellgateLoaded = $true
     $global:__ShellgateBin = '@SHELLGATE_BIN@'
@@ -30,18 +35,29 @@ if (-not $global:__ShellgateLoaded -and -not $env:SHELLGATE_ACTIVE) {
     if (Test-Path Function:\PSConsoleHostReadLine) {
         # Every interactive session is a session of its own (Full access ends with it).
         $env:SHELLGATE_SESSION = (& $global:__ShellgateBin new-session)
+        $__shellgateDir = (& $global:__ShellgateBin hook pwsh --prepare --pid $PID)
+        $global:__ShellgateStatusFile = if ($__shellgateDir) { Join-Path $__shellgateDir 'status' } else { $null }
         $global:__ShellgateReadLine = $function:PSConsoleHostReadLine
+
+        # What the host runs for a line that ran in the sandbox or was refused: its status.
+        function global:__ShellgateStatus([int]$Code) {
+            $global:LASTEXITCODE = $Code
+        }
+
         function global:PSConsoleHostReadLine {
             $lastExit = $global:LASTEXITCODE
             $line = & $global:__ShellgateReadLine
             if ([string]::IsNullOrWhiteSpace($line)) { return $line }
+            if ($null -eq $global:__ShellgateStatusFile) { return '__ShellgateStatus 219' }
             $env:SHELLGATE_LINE = $line
-            & $global:__ShellgateBin hook pwsh --line-from-env SHELLGATE_LINE
-            $verdict = $LASTEXITCODE
+            & $global:__ShellgateBin hook pwsh --line-from-env SHELLGATE_LINE --status-file $global:__ShellgateStatusFile
             Remove-Item Env:\SHELLGATE_LINE -ErrorAction SilentlyContinue
             $global:LASTEXITCODE = $lastExit
-            if ($verdict -eq 0) { return $line }
-            return ''
+            $outcome = Get-Content -LiteralPath $global:__ShellgateStatusFile -ErrorAction SilentlyContinue
+            if ($outcome -eq 'shell') { return $line }
+            $code = 219
+            if ("$outcome" -match '^(ran|refused) (\d+)$') { $code = [int]$Matches[2] }
+            return "__ShellgateStatus $code"
         }
     }
 }

@@ -1,10 +1,23 @@
 # shellgate hook for zsh. Load it from ~/.zshrc (interactive shells) and ~/.zshenv (every zsh,
-# including agent shells: zsh -c) with:
-#     eval "$(shellgate init zsh)"
-# Interactive shells: preexec hands the whole line ($3, after alias and history expansion) to
-# `shellgate hook` before any of it runs. Exit status 0 = run it here as typed; 1 = it was handled
-# (run in the sandbox, or refused) and the binary has interrupted this shell, which abandons the
-# line; anything else = something failed, and the hook interrupts the shell itself.
+# including agent shells: zsh -c) with the line in the README, which refuses every line when the
+# binary is missing:
+#     eval "$(shellgate init zsh 2>/dev/null || echo '...')"
+#
+# Interactive shells, two paths:
+# * A complete line typed at the prompt (zsh's own parser accepts it as a function body) goes to
+#   __shellgate_run: the accept-line widget makes, for that one line, an alias of its first word
+#   (or of a zero-width word put in front) expand to `__shellgate_run TOKEN #`, with
+#   interactivecomments on so the rest is a comment: the screen and history show what was typed.
+#   The function dumps the shell's state and calls `shellgate hook zsh --shell-dir ...`, which
+#   decides, runs the line in the sandbox with that state (or says it runs here), and writes an
+#   apply script; the function sources it and returns the line's status. `$?`, pipestatus, `%?`
+#   and the shell's state are the line's.
+# * Every other line meets the backstop: preexec hands the whole line ($3, after alias and
+#   history expansion) to `shellgate hook` before any of it runs. Exit status 0 = run it here as
+#   typed; 1 = handled (run in the sandbox, or refused) and the binary has interrupted this
+#   shell, which abandons the line (no state comes back); anything else = a failure, and the hook
+#   interrupts the shell itself. preexec lets through exactly the function's call ($3 is what
+#   will run), nothing else.
 # zsh -c: the string is run (or refused) by `shellgate run` instead of zsh.
 if [[ -z ${__shellgate_loaded-} && -z ${SHELLGATE_ACTIVE-} ]]; then
 typeset -g __shellgate_loaded=1
@@ -16,14 +29,225 @@ elif [[ -o interactive ]]; then
   # Every interactive shell is a session of its own: what a person confirms in it (Full access)
   # ends with it, even for a shell started from a hooked shell.
   export SHELLGATE_SESSION="$("$__shellgate_bin" new-session)"
+  # The shell's private directory (0700) for its state around each line; without it every line
+  # takes the backstop path.
+  typeset -gr __shellgate_dir="$("$__shellgate_bin" hook zsh --prepare --pid $$)"
+  typeset -g __shellgate_token='' __shellgate_line='' __shellgate_word='' __shellgate_alias=''
+  typeset -g __shellgate_saved='' __shellgate_had='' __shellgate_expect='' __shellgate_comments=''
+  typeset -g __shellgate_histfix='' __shellgate_tok='' __shellgate_st='' __shellgate_done=''
+  typeset -gi __shellgate_seq=0 __shellgate_status=0
+  typeset -ga __shellgate_pipestatus __shellgate_shape
+  # The word put in front of a line whose first word cannot be an alias (`FOO=1 cmd`, `(cd x)`,
+  # a quoted word): U+2009 THIN SPACE in a UTF-8 terminal (zle shows zero-width characters as
+  # `<2060>`, so this one shows as a space).
+  if [[ ${LC_ALL:-${LC_CTYPE:-${LANG:-}}} == *[Uu][Tt][Ff](-|)8* ]]; then
+    typeset -gr __shellgate_prefix=$'\u2009'
+  else
+    typeset -gr __shellgate_prefix='__shellgate_line'
+  fi
+
+@SHELLGATE_ZSH_DUMP@
+
+  # Called from the accept-line widget: hands a complete line typed at the prompt to
+  # __shellgate_run (see the top of this file).
+  __shellgate_consider() {
+    # The person's options, before emulate gives this function zsh's defaults.
+    local aliases_on=${options[aliases]} banghist_on=${options[banghist]} posix_on=${options[posixaliases]}
+    emulate -L zsh
+    [[ -n $__shellgate_dir && -z $PREBUFFER && $BUFFER != *$'\n'* && $BUFFER == *[^[:space:]]* ]] || return 0
+    [[ $aliases_on == on ]] || return 0
+    [[ $banghist_on == on && $BUFFER == *'!'* ]] && return 0
+    [[ ${BUFFER//<<</} == *'<<'* || $BUFFER == *\\ ]] && return 0
+    # zsh's own parser: an incomplete or invalid line is no function body (nothing runs).
+    { functions[__shellgate_probe]=$BUFFER } 2>/dev/null
+    (( ${+functions[__shellgate_probe]} )) || return 0
+    unfunction __shellgate_probe
+    local kind=fg word=- tok compound='' first rest
+    local -i pipes=1 seps=0 lists=0
+    local -a toks
+    toks=(${(z)BUFFER})
+    if [[ ${toks[-1]} == ('&'|'&|'|'&!') ]]; then
+      kind=bg
+      toks[-1]=()
+    fi
+    # PIPESTATUS after the line is its last pipeline's when that one surely runs last: the
+    # commands are separated by `;` only.
+    for tok in $toks; do
+      case $tok in
+        ';') pipes=1 lists+=1 ;;
+        '&'|'&&'|'||'|'&|'|'&!'|';;'|';&'|';|') seps+=1 ;;
+        '|'|'|&') pipes+=1 ;;
+        '('|')'|'{'|'}'|'(('|'))'|'[['|']]'|'!'|if|then|else|elif|fi|for|foreach|end|while|until|do|done|case|esac|select|repeat|function|coproc|time)
+          compound=1 ;;
+      esac
+    done
+    if (( seps )); then
+      kind=fg
+      pipes=1
+    fi
+    (( lists )) && kind=fg
+    [[ -n $compound ]] && pipes=1
+    # The first word, when zsh expands an alias there: an unquoted name or path (zsh's alias
+    # names may hold `/`), or a reserved word unless POSIX_ALIASES is set.
+    first=${toks[1]-}
+    rest=${BUFFER#"${BUFFER%%[^[:space:]]*}"}
+    if [[ -n $first && $first != *[^A-Za-z0-9_./~+:@%,-]* && $first != [-=]* && $first != __shellgate* ]] ||
+      [[ ( $first == ('{'|'!'|'[[') ) && $posix_on == off ]]; then
+      if [[ $rest == "$first" || $rest == "$first"[[:space:]\;\|\&\<\>\(\)]* ]] &&
+        (( ! ${+galiases[$first]} )) &&
+        ! [[ $posix_on == on && $first == (if|then|else|elif|fi|for|foreach|end|while|until|do|done|case|esac|select|repeat|function|coproc|time) ]]; then
+        word=$first
+      fi
+    fi
+    __shellgate_shape=($kind $pipes $word)
+  }
+
+  # Sets up the alias for the line (not under emulate: interactivecomments must stay on for the
+  # line's parse). $1 fg|bg, $2 the pipeline's length, $3 the alias word or `-`.
+  __shellgate_take() {
+    local call tail='' word=$3
+    local -i i
+    __shellgate_seq+=1
+    __shellgate_token=$RANDOM$RANDOM$__shellgate_seq
+    # The typed line goes along, quoted, only to be shown by `jobs`; the function ignores it.
+    call="__shellgate_run $__shellgate_token ${(qq)BUFFER}"
+    # What preexec's $3 shows for the call (`;` becomes a newline there).
+    __shellgate_expect=$call
+    if [[ $1 == bg ]]; then
+      call+=' &'
+      __shellgate_expect+=' &'
+    elif (( $2 > 1 )); then
+      for (( i = 1; i <= $2; i++ )); do
+        tail+="${tail:+ | }__shellgate_pipe $i"
+      done
+      call+="; $tail"
+      __shellgate_expect+=$'\n'$tail
+    fi
+    __shellgate_line=$BUFFER
+    __shellgate_histfix=''
+    if [[ $word == - ]]; then
+      word=$__shellgate_prefix
+      BUFFER="$word $BUFFER"
+      CURSOR+=$(( ${#word} + 1 ))
+      __shellgate_histfix=1
+    fi
+    __shellgate_word=$word
+    __shellgate_had=${+aliases[$word]}
+    __shellgate_saved=${aliases[$word]-}
+    __shellgate_alias="$call #"
+    [[ -o interactivecomments ]] && __shellgate_comments=1 || __shellgate_comments=''
+    setopt interactivecomments
+    aliases[$word]=$__shellgate_alias
+  }
+
+  # Puts back the person's alias of the first word, and interactivecomments.
+  __shellgate_restore() {
+    [[ -n $__shellgate_word ]] || return 0
+    if (( __shellgate_had )); then
+      aliases[$__shellgate_word]=$__shellgate_saved
+    else
+      unalias -- $__shellgate_word 2>/dev/null
+    fi
+    [[ -n $__shellgate_comments ]] || unsetopt interactivecomments
+    __shellgate_word=''
+  }
+
+  # The line the accept-line widget took: runs it through `shellgate hook` with this shell's
+  # state and applies what the hook wrote. It runs only the pending line (the token must
+  # match), and only what the hook's apply script says.
+  __shellgate_run() {
+    __shellgate_st="$? ${pipestatus[*]}"
+    if [[ -z $__shellgate_token || ${1-} != $__shellgate_token ]]; then
+      print -ru2 -- 'shellgate: __shellgate_run runs only a line the hook took from the prompt'
+      return 126
+    fi
+    __shellgate_tok=$__shellgate_token
+    __shellgate_token=''
+    __shellgate_restore
+    local bg=''
+    (( ZSH_SUBSHELL )) && bg=1
+    if [[ $__shellgate_line == *history* ]]; then
+      # (fc -W writes at most SAVEHIST lines, often 0: all of them here.)
+      SAVEHIST=$HISTSIZE builtin fc -W "$__shellgate_dir/$__shellgate_tok.history" 2>/dev/null
+    fi
+    __shellgate_dump >| "$__shellgate_dir/$__shellgate_tok.snapshot"
+    "$__shellgate_bin" hook zsh --pid $$ --shell-dir "$__shellgate_dir" --token "$__shellgate_tok" ${bg:+--background} -- "$__shellgate_line"
+    __shellgate_status=$?
+    __shellgate_done=''
+    if [[ -f $__shellgate_dir/$__shellgate_tok.apply ]]; then
+      builtin source "$__shellgate_dir/$__shellgate_tok.apply"
+    fi
+    if [[ $__shellgate_done != $__shellgate_tok ]]; then
+      case $__shellgate_status in
+        (145|148|149|150)
+          print -ru2 -- 'shellgate: the line is stopped; `fg` continues it (its changes will not be applied to this shell)' ;;
+        (*)
+          print -ru2 -- "shellgate: the gate failed (status $__shellgate_status); the line may not have run"
+          (( __shellgate_status )) || __shellgate_status=219 ;;
+      esac
+      __shellgate_pipestatus=($__shellgate_status)
+    fi
+    return $__shellgate_status
+  }
+
+  # One element of a pipeline line's pipestatus (the line's tail is a pipeline of these).
+  __shellgate_pipe() {
+    emulate -L zsh
+    return ${__shellgate_pipestatus[$1]:-$__shellgate_status}
+  }
+
+  # `$?` as the previous line left it, for a line that runs in the shell.
+  __shellgate_ret() {
+    return $1
+  }
+
+  # History records what was typed, for a line with a word put in front.
+  __shellgate_addhistory() {
+    [[ -n $__shellgate_histfix ]] || return 0
+    __shellgate_histfix=''
+    if ! [[ -o histignorespace && $__shellgate_line == [[:space:]]* ]]; then
+      print -sr -- "$__shellgate_line"
+    fi
+    return 1
+  }
+
+  __shellgate_accept_line() {
+    __shellgate_shape=()
+    __shellgate_consider
+    (( ${#__shellgate_shape[@]} == 3 )) && __shellgate_take "${__shellgate_shape[@]}"
+    if (( ${+widgets[__shellgate_orig_accept_line]} )); then
+      zle __shellgate_orig_accept_line -- "$@"
+    else
+      zle .accept-line -- "$@"
+    fi
+  }
+
+  # Before every prompt: whatever the last line left pending (a background line's alias) is put
+  # right.
+  __shellgate_precmd() {
+    __shellgate_token=''
+    __shellgate_restore
+  }
+
   __shellgate_preexec() {
+    # The function's call the accept-line widget set up, exactly: it gates itself.
+    if [[ -n $__shellgate_token && $3 == "$__shellgate_expect" ]]; then
+      return 0
+    fi
     "$__shellgate_bin" hook zsh --pid "$$" -- "$3"
     case $? in
       0 | 1) ;;
       *) builtin kill -INT $$ 2>/dev/null || command kill -INT $$ ;;
     esac
   }
+
+  if [[ ${widgets[accept-line]-} == user:* ]]; then
+    zle -A accept-line __shellgate_orig_accept_line
+  fi
+  zle -N accept-line __shellgate_accept_line
   autoload -Uz add-zsh-hook
   add-zsh-hook preexec __shellgate_preexec
+  add-zsh-hook precmd __shellgate_precmd
+  zshaddhistory_functions=(__shellgate_addhistory ${zshaddhistory_functions[@]:#__shellgate_addhistory})
 fi
 fi

@@ -8,6 +8,15 @@
 //! The terminal is switched to canonical mode with echo for the question (a line editor such as
 //! readline may have left it raw) and restored afterwards. Input typed before the question was shown
 //! is discarded, so a stray keypress cannot answer a question the person has not seen.
+//!
+//! Asking never hangs: a process outside the terminal's foreground process group (started with `&`,
+//! or under `timeout`, which puts itself in a group of its own) would be stopped by the kernel
+//! (SIGTTIN/SIGTTOU) the moment it touched the terminal, and a stopped process's timeout never
+//! fires. So the question is only asked from the foreground group (otherwise it is
+//! `APPROVAL_UNAVAILABLE` at once, saying why; `wrap`'s broker borrows the foreground from the
+//! caller's group that holds it, see [`on_behalf_of`]), and while it is asked SIGTTIN and SIGTTOU
+//! are ignored: a process moved to the background mid-question gets an error from the terminal
+//! instead of being stopped.
 
 use crate::error::{Code, Error, Result};
 use crate::intake::visible_line as visible;
@@ -37,6 +46,9 @@ const MAX_ANSWER_BYTES: usize = 256;
 pub enum QuestionKind {
     /// Allow the line once, or reject it (`y`/`n`; anything unclear is asked again, then rejected).
     AllowOnce,
+    /// As [`QuestionKind::AllowOnce`], and `a` allows `program` for good (the caller writes an
+    /// allow rule for it to the user's config).
+    AllowOnceOrAlways { program: String },
     /// Type `word` exactly to confirm (e.g. `full` for Full access); anything else rejects.
     TypedConfirmation { word: String },
 }
@@ -59,6 +71,8 @@ pub struct Question {
 pub enum Answer {
     /// Allowed once, or the typed confirmation matched.
     Approved,
+    /// Allowed, and the person asked for the program to be allowed from now on.
+    ApprovedAlways,
     Rejected,
 }
 
@@ -69,10 +83,29 @@ pub fn ask(question: &Question) -> Result<Answer> {
 
 /// Asks on the terminal at `tty` (tests pass a pseudo-terminal here).
 pub fn ask_on(tty: &Path, question: &Question) -> Result<Answer> {
+    ask_terminal(tty, question).map_err(|err| {
+        if err.code == Code::ApprovalUnavailable {
+            // Say what needed the person, not only why they could not be reached.
+            Error::new(
+                err.code,
+                format!(
+                    "{}; a person's approval was needed because {}",
+                    err.reason,
+                    visible(&question.why)
+                ),
+            )
+        } else {
+            err
+        }
+    })
+}
+
+fn ask_terminal(tty: &Path, question: &Question) -> Result<Answer> {
     // One question at a time on the terminal (the `wrap` broker decides lines in parallel).
     let _one_at_a_time = QUESTION
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _stop_signals = StopSignalsIgnored::new();
     let mut terminal = Terminal::open(tty)?;
     let _loan = ForegroundLoan::take(&terminal)?;
     terminal.enter_canonical_mode();
@@ -95,7 +128,10 @@ pub fn ask_on(tty: &Path, question: &Question) -> Result<Answer> {
         };
         match interpret(&question.kind, &reply) {
             Some(answer) => return Ok(answer),
-            None if attempt < MAX_ATTEMPTS => terminal.write("Please answer y or n: ")?,
+            None if attempt < MAX_ATTEMPTS => terminal.write(match question.kind {
+                QuestionKind::AllowOnceOrAlways { .. } => "Please answer y, a or n: ",
+                _ => "Please answer y or n: ",
+            })?,
             None => {}
         }
     }
@@ -114,6 +150,62 @@ fn interpret(kind: &QuestionKind, reply: &str) -> Option<Answer> {
             "" | "n" | "no" => Some(Answer::Rejected),
             _ => None,
         },
+        QuestionKind::AllowOnceOrAlways { .. } => match reply.to_ascii_lowercase().as_str() {
+            "y" | "yes" => Some(Answer::Approved),
+            "a" | "always" => Some(Answer::ApprovedAlways),
+            "" | "n" | "no" => Some(Answer::Rejected),
+            _ => None,
+        },
+    }
+}
+
+/// Asks a yes/no question of one line on the controlling terminal, yes by default (Enter).
+/// `Ok(false)` for no; unavailable as for [`ask`].
+pub fn confirm(prompt: &str, timeout: Duration) -> Result<bool> {
+    let _one_at_a_time = QUESTION
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _stop_signals = StopSignalsIgnored::new();
+    let mut terminal = Terminal::open(Path::new(CONTROLLING_TTY))?;
+    let _loan = ForegroundLoan::take(&terminal)?;
+    terminal.enter_canonical_mode();
+    terminal.discard_typeahead();
+    let deadline = Instant::now() + timeout;
+    terminal.write(&format!("{} [Y/n] ", visible(prompt)))?;
+    for attempt in 1..=MAX_ATTEMPTS {
+        let reply = match terminal.read_line(deadline) {
+            Ok(Some(reply)) => reply,
+            Ok(None) => {
+                terminal.write("\n")?;
+                return Ok(false);
+            }
+            Err(err) => {
+                let _ = terminal.write("\n");
+                return Err(err);
+            }
+        };
+        match reply.trim().to_ascii_lowercase().as_str() {
+            "" | "y" | "yes" => return Ok(true),
+            "n" | "no" => return Ok(false),
+            _ if attempt < MAX_ATTEMPTS => terminal.write("Please answer y or n: ")?,
+            _ => {}
+        }
+    }
+    terminal.write("No clear answer: not applied.\n")?;
+    Ok(false)
+}
+
+/// Writes a short note to the person's terminal (standard error when there is none).
+pub fn tell(text: &str) {
+    match OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(CONTROLLING_TTY)
+    {
+        Ok(mut tty) => {
+            let _ = tty.write_all(text.as_bytes());
+        }
+        Err(_) => eprint!("{text}"),
     }
 }
 
@@ -125,10 +217,15 @@ pub fn person_present() -> bool {
     std::io::stdin().is_terminal() && Terminal::open(Path::new(CONTROLLING_TTY)).is_ok()
 }
 
-/// The question as shown on the terminal.
+/// The question as shown on the terminal. It starts where the person's cursor is: after the line
+/// they typed and its newline, so no blank line comes first.
 pub fn render_question(question: &Question) -> String {
     let prompt = match &question.kind {
         QuestionKind::AllowOnce => "Allow once? [y/N]".to_string(),
+        QuestionKind::AllowOnceOrAlways { program } => format!(
+            "Allow once? [y/N, or a = always allow `{}`]",
+            visible(program)
+        ),
         QuestionKind::TypedConfirmation { word } => {
             format!("Type {word:?} to confirm, anything else rejects:")
         }
@@ -146,7 +243,7 @@ pub fn render_question(question: &Question) -> String {
         }
     }
     format!(
-        "\nshellgate: a person's approval is needed\n  line:    {}\n  cwd:     {}\n  sandbox: {}\n{grant}  \
+        "shellgate: a person's approval is needed\n  line:    {}\n  cwd:     {}\n  sandbox: {}\n{grant}  \
          why:     {}\n{prompt} ({} s) ",
         visible(&question.line),
         visible(&question.cwd),
@@ -207,7 +304,9 @@ impl ForegroundLoan {
         }
         if CALLER_GROUP.with(std::cell::Cell::get) != Some(foreground) {
             return Err(unavailable(
-                "shellgate runs in a background process group, so it cannot ask on the terminal",
+                "shellgate runs in a background process group (started with `&`, or under a \
+                 program such as `timeout` that starts it in a group of its own), so it cannot \
+                 ask on the terminal",
             ));
         }
         // SAFETY: tcsetpgrp on an open terminal descriptor, to this process's own group. A
@@ -352,6 +451,35 @@ impl Terminal {
     }
 }
 
+/// SIGTTIN and SIGTTOU ignored while asking (see the module comment), restored when dropped.
+struct StopSignalsIgnored {
+    ttin: libc::sighandler_t,
+    ttou: libc::sighandler_t,
+}
+
+impl StopSignalsIgnored {
+    fn new() -> StopSignalsIgnored {
+        // SAFETY: installs SIG_IGN (no Rust code runs as a handler); the previous dispositions
+        // are restored on drop.
+        unsafe {
+            StopSignalsIgnored {
+                ttin: libc::signal(libc::SIGTTIN, libc::SIG_IGN),
+                ttou: libc::signal(libc::SIGTTOU, libc::SIG_IGN),
+            }
+        }
+    }
+}
+
+impl Drop for StopSignalsIgnored {
+    fn drop(&mut self) {
+        // SAFETY: restores the dispositions saved in `new`.
+        unsafe {
+            libc::signal(libc::SIGTTIN, self.ttin);
+            libc::signal(libc::SIGTTOU, self.ttou);
+        }
+    }
+}
+
 impl Drop for Terminal {
     fn drop(&mut self) {
         if let Some(saved) = &self.saved {
@@ -380,6 +508,30 @@ mod tests {
         assert_eq!(interpret(&typed, "full"), Some(Answer::Approved));
         assert_eq!(interpret(&typed, "y"), Some(Answer::Rejected));
         assert_eq!(interpret(&typed, "FULL"), Some(Answer::Rejected));
+        let always = QuestionKind::AllowOnceOrAlways {
+            program: "mkdir".into(),
+        };
+        assert_eq!(interpret(&always, "a"), Some(Answer::ApprovedAlways));
+        assert_eq!(interpret(&always, "y"), Some(Answer::Approved));
+        assert_eq!(interpret(&always, "N"), Some(Answer::Rejected));
+        assert_eq!(interpret(&always, "x"), None);
+    }
+
+    #[test]
+    fn the_question_starts_on_the_persons_line() {
+        let question = Question {
+            line: "mkdir d".into(),
+            cwd: "/w".into(),
+            grant: Grant::base(SandboxPolicy::WorkspaceWrite, false),
+            why: "test".into(),
+            kind: QuestionKind::AllowOnceOrAlways {
+                program: "mkdir".into(),
+            },
+            timeout: Duration::from_secs(9),
+        };
+        let text = render_question(&question);
+        assert!(text.starts_with("shellgate: "), "{text:?}");
+        assert!(text.contains("a = always allow `mkdir`"), "{text}");
     }
 
     #[test]

@@ -469,6 +469,58 @@ pub fn load_user_file(path: &Path) -> Result<Config, Error> {
     Ok(config)
 }
 
+/// Appends an `allow` rule for `program` (matched on the program name, exactly) to the user
+/// config file `path`, creating it when missing, and returns the rule's id. A person chose "allow
+/// always" at the terminal. The new text is validated as a whole before it is written, so the
+/// file can never be left broken (a broken config denies every line); when it would not be
+/// valid, nothing is written and the error says why.
+pub fn append_allow_rule(path: &Path, program: &str, reason: &str) -> Result<String, Error> {
+    let current = read_optional(path)?.unwrap_or_default();
+    let slug: String = program
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .take(40)
+        .collect();
+    let base = format!("user-allow-{slug}");
+    let taken = |id: &str| current.contains(&format!("\"{id}\""));
+    let id = std::iter::once(base.clone())
+        .chain((2..100).map(|n| format!("{base}-{n}")))
+        .find(|id| !taken(id))
+        .ok_or_else(|| invalid(path, None, "too many rules of that name already"))?;
+    let quote = |text: &str| toml::Value::String(text.to_owned()).to_string();
+    let block = format!(
+        "\n[[rules]]\nid = {}\npattern = {}\nfield = \"program\"\npolicy = \"allow\"\nreason = {}\n",
+        quote(&id),
+        quote(&format!("^{}$", regex::escape(program))),
+        quote(reason),
+    );
+    let mut text = current;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&block);
+    apply_user(&mut Config::builtin(), &text, path)?;
+    let write = || -> std::io::Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let staged = path.with_extension("toml.new");
+        std::fs::write(&staged, &text)?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            std::fs::set_permissions(&staged, meta.permissions())?;
+        }
+        std::fs::rename(&staged, path)
+    };
+    write().map_err(|e| invalid(path, None, &format!("cannot be written: {e}")))?;
+    Ok(id)
+}
+
 fn read_optional(path: &Path) -> Result<Option<String>, Error> {
     match std::fs::read(path) {
         Ok(bytes) => String::from_utf8(bytes)
@@ -801,6 +853,23 @@ fn expand_home(dir: &str) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_allow_rule_is_appended_valid_and_unique() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shellgate/config.toml");
+        let first = super::append_allow_rule(&path, "mk.dir", "why").unwrap();
+        assert_eq!(first, "user-allow-mk-dir");
+        let second = super::append_allow_rule(&path, "mk.dir", "why").unwrap();
+        assert_eq!(second, "user-allow-mk-dir-2");
+        let config = super::load_user_file(&path).unwrap();
+        let rule = config.rules.iter().find(|r| r.id == first).unwrap();
+        assert_eq!(rule.policy, super::RulePolicy::Allow);
+        // A file the new block cannot extend validly is left as it was.
+        std::fs::write(&path, "rules = []\n").unwrap();
+        assert!(super::append_allow_rule(&path, "ls", "why").is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "rules = []\n");
+    }
+
     use super::*;
 
     #[test]

@@ -311,6 +311,63 @@ pub fn refusal_block(code: Code, reason: &str) -> String {
     )
 }
 
+/// The refusal as a person at an interactive prompt reads it: what did not run and why, in one
+/// line, and what they can do about it. An agent gets [`refusal_block`] instead, with its
+/// instruction not to route around the refusal; a person is the one who decides.
+pub fn person_message(code: Code, reason: &str) -> String {
+    let what = match code.kind() {
+        CodeKind::Failure => "shellgate: not run (a failure, not a verdict on the line)",
+        _ => "shellgate: not run",
+    };
+    let hint = match code {
+        Code::NeverPolicy => {
+            "a `never` rule refuses this in every mode (`shellgate rules` lists them; a rule of \
+             your own in ~/.config/shellgate/config.toml cannot loosen a built-in one)"
+        }
+        Code::ApprovalRejected => "you answered no",
+        Code::ApprovalUnavailable => {
+            "a person must answer: run the line in the foreground at your terminal and answer in \
+             time, or answer `a` once to allow its program for good"
+        }
+        Code::AutoReviewDenied => {
+            "the reviewer denied it; `shellgate auto-review approve` lets it run once"
+        }
+        Code::NeedsReview | Code::ReviewerUnconfigured | Code::AutoReviewFailed => {
+            "no reviewer could judge it: configure `[reviewer]`, or `shellgate mode ask` to be asked"
+        }
+        Code::CircuitOpen => {
+            "`shellgate auto-review status` shows why; `shellgate auto-review on` resets it"
+        }
+        Code::LineTooLong | Code::InputRejected => {
+            "put it in a script file in the workspace and run that file"
+        }
+        Code::ConfigInvalid => "`shellgate config check` shows the error in the file",
+        Code::SandboxUnavailable => "`shellgate doctor` shows what this system lacks",
+        Code::AuditUnavailable => "check that shellgate's state directory is writable",
+        Code::SandboxViolation => "the file was moved aside; `shellgate log` has the details",
+        Code::TerminalRequired => "run it at a terminal",
+        _ => "",
+    };
+    // The stable code goes along: it is the line's status's name in the docs, and what to search.
+    if hint.is_empty() {
+        format!("{what}: {reason} [{code}]\n")
+    } else {
+        format!("{what}: {reason} [{code}]\n  ({hint})\n")
+    }
+}
+
+/// A refusal of one of shellgate's own commands, for whoever reads it: a person at a terminal
+/// (standard input and error both terminals) gets [`person_message`], anyone else — an agent,
+/// a script, a log — the [`refusal_block`].
+pub fn refusal_for_reader(code: Code, reason: &str) -> String {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        person_message(code, reason)
+    } else {
+        refusal_block(code, reason)
+    }
+}
+
 /// The exit-code table in Markdown, generated from [`Code`] so the docs cannot drift.
 pub fn exit_code_table() -> String {
     let mut out = String::from("| exit | code | meaning |\n|---:|---|---|\n");
@@ -363,5 +420,15 @@ mod tests {
             refusal_block(Code::NeverPolicy, "x")
                 .starts_with("[auto-review-never] NEVER_POLICY: x")
         );
+    }
+
+    #[test]
+    fn a_person_gets_no_instruction_meant_for_agents() {
+        for code in Code::ALL {
+            let text = person_message(code, "because");
+            assert!(!text.contains("Do not try"), "{code}: {text}");
+            assert!(!text.contains("\n\n"), "{code}: a blank line in {text:?}");
+            assert!(text.starts_with("shellgate: not run"), "{code}: {text}");
+        }
     }
 }

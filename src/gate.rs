@@ -13,7 +13,7 @@ use crate::audit::event::{
 };
 use crate::audit::{EventBody, RequestId};
 use crate::error::{Code, Error, Result};
-use crate::mode::{ApprovalPolicy, Resolved, SandboxPolicy};
+use crate::mode::{ApprovalPolicy, SandboxPolicy};
 use crate::parse::{Command as ParsedCommand, ShellKind};
 use crate::policy::grant::{Grant, Needs, Network};
 use crate::policy::{self, Decision, Verdict};
@@ -22,7 +22,7 @@ use crate::session::{Context, SessionUse};
 use crate::shell::{ACTIVE_ENV, real_shell};
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -89,9 +89,26 @@ pub enum Outcome {
     Refused(Error),
 }
 
+/// What an interactive shell's hook function adds to its line (see `cmd::hook`): descriptors for
+/// the line's program (the shell state comes back on one), and the names that shell has as
+/// aliases, functions or disabled builtins, which never run in the shell as if they were builtins.
+#[derive(Debug, Default)]
+pub struct ShellSide<'a> {
+    /// `(descriptor, number in the program)`, 3–9; passed only to a sandboxed line.
+    pub passed: &'a [(BorrowedFd<'a>, RawFd)],
+    pub shadowed: &'a [String],
+}
+
 /// Decide, authorise, run and record one line. Inside a wrapped agent (`SHELLGATE_BROKER`), where
 /// shellgate's state is read-only, the `wrap` broker does all of it.
 pub fn handle(req: &LineRequest) -> Outcome {
+    handle_with(req, &ShellSide::default())
+}
+
+/// [`handle`], for a line from an interactive shell's hook function. Inside a wrapped agent the
+/// broker gets the line without `side` (its protocol carries no descriptors): the line still
+/// runs, and nothing of its state comes back.
+pub fn handle_with(req: &LineRequest, side: &ShellSide) -> Outcome {
     if let Some(path) = crate::broker::broker_path() {
         return crate::broker::forward(&path, req);
     }
@@ -126,7 +143,13 @@ pub fn handle(req: &LineRequest) -> Outcome {
             return Outcome::Refused(logged.err().unwrap_or(e));
         }
     };
-    let in_shell = req.origin == Origin::Hook && runs_in_shell(&decision, &ctx.resolved);
+    let in_shell = req.origin == Origin::Hook
+        && crate::shell::in_shell::may_run_in_shell(
+            &decision,
+            &ctx.resolved,
+            req.shell,
+            side.shadowed,
+        );
     let why = if in_shell {
         "allowed; it only changes the shell's own state, so it runs in the shell".to_owned()
     } else {
@@ -142,7 +165,7 @@ pub fn handle(req: &LineRequest) -> Outcome {
     if in_shell {
         return Outcome::RunInShell;
     }
-    execute(&ctx, req, &decision, &grant, &request, &line)
+    execute(&ctx, req, side, &decision, &grant, &request, &line)
 }
 
 fn record(ctx: &Context, request: &RequestId, body: EventBody) -> Result<()> {
@@ -156,8 +179,11 @@ fn asked(line: &str, cwd: &str, d: &Decision) -> EventBody {
         cwd: cwd.to_owned(),
         mode: d.mode.clone(),
         sandbox: d.grant.sandbox,
-        grant: (d.grant.extra_over(&Grant::base(d.grant.sandbox, false)).is_some())
-            .then(|| d.grant.clone()),
+        grant: (d
+            .grant
+            .extra_over(&Grant::base(d.grant.sandbox, false))
+            .is_some())
+        .then(|| d.grant.clone()),
         code: d.code,
         reason: d.reason.clone(),
     })
@@ -218,7 +244,7 @@ fn authorize(
     match decision.decision {
         Verdict::Allow => Ok((Decider::Rule, decision.grant.clone())),
         Verdict::Deny => Err(Error::new(decision.code, decision.reason.clone())),
-        Verdict::Ask => ask_person(ctx, &decision.grant, line, &decision.reason)
+        Verdict::Ask => ask_person(ctx, decision, &decision.grant, line, &decision.reason)
             .map(|()| (Decider::Person, decision.grant.clone())),
         Verdict::Review => review_line(ctx, req.workspace, decision, line, request),
     }
@@ -264,10 +290,9 @@ fn review_line(
     });
     match &outcome {
         // The reviewer may narrow the grant asked for, never widen it.
-        ReviewOutcome::Allowed(reviewed) => Ok((
-            Decider::Reviewer,
-            reviewed.verdict.granted(&decision.grant),
-        )),
+        ReviewOutcome::Allowed(reviewed) => {
+            Ok((Decider::Reviewer, reviewed.verdict.granted(&decision.grant)))
+        }
         ReviewOutcome::AllowedOnce(_) => Ok((Decider::Fallback, decision.grant.clone())),
         ReviewOutcome::AskPerson(_)
         | ReviewOutcome::Denied {
@@ -277,7 +302,7 @@ fn review_line(
             let why = outcome
                 .question(line)
                 .unwrap_or_else(|| decision.reason.clone());
-            ask_person(ctx, &decision.grant, line, &why)
+            ask_person(ctx, decision, &decision.grant, line, &why)
                 .map(|()| (Decider::Person, decision.grant.clone()))
         }
         _ => Err(outcome.refusal(line).unwrap_or_else(|| {
@@ -288,17 +313,35 @@ fn review_line(
 
 /// Ask the person at the controlling terminal whether the line may run with `grant`; no terminal
 /// or no answer denies.
-pub fn ask_person(ctx: &Context, grant: &Grant, line: &str, why: &str) -> Result<()> {
+pub fn ask_person(
+    ctx: &Context,
+    decision: &Decision,
+    grant: &Grant,
+    line: &str,
+    why: &str,
+) -> Result<()> {
+    let always = always_candidate(decision);
     let question = Question {
         line: line.to_owned(),
         cwd: ctx.cwd.to_string_lossy().into_owned(),
         grant: grant.clone(),
         why: why.to_owned(),
-        kind: QuestionKind::AllowOnce,
+        kind: match &always {
+            Some(program) => QuestionKind::AllowOnceOrAlways {
+                program: program.clone(),
+            },
+            None => QuestionKind::AllowOnce,
+        },
         timeout: Duration::from_secs(ctx.config.approval.timeout_s),
     };
     match approval::ask(&question)? {
         Answer::Approved => Ok(()),
+        Answer::ApprovedAlways => {
+            if let Some(program) = always {
+                allow_always(&program);
+            }
+            Ok(())
+        }
         Answer::Rejected => Err(Error::new(
             Code::ApprovalRejected,
             "a person rejected this line at the terminal",
@@ -306,51 +349,44 @@ pub fn ask_person(ctx: &Context, grant: &Grant, line: &str, why: &str) -> Result
     }
 }
 
-/// Builtins that only change (or print) the interactive shell's own state. A line made only of these
-/// (literal arguments, no redirection, nothing opaque) must run in the shell to have any effect —
-/// `cd` in a child process changes nothing — and starts no program, so it needs no sandbox.
-const SHELL_STATE_BUILTINS: [&str; 29] = [
-    "cd", "pushd", "popd", "dirs", "export", "unset", "alias", "unalias", "umask", "history",
-    "jobs", "fg", "bg", "wait", "disown", "exit", "logout", "true", "false", ":", "set", "hash",
-    "type", "typeset", "pwd", "echo", "printf", "test", "[",
-];
-
-/// shellgate's own session commands write shellgate's state, which the sandbox protects, and ask
-/// the person on the terminal themselves: once allowed, they run in the shell.
-const SELF_COMMANDS: [&str; 6] = [
-    "mode",
-    "permissions",
-    "auto-review",
-    "status",
-    "log",
-    "panel",
-];
-
-/// May an allowed line run in the interactive shell itself instead of the sandbox?
-fn runs_in_shell(decision: &Decision, mode: &Resolved) -> bool {
-    if mode.sandbox == SandboxPolicy::FullAccess {
-        return true;
-    }
+/// The program an "allow always" answer would allow for good: only where an `allow` rule for it
+/// is what the line lacks — it was asked about by default (no rule flagged it), every command on
+/// it is that one program by name, and nothing on it is opaque or touches hook state (which no
+/// allow rule can allow).
+fn always_candidate(decision: &Decision) -> Option<String> {
+    let program = first_program(&decision.commands);
     let plain = decision.opaque.is_empty() && decision.hook_state.is_empty();
-    plain
-        && !decision.commands.is_empty()
-        && decision.commands.iter().all(|c| {
-            c.writes.is_empty()
-                && !c.args_dynamic
-                && (SHELL_STATE_BUILTINS.contains(&c.program.as_str()) && c.path.is_none()
-                    || is_self_command(c))
-        })
+    (decision.decision == Verdict::Ask
+        && decision.route == policy::Route::Default
+        && plain
+        && !program.is_empty()
+        && decision
+            .commands
+            .iter()
+            .all(|c| c.program == program && c.path.is_none() && !c.calls_line_function))
+    .then_some(program)
 }
 
-fn is_self_command(c: &ParsedCommand) -> bool {
-    let session_command = c.program == "shellgate"
-        && c.argv
-            .first()
-            .is_some_and(|sub| SELF_COMMANDS.contains(&sub.as_str()));
-    // `shellgate wrap -- AGENT`, once a person allowed it: the agent needs the network and a
-    // sandbox of its own, and every line it runs is gated by that `wrap`.
-    let starts_agent = c.via.len() == 1 && c.via[0] == "shellgate wrap";
-    session_command || starts_agent
+/// Writes the person's "allow always" as a rule in their config file and says where.
+fn allow_always(program: &str) {
+    let Some(file) = crate::config::Locations::from_env(std::path::PathBuf::new()).user_file else {
+        approval::tell(
+            "shellgate: no config directory (HOME is not set); allowed this once only\n",
+        );
+        return;
+    };
+    let reason = "allowed for good by a person at the terminal";
+    match crate::config::append_allow_rule(&file, program, reason) {
+        Ok(id) => approval::tell(&format!(
+            "shellgate: `{}` is allowed from now on (rule {id} in {}; delete it there to undo)\n",
+            crate::intake::visible(program),
+            file.display()
+        )),
+        Err(e) => approval::tell(&format!(
+            "shellgate: allowed this once only; the rule could not be saved: {}\n",
+            e.reason
+        )),
+    }
 }
 
 /// Run the line with its real shell, in the sandbox of its grant (none for confirmed Full
@@ -359,14 +395,15 @@ fn is_self_command(c: &ParsedCommand) -> bool {
 fn execute(
     ctx: &Context,
     req: &LineRequest,
+    side: &ShellSide,
     decision: &Decision,
     grant: &Grant,
     request: &RequestId,
     line: &str,
 ) -> Outcome {
-    match spawn_and_wait(ctx, req, grant, request, line) {
+    match spawn_and_wait(ctx, req, side, grant, request, line) {
         Ok(ran) if ran.status.success() || ran.denials.is_empty() => Outcome::Ran(ran.status),
-        Ok(ran) => escalate(ctx, req, decision, grant, request, line, &ran),
+        Ok(ran) => escalate(ctx, req, side, decision, grant, request, line, &ran),
         Err(e) => Outcome::Refused(e),
     }
 }
@@ -381,9 +418,11 @@ struct Ran {
 /// allowed it, and offer whoever approves lines in this mode (a person, or the reviewer in `auto`)
 /// to run it again, once, with exactly that grant. Without one, the refusal (`SANDBOX_DENIED`,
 /// with the missing grant) is the agent's to act on. Never a silent retry.
+#[allow(clippy::too_many_arguments)]
 fn escalate(
     ctx: &Context,
     req: &LineRequest,
+    side: &ShellSide,
     decision: &Decision,
     grant: &Grant,
     request: &RequestId,
@@ -440,7 +479,8 @@ fn escalate(
             review_line(ctx, req.workspace, &again, line, request)
         }
         ApprovalPolicy::Ask | ApprovalPolicy::Untrusted => {
-            ask_person(ctx, &widened, line, &why).map(|()| (Decider::Person, widened.clone()))
+            ask_person(ctx, decision, &widened, line, &why)
+                .map(|()| (Decider::Person, widened.clone()))
         }
     };
     let (decider, granted) = match approved {
@@ -453,9 +493,7 @@ fn escalate(
             );
             // Nobody to ask, or nobody said yes: the sandbox's refusal is what the agent gets.
             return match e.code {
-                Code::ApprovalUnavailable | Code::ReviewerUnconfigured => {
-                    Outcome::Refused(refusal)
-                }
+                Code::ApprovalUnavailable | Code::ReviewerUnconfigured => Outcome::Refused(refusal),
                 _ => Outcome::Refused(Error::new(
                     e.code,
                     format!("{}; the line had failed: {}", e.reason, refusal.reason),
@@ -475,7 +513,7 @@ fn escalate(
     ) {
         return Outcome::Refused(e);
     }
-    match spawn_and_wait(ctx, req, &granted, request, line) {
+    match spawn_and_wait(ctx, req, side, &granted, request, line) {
         Ok(again) => Outcome::Ran(again.status),
         Err(e) => Outcome::Refused(e),
     }
@@ -508,6 +546,7 @@ fn missing_grant(denials: &[crate::sandbox::Denial]) -> Option<Needs> {
 fn spawn_and_wait(
     ctx: &Context,
     req: &LineRequest,
+    side: &ShellSide,
     grant: &Grant,
     request: &RequestId,
     line: &str,
@@ -556,8 +595,7 @@ fn spawn_and_wait(
             denials: Vec::new(),
         });
     }
-    let spec =
-        crate::sandbox::grant_spec(grant, &ctx.cwd, req.workspace, &ctx.config.sandbox)?;
+    let spec = crate::sandbox::grant_spec(grant, &ctx.cwd, req.workspace, &ctx.config.sandbox)?;
     let command = crate::sandbox::Command {
         arg0: shell.clone().into_os_string(),
         program: shell,
@@ -565,7 +603,15 @@ fn spawn_and_wait(
         env,
         cwd: req.cwd.to_path_buf(),
         stdio: stream_fds(req.streams)?,
-        passed: Vec::new(),
+        passed: side
+            .passed
+            .iter()
+            .map(|(fd, number)| {
+                fd.try_clone_to_owned()
+                    .map(|owned| (owned, *number))
+                    .map_err(|e| Error::internal(format!("cannot pass a descriptor on: {e}")))
+            })
+            .collect::<Result<_>>()?,
         process_group: req.process_group,
     };
     record(ctx, request, started)?;

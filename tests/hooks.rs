@@ -1,9 +1,12 @@
-//! The shell hooks in real shells: interactive bash and zsh in a pseudo-terminal (rexpect), and
-//! agent-style `bash -c` / `zsh -c` through `BASH_ENV` and `ZDOTDIR`. Every test checks effects
-//! (marker files, the shell's working directory and variables), not only output.
+//! The shell hooks in real shells: interactive bash and zsh in a pseudo-terminal (rexpect), with
+//! the README's init line in real startup files, and agent-style `bash -c` / `zsh -c` through
+//! `BASH_ENV` and `ZDOTDIR`. Every test checks effects (marker files, the shell's working
+//! directory, variables and status shown in its prompt), not only output.
 //!
-//! A test config allows `touch` (so a line can leave a marker without asking) and nothing else
-//! beyond the built-in rules; other commands are asked about on the terminal, and the tests answer.
+//! A test config allows the programs the tests use (`touch`, `sleep`, the startup files' `gs` and
+//! `greet`, the venv's tool) so that a line can run without asking, and makes `mkdir` need a
+//! person in every mode; other commands may be asked about on the terminal (depending on the
+//! mode's defaults), and [`Shell::run`] answers.
 //!
 //! zsh, shellcheck and pwsh tests are ignored, with the reason, where the program is missing
 //! (`build.rs` finds them).
@@ -13,14 +16,30 @@ mod support;
 use rexpect::session::PtySession;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 const SHELLGATE: &str = env!("CARGO_BIN_EXE_shellgate");
 const TIMEOUT_MS: u64 = 20_000;
-const PROMPT: &str = "PROMPT$ ";
+/// The prompt shows `$?` (`%?` in zsh): every test sees the status the shell itself has.
+const PROMPT_RE: &str = r"\[(\d+)\]PROMPT\$ ";
+/// A question of shellgate's: allow a line, or apply what it changed.
+const QUESTION_RE: &str = r"Allow once\? \[y/N[^\n]*\(\d+ s\) |apply to this shell\? \[Y/n\] |Type .full. to confirm[^\n]*\(\d+ s\) ";
 
-/// A home of its own, a workspace, state and config for one test, plus a directory outside every
-/// sandbox-writable root for markers that must not appear; all outside /tmp (see
-/// [`support::scratch_dir`]).
+/// The init line for `shell` as the README shows it (one line, which the tests put in the
+/// startup files exactly as a person would).
+fn readme_init_line(shell: &str) -> String {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    readme
+        .lines()
+        .find(|l| l.starts_with(&format!("eval \"$(shellgate init {shell} ")))
+        .unwrap_or_else(|| panic!("the README shows no init line for {shell}"))
+        .to_owned()
+}
+
+/// A home of its own with the README's init line in `.bashrc`, `.zshrc` and `.zshenv`, a
+/// workspace, state and config for one test, plus a directory outside every sandbox-writable
+/// root for markers that must not appear; all outside /tmp (see [`support::scratch_dir`]).
 struct Fixture {
     _tmp: tempfile::TempDir,
     user: support::Home,
@@ -32,6 +51,11 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Fixture {
+        Fixture::with_rc("")
+    }
+
+    /// `extra` goes at the end of both interactive startup files.
+    fn with_rc(extra: &str) -> Fixture {
         let tmp = support::scratch_dir();
         let user = support::Home::at(tmp.path().join("home"));
         let home = user.home.clone();
@@ -45,8 +69,10 @@ impl Fixture {
         std::os::unix::fs::symlink(SHELLGATE, bin.join("shellgate")).unwrap();
         std::fs::write(
             home.join(".config/shellgate/config.toml"),
-            "[[rules]]\nid = \"test-allow-touch\"\npattern = \"^touch$\"\nfield = \"program\"\n\
-             policy = \"allow\"\nreason = \"tests leave marker files\"\n",
+            "[[rules]]\nid = \"test-allow\"\npattern = \"^(touch|sleep|gs|greet|venvtool|lsx)$\"\n\
+             field = \"program\"\npolicy = \"allow\"\nreason = \"tests leave marker files\"\n\n\
+             [[rules]]\nid = \"test-ask-mkdir\"\npattern = \"^mkdir$\"\nfield = \"program\"\n\
+             policy = \"human\"\nreason = \"tests ask\"\n",
         )
         .unwrap();
         let init = |shell: &str| {
@@ -57,20 +83,34 @@ impl Fixture {
             assert!(out.status.success());
             String::from_utf8(out.stdout).unwrap()
         };
+        // For agent shells started with BASH_ENV.
         std::fs::write(home.join("hook.bash"), init("bash")).unwrap();
         std::fs::write(home.join("hook.zsh"), init("zsh")).unwrap();
+        let common = "alias gs='echo GS-$((40+2))'\nSECRET_VAR=s3cr3t\n";
         std::fs::write(
             home.join(".bashrc"),
-            format!("PS1='{PROMPT}'\nHISTCONTROL=ignoreboth\nsource ~/hook.bash\n"),
+            format!(
+                "PS1='[$?]PROMPT$ '\nHISTCONTROL=ignoreboth\n{common}\
+                 greet() {{ echo \"hello-$((6*7)) $1\"; }}\n{}\n{extra}\n",
+                readme_init_line("bash")
+            ),
         )
         .unwrap();
         std::fs::write(
             home.join(".zshrc"),
-            format!("PS1='{PROMPT}'\nsetopt histignorespace\nsource ~/hook.zsh\n"),
+            format!(
+                "PS1='[%?]PROMPT$ '\nsetopt histignorespace\n{common}\
+                 greet() {{ print -r -- \"hello-$((6*7)) $1\" }}\n{}\n{extra}\n",
+                readme_init_line("zsh")
+            ),
         )
         .unwrap();
         // zsh -c reads .zshenv: agent shells get the hook there.
-        std::fs::write(home.join(".zshenv"), "source ~/hook.zsh\n").unwrap();
+        std::fs::write(
+            home.join(".zshenv"),
+            format!("{}\n", readme_init_line("zsh")),
+        )
+        .unwrap();
         Fixture {
             _tmp: tmp,
             user,
@@ -81,7 +121,7 @@ impl Fixture {
         }
     }
 
-    /// A clean environment: no inherited hooks, sessions or ignored signals.
+    /// A clean environment: no inherited hooks, sessions or ignored signals; shellgate on PATH.
     fn command(&self, program: &str) -> Command {
         let mut c = Command::new(program);
         support::isolate(&mut c, &self.user)
@@ -92,7 +132,17 @@ impl Fixture {
     }
 
     fn interactive(&self, shell: &str) -> Shell {
+        self.spawn(self.command(shell), shell)
+    }
+
+    /// The shell with shellgate's binary nowhere on PATH.
+    fn interactive_without_binary(&self, shell: &str) -> Shell {
         let mut command = self.command(shell);
+        command.env("PATH", "/usr/bin:/bin");
+        self.spawn(command, shell)
+    }
+
+    fn spawn(&self, mut command: Command, shell: &str) -> Shell {
         match shell {
             "bash" => {
                 command
@@ -107,7 +157,7 @@ impl Fixture {
         let mut pty = rexpect::session::spawn_command(command, Some(TIMEOUT_MS)).unwrap();
         // Interactive shells ignore SIGTERM: when the test drops the session, SIGKILL soon after.
         pty.process_mut().set_kill_timeout(Some(200));
-        pty.exp_string(PROMPT).expect("the shell's first prompt");
+        pty.exp_regex(PROMPT_RE).expect("the shell's first prompt");
         Shell { pty }
     }
 
@@ -121,25 +171,40 @@ struct Shell {
 }
 
 impl Shell {
-    /// Type a line and return everything printed up to the next prompt.
-    fn line(&mut self, text: &str) -> String {
+    /// Type a line, answer shellgate's questions with `answers` (then `y`), and return everything
+    /// printed up to the next prompt and the status that prompt shows.
+    fn run(&mut self, text: &str, answers: &[&str]) -> (String, i32) {
         self.pty.send_line(text).unwrap();
-        self.pty
-            .exp_string(PROMPT)
-            .unwrap_or_else(|e| panic!("no prompt after {text:?}: {e}"))
+        let mut answers = answers.iter();
+        let mut out = String::new();
+        loop {
+            let (before, matched) = self
+                .pty
+                .exp_regex(&format!("{QUESTION_RE}|{PROMPT_RE}"))
+                .unwrap_or_else(|e| panic!("no prompt after {text:?}: {e}\n{out}"));
+            out.push_str(&before);
+            if let Some(status) = matched.strip_prefix('[') {
+                let status = status.split(']').next().unwrap_or("").parse().unwrap();
+                return (out, status);
+            }
+            out.push_str(&matched);
+            self.pty.send_line(answers.next().unwrap_or(&"y")).unwrap();
+        }
+    }
+
+    /// Type a line and return its output (questions answered `y`).
+    fn line(&mut self, text: &str) -> String {
+        self.run(text, &[]).0
     }
 
     /// Type a line that will be asked about, answer it, and return the output up to the prompt.
     fn line_answered(&mut self, text: &str, answer: &str) -> String {
-        self.pty.send_line(text).unwrap();
-        let before = self
-            .pty
-            .exp_regex(r"Allow once\? \[y/N\]|Type .full. to confirm")
-            .unwrap_or_else(|e| panic!("{text:?} was not asked about: {e}"))
-            .0;
-        self.pty.send_line(answer).unwrap();
-        let after = self.pty.exp_string(PROMPT).unwrap();
-        format!("{before}{after}")
+        let (out, _) = self.run(text, &[answer]);
+        assert!(
+            out.contains("approval is needed") || out.contains("apply to this shell"),
+            "{text:?} was not asked about: {out}"
+        );
+        out
     }
 }
 
@@ -147,8 +212,33 @@ fn run(mut command: Command) -> Output {
     command.output().unwrap()
 }
 
+/// `text` as a person sees it: without terminal escape sequences and carriage returns.
+fn plain(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\x1b' => {
+                if chars.peek() == Some(&'[') {
+                    chars.next();
+                    for n in chars.by_ref() {
+                        if n.is_ascii_alphabetic() || n == '~' {
+                            break;
+                        }
+                    }
+                } else {
+                    chars.next();
+                }
+            }
+            '\r' => {}
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 // ------------------------------------------------------------------------------------------------
-// Interactive shells.
+// Interactive shells: what runs, and where.
 
 fn allowed_line_runs_once(shell: &str) {
     let f = Fixture::new();
@@ -171,6 +261,12 @@ fn allowed_line_runs_once(shell: &str) {
     let out = sh.line("touch inside; echo done");
     assert!(out.contains("done"));
     assert!(f.ws.join("inside").exists());
+    // Nothing of shellgate's own follows a line's output: the next prompt comes right after it.
+    let (out, _) = sh.run("echo last-$((1+1))", &[]);
+    // (zsh marks a partial last line with `%` or `#` and spaces before every prompt.)
+    let text = plain(&out);
+    let text = text.trim_end_matches(' ').trim_end_matches(['#', '%']);
+    assert!(text.ends_with("last-2\n"), "{out:?}");
 }
 
 #[test]
@@ -187,12 +283,12 @@ fn zsh_allowed_line_runs_once_in_the_sandbox() {
 fn denied_line_leaves_no_trace(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
-    let out = sh.line("cd /; X=1; touch marker; rm -rf ~");
-    assert!(out.contains("[auto-review-never] NEVER_POLICY"), "{out}");
-    assert!(
-        out.contains("Do not try to achieve the same effect another way"),
-        "{out}"
-    );
+    let (out, status) = sh.run("cd /; X=1; touch marker; rm -rf ~", &[]);
+    // A person gets a short reason, not the instruction meant for agents.
+    assert!(out.contains("shellgate: not run: denied by rule"), "{out}");
+    assert!(out.contains("never"), "{out}");
+    assert!(!out.contains("Do not try"), "{out}");
+    assert_eq!(status, 202, "a refused line has its own status: {out}");
     let out = sh.line("echo \"PWD=$PWD X=${X:-unset}\"");
     assert!(
         out.contains(&format!("PWD={} X=unset", f.ws.display())),
@@ -223,7 +319,7 @@ fn leading_space_line_is_checked(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
     let out = sh.line(" touch hidden; rm -rf ~");
-    assert!(out.contains("NEVER_POLICY"), "{out}");
+    assert!(out.contains("not run"), "{out}");
     assert!(!f.ws.join("hidden").exists());
 }
 
@@ -240,17 +336,18 @@ fn zsh_leading_space_line_is_checked() {
 
 fn asked_line_runs_only_when_approved(shell: &str) {
     let f = Fixture::new();
+    // `mkdir` needs a person in every mode (a rule of the fixture's).
     let mut sh = f.interactive(shell);
-    // Ordinary lines run unasked in the sandbox; destroying work in the workspace is asked.
-    for d in ["rejected-dir", "approved-dir"] {
-        std::fs::create_dir_all(f.ws.join(d)).unwrap();
-    }
-    let out = sh.line_answered("rm -r rejected-dir", "n");
-    assert!(out.contains("APPROVAL_REJECTED"), "{out}");
-    assert!(f.ws.join("rejected-dir").is_dir());
-    let out = sh.line_answered("rm -r approved-dir", "y");
-    assert!(!out.contains("APPROVAL_REJECTED"), "{out}");
-    assert!(!f.ws.join("approved-dir").exists());
+    let (out, status) = sh.run("mkdir rejected-dir", &["n"]);
+    assert!(out.contains("approval is needed"), "{out}");
+    assert!(out.contains("you answered no"), "{out}");
+    assert_eq!(status, 204, "{out}");
+    assert!(!f.ws.join("rejected-dir").exists());
+    let out = sh.line_answered("mkdir approved-dir", "y");
+    assert!(!out.contains("not run"), "{out}");
+    assert!(f.ws.join("approved-dir").is_dir());
+    // Asked once: the line's own gate is the only one (the backstop lets the call through).
+    assert_eq!(out.matches("approval is needed").count(), 1, "{out}");
 }
 
 #[test]
@@ -268,8 +365,7 @@ fn state_changing_builtins_run_in_the_shell(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
     sh.line("cd /tmp");
-    let out = sh.line("export SG_TEST_VAR=kept");
-    assert!(!out.contains("REJECTED"), "{out}");
+    sh.line("export SG_TEST_VAR=kept");
     let out = sh.line("echo \"$PWD $SG_TEST_VAR\"");
     assert!(
         out.contains("/tmp kept"),
@@ -291,17 +387,14 @@ fn zsh_state_changing_builtins_run_in_the_shell() {
 fn multi_line_paste_is_decided_once(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
-    for d in ["p1", "p2", "p3"] {
-        std::fs::create_dir_all(f.ws.join(d)).unwrap();
-    }
-    // A bracketed paste of three lines that each need a person, then Enter.
+    // A bracketed paste of three lines, then Enter: it takes the backstop path.
     sh.pty
-        .send("\x1b[200~rm -r p1\nrm -r p2\nrm -r p3\x1b[201~")
+        .send("\x1b[200~mkdir p1\nmkdir p2\nmkdir p3\x1b[201~")
         .unwrap();
     sh.pty.send_line("").unwrap();
-    let (before, _) = sh.pty.exp_regex(r"Allow once\? \[y/N\]").unwrap();
+    let (before, _) = sh.pty.exp_regex(r"Allow once\? \[y/N").unwrap();
     sh.pty.send_line("y").unwrap();
-    let rest = sh.pty.exp_string(PROMPT).unwrap();
+    let rest = sh.pty.exp_regex(PROMPT_RE).unwrap().0;
     let later = sh.line("echo end-of-paste");
     let all = format!("{before}{rest}{later}");
     assert_eq!(
@@ -310,7 +403,7 @@ fn multi_line_paste_is_decided_once(shell: &str) {
         "the paste was asked about more than once: {all}"
     );
     for d in ["p1", "p2", "p3"] {
-        assert!(!f.ws.join(d).exists(), "{d} still there: {all}");
+        assert!(f.ws.join(d).is_dir(), "{d} missing: {all}");
     }
 }
 
@@ -333,13 +426,8 @@ fn full_access_asks_then_skips_the_sandbox(shell: &str) {
     sh.line(&format!("touch {}", marker.display()));
     assert!(!marker.exists());
     // Selecting Full access: the tamper rule asks, then the typed confirmation.
-    sh.pty.send_line("shellgate mode full").unwrap();
-    sh.pty.exp_string("Allow once? [y/N]").unwrap();
-    sh.pty.send_line("y").unwrap();
-    let warning = sh.pty.exp_string("to confirm").unwrap();
-    assert!(warning.contains("NO sandbox"), "{warning}");
-    sh.pty.send_line("full").unwrap();
-    let out = sh.pty.exp_string(PROMPT).unwrap();
+    let (out, _) = sh.run("shellgate mode full", &["y", "full"]);
+    assert!(out.contains("NO sandbox"), "{out}");
     assert!(out.contains("mode: full"), "{out}");
     sh.line(&format!("touch {}", marker.display()));
     assert!(
@@ -370,9 +458,445 @@ fn bash_hook_tampering_is_not_run_in_the_shell() {
     let mut sh = f.interactive("bash");
     // The line is asked about (hook state is never allowed by rules alone); approved, it runs in
     // a sandboxed child and cannot touch this shell's hook.
-    sh.line_answered("PS0=''; trap - DEBUG", "y");
+    sh.run("PS0=''; trap - DEBUG", &["y", "y"]);
     let out = sh.line("rm -rf ~");
-    assert!(out.contains("NEVER_POLICY"), "the hook was disabled: {out}");
+    assert!(out.contains("not run"), "the hook was disabled: {out}");
+}
+
+// ------------------------------------------------------------------------------------------------
+// Interactive shells: a gated line behaves as it would in the person's own shell.
+
+fn startup_aliases_functions_and_variables_reach_lines(shell: &str) {
+    let f = Fixture::new();
+    let mut sh = f.interactive(shell);
+    let out = sh.line("gs");
+    assert!(
+        out.contains("GS-42"),
+        "the alias from the startup file: {out}"
+    );
+    let out = sh.line("greet you");
+    assert!(out.contains("hello-42 you"), "the function: {out}");
+    let out = sh.line("printf '%s\\n' \"V=$SECRET_VAR\"");
+    assert!(out.contains("V=s3cr3t"), "the unexported variable: {out}");
+}
+
+#[test]
+fn bash_startup_aliases_functions_and_variables_reach_lines() {
+    startup_aliases_functions_and_variables_reach_lines("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_startup_aliases_functions_and_variables_reach_lines() {
+    startup_aliases_functions_and_variables_reach_lines("zsh");
+}
+
+const ACTIVATE: &str = "VIRTUAL_ENV=\"$PWD/venv\"\nexport VIRTUAL_ENV\n_OLD_PATH=\"$PATH\"\n\
+PATH=\"$VIRTUAL_ENV/bin:$PATH\"\nexport PATH\n\
+deactivate() { PATH=\"$_OLD_PATH\"; export PATH; unset VIRTUAL_ENV; unset -f deactivate; }\n";
+
+fn lines_change_the_shell(shell: &str) {
+    let f = Fixture::new();
+    std::fs::create_dir_all(f.ws.join("sub")).unwrap();
+    std::fs::create_dir_all(f.ws.join("venv/bin")).unwrap();
+    std::fs::write(f.ws.join("venv/bin/activate"), ACTIVATE).unwrap();
+    let tool = f.ws.join("venv/bin/venvtool");
+    std::fs::write(&tool, "#!/bin/sh\necho VENV-TOOL-$((2*21))\n").unwrap();
+    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut sh = f.interactive(shell);
+    sh.line("cd sub");
+    let out = sh.line("pwd");
+    assert!(out.contains(&format!("{}/sub", f.ws.display())), "{out}");
+    sh.line("cd ..");
+    sh.line("FOO=bar");
+    let out = sh.line("printf '%s\\n' \"F=$FOO\"");
+    assert!(out.contains("F=bar"), "an assignment: {out}");
+    sh.line("export EDITOR_TEST=vim");
+    let out = sh.line("sh -c 'echo E=$EDITOR_TEST'");
+    assert!(out.contains("E=vim"), "an export reaches programs: {out}");
+    // The venv: the line is asked about (it runs a file's code), then what it changed (PATH and a
+    // function) is applied after one yes.
+    let (out, _) = sh.run("source venv/bin/activate", &["y", "y"]);
+    assert!(out.contains("PATH"), "{out}");
+    assert!(out.contains("deactivate()"), "{out}");
+    let out = sh.line("venvtool");
+    assert!(out.contains("VENV-TOOL-42"), "the venv's PATH: {out}");
+    sh.run("deactivate", &["y", "y"]);
+    let (out, status) = sh.run("venvtool", &[]);
+    assert_eq!(status, 127, "deactivate took the venv off PATH: {out}");
+}
+
+#[test]
+fn bash_lines_change_the_shell() {
+    lines_change_the_shell("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_lines_change_the_shell() {
+    lines_change_the_shell("zsh");
+}
+
+fn status_is_the_lines(shell: &str) {
+    let f = Fixture::new();
+    let mut sh = f.interactive(shell);
+    assert_eq!(sh.run("false", &[]).1, 1);
+    let out = sh.line("echo \"was-$?\"");
+    assert!(out.contains("was-1"), "{out}");
+    assert_eq!(sh.run("(exit 7)", &[]).1, 7);
+    assert_eq!(
+        sh.run("sh -c 'exit 9'", &[]).1,
+        9,
+        "a sandboxed line's status"
+    );
+    let out = sh.line("echo \"was-$?\"");
+    assert!(out.contains("was-9"), "{out}");
+    assert_eq!(sh.run("true | false", &[]).1, 1);
+    let pipestatus = if shell == "bash" {
+        "${PIPESTATUS[*]}"
+    } else {
+        "$pipestatus"
+    };
+    let out = sh.line(&format!("echo \"ps-{pipestatus}\""));
+    assert!(out.contains("ps-0 1"), "{out}");
+    assert_eq!(
+        sh.run("sh -c 'exit 3' | true; true | sh -c 'exit 5'", &[])
+            .1,
+        5
+    );
+    let out = sh.line(&format!("echo \"ps-{pipestatus}\""));
+    assert!(out.contains("ps-0 5"), "{out}");
+}
+
+#[test]
+fn bash_status_is_the_lines() {
+    status_is_the_lines("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_status_is_the_lines() {
+    status_is_the_lines("zsh");
+}
+
+fn background_line_is_a_job(shell: &str) {
+    let f = Fixture::new();
+    let mut sh = f.interactive(shell);
+    sh.line("sleep 30 &");
+    let out = sh.line("jobs");
+    assert!(out.to_lowercase().contains("running"), "{out}");
+    assert!(out.contains("sleep 30"), "jobs shows the line: {out}");
+    sh.line("kill %1");
+    // The job ends (its shellgate and its sandbox with it); the shell reports it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = sh.line("jobs");
+        if !out.to_lowercase().contains("running") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the job still runs: {out}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn bash_background_line_is_a_job() {
+    background_line_is_a_job("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_background_line_is_a_job() {
+    background_line_is_a_job("zsh");
+}
+
+fn ctrl_c_stops_a_sandboxed_line(shell: &str) {
+    let f = Fixture::new();
+    let mut sh = f.interactive(shell);
+    sh.pty.send_line("sleep 30; touch after-sleep").unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let started = Instant::now();
+    sh.pty.send_control('c').unwrap();
+    let (_, matched) = sh.pty.exp_regex(PROMPT_RE).unwrap();
+    assert!(matched.starts_with("[130]"), "{matched}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(
+        !f.ws.join("after-sleep").exists(),
+        "the rest of the line ran"
+    );
+    let out = sh.line("echo still-$((1+1))");
+    assert!(out.contains("still-2"), "{out}");
+}
+
+#[test]
+fn bash_ctrl_c_stops_a_sandboxed_line() {
+    ctrl_c_stops_a_sandboxed_line("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_ctrl_c_stops_a_sandboxed_line() {
+    ctrl_c_stops_a_sandboxed_line("zsh");
+}
+
+fn history_records_lines_as_typed(shell: &str) {
+    let f = Fixture::new();
+    let mut sh = f.interactive(shell);
+    sh.line("echo one-$((1))");
+    sh.line("FOO=1");
+    let out = sh.line("history | tail -3");
+    assert!(out.contains("echo one-$((1))"), "{out}");
+    assert!(out.contains("FOO=1"), "{out}");
+    assert!(!out.contains("__shellgate"), "{out}");
+}
+
+#[test]
+fn bash_history_records_lines_as_typed() {
+    history_records_lines_as_typed("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_history_records_lines_as_typed() {
+    history_records_lines_as_typed("zsh");
+}
+
+fn the_hook_works_with_unusual_options(shell: &str) {
+    let options = if shell == "bash" {
+        "set -u; set -o noclobber; shopt -s nullglob failglob extglob"
+    } else {
+        "setopt ksharrays shwordsplit nounset interactivecomments extendedglob noclobber"
+    };
+    let f = Fixture::with_rc(options);
+    let mut sh = f.interactive(shell);
+    assert_eq!(sh.run("true | false", &[]).1, 1);
+    // (With KSH_ARRAYS a subscript-less `$pipestatus` is its first element.)
+    let pipestatus = if shell == "bash" {
+        "${PIPESTATUS[*]}"
+    } else {
+        "${pipestatus[*]}"
+    };
+    let out = sh.line(&format!("echo \"ps-{pipestatus}\""));
+    assert!(out.contains("ps-0 1"), "{out}");
+    sh.line("FOO=kept");
+    sh.line("cd /tmp");
+    let out = sh.line("printf '%s\\n' \"$PWD:$FOO\"");
+    assert!(out.contains("/tmp:kept"), "{out}");
+    let out = sh.line("gs");
+    assert!(out.contains("GS-42"), "{out}");
+    assert!(
+        !out.contains("__shellgate"),
+        "the hook failed under these options: {out}"
+    );
+}
+
+#[test]
+fn bash_the_hook_works_with_unusual_options() {
+    the_hook_works_with_unusual_options("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_the_hook_works_with_unusual_options() {
+    the_hook_works_with_unusual_options("zsh");
+}
+
+// ------------------------------------------------------------------------------------------------
+// Interactive shells: what must not get through.
+
+fn returned_function_or_path_needs_a_yes(shell: &str) {
+    let f = Fixture::new();
+    let marker = f.marker("evil-ran");
+    std::fs::write(
+        f.ws.join("evil.sh"),
+        format!(
+            "PATH=/evil:$PATH\nlsx() {{ touch {m}; }}\ncd() {{ touch {m}; }}\nPLAIN=set\n",
+            m = marker.display()
+        ),
+    )
+    .unwrap();
+    let mut sh = f.interactive(shell);
+    // The line is allowed to run (in the sandbox); what it changed is not applied on a no.
+    let (out, _) = sh.run("source evil.sh", &["y", "n"]);
+    assert!(out.contains("PATH") && out.contains("lsx()"), "{out}");
+    assert!(
+        out.contains("not applied to this shell: cd()"),
+        "a function named like a builtin is never applied: {out}"
+    );
+    let out = sh.line("printf '%s\\n' \"P=$PATH X=${PLAIN-unset}\"");
+    assert!(
+        !out.contains("/evil"),
+        "PATH was applied without a yes: {out}"
+    );
+    assert!(
+        out.contains("X=set"),
+        "an ordinary variable is applied silently: {out}"
+    );
+    let (out, status) = sh.run("lsx", &[]);
+    assert_eq!(status, 127, "the function was applied without a yes: {out}");
+    sh.line("cd /");
+    assert!(!marker.exists(), "the line's code ran outside the sandbox");
+}
+
+#[test]
+fn bash_returned_function_or_path_needs_a_yes() {
+    returned_function_or_path_needs_a_yes("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_returned_function_or_path_needs_a_yes() {
+    returned_function_or_path_needs_a_yes("zsh");
+}
+
+fn alias_shadowing_cd_never_runs_unsandboxed(shell: &str) {
+    let tmp_marker = "cd-alias-ran";
+    let f = Fixture::with_rc(&format!(
+        "alias cd='touch \"$HOME/../outside/{tmp_marker}\"; builtin cd'"
+    ));
+    let mut sh = f.interactive(shell);
+    sh.line("cd /tmp");
+    assert!(
+        !f.marker(tmp_marker).exists(),
+        "an alias named cd ran in the shell, outside the sandbox"
+    );
+    let out = sh.line("pwd");
+    assert!(out.contains("/tmp"), "the cd still took effect: {out}");
+}
+
+#[test]
+fn bash_alias_shadowing_cd_never_runs_unsandboxed() {
+    alias_shadowing_cd_never_runs_unsandboxed("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_alias_shadowing_cd_never_runs_unsandboxed() {
+    alias_shadowing_cd_never_runs_unsandboxed("zsh");
+}
+
+fn a_typed_hook_call_runs_nothing_of_its_own(shell: &str) {
+    let f = Fixture::new();
+    let mut sh = f.interactive(shell);
+    // The call is a line like any other: judged as typed, and run in the sandbox, where the
+    // hook's function does not exist.
+    let marker = f.ws.join("smuggled");
+    std::fs::write(
+        f.home.join("payload"),
+        format!("touch {}\n", marker.display()),
+    )
+    .unwrap();
+    let (out, status) = sh.run("__shellgate_run \"$__shellgate_token\" ~/payload", &[]);
+    assert_eq!(status, 127, "{out}");
+    assert!(out.contains("not found"), "{out}");
+    assert!(!marker.exists(), "{out}");
+}
+
+#[test]
+fn bash_a_typed_hook_call_runs_nothing_of_its_own() {
+    a_typed_hook_call_runs_nothing_of_its_own("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_a_typed_hook_call_runs_nothing_of_its_own() {
+    a_typed_hook_call_runs_nothing_of_its_own("zsh");
+}
+
+fn own_commands_run_outside_the_sandbox_by_the_hooks_binary(shell: &str) {
+    let fake = "fakebin";
+    let f = Fixture::with_rc(&format!("PATH=\"$HOME/{fake}:$PATH\""));
+    std::fs::create_dir_all(f.home.join(fake)).unwrap();
+    let script = f.home.join(fake).join("shellgate");
+    std::fs::write(&script, "#!/bin/sh\necho FAKE-SHELLGATE\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut sh = f.interactive(shell);
+    let (out, status) = sh.run("shellgate doctor", &[]);
+    assert!(
+        !out.contains("FAKE-SHELLGATE"),
+        "PATH's shellgate ran: {out}"
+    );
+    assert!(
+        !out.contains("NOT enforceable"),
+        "doctor ran inside a sandbox: {out}"
+    );
+    assert!(out.contains("policy workspace-write"), "{out}");
+    assert_eq!(status, 0, "{out}");
+}
+
+#[test]
+fn bash_own_commands_run_outside_the_sandbox_by_the_hooks_binary() {
+    own_commands_run_outside_the_sandbox_by_the_hooks_binary("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_own_commands_run_outside_the_sandbox_by_the_hooks_binary() {
+    own_commands_run_outside_the_sandbox_by_the_hooks_binary("zsh");
+}
+
+fn missing_binary_refuses_every_line(shell: &str) {
+    let f = Fixture::new();
+    let mut sh = f.interactive_without_binary(shell);
+    let marker = f.ws.join("ran-unhooked");
+    let out = sh.line(&format!("touch {}", marker.display()));
+    assert!(out.contains("shellgate is not installed"), "{out}");
+    assert!(!marker.exists(), "a line ran in a shell without its hook");
+    // Agent shells exit instead.
+    let mut command = f.command(shell);
+    command
+        .env("PATH", "/usr/bin:/bin")
+        .arg("-c")
+        .arg(format!("touch {}", marker.display()));
+    if shell == "bash" {
+        command.env("BASH_ENV", f.home.join(".bashrc"));
+    } else {
+        command.env("ZDOTDIR", &f.home);
+    }
+    support::detach(&mut command);
+    let out = run(command);
+    assert_eq!(out.status.code(), Some(127), "{out:?}");
+    assert!(!marker.exists());
+}
+
+#[test]
+fn bash_missing_binary_refuses_every_line() {
+    missing_binary_refuses_every_line("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_missing_binary_refuses_every_line() {
+    missing_binary_refuses_every_line("zsh");
+}
+
+/// A question from a background process group (here `timeout`, which puts itself in a group of
+/// its own) cannot reach the person: it fails at once instead of stopping the process for good.
+#[test]
+fn approval_from_a_background_group_does_not_hang() {
+    let f = Fixture::new();
+    let mut command = f.command("bash");
+    command
+        .args(["--norc", "--noprofile", "-i"])
+        .env("PS1", "[$?]PROMPT$ ");
+    let mut pty = rexpect::session::spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+    pty.process_mut().set_kill_timeout(Some(200));
+    pty.send_line("PS1='[$?]PROMPT$ '").unwrap();
+    pty.exp_regex(PROMPT_RE).unwrap();
+    pty.exp_regex(PROMPT_RE).unwrap();
+    let started = Instant::now();
+    pty.send_line("bash -c 'timeout 5 shellgate run -- \"mkdir asked\"; echo \"rc=$?\"'")
+        .unwrap();
+    let (out, rc) = pty.exp_regex(r"rc=\d+").unwrap();
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(2),
+        "the question hung for {took:?}: {out}"
+    );
+    assert_eq!(rc, "rc=210", "{out}");
+    assert!(out.contains("APPROVAL_UNAVAILABLE"), "{out}");
+    assert!(out.contains("background process group"), "{out}");
+    assert!(!f.ws.join("asked").exists());
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -604,14 +1128,9 @@ fn powershell_hook_runs_where_pwsh_exists() {
 fn bash_gate_survives_a_cleared_prompt_command() {
     let f = Fixture::new();
     let mut sh = f.interactive("bash");
-    sh.pty.send_line("shellgate mode full").unwrap();
-    sh.pty.exp_string("Allow once? [y/N]").unwrap();
-    sh.pty.send_line("y").unwrap();
-    sh.pty.exp_string("to confirm").unwrap();
-    sh.pty.send_line("full").unwrap();
-    sh.pty.exp_string(PROMPT).unwrap();
-    // Hook state is a person's to allow, in every mode.
-    sh.line_answered("PROMPT_COMMAND=", "y");
+    let (out, _) = sh.run("shellgate mode full", &["y", "full"]);
+    assert!(out.contains("mode: full"), "{out}");
+    sh.line("PROMPT_COMMAND=");
     sh.line_answered("shellgate mode ask", "y");
     let marker = f.marker("after-clear");
     sh.line(&format!("touch {}", marker.display()));
@@ -620,5 +1139,5 @@ fn bash_gate_survives_a_cleared_prompt_command() {
         "a line ran unsandboxed after PROMPT_COMMAND was cleared"
     );
     let out = sh.line("rm -rf ~");
-    assert!(out.contains("NEVER_POLICY"), "{out}");
+    assert!(out.contains("not run"), "{out}");
 }

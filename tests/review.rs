@@ -1675,7 +1675,10 @@ fn a_person_answers_the_question_a_denial_becomes_on_a_pty() {
         let question = Question {
             line: "rm -rf build".into(),
             cwd: lab.workspace().to_string_lossy().into_owned(),
-            grant: shellgate::policy::grant::Grant::base(shellgate::mode::SandboxPolicy::WorkspaceWrite, false),
+            grant: shellgate::policy::grant::Grant::base(
+                shellgate::mode::SandboxPolicy::WorkspaceWrite,
+                false,
+            ),
             why,
             kind: QuestionKind::AllowOnce,
             timeout: Duration::from_secs(10),

@@ -2,7 +2,7 @@
 //! validation of every config file in effect.
 
 use crate::config::{Config, Provenance};
-use crate::error::{Code, refusal_block};
+use crate::error::Code;
 use crate::mode::{ApprovalPolicy, ModeId};
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -43,7 +43,7 @@ pub fn run(args: ConfigArgs) -> ExitCode {
             if args.json {
                 super::print_json(&e);
             } else {
-                eprint!("{}", refusal_block(e.code, &e.reason));
+                eprint!("{}", crate::error::refusal_for_reader(e.code, &e.reason));
             }
             return ExitCode::from(e.code.exit_status());
         }

@@ -1,6 +1,15 @@
-//! `shellgate hook bash|zsh|pwsh`: the interactive hooks' one call per line.
+//! `shellgate hook bash|zsh|pwsh`: the interactive hooks' calls.
 //!
-//! Exit status: 0 = the shell runs the line itself, as typed (it only changes the shell's state, or
+//! * `--shell-dir DIR --token T -- LINE`: a line the hook's function took from the prompt; it
+//!   runs with the shell's state and its changes come back (see [`crate::shell::function`]). The
+//!   exit status is the line's (or its refusal's), and the function sources `DIR/T.apply`.
+//! * `--shape -- LINE` (bash): whether the Enter binding hands the line to the function, and how
+//!   (see [`crate::shell::shape`]); prints `fg|bg PIPELINE WORD|-`, or nothing and exits 1.
+//! * `--prepare --pid PID`: creates the shell's private directory and prints it.
+//! * otherwise, the backstop for every line that did not come through the function (PS0 in bash,
+//!   preexec in zsh), below.
+//!
+//! Backstop exit status: 0 = the shell runs the line itself, as typed (it only changes the shell's state, or
 //! Full access is confirmed); 1 = the line was handled here — run in the sandbox, or refused — and,
 //! with `--pid`, this process has already interrupted the shell (SIGINT), which abandons the line
 //! before any of it runs. Any other status means shellgate failed, and the hook interrupts the
@@ -16,6 +25,7 @@ use crate::audit::StatePaths;
 use crate::error::{Code, Error};
 use crate::gate::{self, Execution, LineRequest, Origin, Outcome, Streams};
 use crate::parse::ShellKind;
+use crate::shell::function;
 use clap::Args;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
@@ -40,6 +50,28 @@ pub struct HookArgs {
     /// Read the line from this environment variable (PowerShell: avoids native-argument quoting).
     #[arg(long)]
     pub line_from_env: Option<String>,
+    /// The shell's private directory: the line comes from the hook's function.
+    #[arg(long, requires = "token")]
+    pub shell_dir: Option<PathBuf>,
+    /// The line's token (names its files in the private directory).
+    #[arg(long)]
+    pub token: Option<String>,
+    /// The function runs as a background job (`LINE &`): its changes are not applied.
+    #[arg(long)]
+    pub background: bool,
+    /// Print the line's shape for the Enter binding (bash).
+    #[arg(long, conflicts_with = "shell_dir")]
+    pub shape: bool,
+    /// History expansion is on in the shell (`--shape`).
+    #[arg(long)]
+    pub histexpand: bool,
+    /// Create the shell's private directory and print it.
+    #[arg(long, conflicts_with_all = ["shell_dir", "shape"])]
+    pub prepare: bool,
+    /// Write what became of the line to this file: `shell` (run it in the shell), `ran N` or
+    /// `refused N` (PowerShell: the host then reports that status).
+    #[arg(long, conflicts_with = "shell_dir")]
+    pub status_file: Option<PathBuf>,
     /// The line.
     #[arg(value_name = "LINE", allow_hyphen_values = true)]
     pub line: Option<OsString>,
@@ -51,22 +83,45 @@ const RUN_IN_SHELL: u8 = 0;
 const HANDLED: u8 = 1;
 
 pub fn run(args: HookArgs) -> ExitCode {
+    if args.prepare {
+        return prepare(args.pid);
+    }
+    if args.shape {
+        return shape(&args);
+    }
     let line = match line_bytes(&args) {
         Ok(line) => line,
         Err(e) => return finish(refused(&e), args.pid),
     };
+    if let (Some(dir), Some(token)) = (&args.shell_dir, &args.token) {
+        return ExitCode::from(function::run(&function::Call {
+            shell: args.shell,
+            dir,
+            token,
+            line: &line,
+            background: args.background,
+        }));
+    }
     let memo = args.generation.and_then(|g| Memo::new(args.pid?, g, &line));
     if let Some(outcome) = memo.as_ref().and_then(Memo::recall) {
         return finish(outcome, args.pid);
     }
-    let outcome = decide_and_run(&args, &line);
+    if let Some(file) = &args.status_file {
+        // Nothing of an earlier line may stand for this one if this process fails.
+        let _ = std::fs::remove_file(file);
+    }
+    let (outcome, status) = decide_and_run(&args, &line);
+    if let Some(file) = &args.status_file {
+        let _ = std::fs::write(file, format!("{status}\n"));
+    }
     if let Some(memo) = &memo {
         memo.store(outcome);
     }
     finish(outcome, args.pid)
 }
 
-fn decide_and_run(args: &HookArgs, line: &[u8]) -> u8 {
+/// The backstop's outcome, and what became of the line for `--status-file`.
+fn decide_and_run(args: &HookArgs, line: &[u8]) -> (u8, String) {
     let cwd = super::working_dir(None);
     let request = LineRequest {
         bytes: line,
@@ -88,9 +143,79 @@ fn decide_and_run(args: &HookArgs, line: &[u8]) -> u8 {
         process_group: None,
     };
     match gate::handle(&request) {
-        Outcome::RunInShell => RUN_IN_SHELL,
-        Outcome::Ran(_) => HANDLED,
-        Outcome::Refused(e) => refused(&e),
+        Outcome::RunInShell => match run_self_command(args, line) {
+            Some(status) => (HANDLED, format!("ran {status}")),
+            None => (RUN_IN_SHELL, "shell".to_owned()),
+        },
+        Outcome::Ran(status) => (HANDLED, format!("ran {}", gate::exit_code(&status))),
+        Outcome::Refused(e) => (refused(&e), format!("refused {}", e.code.exit_status())),
+    }
+}
+
+/// shellgate's own command, allowed to run in the shell, runs here with this binary: the shell
+/// would run whichever `shellgate` comes first on `PATH`. Its status; `None` for any other line.
+fn run_self_command(args: &HookArgs, line: &[u8]) -> Option<u8> {
+    let text = std::str::from_utf8(line).ok()?;
+    let parsed = crate::parse::parse(text, args.shell);
+    let [only] = parsed.commands.as_slice() else {
+        return None;
+    };
+    crate::shell::in_shell::self_command(only)?;
+    let binary = crate::paths::binary()?;
+    let mut command = std::process::Command::new(binary);
+    command.args(&only.argv);
+    if args.tty_stdio
+        && let Ok(tty) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(crate::approval::CONTROLLING_TTY)
+    {
+        let (out, err) = (tty.try_clone().ok()?, tty.try_clone().ok()?);
+        command.stdin(tty).stdout(out).stderr(err);
+    }
+    let status = command.status().map_or(1, |s| gate::exit_code(&s));
+    Some(status)
+}
+
+fn prepare(pid: Option<i32>) -> ExitCode {
+    let Some(pid) = pid.filter(|p| *p > 1) else {
+        eprintln!("shellgate hook --prepare needs --pid");
+        return ExitCode::from(Code::Usage.exit_status());
+    };
+    // Inside a wrapped agent shellgate's state is read-only, and a place a line could write is no
+    // place for the scripts this shell sources: its lines take the backstop path, as said in the
+    // docs, without a note at every shell's start.
+    if crate::broker::broker_path().is_some() {
+        return ExitCode::from(1);
+    }
+    match function::prepare_dir(pid) {
+        Ok(dir) => {
+            println!("{}", dir.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!(
+                "shellgate: lines typed in this shell are still gated, but give back no state \
+                 and $? is 130 after them: {} [{}]",
+                e.reason, e.code
+            );
+            ExitCode::from(e.code.exit_status())
+        }
+    }
+}
+
+fn shape(args: &HookArgs) -> ExitCode {
+    let line = args
+        .line
+        .as_ref()
+        .and_then(|l| l.to_str())
+        .unwrap_or_default();
+    match crate::shell::shape::of_bash_line(line, args.histexpand) {
+        Some(shape) => {
+            println!("{}", shape.render());
+            ExitCode::SUCCESS
+        }
+        None => ExitCode::from(1),
     }
 }
 
@@ -110,8 +235,10 @@ fn line_bytes(args: &HookArgs) -> Result<Vec<u8>, Error> {
     Ok(line.as_bytes().to_vec())
 }
 
+/// A refusal, told to the person at the prompt (an agent driving an interactive shell reads the
+/// same short text; the agent-facing block is for `run` and the non-interactive hooks).
 fn refused(e: &Error) -> u8 {
-    eprint!("{}", crate::error::refusal_block(e.code, &e.reason));
+    eprint!("{}", crate::error::person_message(e.code, &e.reason));
     HANDLED
 }
 

@@ -364,7 +364,10 @@ pub fn describe_body(body: &EventBody) -> String {
             e.refused.join(", "),
             e.missing
                 .as_ref()
-                .map(|m| format!(" (missing grant: {})", serde_json::to_string(m).unwrap_or_default()))
+                .map(|m| format!(
+                    " (missing grant: {})",
+                    serde_json::to_string(m).unwrap_or_default()
+                ))
                 .unwrap_or_else(|| " (nothing a line can be granted)".to_owned())
         ),
         EventBody::HarnessStep(e) => format!("{} {}: {} ({})", e.agent, e.step, e.path, e.note),

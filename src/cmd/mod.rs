@@ -18,7 +18,7 @@ pub mod status;
 pub mod wrap;
 
 use crate::config::{self as cfg, Config, Locations};
-use crate::error::{Error, Result, refusal_block};
+use crate::error::{Error, Result};
 use crate::mode::{Resolved, SessionFacts};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -29,7 +29,10 @@ pub fn exit_with(result: Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprint!("{}", refusal_block(err.code, &err.reason));
+            eprint!(
+                "{}",
+                crate::error::refusal_for_reader(err.code, &err.reason)
+            );
             ExitCode::from(err.code.exit_status())
         }
     }

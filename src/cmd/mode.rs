@@ -150,7 +150,7 @@ fn confirm_full_access(ctx: &Context, id: &str) -> Result<()> {
         timeout: Duration::from_secs(ctx.config.approval.timeout_s),
     };
     match approval::ask(&question)? {
-        Answer::Approved => Ok(()),
+        Answer::Approved | Answer::ApprovedAlways => Ok(()),
         Answer::Rejected => Err(Error::new(
             Code::ApprovalRejected,
             "Full access was not confirmed; the mode is unchanged",

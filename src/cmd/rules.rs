@@ -39,7 +39,7 @@ pub fn run(args: RulesArgs) -> ExitCode {
     let config = match super::load_config(&cwd) {
         Ok(c) => c,
         Err(e) => {
-            eprint!("{}", crate::error::refusal_block(e.code, &e.reason));
+            eprint!("{}", crate::error::refusal_for_reader(e.code, &e.reason));
             return ExitCode::from(e.code.exit_status());
         }
     };

@@ -2,11 +2,11 @@
 //! dcg corpus in `tests/corpus/`). Both share one schema, [`CaseSpec`]; a malformed file is an
 //! error naming the file, line and column, and nothing is evaluated.
 
-use crate::policy::grant::Network;
 use crate::config::line_column;
 use crate::error::{Code, Error};
 use crate::mode::SandboxPolicy;
 use crate::parse::ShellKind;
+use crate::policy::grant::Network;
 use crate::policy::{Route, Verdict};
 use serde::de::{self, IntoDeserializer, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};

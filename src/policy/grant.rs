@@ -263,7 +263,10 @@ mod tests {
         assert_eq!(narrower.narrowed_to(&asked), narrower);
         assert!(!narrower.exceeds(&asked));
         let read_only = Grant::base(SandboxPolicy::ReadOnly, false);
-        assert_eq!(read_only.narrowed_to(&asked).sandbox, SandboxPolicy::ReadOnly);
+        assert_eq!(
+            read_only.narrowed_to(&asked).sandbox,
+            SandboxPolicy::ReadOnly
+        );
     }
 
     #[test]
@@ -279,7 +282,10 @@ mod tests {
             asked.extra_over(&base).as_deref(),
             Some("network tcp:443, writes ~/.npm")
         );
-        assert_eq!(asked.to_string(), "workspace-write, network tcp:443, writes ~/.npm");
+        assert_eq!(
+            asked.to_string(),
+            "workspace-write, network tcp:443, writes ~/.npm"
+        );
         let ro = Grant::base(SandboxPolicy::ReadOnly, true);
         assert_eq!(ro.network, Network::Off);
         assert_eq!(ro.with_needs(&needs), ro);
@@ -303,7 +309,10 @@ mod tests {
         assert!(serde_json::from_str::<Network>("\"maybe\"").is_err());
         assert!(serde_json::from_str::<Network>("[0]").is_err());
         assert!(serde_json::from_str::<Network>("[70000]").is_err());
-        assert_eq!(serde_json::to_string(&Network::tcp([443])).unwrap(), "[443]");
+        assert_eq!(
+            serde_json::to_string(&Network::tcp([443])).unwrap(),
+            "[443]"
+        );
         assert_eq!(
             serde_json::to_string(&ww(Network::On, &["~/x"])).unwrap(),
             r#"{"sandbox":"workspace-write","network":"on","writable":["~/x"]}"#

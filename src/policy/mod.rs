@@ -11,19 +11,19 @@
 //!    (`review`), or — for modes without approval — allowed to run in the mode's sandbox.
 
 pub mod destructive;
-pub mod known_safe;
 pub mod grant;
+pub mod known_safe;
 pub mod needs;
 pub mod network;
 pub mod rules;
 pub mod secrets;
 
-use grant::Grant;
 use crate::config::Config;
 use crate::error::Code;
 use crate::intake::{self, Line};
 use crate::mode::{ApprovalPolicy, Resolved, SandboxPolicy};
 use crate::parse::{self, Command, Parsed, ShellKind};
+use grant::Grant;
 use rules::{Field, LineContext, Matcher, Rule, RulePolicy, RuleSource};
 use serde::{Deserialize, Serialize};
 
@@ -242,8 +242,11 @@ pub fn decide(input: &Input) -> Decision {
             shell: input.shell,
             network: input.mode.network,
         };
-        Grant::base(input.mode.sandbox, input.mode.network)
-            .with_needs(&needs::of_line(input.config, &context, &parsed))
+        Grant::base(input.mode.sandbox, input.mode.network).with_needs(&needs::of_line(
+            input.config,
+            &context,
+            &parsed,
+        ))
     };
     Decision {
         decision,

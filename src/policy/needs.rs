@@ -65,7 +65,10 @@ pub fn builtin(c: &Command) -> Needs {
 /// git talks HTTPS or SSH to its remotes (`git://` is 9418), as its URLs say when they are on the
 /// line; a named remote may be either.
 fn git_ports(words: &[&str]) -> Vec<u16> {
-    let urls: Vec<&&str> = words.iter().filter(|w| w.contains("://") || is_scp_like(w)).collect();
+    let urls: Vec<&&str> = words
+        .iter()
+        .filter(|w| w.contains("://") || is_scp_like(w))
+        .collect();
     if urls.is_empty() {
         return vec![22, 443];
     }
@@ -80,7 +83,11 @@ fn git_ports(words: &[&str]) -> Vec<u16> {
         .collect();
     ports.sort_unstable();
     ports.dedup();
-    if ports.is_empty() { vec![22, 443] } else { ports }
+    if ports.is_empty() {
+        vec![22, 443]
+    } else {
+        ports
+    }
 }
 
 /// `user@host:path`, git's SSH shorthand.
@@ -146,7 +153,10 @@ mod tests {
         let n = needs("cargo build --release");
         assert_eq!(n.network, Network::tcp([443]));
         assert_eq!(n.writable, ["~/.cargo/registry", "~/.cargo/git"]);
-        assert_eq!(needs("pip install -r requirements.txt").writable, ["~/.cache/pip"]);
+        assert_eq!(
+            needs("pip install -r requirements.txt").writable,
+            ["~/.cache/pip"]
+        );
         assert!(needs("cargo build --offline").is_empty());
         assert!(needs("ls -la").is_empty());
         assert!(needs("npm test").is_empty());
@@ -154,14 +164,29 @@ mod tests {
 
     #[test]
     fn urls_say_which_port() {
-        assert_eq!(needs("curl -fsS https://example.invalid/x").network, Network::tcp([443]));
-        assert_eq!(needs("curl http://127.0.0.1:8080/x").network, Network::tcp([8080]));
+        assert_eq!(
+            needs("curl -fsS https://example.invalid/x").network,
+            Network::tcp([443])
+        );
+        assert_eq!(
+            needs("curl http://127.0.0.1:8080/x").network,
+            Network::tcp([8080])
+        );
         assert_eq!(needs("curl http://[::1]:9/x").network, Network::tcp([9]));
-        assert_eq!(needs("wget http://a.invalid/ http://b.invalid:81/").network, Network::tcp([80, 81]));
+        assert_eq!(
+            needs("wget http://a.invalid/ http://b.invalid:81/").network,
+            Network::tcp([80, 81])
+        );
         assert_eq!(needs("curl \"$URL\"").network, Network::On);
         assert_eq!(needs("curl gopher://x.invalid/").network, Network::On);
-        assert_eq!(needs("git clone https://example.invalid/r.git").network, Network::tcp([443]));
-        assert_eq!(needs("git clone git@example.invalid:r.git").network, Network::tcp([22]));
+        assert_eq!(
+            needs("git clone https://example.invalid/r.git").network,
+            Network::tcp([443])
+        );
+        assert_eq!(
+            needs("git clone git@example.invalid:r.git").network,
+            Network::tcp([22])
+        );
         assert_eq!(needs("git pull").network, Network::tcp([22, 443]));
         assert_eq!(needs("ssh host uptime").network, Network::tcp([22]));
         assert_eq!(needs("nc -l 9999").network, Network::On);

@@ -6,12 +6,12 @@
 //! imitates a marker is defused, so a line cannot close its own frame and speak as shellgate.
 //! Every piece of untrusted text is redacted before it is put into the prompt.
 
-use crate::policy::grant::Grant;
 use crate::audit::event::{Decider, Decision as LoggedDecision};
 use crate::audit::fold::{LineSummary, PendingOverride};
 use crate::config::ReviewerConfig;
 use crate::mode::SandboxPolicy;
 use crate::parse::Command;
+use crate::policy::grant::Grant;
 use crate::redact::redact;
 use std::fmt::Write as _;
 use std::path::Path;

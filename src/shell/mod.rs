@@ -3,6 +3,10 @@
 
 pub mod args;
 pub mod entry;
+pub mod function;
+pub mod in_shell;
+pub mod shape;
+pub mod state;
 pub mod templates;
 
 use crate::parse::ShellKind;
@@ -13,6 +17,10 @@ use std::path::PathBuf;
 /// line was judged as a whole and runs in its sandbox). A line cannot set it: assignments to
 /// `SHELLGATE_*` are hook state or make the line opaque, so neither is allowed by rules alone.
 pub const ACTIVE_ENV: &str = "SHELLGATE_ACTIVE";
+
+/// shellgate's own environment variables begin with this; a line's change to one is never applied
+/// to the interactive shell.
+pub const SHELLGATE_VAR_PREFIX: &str = "SHELLGATE_";
 
 /// Environment variable naming `wrap`'s private directory (hook files, the real shells).
 pub const WRAP_DIR_ENV: &str = "SHELLGATE_WRAP_DIR";

@@ -34,7 +34,16 @@ pub fn render(shell: HookShell, binary: &str) -> String {
         HookShell::Zsh => (ZSH, posix_quote),
         HookShell::Powershell => (POWERSHELL, pwsh_inner),
     };
-    template.replace("@SHELLGATE_BIN@", &quote(binary))
+    template
+        .replace("@SHELLGATE_BIN@", &quote(binary))
+        .replace(
+            "@SHELLGATE_BASH_DUMP@",
+            crate::shell::state::bash::DUMP_FUNCTION.trim_end(),
+        )
+        .replace(
+            "@SHELLGATE_ZSH_DUMP@",
+            crate::shell::state::zsh::DUMP_FUNCTION.trim_end(),
+        )
 }
 
 /// `it's` → `'it'\''s'`: one POSIX single-quoted word.

@@ -1,0 +1,756 @@
+//! One line from an interactive shell's hook function (`__shellgate_run`): the line runs with the
+//! person's shell state in the sandbox, and what it changed comes back to the shell.
+//!
+//! The hook's Enter binding hands a complete line typed at the prompt to its function instead of
+//! letting the shell run it (see `shell/bash.sh`, `shell/zsh.zsh`). The function dumps the shell's
+//! state to `TOKEN.snapshot` in the shell's private directory and calls `shellgate hook SHELL
+//! --shell-dir DIR --token TOKEN -- LINE`, which lands here:
+//!
+//! 1. the snapshot is read ([`State`]) and written as the input script `TOKEN.in`;
+//! 2. the line goes through the gate like every other ([`gate::handle_with`]), run by the real
+//!    shell as `-c RUNNER`: the runner sources the input, sets `$?` and `PIPESTATUS` to the
+//!    previous line's, `eval`s the line, and dumps the state after it on descriptor 3, a pipe
+//!    read here while the line runs;
+//! 3. the changes are sorted ([`crate::shell::state::treatment`]), the person is asked about
+//!    the ones that need a yes, and `TOKEN.apply` is written: the changes to make, the line's
+//!    status and `PIPESTATUS`, or — for a line that runs in the shell itself — the `eval` of that
+//!    line (or shellgate's own command, by the binary's path).
+//!
+//! The function sources `TOKEN.apply` and returns the line's status: `$?`, `PIPESTATUS` and the
+//! prompt are the line's. Nothing the function runs comes from anywhere but this apply script,
+//! which only shellgate writes (the private directory is 0700, and read-only in the sandbox).
+//! This process prints nothing of its own for a line that ran; a refusal is one short message.
+
+use crate::error::{Code, Error, Result};
+use crate::gate::{self, Execution, LineRequest, Origin, Outcome, ShellSide, Streams};
+use crate::parse::ShellKind;
+use crate::shell::state::{self, Change, Dialect, Limits, State, Treatment};
+use std::io::Read;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// The name of the directory, in shellgate's state directory, that holds every interactive
+/// shell's private directory (`shells/SESSION-PID`).
+pub const SHELLS_DIR: &str = "shells";
+
+/// What the hook's function hands over.
+pub struct Call<'a> {
+    pub shell: ShellKind,
+    /// The shell's private directory ([`prepare_dir`]).
+    pub dir: &'a Path,
+    /// This line's token (the function's argument): names its files.
+    pub token: &'a str,
+    pub line: &'a [u8],
+    /// The function runs as a background job: the line's changes are not applied (as for any
+    /// background job), and nothing is asked after it.
+    pub background: bool,
+}
+
+/// Runs the line; returns the exit status the hook exits with (the line's, or its refusal's).
+/// The apply script is written in every case; if even that fails, the function sees no apply
+/// script and reports that shellgate failed.
+pub fn run(call: &Call) -> u8 {
+    let dialect = match call.shell {
+        ShellKind::Zsh => Dialect::Zsh,
+        _ => Dialect::Bash,
+    };
+    let files = match Files::new(call.dir, call.token) {
+        Ok(files) => files,
+        Err(e) => {
+            eprint!("{}", crate::error::person_message(e.code, &e.reason));
+            return e.code.exit_status();
+        }
+    };
+    let (status, apply) = match run_line(call, dialect, &files) {
+        Ok(done) => done,
+        Err(e) => {
+            eprint!("{}", crate::error::person_message(e.code, &e.reason));
+            (e.code.exit_status(), Apply::nothing())
+        }
+    };
+    // A line that runs in the shell sets its own status in the script; any other has it here.
+    let script = match apply {
+        Apply::InShell(script) => script,
+        Apply::After { script, pipestatus } => format!(
+            "{script}__shellgate_status={status}\n__shellgate_pipestatus=({})\n",
+            pipestatus.unwrap_or_else(|| status.to_string())
+        ),
+    };
+    let script = format!("{script}__shellgate_done={}\n", state::quote(call.token));
+    if let Err(e) = write_private(&files.apply, script.as_bytes()) {
+        eprint!(
+            "{}",
+            crate::error::person_message(Code::Internal, &e.to_string())
+        );
+    }
+    for stale in [&files.snapshot, &files.input, &files.history] {
+        let _ = std::fs::remove_file(stale);
+    }
+    status
+}
+
+/// What the apply script does besides saying the line is done.
+enum Apply {
+    /// Runs the line in the shell; the script sets `__shellgate_status` from it.
+    InShell(String),
+    /// Applies what the line changed; `pipestatus` is the line's `PIPESTATUS`, when known.
+    After {
+        script: String,
+        pipestatus: Option<String>,
+    },
+}
+
+impl Apply {
+    fn nothing() -> Apply {
+        Apply::After {
+            script: String::new(),
+            pipestatus: None,
+        }
+    }
+}
+
+/// The files of one line in the shell's private directory.
+struct Files {
+    snapshot: PathBuf,
+    input: PathBuf,
+    history: PathBuf,
+    apply: PathBuf,
+}
+
+impl Files {
+    fn new(dir: &Path, token: &str) -> Result<Files> {
+        // The directory comes from the shell's read-only `__shellgate_dir`; checked anyway:
+        // a private directory of this user's, in a `shells` directory.
+        let private = std::fs::canonicalize(dir).ok().filter(|d| {
+            d.parent().and_then(Path::file_name) == Some(std::ffi::OsStr::new(SHELLS_DIR))
+                && std::fs::symlink_metadata(d).is_ok_and(|m| {
+                    use std::os::unix::fs::MetadataExt;
+                    // SAFETY: geteuid has no preconditions.
+                    m.is_dir() && m.mode() & 0o077 == 0 && m.uid() == unsafe { libc::geteuid() }
+                })
+        });
+        let valid_token = !token.is_empty()
+            && token.len() <= 32
+            && token.bytes().all(|b| b.is_ascii_alphanumeric());
+        let (Some(dir), true) = (private, valid_token) else {
+            return Err(Error::internal(format!(
+                "the hook's directory {} or token is not shellgate's",
+                dir.display()
+            )));
+        };
+        clean_stale(&dir);
+        Ok(Files {
+            snapshot: dir.join(format!("{token}.snapshot")),
+            input: dir.join(format!("{token}.in")),
+            history: dir.join(format!("{token}.history")),
+            apply: dir.join(format!("{token}.apply")),
+        })
+    }
+}
+
+/// Apply scripts older than a minute were sourced long ago (or never will be).
+fn clean_stale(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age.as_secs() > 60);
+        if old {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)> {
+    let (before, known) = read_snapshot(dialect, files, call.dir);
+    let line = std::str::from_utf8(call.line)
+        .map_err(|_| Error::new(Code::InputRejected, "the line is not valid UTF-8"))?;
+    let mut shadowed = before.shadowing_names();
+    if dialect == Dialect::Zsh && global_alias_in(line, &before) {
+        // A global alias expands anywhere on the line: no word is what it looks like.
+        shadowed.extend(
+            crate::parse::parse(line, call.shell)
+                .commands
+                .into_iter()
+                .map(|c| c.program),
+        );
+    }
+    // A background line is already a job of the shell: inside the sandbox it runs in the
+    // foreground of its own shell (with `&` there it would end with that shell).
+    let text = if call.background {
+        without_background(line)
+    } else {
+        line
+    };
+    let mut input = state::render_input(dialect, &before);
+    if files.history.exists() {
+        let file = state::quote(&files.history.to_string_lossy());
+        input.push_str(&match dialect {
+            Dialect::Bash => format!("builtin history -c; builtin history -r {file}\n"),
+            Dialect::Zsh => format!("builtin fc -R {file}\n"),
+        });
+    }
+    // Inside a wrapped agent the `wrap` broker runs the line, and its protocol carries no
+    // descriptors: the line runs with the shell's state, and gives none back.
+    let no_state = call.background || crate::broker::broker_path().is_some();
+    if no_state && !call.background {
+        note_once(
+            call.dir,
+            "no-state-under-wrap",
+            "shellgate: under `wrap`, a line's changes to this shell (cd, variables, a venv) are \
+             not applied\n",
+        );
+    }
+    input.push_str(&runner_prelude(dialect, text, no_state));
+    write_private(&files.input, input.as_bytes())
+        .map_err(|e| Error::internal(format!("cannot write the line's input: {e}")))?;
+    let runner = runner(dialect, &files.input, &before.status, no_state);
+    let args: Vec<std::ffi::OsString> = match dialect {
+        Dialect::Bash => vec![
+            "--noprofile".into(),
+            "--norc".into(),
+            "-c".into(),
+            runner.into(),
+            "bash".into(),
+        ],
+        Dialect::Zsh => vec!["-f".into(), "-c".into(), runner.into(), "zsh".into()],
+    };
+    let cwd = crate::cmd::working_dir(None);
+    let request = LineRequest {
+        bytes: call.line,
+        shell: call.shell,
+        cwd: &cwd,
+        mode: None,
+        execution: Execution::ShellArgs(args),
+        streams: Streams::Inherit,
+        origin: Origin::Hook,
+        env: None,
+        cancel: None,
+        workspace: None,
+        process_group: None,
+    };
+    let (reader, writer) = pipe()?;
+    let collector = std::thread::spawn(move || collect(reader, Limits::DEFAULT.total_bytes));
+    let passed = [(writer.as_fd(), 3)];
+    let side = ShellSide {
+        passed: if no_state { &[] } else { &passed },
+        shadowed: &shadowed,
+    };
+    let outcome = gate::handle_with(&request, &side);
+    drop(writer);
+    let dump = collector.join().unwrap_or(Collected::TooLong);
+    match outcome {
+        Outcome::Refused(e) => {
+            eprint!("{}", crate::error::person_message(e.code, &e.reason));
+            Ok((e.code.exit_status(), Apply::nothing()))
+        }
+        Outcome::RunInShell => Ok((
+            0,
+            Apply::InShell(in_shell_apply(dialect, call, line, &shadowed)),
+        )),
+        Outcome::Ran(status) => {
+            let code = gate::exit_code(&status);
+            if no_state || !known {
+                // Without the state the line started from there is nothing to compare with.
+                return Ok((code, Apply::nothing()));
+            }
+            Ok((code, apply_changes(dialect, code, &before, dump)))
+        }
+    }
+}
+
+/// `LINE &` (also zsh's `&!` and `&|`) without its `&`.
+fn without_background(line: &str) -> &str {
+    let trimmed = line.trim_end();
+    trimmed
+        .strip_suffix("&!")
+        .or_else(|| trimmed.strip_suffix("&|"))
+        .or_else(|| trimmed.strip_suffix('&'))
+        .filter(|rest| !rest.ends_with('&') && !rest.ends_with('\\'))
+        .unwrap_or(line)
+}
+
+/// The person's state and whether it could be read; else an empty one (the line then runs
+/// without it, and nothing comes back) with a note: an unreadable dump of the shell's own state
+/// must not stop every line.
+fn read_snapshot(dialect: Dialect, files: &Files, dir: &Path) -> (State, bool) {
+    let bytes = match std::fs::File::open(&files.snapshot) {
+        Ok(file) => {
+            let mut bytes = Vec::new();
+            let _ = file
+                .take(Limits::DEFAULT.total_bytes as u64 + 1)
+                .read_to_end(&mut bytes);
+            bytes
+        }
+        Err(_) => return (State::default(), false),
+    };
+    match State::parse(dialect, &bytes, Limits::DEFAULT) {
+        Ok(state) => {
+            if state.functions_omitted {
+                note_once(
+                    dir,
+                    "functions-omitted",
+                    "shellgate: this shell's functions are over 1 MiB together, so gated lines \
+                     run without them (aliases and variables still go along)\n",
+                );
+            }
+            (state, true)
+        }
+        Err(e) => {
+            note_once(
+                dir,
+                "snapshot-unreadable",
+                &format!(
+                    "shellgate: this shell's state could not be read ({e}); gated lines run \
+                     without your aliases, functions and unexported variables\n"
+                ),
+            );
+            (State::default(), false)
+        }
+    }
+}
+
+/// A note told once per shell (a marker file in its private directory).
+fn note_once(dir: &Path, key: &str, text: &str) {
+    let marker = dir.join(format!("{key}.noted"));
+    if std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&marker)
+        .is_ok()
+    {
+        crate::approval::tell(text);
+    }
+}
+
+fn global_alias_in(line: &str, state: &State) -> bool {
+    state
+        .aliases
+        .keys()
+        .filter(|(kind, _)| *kind == state::AliasKind::Global)
+        .any(|(_, name)| {
+            line.split(|c: char| c.is_whitespace() || ";|&<>()".contains(c))
+                .any(|w| w == name)
+        })
+}
+
+/// The end of the input script: the line, shellgate's helpers, and (foreground only) the state
+/// after the line on descriptor 3, from an EXIT trap so that `exit` in the line still reports it.
+/// Descriptor 3 is moved out of the line's reach first (neither the line nor its programs get it).
+pub fn runner_prelude(dialect: Dialect, line: &str, background: bool) -> String {
+    let line = state::quote(line);
+    match (dialect, background) {
+        (Dialect::Bash, true) => {
+            format!("__shellgate_line={line}\n__shellgate_ret() {{ return \"$1\"; }}\n")
+        }
+        (Dialect::Bash, false) => format!(
+            "__shellgate_line={line}\n{dump}\n__shellgate_ret() {{ return \"$1\"; }}\n\
+             __shellgate_end() {{\n  __shellgate_st=${{__shellgate_ps-$?}}\n  builtin trap - EXIT\n  \
+             __shellgate_dump >&\"$__shellgate_out\" 2>/dev/null\n  \
+             builtin exit \"${{__shellgate_st%% *}}\"\n}}\n\
+             builtin exec {{__shellgate_out}}>&3 3>&-\nbuiltin trap __shellgate_end EXIT\n",
+            dump = state::bash::DUMP_FUNCTION,
+        ),
+        (Dialect::Zsh, true) => {
+            format!("__shellgate_line={line}\n__shellgate_ret() {{ return $1 }}\n")
+        }
+        (Dialect::Zsh, false) => format!(
+            "__shellgate_line={line}\n{dump}\n__shellgate_ret() {{ return $1 }}\n\
+             __shellgate_end() {{\n  __shellgate_st=${{__shellgate_ps-$?}}\n  \
+             __shellgate_dump >&$__shellgate_out 2>/dev/null\n  exit ${{__shellgate_st%% *}}\n}}\n\
+             exec {{__shellgate_out}}>&3 3>&-\nbuiltin trap __shellgate_end EXIT\n",
+            dump = state::zsh::DUMP_FUNCTION,
+        ),
+    }
+}
+
+/// The program the sandboxed shell runs with `-c`, on one line (so that the shell's messages
+/// about the line say `line 1`): source the input, set `$?` and `PIPESTATUS` as the previous line
+/// left them, and `eval` the line, keeping its own `$?` and `PIPESTATUS` for the state after it.
+pub fn runner(dialect: Dialect, input: &Path, previous: &[i32], background: bool) -> String {
+    let restore = restore_status(previous);
+    let input = state::quote(&input.to_string_lossy());
+    let keep = match dialect {
+        Dialect::Bash => "$'\\n''__shellgate_ps=\"$? ${PIPESTATUS[*]}\"'",
+        Dialect::Zsh => "$'\\n''__shellgate_ps=\"$? ${pipestatus[*]}\"'",
+    };
+    let keep = if background { "" } else { keep };
+    format!("builtin source -- {input}; {restore}; builtin eval -- \"$__shellgate_line\"{keep}")
+}
+
+/// `$?` and `PIPESTATUS` as `previous` has them (`$?` first): a pipeline of returns when the
+/// previous line was a pipeline, one return otherwise.
+fn restore_status(previous: &[i32]) -> String {
+    let status = |n: i32| format!("__shellgate_ret {}", n.clamp(0, 255));
+    match previous {
+        [] => status(0),
+        [last] | [last, _] => status(*last),
+        [_, pipes @ ..] => pipes
+            .iter()
+            .map(|n| status(*n))
+            .collect::<Vec<_>>()
+            .join(" | "),
+    }
+}
+
+/// The apply script for a line that runs in the shell: shellgate's own command by the binary's
+/// path, or the line itself with `eval` — checking once more that none of its commands is an
+/// alias or a function there (unless the whole line runs as typed: confirmed Full access, where
+/// the snapshot already named a shadowed command).
+fn in_shell_apply(dialect: Dialect, call: &Call, line: &str, shadowed: &[String]) -> String {
+    let parsed = crate::parse::parse(line, call.shell);
+    if let [only] = parsed.commands.as_slice()
+        && crate::shell::in_shell::self_command(only).is_some()
+        && let Some(binary) = crate::paths::binary()
+    {
+        let mut words = vec![state::quote(&binary.to_string_lossy())];
+        words.extend(only.argv.iter().map(|a| state::quote(a)));
+        return format!(
+            "{}\n__shellgate_status=$?\n__shellgate_pipestatus=(\"$__shellgate_status\")\n",
+            words.join(" ")
+        );
+    }
+    if let [only] = parsed.commands.as_slice()
+        && crate::shell::in_shell::starts_agent(only)
+        && let Some(binary) = crate::paths::binary()
+    {
+        // `shellgate wrap …` as typed, with the hook's binary for `shellgate`: a function for the
+        // duration of the line (no alias or function of that name exists, or it would not run
+        // here).
+        return format!(
+            "shellgate() {{ {} \"$@\"; }}\n__shellgate_ret \"${{__shellgate_st%% *}}\"\n\
+             builtin eval -- {}\n__shellgate_status=$?\nbuiltin unset -f shellgate\n\
+             __shellgate_pipestatus=(\"$__shellgate_status\")\n",
+            state::quote(&binary.to_string_lossy()),
+            state::quote(line)
+        );
+    }
+    let as_typed = parsed
+        .commands
+        .iter()
+        .any(|c| shadowed.contains(&c.program));
+    let mut programs: Vec<&str> = parsed.commands.iter().map(|c| c.program.as_str()).collect();
+    programs.sort_unstable();
+    programs.dedup();
+    let programs: Vec<&str> = programs
+        .into_iter()
+        .filter(|p| state::valid_function_name(p) || *p == "[" || *p == ":")
+        .collect();
+    let check = if as_typed || programs.is_empty() {
+        "false".to_owned()
+    } else {
+        programs
+            .iter()
+            .map(|p| match dialect {
+                Dialect::Bash => format!(
+                    "[[ -n ${{BASH_ALIASES[{q}]+x}} ]] || builtin declare -F -- {q} >/dev/null",
+                    q = state::quote(p)
+                ),
+                Dialect::Zsh => format!(
+                    "(( ${{+aliases[{q}]}} || ${{+functions[{q}]}} ))",
+                    q = state::quote(p)
+                ),
+            })
+            .collect::<Vec<_>>()
+            .join(" || ")
+    };
+    let line = state::quote(line);
+    let (print, pipestatus, split) = match dialect {
+        Dialect::Bash => (
+            "builtin printf '%s\\n'",
+            "${PIPESTATUS[*]}",
+            "${__shellgate_ps#* }",
+        ),
+        Dialect::Zsh => (
+            "builtin print -r --",
+            "${pipestatus[*]}",
+            "${=__shellgate_ps#* }",
+        ),
+    };
+    format!(
+        "if {check}; then\n  {print} {} >&2\n  __shellgate_status=126\n  \
+         __shellgate_pipestatus=(126)\nelse\n  __shellgate_ps=''\n  \
+         __shellgate_ret \"${{__shellgate_st%% *}}\"\n  \
+         builtin eval -- {line}$'\\n''__shellgate_ps=\"$? {pipestatus}\"'\n  __shellgate_status=$?\n  \
+         if [[ -n $__shellgate_ps ]]; then\n    __shellgate_status=${{__shellgate_ps%% *}}\n    \
+         __shellgate_pipestatus=({split})\n  else\n    __shellgate_pipestatus=(\"$__shellgate_status\")\n  fi\nfi\n",
+        state::quote(
+            "shellgate: not run: a command on this line is an alias or a function here, not the builtin"
+        )
+    )
+}
+
+/// What the line changed, sorted, asked about, and written as apply lines.
+fn apply_changes(dialect: Dialect, code: u8, before: &State, dump: Collected) -> Apply {
+    let bytes = match dump {
+        Collected::Bytes(bytes) if bytes.is_empty() => return Apply::nothing(),
+        Collected::Bytes(bytes) => bytes,
+        Collected::TooLong => {
+            crate::approval::tell(
+                "shellgate: the line's shell state was too large to read; none of it was applied\n",
+            );
+            return Apply::nothing();
+        }
+    };
+    let after = match State::parse(dialect, &bytes, Limits::DEFAULT) {
+        Ok(after) => after,
+        Err(e) => {
+            crate::approval::tell(&format!(
+                "shellgate: the line's shell state could not be read ({e}); none of it was \
+                 applied to this shell\n"
+            ));
+            return Apply::nothing();
+        }
+    };
+    let mut silent = Vec::new();
+    let mut asked = Vec::new();
+    let mut refused: Vec<(String, &'static str)> = Vec::new();
+    for change in state::changes(dialect, before, &after) {
+        match treatment(dialect, &change, before) {
+            Treatment::Silent => silent.push(change),
+            Treatment::Ask => asked.push(change),
+            Treatment::Never(why) => refused.push((change.label(), why)),
+        }
+    }
+    if dialect == Dialect::Bash {
+        let functions: Vec<(String, String)> = asked
+            .iter()
+            .filter_map(|c| match c {
+                Change::Function(name, text) => Some((name.clone(), text.clone())),
+                _ => None,
+            })
+            .collect();
+        if !functions.is_empty() {
+            let accepted = crate::shell::real_shell(ShellKind::Bash)
+                .map(|bash| state::bash::verify_functions(&bash, &functions))
+                .unwrap_or_default();
+            asked.retain(|c| match c {
+                Change::Function(name, _) if !accepted.contains(name) => {
+                    refused.push((
+                        c.label(),
+                        "bash could not confirm it is exactly one function definition",
+                    ));
+                    false
+                }
+                _ => true,
+            });
+        }
+    }
+    for (label, why) in &refused {
+        crate::approval::tell(&format!(
+            "shellgate: not applied to this shell: {label} ({why})\n"
+        ));
+    }
+    if !asked.is_empty() {
+        let refs: Vec<&Change> = asked.iter().collect();
+        match crate::approval::confirm(&state::question(&refs), crate::approval::DEFAULT_TIMEOUT) {
+            Ok(true) => silent.extend(asked),
+            Ok(false) => crate::approval::tell("shellgate: not applied\n"),
+            Err(e) => crate::approval::tell(&format!("shellgate: not applied: {}\n", e.reason)),
+        }
+    }
+    let script = state::render_apply(dialect, &silent, before);
+    let pipestatus = match after.status.as_slice() {
+        [last, pipes @ ..] if i32::from(code) == *last && !pipes.is_empty() => Some(
+            pipes
+                .iter()
+                .map(|p| (*p).clamp(0, 255).to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        _ => None,
+    };
+    Apply::After { script, pipestatus }
+}
+
+fn treatment(dialect: Dialect, change: &Change, before: &State) -> Treatment {
+    let builtin_named = |name: &str| match dialect {
+        Dialect::Bash => state::bash::BUILTINS.contains(&name),
+        Dialect::Zsh => state::zsh::BUILTINS.contains(&name),
+    };
+    match change {
+        Change::Function(name, _) if builtin_named(name) => Treatment::Never(
+            "a function named like a shell builtin: define it in your startup file",
+        ),
+        _ => state::treatment(dialect, change, before),
+    }
+}
+
+enum Collected {
+    Bytes(Vec<u8>),
+    TooLong,
+}
+
+/// Reads the line's state from the pipe while the line runs (it may be larger than the pipe's
+/// buffer, and a writer blocked on a full pipe would never finish), up to `limit`; the rest is
+/// read and dropped so that the writer is never blocked.
+fn collect(reader: OwnedFd, limit: usize) -> Collected {
+    let mut file = std::fs::File::from(reader);
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 65536];
+    let mut too_long = false;
+    loop {
+        match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) if bytes.len() + n <= limit => bytes.extend_from_slice(&chunk[..n]),
+            Ok(_) => too_long = true,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    if too_long {
+        Collected::TooLong
+    } else {
+        Collected::Bytes(bytes)
+    }
+}
+
+fn pipe() -> Result<(OwnedFd, OwnedFd)> {
+    let (reader, writer) = std::io::pipe()
+        .map_err(|e| Error::internal(format!("cannot make a pipe for the line's state: {e}")))?;
+    Ok((reader.into(), writer.into()))
+}
+
+/// Writes `bytes` to `path` (0600) through a temporary name, so a reader sees all or nothing.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let staged = path.with_extension("staged");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&staged)?;
+    file.write_all(bytes)?;
+    drop(file);
+    std::fs::rename(&staged, path)
+}
+
+/// Creates (0700) and returns this shell's private directory, `shells/SESSION-PID` in shellgate's
+/// state directory, removing the directories of shells that are gone.
+pub fn prepare_dir(pid: i32) -> Result<PathBuf> {
+    let paths = crate::audit::StatePaths::from_env()?;
+    let session = std::env::var(crate::audit::paths::SESSION_ENV).unwrap_or_default();
+    if !crate::audit::paths::is_valid_id(&session) {
+        return Err(Error::usage(
+            "no valid SHELLGATE_SESSION in the environment",
+        ));
+    }
+    let root = paths.root().join(SHELLS_DIR);
+    crate::audit::paths::ensure_private_dir(&root)?;
+    if let Ok(entries) = std::fs::read_dir(&root) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let gone = name
+                .rsplit_once('-')
+                .and_then(|(_, pid)| pid.parse::<i32>().ok())
+                // SAFETY: kill with signal 0 only checks that the process exists.
+                .is_some_and(|p| {
+                    p > 1
+                        && unsafe { libc::kill(p, 0) } != 0
+                        && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+                });
+            if gone {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    let dir = root.join(format!("{session}-{pid}"));
+    crate::audit::paths::ensure_private_dir(&dir)?;
+    Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_background_line_runs_in_the_foreground_of_its_sandbox() {
+        assert_eq!(without_background("sleep 30 &"), "sleep 30 ");
+        assert_eq!(without_background("sleep 30 &! "), "sleep 30 ");
+        assert_eq!(without_background("a && b"), "a && b");
+        assert_eq!(without_background("echo \\&"), "echo \\&");
+    }
+
+    #[test]
+    fn the_previous_status_is_restored_as_it_was() {
+        assert_eq!(restore_status(&[]), "__shellgate_ret 0");
+        assert_eq!(restore_status(&[7, 7]), "__shellgate_ret 7");
+        assert_eq!(
+            restore_status(&[1, 0, 1]),
+            "__shellgate_ret 0 | __shellgate_ret 1"
+        );
+    }
+
+    /// The runner in the real shell: the line sees the state and `$?` of the previous line, and
+    /// its own state comes out on descriptor 3, even when it exits.
+    #[test]
+    fn the_bash_runner_reports_state_after_the_line_even_on_exit() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in");
+        let state = "greet() { echo \"hi $1\"; }\nbuiltin alias ll='echo listed'\n\
+                     builtin shopt -s expand_aliases\nSECRET=unexported\n";
+        let bash = crate::shell::real_shell(ShellKind::Bash).unwrap();
+        let out_file = dir.path().join("out");
+        for (line, status) in [
+            ("echo \"$? $SECRET\"; greet you; ll; X=1; cd /", 0),
+            ("true | false; exit 3", 3),
+            ("nosuchcommand-x", 127),
+        ] {
+            std::fs::write(
+                &input,
+                format!("{state}{}", runner_prelude(Dialect::Bash, line, false)),
+            )
+            .unwrap();
+            let out = std::process::Command::new("/bin/sh")
+                .arg("-c")
+                .arg("exec \"$0\" --noprofile --norc -c \"$1\" bash 3>\"$2\"")
+                .arg(&bash)
+                .arg(runner(Dialect::Bash, &input, &[4, 4], false))
+                .arg(&out_file)
+                .env_clear()
+                .env("PATH", "/usr/bin:/bin")
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(status), "{stderr}");
+            let after = State::parse(
+                Dialect::Bash,
+                &std::fs::read(&out_file).unwrap(),
+                Limits::DEFAULT,
+            )
+            .unwrap();
+            match status {
+                0 => {
+                    assert_eq!(
+                        String::from_utf8_lossy(&out.stdout),
+                        "4 unexported\nhi you\nlisted\n"
+                    );
+                    assert_eq!(after.cwd.as_deref(), Some("/"));
+                    assert!(after.vars.contains_key("X"));
+                }
+                3 => assert_eq!(after.status, vec![3], "exit reports its own status"),
+                _ => assert!(
+                    stderr.starts_with("bash: line 1: nosuchcommand-x"),
+                    "{stderr}"
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn the_line_is_quoted_into_the_runner_not_spliced() {
+        let text = runner_prelude(Dialect::Bash, "echo '$(x)'; \"", false);
+        assert!(
+            text.starts_with("__shellgate_line='echo '\\''$(x)'\\''; \"'\n"),
+            "{text}"
+        );
+    }
+}

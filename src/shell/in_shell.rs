@@ -1,0 +1,289 @@
+//! Which allowed lines an interactive hook runs in the shell itself instead of the sandbox.
+//!
+//! A handful of builtins only change or print the shell's own state (`cd`, `export`, `alias`,
+//! `set -o vi`, `jobs`, `fg`, `trap -p`…): they start no program, so the sandbox has nothing to
+//! contain, and some of them (`fg`, `jobs`, `kill %1`, `trap -p`, `bind -P`) are only meaningful
+//! in the person's shell. A line made only of those, with literal arguments and no redirection,
+//! runs in the shell. The hook's function runs it there with `eval`, inside the function, so
+//! forms that would act on the function rather than the shell stay out (`typeset NAME=…` and
+//! `declare NAME=…` make a local, `set -- …` sets the function's arguments): those run in the
+//! sandbox, and their effect comes back as state.
+//!
+//! A name is the builtin only if nothing in the shell shadows it: the hook passes the names that
+//! are aliases, functions or disabled builtins there, and a command of one of those names never
+//! runs in the shell as if it were the builtin (an alias `cd='…'` runs whatever it says).
+//!
+//! shellgate's own commands (`status`, `log`, `doctor`, `mode`, …) run in the shell too, with
+//! the binary the hook was installed with — never a `shellgate` found on `PATH` — and only as
+//! the line's one command: they read shellgate's state, or ask the person on the terminal
+//! themselves before writing it, and inside the sandbox they would see the sandbox instead of
+//! the system (`doctor` would find it "not enforceable").
+
+use crate::mode::{Resolved, SandboxPolicy};
+use crate::parse::{Command, ShellKind};
+use crate::policy::Decision;
+use crate::shell::state::{Change, Dialect, OptionKind, State, Treatment, treatment};
+
+/// Builtins of both bash and zsh that may run in the shell with any literal arguments.
+const STATE_BUILTINS: [&str; 26] = [
+    "cd", "pushd", "popd", "dirs", "export", "unset", "alias", "unalias", "umask", "history",
+    "jobs", "fg", "bg", "wait", "disown", "exit", "logout", "true", "false", ":", "hash", "type",
+    "pwd", "echo", "printf", "test",
+];
+
+/// shellgate's subcommands that run in the shell (see the module comment).
+const SELF_COMMANDS: [&str; 11] = [
+    "status",
+    "log",
+    "doctor",
+    "mode",
+    "permissions",
+    "auto-review",
+    "rules",
+    "config",
+    "exit-codes",
+    "panel",
+    "help",
+];
+
+/// May an allowed line run in the interactive shell itself? `shadowed`: the names the shell has
+/// as aliases, functions or disabled builtins.
+pub fn may_run_in_shell(
+    decision: &Decision,
+    mode: &Resolved,
+    shell: ShellKind,
+    shadowed: &[String],
+) -> bool {
+    if mode.sandbox == SandboxPolicy::FullAccess {
+        return true;
+    }
+    let plain = decision.opaque.is_empty() && decision.hook_state.is_empty();
+    if !plain || decision.commands.is_empty() {
+        return false;
+    }
+    if let [only] = decision.commands.as_slice()
+        && (self_command(only).is_some()
+            || starts_agent(only) && !shadowed.iter().any(|n| n == "shellgate"))
+    {
+        return true;
+    }
+    decision.commands.iter().all(|c| {
+        c.writes.is_empty()
+            && !c.args_dynamic
+            && c.path.is_none()
+            && !c.calls_line_function
+            && c.via.iter().all(|v| v == "builtin" || v == "command")
+            && !shadowed.contains(&c.program)
+            && builtin_form(shell, c)
+    })
+}
+
+/// The subcommand, when `command` is `shellgate SUBCOMMAND …` typed by name with literal
+/// arguments and no redirection.
+pub fn self_command(command: &Command) -> Option<&str> {
+    let sub = command.argv.first()?;
+    (command.program == "shellgate"
+        && command.path.is_none()
+        && command.via.is_empty()
+        && command.writes.is_empty()
+        && !command.args_dynamic
+        && SELF_COMMANDS.contains(&sub.as_str()))
+    .then_some(sub.as_str())
+}
+
+/// `shellgate wrap … -- AGENT`, typed by name: once a person allowed it, it runs in the shell (the
+/// agent needs the network and a sandbox of its own, and every line it runs is gated by that
+/// `wrap`), with the hook's binary.
+pub fn starts_agent(command: &Command) -> bool {
+    command.via.len() == 1 && command.via[0] == "shellgate wrap" && command.writes.is_empty()
+}
+
+/// Whether this builtin, with these arguments, only changes or prints the shell's state and acts
+/// on the shell (not on the hook's function) when run inside the function.
+fn builtin_form(shell: ShellKind, c: &Command) -> bool {
+    let args: Vec<&str> = c.argv.iter().map(String::as_str).collect();
+    let bash = shell == ShellKind::Bash;
+    let zsh = shell == ShellKind::Zsh;
+    match c.program.as_str() {
+        name if STATE_BUILTINS.contains(&name) => true,
+        "[" => true,
+        "kill" => {
+            args.iter().any(|a| a.starts_with('%'))
+                && args
+                    .iter()
+                    .all(|a| a.starts_with('%') || a.starts_with('-'))
+        }
+        "set" => set_options_only(shell, &args),
+        "trap" => matches!(args.first(), None | Some(&"-p") | Some(&"-l")),
+        "declare" | "typeset" => args.iter().all(|a| match a.strip_prefix('-') {
+            Some(flags) => !flags.is_empty() && flags.chars().all(|f| "pfF".contains(f)),
+            None => !a.contains('='),
+        }),
+        "help" if bash => true,
+        "shopt" if bash => shopt_ordinary(&args),
+        "bind" if bash => args
+            .iter()
+            .all(|a| ["-p", "-P", "-s", "-S", "-v", "-V", "-X", "-l"].contains(a)),
+        "complete" if bash => args.first() == Some(&"-p"),
+        "setopt" | "unsetopt" if zsh => args.iter().all(|a| {
+            let name: String = a
+                .trim_start_matches("no")
+                .chars()
+                .filter(|c| *c != '_')
+                .map(|c| c.to_ascii_lowercase())
+                .collect();
+            !a.starts_with(['-', '+']) && ordinary_option(ShellKind::Zsh, OptionKind::Set, &name)
+        }),
+        "whence" | "where" | "which" | "rehash" if zsh => true,
+        "functions" if zsh => args.iter().all(|a| !a.starts_with(['-', '+'])),
+        "bindkey" if zsh => matches!(args.as_slice(), [] | ["-L"] | ["-l"]),
+        _ => false,
+    }
+}
+
+/// An option a line may change in the shell without asking (see [`crate::shell::state`]'s
+/// treatments): the rest go through the sandbox, and come back as a change to confirm or refuse.
+fn ordinary_option(shell: ShellKind, kind: OptionKind, name: &str) -> bool {
+    let dialect = match shell {
+        ShellKind::Zsh => Dialect::Zsh,
+        _ => Dialect::Bash,
+    };
+    let change = Change::Option(kind, name.to_owned(), true);
+    let off = Change::Option(kind, name.to_owned(), false);
+    let before = State::default();
+    treatment(dialect, &change, &before) == Treatment::Silent
+        && treatment(dialect, &off, &before) == Treatment::Silent
+}
+
+/// `set` that only lists, or turns ordinary options on and off (`-o vi`, `-eu`): not `set -- args`
+/// or `set args`, which inside the hook's function would set its parameters.
+fn set_options_only(shell: ShellKind, args: &[&str]) -> bool {
+    /// Single-letter options that are ordinary (not `-H`, `-T`, `-E`, `-p`, `-m`, `-n`, `-t`).
+    const LETTERS: &str = "abefhkuvxBCP";
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i];
+        if a == "-o" || a == "+o" {
+            match args.get(i + 1) {
+                // History on or off is the person's own choice, typed at their prompt (a
+                // line's change to it comes back as a question instead).
+                Some(name)
+                    if *name == "history" || ordinary_option(shell, OptionKind::Set, name) =>
+                {
+                    i += 2
+                }
+                // `set -o` alone lists.
+                None if args.len() == 1 => i += 1,
+                _ => return false,
+            }
+            continue;
+        }
+        let flags = a.strip_prefix('-').or_else(|| a.strip_prefix('+'));
+        match flags {
+            Some(f) if !f.is_empty() && f.chars().all(|c| LETTERS.contains(c)) => i += 1,
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// `shopt` listing (`shopt`, `shopt -p`, `shopt NAME`), or setting ordinary options.
+fn shopt_ordinary(args: &[&str]) -> bool {
+    let names = args.iter().filter(|a| !a.starts_with('-'));
+    let setting = args
+        .iter()
+        .any(|a| a.starts_with("-s") || a.starts_with("-u"));
+    !setting
+        || names
+            .into_iter()
+            .all(|n| ordinary_option(ShellKind::Bash, OptionKind::Shopt, n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::mode::SessionFacts;
+
+    /// Whether `line` runs in the shell, taking the decision core's word for what is plain: this
+    /// module's own restrictions are what is tested (the core may call `set -o vi` hook state;
+    /// then it never gets here unless allowed, and what runs in the shell is still decided here).
+    fn in_shell(line: &str, shell: ShellKind, shadowed: &[&str]) -> bool {
+        let config = Config::builtin();
+        let mode = crate::mode::resolve(Some("ask"), &config, SessionFacts::default());
+        let mut decision = crate::policy::decide_bytes(line.as_bytes(), shell, "/", &config, &mode);
+        decision.hook_state.clear();
+        decision.opaque.clear();
+        let shadowed: Vec<String> = shadowed.iter().map(|s| (*s).to_owned()).collect();
+        may_run_in_shell(&decision, &mode, shell, &shadowed)
+    }
+
+    #[test]
+    fn state_builtins_run_in_the_shell() {
+        for line in [
+            "cd /tmp",
+            "cd /tmp && pwd",
+            "export EDITOR=vim",
+            "alias l=ls",
+            "set -o vi",
+            "set -eu",
+            "set +o history",
+            "set -o",
+            "jobs",
+            "fg %1",
+            "kill %1",
+            "kill -9 %2",
+            "trap -p",
+            "declare -p PS1",
+            "declare -f greet",
+            "shopt",
+            "bind -P",
+            "umask 022",
+            "shellgate status",
+            "shellgate doctor",
+            "shellgate mode",
+        ] {
+            assert!(in_shell(line, ShellKind::Bash, &[]), "{line}");
+        }
+        assert!(in_shell("setopt autocd", ShellKind::Zsh, &[]));
+        assert!(in_shell("which ls", ShellKind::Zsh, &[]));
+    }
+
+    #[test]
+    fn everything_else_runs_in_the_sandbox() {
+        for line in [
+            "ls",
+            "cd /tmp && ls",
+            "typeset X=1",
+            "declare X=1",
+            "declare -x X",
+            "set -- a b",
+            "set -o functrace",
+            "shopt -u promptvars",
+            "shopt -s extdebug",
+            "set a",
+            "kill 1234",
+            "trap 'echo x' INT",
+            "echo hi > f",
+            "echo $HOME",
+            "sudo cd /",
+            "/usr/bin/cd x",
+            "shellgate status; cd /tmp",
+            "shellgate status | cat",
+            "shellgate run -- ls",
+            "which ls",
+            "FOO=1",
+        ] {
+            assert!(!in_shell(line, ShellKind::Bash, &[]), "{line}");
+        }
+        // An alias or a function of that name is not the builtin.
+        assert!(!in_shell("cd /tmp", ShellKind::Bash, &["cd"]));
+        // shellgate's own commands run the hook's binary by its path: an alias or a function
+        // named `shellgate` is not what runs.
+        assert!(in_shell(
+            "shellgate status",
+            ShellKind::Bash,
+            &["shellgate"]
+        ));
+    }
+}

@@ -1,0 +1,843 @@
+//! The interactive shell's state around a gated line: what the line sees, and what it changed.
+//!
+//! A line typed in a hooked bash or zsh runs in the sandbox, in a fresh non-interactive shell.
+//! For it to behave as it would have in the person's shell, that shell's state goes in with it,
+//! and for the line to have its effect on the shell (`cd`, `export`, `source .venv/bin/activate`),
+//! its state comes back out:
+//!
+//! 1. **In.** The hook's function dumps the shell's state with builtins only ([`State`]: variables,
+//!    functions, aliases, options, umask, working directory, `$?` and `PIPESTATUS`) to a private
+//!    file. shellgate parses it and writes the script the sandboxed shell sources first
+//!    ([`render_input`]): everything but what must not be copied (the shell's own dynamic
+//!    variables, shellgate's names, read-only specials).
+//! 2. **Out.** After the line, the sandboxed shell dumps its state the same way on descriptor 3.
+//!    That text was written inside the sandbox by whatever the line ran: it is **untrusted**. It
+//!    is parsed with limits ([`Limits`]), compared with what went in ([`changes`]), and each change
+//!    gets a [`Treatment`]: applied silently (the working directory, ordinary variables and
+//!    exports, unsets, ordinary options, the umask), applied only after the person says yes
+//!    (functions and aliases — they can later run outside every sandbox, from the prompt, a
+//!    completion or a trap — and the protected names of [`protected_var`]), or never (shellgate's
+//!    own names, read-only variables, anything that would unhook the shell).
+//! 3. **Apply.** shellgate writes the script the hook's function sources in the person's shell
+//!    ([`render_apply`]), generated here with every name validated and every value single-quoted:
+//!    no text from the sandbox is ever executed there, except a function definition the person
+//!    accepted, and only after the shell's own parser checked it is exactly one definition of that
+//!    name ([`bash::verify_functions`]; zsh parses `functions[name]=body` without running it).
+
+pub mod bash;
+pub mod zsh;
+
+use std::collections::BTreeMap;
+
+/// Which shell's dump and scripts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Bash,
+    Zsh,
+}
+
+/// A variable's value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    /// Declared without a value (`declare -x NAME`).
+    Unset,
+    Scalar(String),
+    /// An indexed array: (index, element), as the shell listed them.
+    Indexed(Vec<(u64, String)>),
+    /// An associative array: (key, value), as the shell listed them.
+    Assoc(Vec<(String, String)>),
+}
+
+/// The attributes shellgate acts on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Attrs {
+    pub exported: bool,
+    pub readonly: bool,
+    /// Integer or float: an assignment is evaluated as arithmetic, which can run code
+    /// (`a[$(cmd)]`), so such a variable is unset before a value from the sandbox is assigned.
+    pub arithmetic: bool,
+    pub nameref: bool,
+    /// A zsh special parameter (tied, or with a meaning to the shell).
+    pub special: bool,
+    /// The shell's own attribute letters (bash) or type words (zsh), for the input script.
+    pub raw: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Var {
+    pub attrs: Attrs,
+    pub value: Value,
+}
+
+/// Which alias table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AliasKind {
+    Regular,
+    /// zsh `alias -g`: expanded anywhere on a line.
+    Global,
+    /// zsh `alias -s`: a file suffix.
+    Suffix,
+}
+
+/// Which option table (bash has two).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum OptionKind {
+    /// bash `set -o`, zsh `setopt`.
+    Set,
+    /// bash `shopt`.
+    Shopt,
+}
+
+/// One shell's state, as dumped by the hook's dump function.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct State {
+    pub vars: BTreeMap<String, Var>,
+    /// Name → definition (bash: the `declare -f` text; zsh: the body).
+    pub functions: BTreeMap<String, String>,
+    /// The functions were over [`Limits::functions_bytes`] and left out.
+    pub functions_omitted: bool,
+    pub aliases: BTreeMap<(AliasKind, String), String>,
+    pub options: BTreeMap<(OptionKind, String), bool>,
+    pub umask: Option<String>,
+    pub cwd: Option<String>,
+    /// Builtins turned off (`enable -n`, `disable`).
+    pub disabled: Vec<String>,
+    /// `$?` then each `PIPESTATUS`/`pipestatus` element, at the time of the dump.
+    pub status: Vec<i32>,
+}
+
+/// Bounds on what is read: the shell's own dump, and the untrusted one from the sandbox.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// The whole dump.
+    pub total_bytes: usize,
+    /// The function definitions; beyond this they are left out, and the person told once.
+    pub functions_bytes: usize,
+    /// Variables, functions, aliases and options, each.
+    pub entries: usize,
+}
+
+impl Limits {
+    pub const DEFAULT: Limits = Limits {
+        total_bytes: 8 << 20,
+        functions_bytes: 1 << 20,
+        entries: 20_000,
+    };
+}
+
+/// Why a dump could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DumpError(pub String);
+
+impl std::fmt::Display for DumpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl State {
+    /// Parses a dump of `dialect`'s dump function.
+    pub fn parse(dialect: Dialect, dump: &[u8], limits: Limits) -> Result<State, DumpError> {
+        if dump.len() > limits.total_bytes {
+            return Err(DumpError(format!(
+                "the shell state is larger than {} bytes",
+                limits.total_bytes
+            )));
+        }
+        match dialect {
+            Dialect::Bash => bash::parse(dump, limits),
+            Dialect::Zsh => zsh::parse(dump, limits),
+        }
+    }
+
+    /// Names that, in this shell, are not the builtin of that name: aliases, functions, and
+    /// builtins turned off. A line whose command is one of them must not run in the shell as if
+    /// it were the builtin (an alias `cd='…'` runs whatever it says).
+    pub fn shadowing_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .aliases
+            .keys()
+            .filter(|(kind, _)| *kind == AliasKind::Regular)
+            .map(|(_, name)| name.clone())
+            .collect();
+        names.extend(self.functions.keys().cloned());
+        names.extend(self.disabled.iter().cloned());
+        names
+    }
+}
+
+/// The variables every dump leaves out and every diff ignores: the shell's own dynamic and
+/// per-process variables, which differ between the person's shell and the sandboxed one by
+/// nature (`SHLVL` is one more there, `BASHPID` another process), and what the sandbox itself
+/// sets (`TMPDIR` for read-only lines, `SHELLGATE_SANDBOXED`).
+pub fn is_shell_own(dialect: Dialect, name: &str) -> bool {
+    const COMMON: [&str; 12] = [
+        "_", "PWD", "SHLVL", "PPID", "UID", "EUID", "RANDOM", "SECONDS", "LINENO", "COLUMNS",
+        "LINES", "TMPDIR",
+    ];
+    const BASH: [&str; 32] = [
+        "BASH",
+        "BASHOPTS",
+        "BASHPID",
+        "BASH_ALIASES",
+        "BASH_ARGC",
+        "BASH_ARGV",
+        "BASH_ARGV0",
+        "BASH_CMDS",
+        "BASH_COMMAND",
+        "BASH_EXECUTION_STRING",
+        "BASH_LINENO",
+        "BASH_REMATCH",
+        "BASH_SOURCE",
+        "BASH_SUBSHELL",
+        "BASH_VERSINFO",
+        "BASH_VERSION",
+        "DIRSTACK",
+        "EPOCHREALTIME",
+        "EPOCHSECONDS",
+        "FUNCNAME",
+        "GROUPS",
+        "HISTCMD",
+        "HOSTNAME",
+        "HOSTTYPE",
+        "MACHTYPE",
+        "OSTYPE",
+        "PIPESTATUS",
+        "SHELLOPTS",
+        "SRANDOM",
+        "COMP_WORDBREAKS",
+        "OPTIND",
+        "OPTERR",
+    ];
+    const ZSH: [&str; 21] = [
+        "0",
+        "ZSH_ARGZERO",
+        "ZSH_SUBSHELL",
+        "ZSH_EXECUTION_STRING",
+        "ZSH_EVAL_CONTEXT",
+        "ZSH_NAME",
+        "ZSH_VERSION",
+        "ZSH_PATCHLEVEL",
+        "EPOCHSECONDS",
+        "EPOCHREALTIME",
+        "HISTCMD",
+        "TTY",
+        "TTYIDLE",
+        "status",
+        "pipestatus",
+        "argv",
+        "ARGC",
+        "funcstack",
+        "funcfiletrace",
+        "funcsourcetrace",
+        "functrace",
+    ];
+    if name.starts_with("__shellgate") || name.starts_with(crate::shell::SHELLGATE_VAR_PREFIX) {
+        return true;
+    }
+    if name.starts_with("READLINE_") || name.starts_with("COMP_") {
+        return true;
+    }
+    COMMON.contains(&name)
+        || match dialect {
+            Dialect::Bash => BASH.contains(&name),
+            Dialect::Zsh => ZSH.contains(&name) || name.starts_with("ZSH_EVAL"),
+        }
+}
+
+/// What becomes of one change the line made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Treatment {
+    /// Applied without asking.
+    Silent,
+    /// Applied only after the person says yes.
+    Ask,
+    /// Never applied; the reason is told to the person.
+    Never(&'static str),
+}
+
+/// What changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    Cwd(String),
+    /// Set (new or changed): the variable as it is after the line.
+    Var(String, Var),
+    Unset(String),
+    Function(String, String),
+    FunctionRemoved(String),
+    Alias(AliasKind, String, String),
+    AliasRemoved(AliasKind, String),
+    Option(OptionKind, String, bool),
+    Umask(String),
+}
+
+impl Change {
+    /// How the person sees it in the question: `PATH`, `deactivate()`, `alias ll`.
+    pub fn label(&self) -> String {
+        match self {
+            Change::Cwd(dir) => format!("the directory ({dir})"),
+            Change::Var(name, _) | Change::Unset(name) => name.clone(),
+            Change::Function(name, _) | Change::FunctionRemoved(name) => format!("{name}()"),
+            Change::Alias(_, name, _) | Change::AliasRemoved(_, name) => format!("alias {name}"),
+            Change::Option(_, name, _) => format!("option {name}"),
+            Change::Umask(_) => "the umask".to_owned(),
+        }
+    }
+
+    /// The verb of the question: "changed", "defined", "removed".
+    fn verb(&self) -> &'static str {
+        match self {
+            Change::Unset(_) | Change::FunctionRemoved(_) | Change::AliasRemoved(..) => "removed",
+            Change::Function(..) | Change::Alias(..) => "defined",
+            _ => "changed",
+        }
+    }
+}
+
+/// Everything the line changed in the shell's state, from `before` (what went into the sandbox)
+/// to `after` (what came out). Only what went in is compared: a variable the input left out, or
+/// the functions when they were omitted, cannot come back changed.
+pub fn changes(dialect: Dialect, before: &State, after: &State) -> Vec<Change> {
+    let mut out = Vec::new();
+    if let Some(cwd) = &after.cwd
+        && before.cwd.as_ref() != Some(cwd)
+    {
+        out.push(Change::Cwd(cwd.clone()));
+    }
+    let sent = |name: &str| !is_shell_own(dialect, name);
+    for (name, var) in &after.vars {
+        if !sent(name) {
+            continue;
+        }
+        match before.vars.get(name) {
+            Some(old) if !var_differs(old, var) => {}
+            Some(old) if skipped_on_input(dialect, name, old) => {}
+            _ => out.push(Change::Var(name.clone(), var.clone())),
+        }
+    }
+    for (name, old) in &before.vars {
+        if sent(name) && !skipped_on_input(dialect, name, old) && !after.vars.contains_key(name) {
+            out.push(Change::Unset(name.clone()));
+        }
+    }
+    if !before.functions_omitted && !after.functions_omitted {
+        for (name, text) in &after.functions {
+            if name.starts_with("__shellgate") {
+                continue;
+            }
+            if before
+                .functions
+                .get(name)
+                .is_none_or(|old| !same_function(dialect, old, text))
+            {
+                out.push(Change::Function(name.clone(), text.clone()));
+            }
+        }
+        for name in before.functions.keys() {
+            if !name.starts_with("__shellgate") && !after.functions.contains_key(name) {
+                out.push(Change::FunctionRemoved(name.clone()));
+            }
+        }
+    }
+    for ((kind, name), value) in &after.aliases {
+        if before.aliases.get(&(*kind, name.clone())) != Some(value) {
+            out.push(Change::Alias(*kind, name.clone(), value.clone()));
+        }
+    }
+    for (kind, name) in before.aliases.keys() {
+        if !after.aliases.contains_key(&(*kind, name.clone())) {
+            out.push(Change::AliasRemoved(*kind, name.clone()));
+        }
+    }
+    for ((kind, name), on) in &after.options {
+        if let Some(was) = before.options.get(&(*kind, name.clone()))
+            && was != on
+            && option_sent(dialect, *kind, name)
+        {
+            out.push(Change::Option(*kind, name.clone(), *on));
+        }
+    }
+    if let Some(umask) = &after.umask
+        && before.umask.as_ref() != Some(umask)
+    {
+        out.push(Change::Umask(umask.clone()));
+    }
+    out
+}
+
+/// zsh prints a function's body re-indented, and an autoload stub differently from the function
+/// once defined from the same text: bodies are compared line by line without the indentation.
+fn same_function(dialect: Dialect, old: &str, new: &str) -> bool {
+    match dialect {
+        Dialect::Bash => old == new,
+        Dialect::Zsh => old
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .eq(new.lines().map(str::trim).filter(|l| !l.is_empty())),
+    }
+}
+
+fn var_differs(old: &Var, new: &Var) -> bool {
+    old.value != new.value
+        || old.attrs.exported != new.attrs.exported
+        || old.attrs.readonly != new.attrs.readonly
+}
+
+/// Variables the input script does not copy into the sandbox (see [`bash::render_input`] and
+/// [`zsh::render_input`]): a difference there says nothing about the line.
+fn skipped_on_input(dialect: Dialect, name: &str, var: &Var) -> bool {
+    match dialect {
+        Dialect::Bash => false,
+        Dialect::Zsh => zsh::skipped_on_input(name, var),
+    }
+}
+
+/// Options the input script sets in the sandbox; only those can be compared.
+pub fn option_sent(dialect: Dialect, kind: OptionKind, name: &str) -> bool {
+    match dialect {
+        Dialect::Bash => bash::option_sent(kind, name),
+        Dialect::Zsh => zsh::option_sent(name),
+    }
+}
+
+/// Variables a line may change only with the person's yes: they decide what later runs outside
+/// the sandbox (`PATH`, `LD_PRELOAD`, `BASH_ENV`, prompts that are expanded, hook arrays), how the
+/// shell reads and records lines (`IFS`, `HIST*`), or where configuration comes from (`HOME`,
+/// `XDG_*`, `ZDOTDIR`).
+pub fn protected_var(name: &str) -> bool {
+    const NAMES: [&str; 30] = [
+        "PATH",
+        "HOME",
+        "IFS",
+        "PS1",
+        "PS2",
+        "PS3",
+        "PS4",
+        "PROMPT",
+        "PROMPT2",
+        "PROMPT3",
+        "PROMPT4",
+        "RPROMPT",
+        "RPS1",
+        "RPROMPT2",
+        "RPS2",
+        "PROMPT_COMMAND",
+        "BASH_ENV",
+        "ENV",
+        "ZDOTDIR",
+        "CDPATH",
+        "FPATH",
+        "FUNCNEST",
+        "BASH_LOADABLES_PATH",
+        "BASH_XTRACEFD",
+        "EXECIGNORE",
+        "histchars",
+        "precmd_functions",
+        "preexec_functions",
+        "chpwd_functions",
+        "zshaddhistory_functions",
+    ];
+    const OTHER_HOOKS: [&str; 6] = [
+        "periodic_functions",
+        "zshexit_functions",
+        "zsh_directory_name_functions",
+        "BASH_COMPAT",
+        "POSIXLY_CORRECT",
+        "INPUTRC",
+    ];
+    NAMES.contains(&name)
+        || OTHER_HOOKS.contains(&name)
+        || name.starts_with("HIST")
+        || name.starts_with("LD_")
+        || name.starts_with("XDG_")
+        || name.starts_with(crate::shell::SHELLGATE_VAR_PREFIX)
+}
+
+/// The zsh hook arrays: a change that drops shellgate's own entry would unhook the shell.
+const ZSH_HOOK_ARRAYS: [&str; 4] = [
+    "precmd_functions",
+    "preexec_functions",
+    "zshaddhistory_functions",
+    "chpwd_functions",
+];
+
+/// How a change is treated (see the module comment). `before` is the shell's state when the line
+/// started.
+pub fn treatment(dialect: Dialect, change: &Change, before: &State) -> Treatment {
+    match change {
+        Change::Cwd(_) | Change::Umask(_) => Treatment::Silent,
+        Change::Var(name, var) => var_treatment(name, Some(var), before),
+        Change::Unset(name) => var_treatment(name, None, before),
+        Change::Function(name, _) | Change::FunctionRemoved(name)
+            if name.starts_with("__shellgate") =>
+        {
+            Treatment::Never("shellgate's own hook")
+        }
+        // zsh runs a function named TRAPINT, TRAPDEBUG, TRAPEXIT … as a trap.
+        Change::Function(name, _) if dialect == Dialect::Zsh && name.starts_with("TRAP") => {
+            Treatment::Never("zsh runs it as a trap")
+        }
+        Change::Function(..) => Treatment::Ask,
+        Change::FunctionRemoved(_) => Treatment::Silent,
+        Change::Alias(_, name, _) | Change::AliasRemoved(_, name)
+            if name.starts_with("__shellgate") || !valid_alias_name(name) =>
+        {
+            Treatment::Never("not an alias name shellgate applies")
+        }
+        Change::Alias(..) => Treatment::Ask,
+        Change::AliasRemoved(..) => Treatment::Silent,
+        Change::Option(kind, name, on) => match dialect {
+            Dialect::Bash => bash::option_treatment(*kind, name, *on),
+            Dialect::Zsh => zsh::option_treatment(name),
+        },
+    }
+}
+
+fn var_treatment(name: &str, new: Option<&Var>, before: &State) -> Treatment {
+    if name.starts_with("__shellgate") {
+        return Treatment::Never("shellgate's own hook");
+    }
+    if name.starts_with(crate::shell::SHELLGATE_VAR_PREFIX) {
+        return Treatment::Never("shellgate's own setting: change it in your startup file");
+    }
+    if !valid_identifier(name) {
+        return Treatment::Never("not a variable name shellgate applies");
+    }
+    let old = before.vars.get(name);
+    if old.is_some_and(|v| v.attrs.readonly) || new.is_some_and(|v| v.attrs.readonly) {
+        return Treatment::Never("read-only variables are never applied");
+    }
+    if old.is_some_and(|v| v.attrs.nameref) || new.is_some_and(|v| v.attrs.nameref) {
+        return Treatment::Never("name references are never applied");
+    }
+    if ZSH_HOOK_ARRAYS.contains(&name) {
+        let kept = |v: &Var| match &v.value {
+            Value::Indexed(items) => items.iter().any(|(_, f)| f.starts_with("__shellgate")),
+            _ => false,
+        };
+        if old.is_some_and(kept) && !new.is_some_and(kept) {
+            return Treatment::Never("it would remove shellgate's hook");
+        }
+    }
+    if protected_var(name) {
+        Treatment::Ask
+    } else {
+        Treatment::Silent
+    }
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`: the only variable names an apply script assigns.
+pub fn valid_identifier(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && name.len() <= 256
+}
+
+/// Function names an apply script defines: identifiers, plus `-`, `.`, `:` and `+` after the
+/// first character (`git-foo`, `my.func`, `__git_ps1` …), nothing a shell would read as syntax.
+pub fn valid_function_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b"_-.:+@".contains(&b))
+        && name.len() <= 256
+}
+
+/// Alias names an apply script defines (same characters as functions, plus a leading digit).
+pub fn valid_alias_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 256
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-.:+@%,".contains(&b))
+        && !name.starts_with('-')
+}
+
+/// One POSIX single-quoted word (bash and zsh read it the same way): nothing inside is expanded.
+pub fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// The person's question for the changes that need a yes: "the line changed PATH and PS1 and
+/// defined deactivate(): apply to this shell?".
+pub fn question(asked: &[&Change]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut last_verb = "";
+    for change in asked {
+        let verb = change.verb();
+        if verb == last_verb {
+            parts.push(change.label());
+        } else {
+            parts.push(format!("{verb} {}", change.label()));
+            last_verb = verb;
+        }
+    }
+    let list = match parts.len() {
+        0 => String::new(),
+        1 => parts.remove(0),
+        _ => {
+            let last = parts.pop().unwrap_or_default();
+            format!("{} and {last}", parts.join(", "))
+        }
+    };
+    format!("shellgate: the line {list}: apply to this shell?")
+}
+
+/// The apply script: the changes to make (silent ones, and asked ones the person accepted), then
+/// the line's status. `functions` holds the definitions to run, already checked (bash) or parsed
+/// without running (zsh).
+pub fn render_apply(dialect: Dialect, changes: &[Change], before: &State) -> String {
+    match dialect {
+        Dialect::Bash => bash::render_apply(changes, before),
+        Dialect::Zsh => zsh::render_apply(changes, before),
+    }
+}
+
+/// The script the sandboxed shell sources before the line: the person's state.
+pub fn render_input(dialect: Dialect, state: &State) -> String {
+    match dialect {
+        Dialect::Bash => bash::render_input(state),
+        Dialect::Zsh => zsh::render_input(state),
+    }
+}
+
+/// Splits `text` at NUL bytes, refusing more than `max` fields.
+fn nul_fields(text: &[u8], max: usize) -> Result<Vec<&[u8]>, DumpError> {
+    let mut fields: Vec<&[u8]> = text.split(|b| *b == 0).collect();
+    if fields.len() > max {
+        return Err(DumpError("the shell state has too many entries".into()));
+    }
+    // The dump ends with a NUL: the last, empty field is not one.
+    if fields.last().is_some_and(|f| f.is_empty()) {
+        fields.pop();
+    }
+    Ok(fields)
+}
+
+fn utf8(field: &[u8]) -> Result<&str, DumpError> {
+    std::str::from_utf8(field).map_err(|_| DumpError("the shell state is not UTF-8".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scalar(value: &str) -> Var {
+        Var {
+            attrs: Attrs::default(),
+            value: Value::Scalar(value.into()),
+        }
+    }
+
+    #[test]
+    fn changes_are_treated_by_name() {
+        let mut before = State::default();
+        before.vars.insert("A".into(), scalar("1"));
+        before.vars.insert("GONE".into(), scalar("1"));
+        before.vars.insert("PATH".into(), scalar("/bin"));
+        before.cwd = Some("/w".into());
+        let mut after = before.clone();
+        after.vars.insert("A".into(), scalar("2"));
+        after.vars.remove("GONE");
+        after.vars.insert("PATH".into(), scalar("/evil:/bin"));
+        after.vars.insert("SHLVL".into(), scalar("9"));
+        after.vars.insert("SHELLGATE_SESSION".into(), scalar("x"));
+        after
+            .functions
+            .insert("deactivate".into(), "deactivate () \n{ \n    :\n}".into());
+        after.cwd = Some("/w/sub".into());
+        let found = changes(Dialect::Bash, &before, &after);
+        let treated: Vec<(String, Treatment)> = found
+            .iter()
+            .map(|c| (c.label(), treatment(Dialect::Bash, c, &before)))
+            .collect();
+        assert!(treated.contains(&("the directory (/w/sub)".into(), Treatment::Silent)));
+        assert!(treated.contains(&("A".into(), Treatment::Silent)));
+        assert!(treated.contains(&("GONE".into(), Treatment::Silent)));
+        assert!(treated.contains(&("PATH".into(), Treatment::Ask)));
+        assert!(treated.contains(&("deactivate()".into(), Treatment::Ask)));
+        // The shell's own variables and shellgate's are never even compared.
+        assert!(
+            !treated
+                .iter()
+                .any(|(l, _)| l == "SHLVL" || l == "SHELLGATE_SESSION")
+        );
+        let asked: Vec<&Change> = found
+            .iter()
+            .filter(|c| treatment(Dialect::Bash, c, &before) == Treatment::Ask)
+            .collect();
+        assert_eq!(
+            question(&asked),
+            "shellgate: the line changed PATH and defined deactivate(): apply to this shell?"
+        );
+    }
+
+    #[test]
+    fn read_only_and_own_names_are_never_applied() {
+        let mut before = State::default();
+        let mut ro = scalar("1");
+        ro.attrs.readonly = true;
+        before.vars.insert("R".into(), ro);
+        let never =
+            |c: &Change| matches!(treatment(Dialect::Bash, c, &before), Treatment::Never(_));
+        assert!(never(&Change::Var("R".into(), scalar("2"))));
+        assert!(never(&Change::Unset("R".into())));
+        assert!(never(&Change::Var("__shellgate_x".into(), scalar("2"))));
+        assert!(never(&Change::Function(
+            "__shellgate_run".into(),
+            String::new()
+        )));
+        assert!(never(&Change::Var("a-b".into(), scalar("2"))));
+        let hooked = Var {
+            attrs: Attrs::default(),
+            value: Value::Indexed(vec![(1, "__shellgate_precmd".into())]),
+        };
+        let mut zsh_before = State::default();
+        zsh_before
+            .vars
+            .insert("precmd_functions".into(), hooked.clone());
+        let dropped = Change::Var(
+            "precmd_functions".into(),
+            Var {
+                attrs: Attrs::default(),
+                value: Value::Indexed(vec![]),
+            },
+        );
+        assert!(matches!(
+            treatment(Dialect::Zsh, &dropped, &zsh_before),
+            Treatment::Never(_)
+        ));
+        let extended = Change::Var(
+            "precmd_functions".into(),
+            Var {
+                attrs: Attrs::default(),
+                value: Value::Indexed(vec![(1, "__shellgate_precmd".into()), (2, "x".into())]),
+            },
+        );
+        assert_eq!(
+            treatment(Dialect::Zsh, &extended, &zsh_before),
+            Treatment::Ask
+        );
+    }
+
+    #[test]
+    fn zsh_trap_functions_are_never_applied() {
+        let before = State::default();
+        let trap = Change::Function("TRAPDEBUG".into(), "print hi".into());
+        assert!(matches!(
+            treatment(Dialect::Zsh, &trap, &before),
+            Treatment::Never(_)
+        ));
+    }
+
+    #[test]
+    fn quoting_is_one_word() {
+        assert_eq!(quote("it's $(x)"), "'it'\\''s $(x)'");
+    }
+}
+
+/// The dump functions in their real shells: a state dumped, written as an input script, sourced
+/// by a fresh shell and dumped again comes back without a single change.
+#[cfg(test)]
+mod round_trip {
+    use super::*;
+
+    const SETUP_BASH: &str = r#"
+a="x\"y\$z\`w\\v it's"; b=$'l1\nl2\tt\001'; declare -a c=([0]="p q" [5]=$'n\nl')
+declare -A d=([$'x\ny']=z ['q"]']=1 [*]=2 [k]=v ["s p"]=w); declare -i e=5; declare -x f
+export g=exported; declare -r ro=1; greet() { echo "hi $1"; }; alias ll='ls -l' q="echo 'x'"
+shopt -s extglob; set -o noclobber; umask 0027
+"#;
+
+    fn run(program: &str, args: &[&str], script: &str) -> Vec<u8> {
+        let out = std::process::Command::new(program)
+            .args(args)
+            .arg(script)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("LANG", "C.UTF-8")
+            .output()
+            .expect("the shell runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    }
+
+    fn round_trip(
+        dialect: Dialect,
+        program: &str,
+        args: &[&str],
+        setup: &str,
+        dump_fn: &str,
+    ) -> State {
+        let first = run(
+            program,
+            args,
+            &format!("{dump_fn}\n{setup}\n__shellgate_dump"),
+        );
+        let before = State::parse(dialect, &first, Limits::DEFAULT).unwrap();
+        assert!(before.functions.contains_key("greet"), "{before:?}");
+        let input = render_input(dialect, &before);
+        let second = run(
+            program,
+            args,
+            &format!("{dump_fn}\n{input}\n__shellgate_dump"),
+        );
+        let after = State::parse(dialect, &second, Limits::DEFAULT).unwrap();
+        let found = changes(dialect, &before, &after);
+        assert!(found.is_empty(), "{found:#?}\n--- input:\n{input}");
+        before
+    }
+
+    #[test]
+    fn bash_state_survives_the_input_script() {
+        let before = round_trip(
+            Dialect::Bash,
+            "bash",
+            &["--norc", "--noprofile", "-c"],
+            SETUP_BASH,
+            bash::DUMP_FUNCTION,
+        );
+        assert_eq!(
+            before.options.get(&(OptionKind::Shopt, "extglob".into())),
+            Some(&true)
+        );
+        assert_eq!(
+            before.options.get(&(OptionKind::Set, "noclobber".into())),
+            Some(&true)
+        );
+    }
+
+    #[test]
+    #[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+    fn zsh_state_survives_the_input_script() {
+        let setup = r#"
+a="x\"y\$z it's"; b=$'l1\nl2\t\C-A'; typeset -a c=("p q" $'n\nl'); typeset -A d=(k v "s p" w)
+integer e=5; export g=exported; typeset -r ro=1; greet() { print "hi $1" }; alias ll='ls -l'
+alias -g G='| grep'; setopt autocd ksharrays shwordsplit; umask 027; PATH=/usr/bin:/bin:/opt/x
+"#;
+        let before = round_trip(
+            Dialect::Zsh,
+            "zsh",
+            &["-f", "-c"],
+            setup,
+            zsh::DUMP_FUNCTION,
+        );
+        // Read even with KSH_ARRAYS on (a subscript-less `${(kv)options}` is one element then).
+        for option in ["ksharrays", "shwordsplit", "autocd"] {
+            assert_eq!(
+                before.options.get(&(OptionKind::Set, option.into())),
+                Some(&true),
+                "{option}"
+            );
+        }
+    }
+}
