@@ -19,10 +19,11 @@ pub fn of_line(config: &Config, context: &LineContext, parsed: &Parsed) -> Needs
         needs.add(&builtin(command));
     }
     for rule in config.rules.iter().filter(|r| r.needs.is_some()) {
-        if declares_needs(rule) && rule.finding(context).is_some() {
-            if let Some(extra) = &rule.needs {
-                needs.add(extra);
-            }
+        if let Some(extra) = &rule.needs
+            && declares_needs(rule)
+            && rule.finding(context).is_some()
+        {
+            needs.add(extra);
         }
     }
     needs
