@@ -221,6 +221,23 @@ elif [[ $- == *i* ]]; then
     esac
   }
 
+  # While Full access is on in this session, a line before every prompt says so (the marker file
+  # `shellgate mode full` writes beside this shell's directory: its end in Unix seconds, 0 for the
+  # session). Builtins only; the session log, not this file, decides the mode.
+  __shellgate_mark() {
+    local end='' now left f=${__shellgate_dir%-*}.full-access
+    [[ -n $__shellgate_dir && -f $f ]] || return 0
+    builtin read -r end <"$f" 2>/dev/null
+    [[ $end =~ ^[0-9]+$ ]] || return 0
+    builtin printf -v now '%(%s)T' -1
+    if ((end == 0)); then
+      builtin printf '%s\n' '[shellgate: FULL ACCESS for this session: lines run unsandboxed; `shellgate mode ask` ends it]' >&2
+    elif ((end > now)); then
+      left=$((end - now))
+      builtin printf '[shellgate: FULL ACCESS, %dm%02ds left: lines run unsandboxed]\n' $((left / 60)) $((left % 60)) >&2
+    fi
+  }
+
   # Runs before every prompt: a new generation of input begins, and whatever the last line left
   # pending (a background line's alias and history) is put right.
   __shellgate_precmd() {
@@ -233,6 +250,7 @@ elif [[ $- == *i* ]]; then
     [[ $- == *H* ]] && __shellgate_hist=1 || __shellgate_hist=''
     # The number the next history entry gets: PS0 sees it advance when the line was recorded.
     __shellgate_histnum=${HISTCMD-}
+    __shellgate_mark
     return "$status"
   }
 
@@ -279,7 +297,7 @@ elif [[ $- == *i* ]]; then
   readonly PS0 __shellgate_bin __shellgate_dir __shellgate_prefix __shellgate_plain
   readonly -f __shellgate_capture __shellgate_take __shellgate_restore __shellgate_fixhist \
     __shellgate_run __shellgate_pipe __shellgate_ret __shellgate_dump \
-    __shellgate_heal __shellgate_precmd __shellgate_ps0
+    __shellgate_heal __shellgate_precmd __shellgate_ps0 __shellgate_mark
 else
   # A script file or standard input: its text is not known here, so it is refused unless it runs
   # inside a line shellgate already approved (SHELLGATE_ACTIVE, checked above).

@@ -222,11 +222,28 @@ elif [[ -o interactive ]]; then
     fi
   }
 
+  # While Full access is on in this session, a line before every prompt says so (the marker file
+  # `shellgate mode full` writes beside this shell's directory: its end in Unix seconds, 0 for the
+  # session). No fork; the session log, not this file, decides the mode.
+  __shellgate_mark() {
+    local end='' left f=${__shellgate_dir%-*}.full-access
+    [[ -n $__shellgate_dir && -f $f ]] || return 0
+    builtin read -r end <"$f" 2>/dev/null
+    [[ $end == <-> ]] || return 0
+    if ((end == 0)); then
+      builtin print -ru2 -- '[shellgate: FULL ACCESS for this session: lines run unsandboxed; `shellgate mode ask` ends it]'
+    elif ((end > EPOCHSECONDS)); then
+      left=$((end - EPOCHSECONDS))
+      builtin printf '[shellgate: FULL ACCESS, %dm%02ds left: lines run unsandboxed]\n' $((left / 60)) $((left % 60)) >&2
+    fi
+  }
+
   # Before every prompt: whatever the last line left pending (a background line's alias) is put
   # right.
   __shellgate_precmd() {
     __shellgate_token=''
     __shellgate_restore
+    __shellgate_mark
   }
 
   __shellgate_preexec() {
@@ -246,6 +263,7 @@ elif [[ -o interactive ]]; then
   fi
   zle -N accept-line __shellgate_accept_line
   autoload -Uz add-zsh-hook
+  zmodload -F zsh/datetime p:EPOCHSECONDS 2>/dev/null
   add-zsh-hook preexec __shellgate_preexec
   add-zsh-hook precmd __shellgate_precmd
   zshaddhistory_functions=(__shellgate_addhistory ${zshaddhistory_functions[@]:#__shellgate_addhistory})

@@ -7,6 +7,8 @@
 //! [`crate::mode::resolve`] makes of it, given what happened in this session (Full access confirmed,
 //! review turned off).
 
+use crate::audit::EventBody;
+use crate::audit::event::{Actor, ModeChange};
 use crate::audit::{self, FoldParams, SessionId, SessionState, StatePaths, settings};
 use crate::config::Config;
 use crate::error::{Code, Error, Result};
@@ -72,7 +74,8 @@ impl Context {
             },
         };
         let params = fold_params(&config, &loaded.settings);
-        let (session_id, log, state) = open_session(paths.as_ref(), use_, named, &params)?;
+        let (session_id, log, mut state) = open_session(paths.as_ref(), use_, named, &params)?;
+        end_expired_mode(&config, log.as_ref(), &mut state)?;
         let saved = paths
             .as_ref()
             .filter(|p| p.settings_file().exists())
@@ -140,6 +143,56 @@ fn open_session(
             Ok((Some(id), None, state))
         }
     }
+}
+
+/// A time-boxed Full access whose time is up ends here, for every shell of the session and
+/// whoever looks: the session's mode is the one before it again (never Full access: that would
+/// need a new confirmation), and with the log open the end is recorded (`by: expiry`).
+fn end_expired_mode(
+    config: &Config,
+    log: Option<&audit::Session>,
+    state: &mut SessionState,
+) -> Result<()> {
+    let now = crate::audit::event::Timestamp::now();
+    let Some(mode) = state.mode.clone().filter(|m| m.expired(now)) else {
+        return Ok(());
+    };
+    let back = after_expiry(config, &mode);
+    let sandbox = resolve(Some(&back), config, SessionFacts::default()).sandbox;
+    if let Some(log) = log {
+        let event = log.append(
+            None,
+            EventBody::ModeChanged(ModeChange {
+                from: Some(mode.id.clone()),
+                to: back.clone(),
+                sandbox,
+                by: Actor::Expiry,
+                confirmed: false,
+                expires: None,
+            }),
+        )?;
+        state.apply(&event);
+    } else {
+        state.mode = Some(crate::audit::fold::ModeStatus {
+            id: back,
+            sandbox,
+            by: Actor::Expiry,
+            confirmed: false,
+            seq: mode.seq,
+            from: Some(mode.id),
+            expires: None,
+        });
+    }
+    Ok(())
+}
+
+/// The mode a time-boxed mode returns to: the one before it, never Full access (that would need a
+/// new confirmation), else the safe default.
+pub fn after_expiry(config: &Config, mode: &crate::audit::fold::ModeStatus) -> String {
+    mode.from
+        .clone()
+        .filter(|from| !is_full_access(config, from))
+        .unwrap_or_else(|| settings::SAFE_MODE.to_owned())
 }
 
 /// What the fold needs from the config and settings: review's default, budgets, breaker.

@@ -452,6 +452,95 @@ fn zsh_full_access_asks_then_skips_the_sandbox() {
     full_access_asks_then_skips_the_sandbox("zsh");
 }
 
+/// `shellgate mode full --for 3s`: confirmed by the person, marked at every prompt while it lasts,
+/// shown with its time left by `status`, and over by itself: the first line after the end runs in
+/// the sandbox again, the prompt marker is gone and the log says the mode ended by expiry.
+fn time_boxed_full_access_ends_by_itself(shell: &str) {
+    let f = Fixture::new();
+    let mut sh = f.interactive(shell);
+    let (out, _) = sh.run("shellgate mode full --for 3s", &["y", "full"]);
+    assert!(
+        out.contains("for 3s only"),
+        "the question names the time: {out}"
+    );
+    assert!(out.contains("mode: full"), "{out}");
+    assert!(
+        out.contains("[shellgate: FULL ACCESS, 0m0"),
+        "no marker at the prompt: {out}"
+    );
+    let during = f.marker("during");
+    let status = sh.line(&format!("touch {} ; shellgate status", during.display()));
+    assert!(
+        during.exists(),
+        "Full access ran the line sandboxed: {status}"
+    );
+    // The line `touch …; shellgate status` is one line, run unsandboxed: status sees the session.
+    assert!(
+        status.contains("left (until"),
+        "status shows no time left: {status}"
+    );
+    // Waiting for the end is the point of the test, not a limit on anything.
+    std::thread::sleep(std::time::Duration::from_millis(3500));
+    let after = f.marker("after");
+    let out = sh.line(&format!("touch {}", after.display()));
+    assert!(!after.exists(), "Full access outlived its time: {out}");
+    assert!(
+        !out.contains("FULL ACCESS"),
+        "the marker outlived the mode: {out}"
+    );
+    let log = sh.line("shellgate log");
+    assert!(
+        log.contains("expiry"),
+        "the log does not say the mode ended by expiry: {log}"
+    );
+}
+
+#[test]
+fn bash_time_boxed_full_access_ends_by_itself() {
+    time_boxed_full_access_ends_by_itself("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_time_boxed_full_access_ends_by_itself() {
+    time_boxed_full_access_ends_by_itself("zsh");
+}
+
+/// Without a terminal (an agent's pipe, no controlling tty) Full access cannot be confirmed, for
+/// a time or not, whatever comes on standard input.
+#[test]
+fn time_boxed_full_access_needs_a_terminal() {
+    let f = Fixture::new();
+    for args in [&["mode", "full", "--for", "2s"][..], &["mode", "full"][..]] {
+        let mut c = f.command(SHELLGATE);
+        c.args(args).stdin(std::process::Stdio::piped());
+        // SAFETY: setsid in the child before exec only detaches it from any controlling terminal.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut c, || {
+                libc::setsid();
+                Ok(())
+            });
+        }
+        let mut child = c
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        let _ = child.stdin.take().unwrap().write_all(b"y\nfull\n");
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(215), "{args:?}: {err}");
+        assert!(err.contains("TERMINAL_REQUIRED"), "{args:?}: {err}");
+    }
+    let out = run({
+        let mut c = f.command(SHELLGATE);
+        c.args(["mode", "ask", "--for", "2s"]);
+        c
+    });
+    assert_eq!(out.status.code(), Some(2), "--for is Full access only");
+}
+
 #[test]
 fn bash_hook_tampering_is_not_run_in_the_shell() {
     let f = Fixture::new();

@@ -408,6 +408,8 @@ pub enum Actor {
     Agent,
     /// Nobody: the configured default.
     Default,
+    /// The clock: a time-boxed Full access ended.
+    Expiry,
 }
 
 impl Actor {
@@ -416,6 +418,7 @@ impl Actor {
             Actor::Person => "person",
             Actor::Agent => "agent",
             Actor::Default => "default",
+            Actor::Expiry => "expiry",
         }
     }
 }
@@ -464,6 +467,10 @@ pub struct ModeChange {
     pub by: Actor,
     /// A person confirmed the change on the terminal (required for Full access).
     pub confirmed: bool,
+    /// Full access for a while (`mode full --for 10m`): when it ends by itself. At that time the
+    /// session's mode is `from` again, whoever looks (no event is needed for the change to hold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<Timestamp>,
 }
 
 /// A point in time, in milliseconds since the Unix epoch; written as RFC 3339 UTC with milliseconds.

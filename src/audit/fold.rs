@@ -216,6 +216,19 @@ pub struct ModeStatus {
     pub by: Actor,
     pub confirmed: bool,
     pub seq: u64,
+    /// The mode before this one (what a time-boxed Full access returns to).
+    #[serde(default)]
+    pub from: Option<String>,
+    /// When a time-boxed Full access ends.
+    #[serde(default)]
+    pub expires: Option<Timestamp>,
+}
+
+impl ModeStatus {
+    /// Has this mode's time run out at `now`?
+    pub fn expired(&self, now: Timestamp) -> bool {
+        self.expires.is_some_and(|e| now >= e)
+    }
 }
 
 /// One line of the session as the reviewer's context and the panel show it: what was asked, how it
@@ -400,6 +413,8 @@ impl SessionState {
                     by: change.by,
                     confirmed: change.confirmed,
                     seq: event.seq,
+                    from: change.from.clone(),
+                    expires: change.expires,
                 });
             }
             EventBody::HarnessStep(_) => {}
@@ -697,6 +712,7 @@ mod tests {
                 sandbox: SandboxPolicy::ReadOnly,
                 by: Actor::Person,
                 confirmed: false,
+                expires: None,
             }),
         ]
     }

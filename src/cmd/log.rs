@@ -272,7 +272,9 @@ pub fn describe_body(body: &EventBody) -> String {
             e.line,
             e.cwd,
             e.mode,
-            e.sandbox.as_str(),
+            e.grant
+                .as_ref()
+                .map_or_else(|| e.sandbox.as_str().to_owned(), ToString::to_string),
             e.code,
             e.reason
         ),
@@ -306,7 +308,9 @@ pub fn describe_body(body: &EventBody) -> String {
         EventBody::ExecStarted(e) => format!(
             "{} in sandbox {}{}",
             e.shell,
-            e.sandbox.as_str(),
+            e.grant
+                .as_ref()
+                .map_or_else(|| e.sandbox.as_str().to_owned(), ToString::to_string),
             e.pid.map_or(String::new(), |pid| format!(", pid {pid}"))
         ),
         EventBody::ExecFinished(e) => {
@@ -352,12 +356,13 @@ pub fn describe_body(body: &EventBody) -> String {
             )
         }
         EventBody::ModeChanged(e) => format!(
-            "{} → {} (sandbox {}) by {}{}",
+            "{} → {} (sandbox {}) by {}{}{}",
             e.from.as_deref().unwrap_or("-"),
             e.to,
             e.sandbox.as_str(),
             e.by.as_str(),
-            if e.confirmed { ", confirmed" } else { "" }
+            if e.confirmed { ", confirmed" } else { "" },
+            e.expires.map_or(String::new(), |t| format!(", until {t}"))
         ),
         EventBody::SandboxDenied(e) => format!(
             "the sandbox refused {}{}",

@@ -7,7 +7,7 @@
 
 use super::mode_select::{ModeChoices, mode_choices, render_choices, select_mode};
 use crate::approval::{self, Answer, Question, QuestionKind};
-use crate::audit::event::{Actor, ModeChange};
+use crate::audit::event::{Actor, ModeChange, Timestamp};
 use crate::audit::{EventBody, settings};
 use crate::config::Config;
 use crate::error::{Code, Error, Result};
@@ -22,6 +22,10 @@ pub struct ModeArgs {
     /// The mode to select: an id (`ask`, `auto`, `untrusted`, `read-only`, `full`, `custom`,
     /// `profile:<id>`), a profile id, or an unambiguous display name. Without it, list the modes.
     pub id: Option<String>,
+    /// Full access for this long only (`10m`, `90s`, `1h`): it ends by itself, in every shell of
+    /// the session, and is never restored.
+    #[arg(long = "for", value_name = "DURATION")]
+    pub for_: Option<String>,
     #[arg(long)]
     pub json: bool,
 }
@@ -45,7 +49,7 @@ fn execute(args: &ModeArgs) -> Result<ExitCode> {
     let choices = choices(&ctx.config);
     match &args.id {
         None => list(&ctx, &choices, args.json),
-        Some(input) => select(&ctx, &choices, input),
+        Some(input) => select(&ctx, &choices, input, args.for_.as_deref()),
     }
 }
 
@@ -85,18 +89,30 @@ fn list(ctx: &Context, choices: &ModeChoices, json: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn select(ctx: &Context, choices: &ModeChoices, input: &str) -> Result<ExitCode> {
+fn select(
+    ctx: &Context,
+    choices: &ModeChoices,
+    input: &str,
+    for_: Option<&str>,
+) -> Result<ExitCode> {
     let choice = select_mode(&choices.choices, input)?;
+    let lasting = for_.map(parse_lasting).transpose()?;
+    let full = is_full_access(&ctx.config, &choice.id);
+    if lasting.is_some() && !full {
+        return Err(Error::usage(
+            "--for is for Full access only: other modes last until changed",
+        ));
+    }
     if !approval::person_present() {
         return Err(Error::new(
             Code::TerminalRequired,
             "only a person at a terminal can change the mode; this call has no terminal",
         ));
     }
-    let full = is_full_access(&ctx.config, &choice.id);
     if full {
-        confirm_full_access(ctx, &choice.id)?;
+        confirm_full_access(ctx, &choice.id, lasting)?;
     }
+    let expires = lasting.map(|d| Timestamp::from_system_time(std::time::SystemTime::now() + d));
     let facts = SessionFacts {
         full_access_confirmed: full,
         review_disabled: false,
@@ -110,8 +126,10 @@ fn select(ctx: &Context, choices: &ModeChoices, input: &str) -> Result<ExitCode>
             sandbox: resolved.sandbox,
             by: Actor::Person,
             confirmed: full,
+            expires,
         }),
     )?;
+    mark_prompt(ctx, full, expires);
     if let Some(paths) = &ctx.paths {
         let is_full = |id: &str| is_full_access(&ctx.config, id);
         settings::update(&paths.settings_file(), &is_full, |s| {
@@ -123,10 +141,14 @@ fn select(ctx: &Context, choices: &ModeChoices, input: &str) -> Result<ExitCode>
         choice.id,
         choice.display_name,
         resolved.sandbox,
-        if resolved.sandbox == SandboxPolicy::FullAccess {
-            ", this session only"
-        } else {
-            ""
+        match (resolved.sandbox == SandboxPolicy::FullAccess, lasting) {
+            (true, Some(d)) => format!(
+                ", for {} (until {}), this session only",
+                humantime::format_duration(d),
+                expires.map(|e| e.to_string()).unwrap_or_default()
+            ),
+            (true, None) => ", this session only".to_owned(),
+            _ => String::new(),
         }
     );
     if std::env::var_os(crate::audit::paths::SESSION_ENV).is_none() {
@@ -138,12 +160,41 @@ fn select(ctx: &Context, choices: &ModeChoices, input: &str) -> Result<ExitCode>
     Ok(ExitCode::SUCCESS)
 }
 
-fn confirm_full_access(ctx: &Context, id: &str) -> Result<()> {
+/// `--for`: a duration between one second and a day.
+fn parse_lasting(text: &str) -> Result<Duration> {
+    let d = humantime::parse_duration(text).map_err(|_| {
+        Error::usage(format!(
+            "--for {:?}: expected a duration such as 90s, 10m or 1h",
+            crate::intake::visible(text)
+        ))
+    })?;
+    if d < Duration::from_secs(1) || d > Duration::from_secs(24 * 3600) {
+        return Err(Error::usage("--for takes between 1s and 24h"));
+    }
+    Ok(d)
+}
+
+/// Every hooked shell of the session shows Full access at its prompt while it lasts.
+fn mark_prompt(ctx: &Context, full: bool, expires: Option<Timestamp>) {
+    let (Some(paths), Some(session)) = (&ctx.paths, &ctx.session_id) else {
+        return;
+    };
+    let until = full.then(|| expires.map_or(0, |e| e.unix_ms() / 1000));
+    crate::shell::function::mark_full_access(paths, &session.to_string(), until);
+}
+
+fn confirm_full_access(ctx: &Context, id: &str, lasting: Option<Duration>) -> Result<()> {
     let question = Question {
         line: format!("shellgate mode {id}"),
         cwd: ctx.cwd.to_string_lossy().into_owned(),
         grant: crate::policy::grant::Grant::base(SandboxPolicy::FullAccess, true),
-        why: format!("{FULL_ACCESS_WARNING} Type `full` to confirm."),
+        why: match lasting {
+            Some(d) => format!(
+                "{FULL_ACCESS_WARNING} This time for {} only. Type `full` to confirm.",
+                humantime::format_duration(d)
+            ),
+            None => format!("{FULL_ACCESS_WARNING} Type `full` to confirm."),
+        },
         kind: QuestionKind::TypedConfirmation {
             word: "full".to_owned(),
         },

@@ -47,6 +47,8 @@ fn execute(args: &StatusArgs) -> Result<ExitCode> {
     let ctx = Context::load(&cwd, None, SessionUse::ReadIfNamed)?;
     let sandbox_line = sandbox_line();
     let recent: Vec<_> = ctx.state.recent.iter().rev().take(5).collect();
+    let expires = ctx.state.mode.as_ref().and_then(|m| m.expires);
+    let left = expires.map(time_left);
     if args.json {
         super::print_json(&serde_json::json!({
             "session": ctx.session_id,
@@ -60,6 +62,8 @@ fn execute(args: &StatusArgs) -> Result<ExitCode> {
             "breaker": ctx.state.breaker,
             "statistics": ctx.state.stats,
             "recent_verdicts": recent,
+            "mode_expires": expires,
+            "mode_seconds_left": left.map(|d| d.as_secs()),
         }));
         return Ok(ExitCode::SUCCESS);
     }
@@ -81,6 +85,17 @@ fn execute(args: &StatusArgs) -> Result<ExitCode> {
             on_off(r.network),
             r.approval.describe(),
             r.note.as_deref().unwrap_or("")
+        );
+    }
+    if let (Some(left), Some(end)) = (left, expires) {
+        println!(
+            "full access: {} left (until {end}), then back to {}",
+            humantime::format_duration(left),
+            ctx.state
+                .mode
+                .as_ref()
+                .map(|m| crate::session::after_expiry(&ctx.config, m))
+                .unwrap_or_default()
         );
     }
     for note in &ctx.settings.notes {
@@ -112,4 +127,10 @@ fn execute(args: &StatusArgs) -> Result<ExitCode> {
 
 fn on_off(on: bool) -> &'static str {
     if on { "on" } else { "off" }
+}
+
+/// What is left of a time-boxed mode, to the second.
+fn time_left(end: crate::audit::event::Timestamp) -> std::time::Duration {
+    let now = crate::audit::event::Timestamp::now().unix_ms();
+    std::time::Duration::from_secs(end.unix_ms().saturating_sub(now) / 1000)
 }

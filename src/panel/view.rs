@@ -245,6 +245,18 @@ fn mode_section(panel: &Panel, snapshot: &Snapshot) -> String {
     if let Some(note) = &resolved.note {
         let _ = write!(effective, " <span class=\"why\">({})</span>", shown(note));
     }
+    if let Some(end) = ctx.state.mode.as_ref().and_then(|m| m.expires) {
+        let _ = write!(
+            effective,
+            " <strong>until {} UTC</strong>, then <code>{}</code> again",
+            time(end),
+            ctx.state
+                .mode
+                .as_ref()
+                .map(|m| shown(&crate::session::after_expiry(&ctx.config, m)))
+                .unwrap_or_default()
+        );
+    }
     row(&mut rows, "Effective mode", &effective);
     row(
         &mut rows,

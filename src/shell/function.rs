@@ -633,6 +633,36 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&staged, path)
 }
 
+/// The file every hooked shell of a session reads at its prompt to show that Full access is on:
+/// `shells/SESSION.full-access` beside the shells' own directories (`shells/SESSION-PID`), holding
+/// the end as Unix seconds, `0` for the rest of the session. Only a marker for people: the session
+/// log decides the mode.
+pub fn full_access_marker(paths: &crate::audit::StatePaths, session: &str) -> PathBuf {
+    paths
+        .root()
+        .join(SHELLS_DIR)
+        .join(format!("{session}.{FULL_ACCESS_MARKER}"))
+}
+
+/// The suffix of [`full_access_marker`]; the hooks build the same name from their directory.
+pub const FULL_ACCESS_MARKER: &str = "full-access";
+
+/// Shows (`Some(end)`, Unix seconds, 0 for the session) or removes (`None`) the prompt marker.
+/// Best effort: the marker never decides anything.
+pub fn mark_full_access(paths: &crate::audit::StatePaths, session: &str, until: Option<u64>) {
+    let path = full_access_marker(paths, session);
+    match until {
+        Some(end) => {
+            if crate::audit::paths::ensure_private_dir(&paths.root().join(SHELLS_DIR)).is_ok() {
+                let _ = write_private(&path, format!("{end}\n").as_bytes());
+            }
+        }
+        None => {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
 /// Creates (0700) and returns this shell's private directory, `shells/SESSION-PID` in shellgate's
 /// state directory, removing the directories of shells that are gone.
 pub fn prepare_dir(pid: i32) -> Result<PathBuf> {
