@@ -340,6 +340,18 @@ fn unavailable(detail: impl std::fmt::Display) -> Error {
     )
 }
 
+/// Why the terminal could not be opened, in words: ENXIO on `/dev/tty` means this process has no
+/// controlling terminal (an agent's subprocess, a CI job, a pipe).
+fn no_terminal(path: &Path, err: &std::io::Error) -> String {
+    match err.raw_os_error() {
+        Some(libc::ENXIO) | Some(libc::ENODEV) => {
+            "there is no terminal (the line came from a program, not from a person typing)"
+                .to_owned()
+        }
+        _ => format!("cannot open {}: {err}", path.display()),
+    }
+}
+
 impl Terminal {
     fn open(path: &Path) -> Result<Terminal> {
         let file = OpenOptions::new()
@@ -348,7 +360,7 @@ impl Terminal {
             // O_NOCTTY: asking must never make a terminal our controlling one.
             .custom_flags(libc::O_NOCTTY)
             .open(path)
-            .map_err(|err| unavailable(format!("cannot open {}: {err}", path.display())))?;
+            .map_err(|err| unavailable(no_terminal(path, &err)))?;
         if !file.is_terminal() {
             return Err(unavailable(format!("{} is not a terminal", path.display())));
         }

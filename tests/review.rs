@@ -1764,3 +1764,73 @@ fn run_executes_what_the_reviewer_allows_and_nothing_else() {
     );
     assert!(kinds.contains(&"exec/finished".to_owned()), "{kinds:?}");
 }
+
+/// The reviewer's verdict may carry a grant; one wider than the line was asked with (the network
+/// on, a directory nobody asked for) is narrowed to what was asked, and the kernel enforces the
+/// narrowed grant: the line reaches its URL's port and no other. The grant ends with its line.
+#[test]
+fn a_reviewer_cannot_widen_the_grant_it_was_asked_about() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let server = ScriptedServer::start();
+    let cli = Cli::new(&reviewer_toml("openai", &server.base_url(), ""));
+    // The repository's remote: accepts and closes (git fails fast); counts connections.
+    let remote = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let a = remote.local_addr().unwrap().port();
+    let count = std::sync::Arc::new(AtomicUsize::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        for stream in remote.incoming() {
+            seen.fetch_add(1, Ordering::SeqCst);
+            drop(stream);
+        }
+    });
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    other.set_nonblocking(true).unwrap();
+    let b = other.local_addr().unwrap().port();
+    let wide = |decision: &str| {
+        let mut verdict = verdict_json(decision, "low", "fetches refs from the project's remote");
+        verdict["grant"] = serde_json::json!({"network": "on", "writable": ["~/.ssh"]});
+        let content = serde_json::json!({ "answer": verdict }).to_string();
+        Action::Json(200, openai_content(&content, "stop"))
+    };
+    // The first verdict allows with a wide grant; the escalation after the refused connection
+    // to B is reviewed too, and denied.
+    server.script([wide("allow"), wide("deny")]);
+    // A client of the project's own: it needs nothing the rules know of.
+    std::fs::write(
+        cli.work().join("client.sh"),
+        "#!/bin/bash\nexec 3<>\"/dev/tcp/$1/$2\" && echo reached\n",
+    )
+    .unwrap();
+    let line = format!("git ls-remote git://127.0.0.1:{a}/x; bash client.sh 127.0.0.1 {b}");
+    let (code, err) = cli.run_line("grant-a", &line);
+    assert_ne!(code, 0, "{err}");
+    assert!(
+        count.load(Ordering::SeqCst) >= 1,
+        "git did not reach its port: {err}"
+    );
+    assert!(
+        matches!(other.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the reviewer's wider grant reached another port: {err}"
+    );
+    let log = cli.log("grant-a");
+    let started: Vec<&Value> = log.iter().filter(|e| e["kind"] == "exec/started").collect();
+    assert_eq!(started.len(), 1, "ran more than once: {log:?}");
+    assert_eq!(
+        (
+            &started[0]["data"]["grant"]["network"],
+            &started[0]["data"]["grant"]["writable"]
+        ),
+        (&serde_json::json!([a]), &Value::Null),
+        "the line ran with a grant wider than asked: {}",
+        started[0]
+    );
+    assert!(
+        log.iter().any(|e| e["kind"] == "sandbox/denied"),
+        "the refused connection was not recorded: {log:?}"
+    );
+    // The next line asks again, from nothing: no grant outlives its line.
+    server.script([openai_verdict("deny", "medium", "not now")]);
+    let (code, err) = cli.run_line("grant-a", &format!("git ls-remote git://127.0.0.1:{a}/x"));
+    assert_eq!(code, 203, "{err}");
+}

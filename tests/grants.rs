@@ -1,0 +1,294 @@
+//! Grants, end to end with the real binary, the real sandbox and listeners this test starts on
+//! 127.0.0.1: a line reaches exactly the TCP ports its grant names; what the sandbox refused is
+//! reported (`SANDBOX_DENIED`, naming the address or path and the missing grant) and, with a
+//! person at a terminal, run again once with exactly that grant — never twice, never wider.
+
+mod support;
+
+use std::io::ErrorKind;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const SHELLGATE: &str = env!("CARGO_BIN_EXE_shellgate");
+const TIMEOUT_MS: u64 = 30_000;
+
+/// A home with a user config, a workspace (a git repository), and a client on `PATH`: `fetchx
+/// HOST PORT` connects with bash's `/dev/tcp` and says `connected`.
+struct Lab {
+    dir: tempfile::TempDir,
+    user: support::Home,
+}
+
+impl Lab {
+    fn new() -> Lab {
+        let dir = support::scratch_dir();
+        let user = support::Home::at(dir.path().join("home"));
+        std::fs::create_dir_all(user.config().join("shellgate")).unwrap();
+        std::fs::create_dir_all(user.home.join("other")).unwrap();
+        support::workspace(&dir.path().join("ws"));
+        let bin = dir.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let client = bin.join("fetchx");
+        std::fs::write(
+            &client,
+            "#!/bin/bash\nexec 3<>\"/dev/tcp/$1/$2\" || exit 7\necho connected\n",
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&client, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Lab { dir, user }
+    }
+
+    /// The user config: a rule that allows `fetchx` and declares `needs` (or none).
+    fn rule(&self, needs: Option<&str>) {
+        let needs = needs.map_or(String::new(), |n| format!("needs = {n}\n"));
+        std::fs::write(
+            self.user.config().join("shellgate/config.toml"),
+            format!(
+                "[[rules]]\nid = \"test-fetch\"\npattern = \"^fetchx$\"\nfield = \"program\"\n\
+                 policy = \"allow\"\nreason = \"the test's client\"\n{needs}"
+            ),
+        )
+        .unwrap();
+    }
+
+    fn ws(&self) -> PathBuf {
+        self.dir.path().join("ws")
+    }
+
+    fn other(&self) -> PathBuf {
+        self.user.home.join("other")
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(SHELLGATE);
+        support::isolate(&mut c, &self.user)
+            .env(
+                "PATH",
+                format!("{}:/usr/bin:/bin", self.dir.path().join("bin").display()),
+            )
+            .env("SHELLGATE_SESSION", "grants-test")
+            .current_dir(self.ws())
+            .args(args);
+        c
+    }
+
+    /// `shellgate run -- LINE` as an agent runs it: no terminal, nothing on standard input.
+    fn agent_runs(&self, line: &str) -> (i32, String) {
+        let mut c = self.command(&["run", "--", line]);
+        support::detach(&mut c);
+        let out = c.stdin(Stdio::null()).output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code().unwrap_or(-1), text)
+    }
+
+    /// `shellgate run -- LINE` with a person at a pseudo-terminal, answering each question in
+    /// turn; everything the terminal showed and the exit status.
+    fn person_runs(&self, line: &str, answers: &[&str]) -> (String, i32) {
+        let c = self.command(&["run", "--", line]);
+        let mut pty = rexpect::session::spawn_command(c, Some(TIMEOUT_MS)).unwrap();
+        let mut seen = String::new();
+        for answer in answers {
+            let (before, matched) = pty
+                .exp_regex(r"\[y/N[^\]]*\]")
+                .unwrap_or_else(|e| panic!("no question for {line:?}: {e}\n{seen}"));
+            seen.push_str(&before);
+            seen.push_str(&matched);
+            pty.send_line(answer).unwrap();
+        }
+        seen.push_str(&pty.exp_eof().unwrap());
+        let code = match pty.process().wait().unwrap() {
+            nix::sys::wait::WaitStatus::Exited(_, code) => code,
+            other => panic!("{line:?} ended with {other:?}"),
+        };
+        (seen, code)
+    }
+
+    /// The kinds of this session's events, in order.
+    fn log_kinds(&self) -> Vec<String> {
+        let log = self
+            .user
+            .state()
+            .join("shellgate/sessions/grants-test.jsonl");
+        std::fs::read_to_string(log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["kind"].as_str().unwrap_or("").to_owned()
+            })
+            .collect()
+    }
+}
+
+/// A listener on an unused loopback port, polled without blocking.
+fn listener() -> (TcpListener, u16) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.set_nonblocking(true).unwrap();
+    let port = l.local_addr().unwrap().port();
+    (l, port)
+}
+
+/// Did a connection reach `l` (the client has finished: a completed connection waits in the
+/// backlog even after the client closed it)?
+fn reached(l: &TcpListener) -> bool {
+    match l.accept() {
+        Ok((stream, _)) => {
+            drop::<TcpStream>(stream);
+            true
+        }
+        Err(e) if e.kind() == ErrorKind::WouldBlock => false,
+        Err(e) => panic!("accept: {e}"),
+    }
+}
+
+/// A listener that answers every connection by closing it (a server that speaks no protocol: a
+/// client waiting for its greeting fails at once), counting them.
+fn closing_listener() -> (std::sync::Arc<std::sync::atomic::AtomicUsize>, u16) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        for stream in l.incoming() {
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            drop(stream);
+        }
+    });
+    (count, port)
+}
+
+fn exists(p: &Path) -> bool {
+    p.symlink_metadata().is_ok()
+}
+
+#[test]
+fn a_declared_need_reaches_its_port_and_no_other() {
+    let lab = Lab::new();
+    let (granted, a) = listener();
+    let (other, b) = listener();
+    lab.rule(Some(&format!("{{ network = [{a}] }}")));
+    let (code, out) = lab.agent_runs(&format!("fetchx 127.0.0.1 {a}"));
+    assert_eq!((code, out.trim()), (0, "connected"), "{out}");
+    assert!(reached(&granted), "the granted port saw no connection");
+    // The same client, another port: the kernel refuses it, and the agent is told which address
+    // and what grant would be missing — no silent retry.
+    let (code, out) = lab.agent_runs(&format!("fetchx 127.0.0.1 {b}"));
+    assert_eq!(code, 217, "{out}");
+    assert!(out.contains("SANDBOX_DENIED"), "{out}");
+    assert!(out.contains(&format!("127.0.0.1:{b}")), "no address: {out}");
+    assert!(
+        out.contains(&format!("\"network\":[{b}]")),
+        "no missing grant: {out}"
+    );
+    assert!(!reached(&other), "a port outside the grant was reached");
+    assert!(lab.log_kinds().contains(&"sandbox/denied".to_owned()));
+    // The control: without the rule's need, the granted port is refused too.
+    lab.rule(None);
+    let (code, out) = lab.agent_runs(&format!("fetchx 127.0.0.1 {a}"));
+    assert_eq!(code, 217, "{out}");
+    assert!(!reached(&granted), "the port was reached without a grant");
+}
+
+#[test]
+fn a_git_client_asked_about_gets_the_port_of_its_url_only() {
+    let lab = Lab::new();
+    lab.rule(None);
+    let (remote, a) = closing_listener();
+    let (other, b) = listener();
+    let connections = || remote.load(std::sync::atomic::Ordering::SeqCst);
+    // `git ls-remote git://127.0.0.1:A/x` needs the network: asked, with the grant shown. The
+    // same line's client to another port is refused by the kernel, and its rerun declined.
+    let line = format!("git ls-remote git://127.0.0.1:{a}/x; fetchx 127.0.0.1 {b}");
+    let (seen, code) = lab.person_runs(&line, &["y", "n"]);
+    assert_ne!(code, 0, "{seen}");
+    assert!(
+        seen.contains(&format!("network: tcp:{a}\r\n")),
+        "the question does not show the port: {seen}"
+    );
+    assert!(
+        connections() >= 1,
+        "git did not reach the port of its URL: {seen}"
+    );
+    assert!(
+        seen.contains(&format!("127.0.0.1:{b}")),
+        "the refusal names no address: {seen}"
+    );
+    assert!(
+        !reached(&other),
+        "the line reached a port beyond its grant: {seen}"
+    );
+    // An agent, with nobody to ask: refused before anything runs.
+    let before = connections();
+    let (code, out) = lab.agent_runs(&format!("git ls-remote git://127.0.0.1:{a}/x"));
+    assert_eq!(code, 210, "{out}");
+    assert_eq!(connections(), before, "it ran without approval");
+}
+
+#[test]
+fn escalation_runs_a_refused_connection_again_once_with_that_port() {
+    let lab = Lab::new();
+    let (granted, a) = listener();
+    let (wanted, b) = listener();
+    lab.rule(Some(&format!("{{ network = [{a}] }}")));
+    let line = format!("fetchx 127.0.0.1 {b}");
+    // The sandbox refuses B; the person is asked to run it again with exactly B, and says yes.
+    let (seen, code) = lab.person_runs(&line, &["y"]);
+    assert_eq!(code, 0, "{seen}");
+    assert!(
+        seen.contains(&format!("127.0.0.1:{b}")),
+        "the question names no address: {seen}"
+    );
+    assert!(reached(&wanted), "the rerun did not reach the port: {seen}");
+    assert!(!reached(&granted));
+    // The grant does not outlive its line: the same line is refused again, and with a "no" the
+    // person's refusal is final.
+    let (seen, code) = lab.person_runs(&line, &["n"]);
+    assert_ne!(code, 0, "{seen}");
+    assert!(
+        !reached(&wanted),
+        "the second line reached the port unasked"
+    );
+    let kinds = lab.log_kinds();
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "sandbox/denied").count(),
+        2,
+        "{kinds:?}"
+    );
+}
+
+#[test]
+fn escalation_runs_a_refused_write_again_once_with_that_directory() {
+    let lab = Lab::new();
+    lab.rule(None);
+    let target = lab.other().join("made");
+    let line = format!("touch {}", target.display());
+    // As an agent: refused by the kernel, reported with the path and the directory it would need.
+    let (code, out) = lab.agent_runs(&line);
+    assert_eq!(code, 217, "{out}");
+    assert!(
+        out.contains(&target.display().to_string()),
+        "no path: {out}"
+    );
+    assert!(out.contains("\"writable\""), "no missing grant: {out}");
+    assert!(!exists(&target));
+    // With a person: asked, run again once with that directory writable.
+    let (seen, code) = lab.person_runs(&line, &["y"]);
+    assert_eq!(code, 0, "{seen}");
+    assert!(exists(&target), "the rerun did not write: {seen}");
+    // Only that directory: a line writing beside it in the home is refused as before.
+    let beside = lab.user.home.join("beside");
+    let (code, out) = lab.agent_runs(&format!("touch {}", beside.display()));
+    assert_eq!(code, 217, "{out}");
+    assert!(!exists(&beside));
+    // And the grant was for that line only.
+    let again = lab.other().join("again");
+    let (code, out) = lab.agent_runs(&format!("touch {}", again.display()));
+    assert_eq!(code, 217, "{out}");
+    assert!(!exists(&again), "the grant outlived its line");
+}
