@@ -416,7 +416,8 @@ pub struct Locations {
 }
 
 impl Locations {
-    /// `$XDG_CONFIG_HOME/shellgate/config.toml`, else `$HOME/.config/shellgate/config.toml`.
+    /// `$XDG_CONFIG_HOME/shellgate/config.toml`, else `~/.config/shellgate/config.toml` in the
+    /// user's home from the password database.
     pub fn from_env(cwd: PathBuf) -> Locations {
         Locations {
             user_file: config_dir().map(|d| d.join("config.toml")),
@@ -425,13 +426,9 @@ impl Locations {
     }
 }
 
-/// shellgate's config directory.
+/// shellgate's config directory (see [`crate::paths`]: the one place that resolves it).
 pub fn config_dir() -> Option<PathBuf> {
-    let base = match std::env::var_os("XDG_CONFIG_HOME") {
-        Some(dir) if Path::new(&dir).is_absolute() => PathBuf::from(dir),
-        _ => PathBuf::from(std::env::var_os("HOME")?).join(".config"),
-    };
-    Some(base.join("shellgate"))
+    crate::paths::own().config_dir
 }
 
 /// Load and merge every config file in effect.

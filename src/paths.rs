@@ -5,19 +5,21 @@
 //! them a workspace) and the tamper rule all ask here, so a security control cannot drift from
 //! where the files really are.
 //!
-//! The locations come from the environment shellgate was started with (`$XDG_CONFIG_HOME`,
-//! `$XDG_STATE_HOME`, else `$HOME/.config`, `$HOME/.local/state`). An interactive hook does not
-//! let a line move them: it records the locations in effect when it was loaded (in the startup
-//! files, before any gated line) and hands them to `shellgate hook` on every line
-//! ([`anchor`]), so `export XDG_CONFIG_HOME=/tmp/x` in the shell changes nothing for shellgate.
+//! The locations are `$XDG_CONFIG_HOME/shellgate` and `$XDG_STATE_HOME/shellgate` when those are
+//! absolute, else `.config/shellgate` and `.local/state/shellgate` in the user's home **from the
+//! password database** (`$HOME` only when the database has no usable entry): a line that sets
+//! `HOME` does not move shellgate's config or audit log. A line cannot move the XDG directories
+//! either without a person: `HOME`, `XDG_CONFIG_HOME` and `XDG_STATE_HOME` are hook state (asked
+//! in every mode, and a change a sandboxed line makes is applied to the shell only with the
+//! person's yes), and under `shellgate wrap` every line is decided by the broker with the
+//! locations in effect when the person started it.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 /// shellgate's directory name beneath the XDG base directories.
 pub const DIR_NAME: &str = "shellgate";
 
-/// Where shellgate's files are, resolved once per process.
+/// Where shellgate's files are.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OwnPaths {
     /// `$XDG_CONFIG_HOME/shellgate` or `$HOME/.config/shellgate`.
@@ -26,19 +28,8 @@ pub struct OwnPaths {
     pub state_dir: Option<PathBuf>,
 }
 
-static ANCHORED: OnceLock<OwnPaths> = OnceLock::new();
-
-/// Fixes the locations for this process (the interactive hook's recorded ones). Later calls and
-/// the environment are ignored once set.
-pub fn anchor(paths: OwnPaths) {
-    let _ = ANCHORED.set(paths);
-}
-
 /// The locations in effect.
 pub fn own() -> OwnPaths {
-    if let Some(anchored) = ANCHORED.get() {
-        return anchored.clone();
-    }
     from_env()
 }
 
@@ -49,13 +40,20 @@ pub fn from_env() -> OwnPaths {
             .map(PathBuf::from)
             .filter(|p| p.is_absolute())
     };
-    let home = abs("HOME");
+    let home = password_home().or_else(|| abs("HOME"));
     let base =
         |xdg: &str, fallback: &str| abs(xdg).or_else(|| home.as_ref().map(|h| h.join(fallback)));
     OwnPaths {
         config_dir: base("XDG_CONFIG_HOME", ".config").map(|b| b.join(DIR_NAME)),
         state_dir: base("XDG_STATE_HOME", ".local/state").map(|b| b.join(DIR_NAME)),
     }
+}
+
+/// The effective user's home directory in the password database, when it has an absolute one.
+pub fn password_home() -> Option<PathBuf> {
+    let uid = nix::unistd::geteuid();
+    let user = nix::unistd::User::from_uid(uid).ok().flatten()?;
+    Some(user.dir).filter(|d| d.is_absolute() && d != Path::new("/nonexistent"))
 }
 
 /// The config and state directories (those that can be named).

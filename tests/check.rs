@@ -277,3 +277,29 @@ fn exit_code_table_in_docs_matches_the_binary() {
         );
     }
 }
+
+/// shellgate's config comes from the user's home in the password database, not from whatever
+/// `HOME` a process was given: a `HOME` pointing at a directory a line could write does not
+/// bring its config along. `XDG_CONFIG_HOME`, when set, is the person's own choice and is used.
+#[test]
+fn the_config_is_anchored_in_the_password_databases_home() {
+    let env = Env::new();
+    env.user_config("mode = \"read-only\"\n");
+    let config = env.home().join("home/.config/shellgate/config.toml");
+    let show = |xdg: bool| {
+        let mut c = env.cmd(&["config", "show", "--json"]);
+        c.env_remove("XDG_CONFIG_HOME");
+        if xdg {
+            c.env("XDG_CONFIG_HOME", env.home().join("home/.config"));
+        }
+        let out = c.output().unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["files"].to_string()
+    };
+    let needle = config.display().to_string();
+    assert!(
+        !show(false).contains(&needle),
+        "HOME alone moved the config: {}",
+        show(false)
+    );
+    assert!(show(true).contains(&needle), "XDG_CONFIG_HOME was ignored");
+}

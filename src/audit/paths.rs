@@ -33,26 +33,16 @@ impl StatePaths {
     /// The state root from the environment: `$XDG_STATE_HOME/shellgate`, or
     /// `$HOME/.local/state/shellgate`. A relative `XDG_STATE_HOME` is ignored, as the XDG spec says.
     pub fn from_env() -> Result<StatePaths> {
-        let xdg = std::env::var_os("XDG_STATE_HOME")
-            .map(PathBuf::from)
-            .filter(|path| path.is_absolute());
-        let base = match xdg {
-            Some(path) => path,
-            None => {
-                let home = std::env::var_os("HOME")
-                    .map(PathBuf::from)
-                    .filter(|path| path.is_absolute())
-                    .ok_or_else(|| {
-                        Error::new(
-                            Code::AuditUnavailable,
-                            "neither XDG_STATE_HOME nor HOME is set to an absolute path: \
-                             there is nowhere to keep the audit log",
-                        )
-                    })?;
-                home.join(".local").join("state")
-            }
-        };
-        Ok(StatePaths::at(base.join("shellgate")))
+        crate::paths::own()
+            .state_dir
+            .map(StatePaths::at)
+            .ok_or_else(|| {
+                Error::new(
+                    Code::AuditUnavailable,
+                    "no home directory (password database or HOME) and no absolute \
+                     XDG_STATE_HOME: there is nowhere to keep the audit log",
+                )
+            })
     }
 
     /// A state root at an explicit directory (tests, tools).

@@ -13,7 +13,7 @@ use super::words::Word;
 /// and prompt command, startup files, history (the bash hook reads the line from it when it
 /// cannot capture it), word splitting, options, the search path and home; zsh's hook arrays, its
 /// function, alias, command and option tables, search paths and prompts.
-const HOOK_VARIABLES: [&str; 76] = [
+const HOOK_VARIABLES: [&str; 77] = [
     // bash
     "PS0",
     "PS1",
@@ -49,6 +49,8 @@ const HOOK_VARIABLES: [&str; 76] = [
     "LD_LIBRARY_PATH",
     "LD_AUDIT",
     "XDG_CONFIG_HOME",
+    // Where shellgate's own state (the session log the mode is replayed from) is kept.
+    "XDG_STATE_HOME",
     // zsh
     "ZDOTDIR",
     "precmd_functions",
