@@ -449,13 +449,13 @@ pub fn builtin_rules() -> Vec<Rule> {
             "network",
             Ai,
             B::NetworkAccess,
-            "the line needs the network, and the sandbox has none: it must be approved to run outside it",
+            "the line needs the network, which the sandbox gives a line only with a grant: it must be approved with the grant it needs",
         ),
         rule(
             "system-write",
             Ai,
             B::SystemWrite,
-            "the line writes system files, which the sandbox does not let it: it must be approved to run outside it",
+            "the line writes system files, which the sandbox refuses whoever approves the line: only Full access (`shellgate mode full --for 10m`) runs it outside the sandbox",
         ),
         rule(
             "opaque",
