@@ -50,10 +50,16 @@ pub fn from_env() -> OwnPaths {
 }
 
 /// The effective user's home directory in the password database, when it has an absolute one.
+/// Looked up once per process (an NSS lookup reads files and may ask a daemon).
 pub fn password_home() -> Option<PathBuf> {
-    let uid = nix::unistd::geteuid();
-    let user = nix::unistd::User::from_uid(uid).ok().flatten()?;
-    Some(user.dir).filter(|d| d.is_absolute() && d != Path::new("/nonexistent"))
+    static HOME: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        crate::sandbox::sys::passwd_home(crate::sandbox::sys::geteuid())
+            .ok()
+            .flatten()
+            .filter(|d| d.is_absolute() && d != Path::new("/nonexistent"))
+    })
+    .clone()
 }
 
 /// The config and state directories (those that can be named).

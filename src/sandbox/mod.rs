@@ -31,7 +31,7 @@ mod raw;
 mod requirements;
 pub mod seccomp;
 pub mod support;
-mod sys;
+pub(crate) mod sys;
 pub mod workspace;
 
 pub use abi::{ABI_MAX_ENV, DetectedAbi, Feature};
