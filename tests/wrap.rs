@@ -26,8 +26,13 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Fixture {
+        Fixture::with_home("home")
+    }
+
+    /// The fixture with the home at `name` beneath the scratch directory.
+    fn with_home(name: &str) -> Fixture {
         let tmp = support::scratch_dir();
-        let user = support::Home::at(tmp.path().join("home"));
+        let user = support::Home::at(tmp.path().join(name));
         let home = user.home.clone();
         let ws = tmp.path().join("ws");
         let outside = tmp.path().join("outside");
@@ -135,6 +140,26 @@ fn shells_started_by_absolute_path_are_gated() {
         log.contains("mkfs.ext4 /nonexistent/shellgate-test-disk") && log.contains("NEVER_POLICY"),
         "{log}"
     );
+}
+
+/// A home whose state directory's broker socket path is longer than a socket address can be
+/// (108 bytes): the agent's lines still reach the broker and run.
+#[test]
+#[cfg_attr(
+    not(all(has_git, has_python3)),
+    ignore = "needs /usr/bin/git and /usr/bin/python3 (apt-get install git python3)"
+)]
+fn a_home_of_any_length_works() {
+    let f = Fixture::with_home(&format!("home-{}", "h".repeat(140)));
+    assert!(f.home.as_os_str().len() > 108);
+    let out = python_agent(&f, &["echo made > made.txt && cat made.txt"]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("out=made\nerr=\nrc=0"),
+        "{all}"
+    );
+    assert!(f.ws.join("made.txt").exists(), "{all}");
 }
 
 #[test]
