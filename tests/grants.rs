@@ -292,3 +292,16 @@ fn escalation_runs_a_refused_write_again_once_with_that_directory() {
     assert_eq!(code, 217, "{out}");
     assert!(!exists(&again), "the grant outlived its line");
 }
+
+/// A line that writes its own output through `/proc/self/fd/1` or `/dev/stdout` and then fails
+/// keeps its own exit status: nothing the sandbox refused, no escalation, no SANDBOX_DENIED.
+#[test]
+fn a_failing_line_that_wrote_its_own_output_keeps_its_status() {
+    let lab = Lab::new();
+    lab.rule(None);
+    let (code, out) = lab.agent_runs("echo one > /proc/self/fd/1; echo two > /dev/stdout; exit 3");
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("one") && out.contains("two"), "{out}");
+    assert!(!out.contains("SANDBOX_DENIED"), "{out}");
+    assert!(!lab.log_kinds().contains(&"sandbox/denied".to_owned()));
+}

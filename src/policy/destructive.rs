@@ -148,8 +148,20 @@ const SYSTEM_PREFIXES: [&str; 14] = [
     "/proc/",
 ];
 
+/// The line's own open descriptors by their `/proc` name (`/proc/self/fd/1`,
+/// `/proc/thread-self/fd/2`): the same as `>&1`, not a system file.
+fn is_own_descriptor(path: &str) -> bool {
+    ["/proc/self/fd/", "/proc/thread-self/fd/"]
+        .iter()
+        .filter_map(|p| path.strip_prefix(p))
+        .any(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Devices that are not written to as files (`> /dev/null` is fine).
 fn is_system_file(path: &str) -> bool {
+    if is_own_descriptor(path) {
+        return false;
+    }
     let under = SYSTEM_PREFIXES
         .iter()
         .any(|p| path.starts_with(p) || path == p.trim_end_matches('/'));

@@ -890,6 +890,8 @@ mod tests {
             ["builtin.block-device-write"]
         );
         assert!(hits("dd if=/dev/zero of=/dev/null").is_empty());
+        assert!(hits("echo x > /proc/self/fd/1").is_empty());
+        assert!(!hits("echo x > /proc/1/fd/1").is_empty());
         assert!(hits("dd if=x of=disk.img").is_empty());
         assert_eq!(hits(":(){ :|:& };:"), ["builtin.fork-bomb"]);
         assert_eq!(

@@ -53,7 +53,13 @@ pub struct WriteScope {
 
 impl WriteScope {
     fn refuses(&self, path: &Path) -> bool {
-        if path.starts_with("/dev") {
+        // Devices, and the kernel's own trees: `/proc/self/fd/1` is the line's own stdout, and
+        // nothing beneath them is a directory a grant could give. Writes there succeed or fail on
+        // their own terms; noting them would turn a line's own exit status into a false refusal.
+        if ["/dev", "/proc", "/sys"]
+            .iter()
+            .any(|p| path.starts_with(p))
+        {
             return false;
         }
         let beneath = |list: &[PathBuf]| list.iter().any(|p| path.starts_with(p));
@@ -293,5 +299,18 @@ mod tests {
         v6[8..24].copy_from_slice(&Ipv6Addr::LOCALHOST.octets());
         assert_eq!(socket_address(&v6), Some("[::1]:22".parse().unwrap()));
         assert_eq!(socket_address(&[1, 0]), None);
+    }
+
+    #[test]
+    fn writes_to_the_kernels_trees_are_never_noted() {
+        let scope = WriteScope {
+            writable: vec![PathBuf::from("/ws")],
+            ..WriteScope::default()
+        };
+        for path in ["/proc/self/fd/1", "/dev/stdout", "/sys/kernel/x"] {
+            assert!(!scope.refuses(Path::new(path)), "{path}");
+        }
+        assert!(scope.refuses(Path::new("/etc/passwd")));
+        assert!(!scope.refuses(Path::new("/ws/out")));
     }
 }
