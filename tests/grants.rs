@@ -305,3 +305,23 @@ fn a_failing_line_that_wrote_its_own_output_keeps_its_status() {
     assert!(!out.contains("SANDBOX_DENIED"), "{out}");
     assert!(!lab.log_kinds().contains(&"sandbox/denied".to_owned()));
 }
+
+/// A refused write beneath the home's hidden directories (where configuration that runs later
+/// lives: systemd user units, `~/.local/bin`, `~/.ssh`) is never offered as a grant.
+#[test]
+fn the_homes_hidden_directories_are_never_granted() {
+    let lab = Lab::new();
+    lab.rule(None);
+    for dir in [".config/systemd/user", ".local/bin", ".ssh"] {
+        let dir = lab.user.home.join(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("planted");
+        let (code, out) = lab.agent_runs(&format!("touch {}", target.display()));
+        assert_eq!(code, 217, "{out}");
+        assert!(
+            out.contains("cannot be granted"),
+            "{dir:?} was offered: {out}"
+        );
+        assert!(!exists(&target));
+    }
+}

@@ -907,6 +907,29 @@ fn set_id_programs_cannot_be_made_in_the_workspace() {
     ));
 }
 
+/// The bits in the mode of a file being created: `open(O_CREAT, 04755)`, `mknod` of a set-gid
+/// fifo (a raw `openat2` is the known gap: its mode is out of the filter's sight).
+#[test]
+fn set_id_files_cannot_be_created_in_the_workspace() {
+    const CREATE: &str = "import os, sys\n\
+        for name, mode in (('u', 0o4755), ('g', 0o2755)):\n\
+        \x20   try: os.close(os.open(name, os.O_CREAT | os.O_WRONLY, mode)); os.chmod(name, mode)\n\
+        \x20   except OSError as e: print(name, e.errno)\n\
+        try: os.mkfifo('f', 0o2644)\n\
+        except OSError as e: print('f', e.errno)\n";
+    conformance(Attack::new(
+        "set-id mode at creation",
+        &|_| {},
+        &|_, mut run| run.py(CREATE, &[]),
+        &|s, _| {
+            ["u", "g", "f"]
+                .iter()
+                .find(|n| mode_of(&s.ws.join(n)) & 0o6000 != 0)
+                .map(|n| format!("{n} was created with a set-id bit"))
+        },
+    ));
+}
+
 #[test]
 fn inherited_write_descriptors_do_not_reach_the_program() {
     conformance(Attack::new(

@@ -129,8 +129,10 @@ pub fn grant_spec(
 
 /// The directory to grant for a write the sandbox refused at `path`, as a grant names it
 /// (`~/…`): the nearest existing directory holding it, when that lies beneath the user's home
-/// (not the home itself) and outside every protected tree (shell startup and configuration
-/// directories, shellgate's own, credential stores). Anything else is not for a line to write.
+/// (not the home itself, not beneath its hidden directories — `~/.config`, `~/.local/bin`,
+/// `~/.ssh` — where configuration that runs later lives) and outside every protected tree (shell
+/// startup and configuration directories, shellgate's own, credential stores). Anything else is
+/// not for a line to write; a rule's `needs` can still name a cache such as `~/.cache/x`.
 pub fn grantable_dir(path: &Path) -> Option<String> {
     let env = HomeEnv::from_env().ok()?;
     let home = env.homes.first()?;
@@ -152,7 +154,11 @@ pub fn grantable_dir(path: &Path) -> Option<String> {
         .iter()
         .any(|h| h.starts_with(&dir) || dir.starts_with(h));
     let dot_git = dir.components().any(|c| c.as_os_str() == ".git");
-    if protected || hidden || dot_git {
+    let dot_dir = env
+        .homes
+        .iter()
+        .any(|h| workspace::beneath_a_hidden_dir_of(&dir, h));
+    if protected || hidden || dot_git || dot_dir {
         return None;
     }
     Some(format!("~/{}", below.display()))

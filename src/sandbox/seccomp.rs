@@ -9,7 +9,9 @@
 //!
 //! Two calls answer `ENOSYS` instead of `EPERM`: `clone3` (its flags live in memory seccomp cannot
 //! read; libc falls back to `clone`, whose flags are checked) and the x32 syscall range on
-//! x86_64. A call through a *foreign* syscall ABI (e.g. `int 0x80` on x86_64) is killed: no rule
+//! x86_64. (`openat2`'s mode lives in memory too, but it stays allowed: shellgate's own launcher
+//! needs it for its race-free opens when it runs nested in a sandbox. A set-id bit in the mode of
+//! a file created through a raw `openat2` is the one way left to make one; see docs/sandbox.md.) A call through a *foreign* syscall ABI (e.g. `int 0x80` on x86_64) is killed: no rule
 //! of ours would apply to it. Nothing else is ever killed.
 //!
 //! Syscall numbers are written out per architecture (checked against `libc` for the native one
@@ -475,15 +477,29 @@ fn other_processes_denied() -> Vec<(Sys, Deny)> {
     table
 }
 
-/// Setting the set-user-ID or set-group-ID bit: a file the program creates in the workspace would
-/// otherwise run with its owner's identity (root's, for a root caller) when executed outside.
+/// Setting the set-user-ID or set-group-ID bit, by chmod or in the mode of a file being created: a
+/// file the program creates in the workspace would otherwise run with its owner's identity
+/// (root's, for a root caller) when executed outside.
 fn set_id_bits_denied() -> Vec<(Sys, Deny)> {
     use Sys::*;
     let mask = libc::S_ISUID | libc::S_ISGID;
-    [(Chmod, 1), (Fchmod, 1), (Fchmodat, 2), (Fchmodat2, 2)]
-        .into_iter()
-        .map(|(sys, arg)| (sys, Deny::When(vec![ArgCheck::AnyBit { arg, mask }])))
-        .collect()
+    // The mode of a file being created: open(path, flags, mode), openat(dir, path, flags, mode),
+    // creat(path, mode), mknod(path, mode, dev), mknodat(dir, path, mode, dev). (A mode passed
+    // without O_CREAT is ignored by the kernel, and libc passes 0 then.)
+    [
+        (Chmod, 1),
+        (Fchmod, 1),
+        (Fchmodat, 2),
+        (Fchmodat2, 2),
+        (Open, 2),
+        (Openat, 3),
+        (Creat, 1),
+        (Mknod, 1),
+        (Mknodat, 2),
+    ]
+    .into_iter()
+    .map(|(sys, arg)| (sys, Deny::When(vec![ArgCheck::AnyBit { arg, mask }])))
+    .collect()
 }
 
 /// Sockets: no unix socket reaches anything by path (tmux, the session bus, docker, ssh-agent
@@ -816,7 +832,10 @@ pub fn program_with(arch: Arch, sockets: Sockets, reported: bool) -> BpfProgram 
         .filter(|(sys, _)| sys.number(arch) != ABSENT)
         .collect();
     // Every mentioned number with where it goes, sorted for the search tree.
-    let mut entries: Vec<(u32, To)> = vec![(nr(Sys::Clone3, arch), enosys)];
+    let mut entries: Vec<(u32, To)> = ENOSYS_CALLS
+        .iter()
+        .map(|sys| (nr(*sys, arch), enosys))
+        .collect();
     let mut blocks: Vec<(To, Vec<(ArgCheck, To)>)> = Vec::new();
     for (sys, rule) in &table {
         let checks: Vec<(ArgCheck, To)> = match rule {
@@ -869,6 +888,10 @@ pub fn program_with(arch: Arch, sockets: Sockets, reported: bool) -> BpfProgram 
     asm.ret(SECCOMP_RET_KILL_PROCESS);
     asm.finish()
 }
+
+/// The calls answered with `ENOSYS`: what they would do is in memory the filter cannot read, and
+/// callers fall back to a call whose arguments it checks (see the module comment).
+pub const ENOSYS_CALLS: [Sys; 1] = [Sys::Clone3];
 
 /// The calls that change the filesystem by path (or through a descriptor): observed, so that a
 /// write the sandbox refuses outside the writable roots can be named. `openat` and `open` only
@@ -1501,6 +1524,29 @@ mod tests {
         }
         assert_eq!(verdict(Arch::X86_64, true, Sys::Chmod, &[0, 0o4755]), EPERM);
         assert_eq!(verdict(Arch::X86_64, true, Sys::Chmod, &[0, 0o755]), ALLOW);
+        // Created with the bits in its mode: open, openat, creat, mknod(at) (openat2's mode is in
+        // memory the filter cannot read).
+        let creat = libc::O_CREAT as u64 | libc::O_WRONLY as u64;
+        for arch in ARCHES {
+            assert_eq!(
+                verdict(arch, true, Sys::Openat, &[3, 0, creat, 0o644]),
+                ALLOW
+            );
+            assert_eq!(
+                verdict(arch, true, Sys::Openat, &[3, 0, creat, 0o755 | suid]),
+                EPERM
+            );
+            assert_eq!(verdict(arch, true, Sys::Mknodat, &[3, 0, 0o2755, 0]), EPERM);
+        }
+        assert_eq!(
+            verdict(Arch::X86_64, true, Sys::Open, &[0, creat, 0o4755]),
+            EPERM
+        );
+        assert_eq!(
+            verdict(Arch::X86_64, true, Sys::Open, &[0, creat, 0o644]),
+            ALLOW
+        );
+        assert_eq!(verdict(Arch::X86_64, true, Sys::Creat, &[0, 0o6755]), EPERM);
     }
 
     #[test]

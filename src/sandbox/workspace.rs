@@ -120,6 +120,17 @@ const SYSTEM_TREES: [&str; 12] = [
 /// Beneath `/var`, only these may hold workspaces.
 const VAR_WORKSPACES: [&str; 2] = ["/var/tmp", "/var/www"];
 
+/// Does `dir` lie beneath one of `home`'s hidden (dot) directories (`~/.config/…`, `~/.local/…`,
+/// `~/.ssh`)? Configuration that runs later lives there: no workspace, and no grant, may be
+/// there.
+pub fn beneath_a_hidden_dir_of(dir: &Path, home: &Path) -> bool {
+    dir.strip_prefix(home).is_ok_and(|rest| {
+        rest.components()
+            .next()
+            .is_some_and(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+    })
+}
+
 /// Why `dir` (canonical) must not be writable, if it must not.
 pub fn unsuitable(dir: &Path, anchors: &Anchors) -> Option<String> {
     let depth = dir
@@ -153,12 +164,7 @@ pub fn unsuitable(dir: &Path, anchors: &Anchors) -> Option<String> {
         if home.starts_with(dir) {
             return Some(format!("it contains the home directory {}", home.display()));
         }
-        if let Ok(rest) = dir.strip_prefix(home)
-            && rest
-                .components()
-                .next()
-                .is_some_and(|c| c.as_os_str().to_string_lossy().starts_with('.'))
-        {
+        if beneath_a_hidden_dir_of(dir, home) {
             return Some(format!(
                 "it lies beneath a hidden directory of the home {} (configuration that runs \
                  later lives there)",
