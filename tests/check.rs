@@ -553,3 +553,27 @@ fn the_man_page_renders_without_a_warning() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `install.sh` installs the completions and the manual page too; it stays shellcheck-clean.
+#[test]
+#[cfg_attr(
+    not(has_shellcheck),
+    ignore = "shellcheck is not installed (apt-get install shellcheck)"
+)]
+fn install_sh_passes_shellcheck() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
+    let text = std::fs::read_to_string(&script).unwrap();
+    for installed in [
+        "completions bash",
+        "completions zsh",
+        "man/man1/shellgate.1\" man",
+    ] {
+        assert!(text.contains(installed), "install.sh lacks {installed:?}");
+    }
+    let out = Command::new("shellcheck").arg(&script).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
