@@ -554,6 +554,53 @@ fn the_man_page_renders_without_a_warning() {
     );
 }
 
+/// `shellgate ARGS` at a pseudo-terminal with `TERM=xterm-256color` and `env`: what it showed.
+fn at_terminal(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> String {
+    let mut c = env.cmd(args);
+    c.env("TERM", "xterm-256color");
+    for (name, value) in vars {
+        c.env(name, value);
+    }
+    let mut pty = rexpect::session::spawn_command(c, Some(30_000)).unwrap();
+    pty.exp_eof().unwrap()
+}
+
+/// clap styles its help on a terminal, and only there; `NO_COLOR` (set, not empty) turns the
+/// styling off even on a terminal.
+#[test]
+fn help_is_styled_on_a_terminal_only_and_never_with_no_color() {
+    let env = Env::new();
+    let styled = at_terminal(&env, &["--help"], &[]);
+    assert!(styled.contains("check"), "{styled}");
+    assert!(
+        styled.contains("\x1b["),
+        "no styling on a terminal: {styled:?}"
+    );
+    // An empty NO_COLOR is as if it were unset (no-color.org).
+    let empty = at_terminal(&env, &["--help"], &[("NO_COLOR", "")]);
+    assert!(empty.contains("\x1b["), "{empty:?}");
+    for args in [
+        &["--help"][..],
+        &["check", "--help"],
+        &["completions", "nosuch"],
+    ] {
+        let plain = at_terminal(&env, args, &[("NO_COLOR", "1")]);
+        assert!(
+            plain.contains("check") || plain.contains("nosuch"),
+            "{plain}"
+        );
+        assert!(!plain.contains('\x1b'), "NO_COLOR=1 {args:?}: {plain:?}");
+    }
+    let mut piped = env.cmd(&["--help"]);
+    let piped = piped.env("TERM", "xterm-256color").output().unwrap();
+    assert!(!piped.stdout.is_empty());
+    assert!(
+        !piped.stdout.contains(&0x1b),
+        "styled into a pipe: {:?}",
+        String::from_utf8_lossy(&piped.stdout)
+    );
+}
+
 /// `install.sh` installs the completions and the manual page too; it stays shellcheck-clean.
 #[test]
 #[cfg_attr(
