@@ -1,5 +1,5 @@
-//! Finds the programs that some tests need (zsh, shellcheck, Chromium, npm, ...) and tells the
-//! tests which are there, as `cfg(has_NAME)` flags. A test that needs a missing program carries
+//! Finds the programs that some tests need (zsh, shellcheck, groff, Chromium, npm, ...) and tells
+//! the tests which are there, as `cfg(has_NAME)` flags. A test that needs a missing program carries
 //! `#[cfg_attr(not(has_NAME), ignore = "why, and how to install it")]`, so `cargo test` and
 //! nextest list it as ignored with that reason instead of failing, or, worse, passing without
 //! having checked anything.
@@ -50,6 +50,11 @@ fn main() {
             "has_shellcheck",
             "shellcheck (apt-get install shellcheck)",
             find("shellcheck"),
+        ),
+        probe(
+            "has_groff",
+            "groff (apt-get install groff-base)",
+            find("groff"),
         ),
         Probe {
             required: false,

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Build shellgate in release mode and install the binary.
+# Build shellgate in release mode; install the binary, its shell completions and its manual page.
 #
-#   ./install.sh                 # installs ~/.local/bin/shellgate
-#   ./install.sh --prefix /usr/local   # installs /usr/local/bin/shellgate
+#   ./install.sh                 # installs ~/.local/bin/shellgate (and ~/.local/share/...)
+#   ./install.sh --prefix /usr/local   # installs /usr/local/bin/shellgate (and /usr/local/share/...)
 #
 # Needs Rust (cargo, 1.88 or newer) and a C compiler (the shell grammars are C). Nothing is
 # downloaded except crates by cargo.
@@ -33,15 +33,32 @@ cargo build --release --locked --manifest-path "$here/Cargo.toml" >&2
 
 bindir="$prefix/bin"
 mkdir -p "$bindir"
-install -m 0755 "$here/target/release/shellgate" "$bindir/shellgate.new"
+install -m 0755 "${CARGO_TARGET_DIR:-$here/target}/release/shellgate" "$bindir/shellgate.new"
 mv -f "$bindir/shellgate.new" "$bindir/shellgate"
 echo "installed $bindir/shellgate" >&2
+
+# Writes what `shellgate ARGS...` prints to FILE, replacing FILE only once it is complete.
+generate() {
+  local file=$1
+  shift
+  mkdir -p "$(dirname "$file")"
+  "$bindir/shellgate" "$@" >"$file.new"
+  chmod 0644 "$file.new"
+  mv -f "$file.new" "$file"
+  echo "installed $file" >&2
+}
+datadir="$prefix/share"
+generate "$datadir/bash-completion/completions/shellgate" completions bash
+generate "$datadir/zsh/site-functions/_shellgate" completions zsh
+generate "$datadir/man/man1/shellgate.1" man
 
 case ":$PATH:" in
   *":$bindir:"*) ;;
   *) echo "note: $bindir is not on your PATH; add it, e.g. export PATH=\"$bindir:\$PATH\"" >&2 ;;
 esac
 cat >&2 <<NEXT
+zsh completes from $datadir/zsh/site-functions once it is on fpath: in ~/.zshrc, before compinit,
+  fpath=($datadir/zsh/site-functions \$fpath)
 next:
   $bindir/shellgate doctor                  # what this machine can enforce
   $bindir/shellgate check -- 'rm -rf ~'     # decide a line without running it

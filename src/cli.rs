@@ -1,14 +1,23 @@
 //! Command-line interface: argument parsing and dispatch to `cmd::*`.
 
 use crate::cmd;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
+
+/// The program's name, as clap, the completions and the manual page know it.
+pub const NAME: &str = "shellgate";
 
 #[derive(Parser)]
 #[command(
-    name = "shellgate",
+    name = NAME,
     version,
-    about = "A gate between shell command lines and the kernel"
+    about = "A gate between shell command lines and the kernel",
+    long_about = "A gate between shell command lines and the kernel.\n\n\
+        shellgate decides every shell command line before any of it runs. Intake refuses a line \
+        it cannot show faithfully; rules route the rest to allow, a reviewer model, a person or \
+        never, as the mode says; an allowed line runs in a Landlock and seccomp sandbox; every \
+        step is recorded in the session's hash-chained audit log. Every failure denies, and says \
+        which failure it was."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -60,6 +69,34 @@ pub enum Command {
     Sandbox(crate::cmd::sandbox::Args),
     /// Report what this system can enforce (kernel, Landlock, seccomp, namespaces, shells).
     Doctor(crate::cmd::doctor::Args),
+    /// Print the completion script for a shell: shellgate completions bash > FILE.
+    Completions(cmd::completions::CompletionsArgs),
+    /// Print the manual page shellgate.1 (roff), for `install.sh` and packagers.
+    #[command(hide = true)]
+    Man,
+}
+
+/// The command line as a person sees it: the root's own arguments and its visible subcommands,
+/// with every hidden one left out. `clap_complete` walks every subcommand, hidden or not, and
+/// `clap::Command` cannot remove one, so the root is put together again from [`Cli`]'s own
+/// definitions (nothing of the interface is restated here, so it cannot drift).
+pub fn visible_command() -> clap::Command {
+    let full = Cli::command();
+    let mut root = clap::Command::new(NAME)
+        .args(full.get_arguments().cloned())
+        .subcommands(
+            full.get_subcommands()
+                .filter(|sub| !sub.is_hide_set())
+                .cloned(),
+        );
+    // `version` on `Cli` is the package's (clap's `Str` is built from `&'static str` only).
+    if full.get_version().is_some() {
+        root = root.version(env!("CARGO_PKG_VERSION"));
+    }
+    if let Some(about) = full.get_about() {
+        root = root.about(about.clone());
+    }
+    root
 }
 
 pub fn main() -> ExitCode {
@@ -103,5 +140,7 @@ pub fn main() -> ExitCode {
         Command::Panel(args) => cmd::panel::run(args),
         Command::Sandbox(args) => crate::cmd::sandbox::run(args),
         Command::Doctor(args) => cmd::doctor::run(&args, Some(cmd::config_files_in_effect())),
+        Command::Completions(args) => cmd::completions::run(args),
+        Command::Man => cmd::man::run(),
     }
 }

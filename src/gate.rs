@@ -76,6 +76,9 @@ pub struct LineRequest<'a> {
     /// The process group the line runs in when it is not this process's: the `wrap` broker's
     /// caller's, so that a line of a wrapped interactive shell is that terminal's foreground job.
     pub process_group: Option<libc::pid_t>,
+    /// A slow review may show its progress on the person's terminal (`term::spinner`, which also
+    /// checks that there is one): false for JSON output, and for a caller's descriptors.
+    pub progress: bool,
 }
 
 /// What became of the line.
@@ -246,7 +249,7 @@ fn authorize(
         Verdict::Deny => Err(Error::new(decision.code, decision.reason.clone())),
         Verdict::Ask => ask_person(ctx, decision, &decision.grant, line, &decision.reason)
             .map(|()| (Decider::Person, decision.grant.clone())),
-        Verdict::Review => review_line(ctx, req.workspace, decision, line, request),
+        Verdict::Review => review_line(ctx, req, decision, line, request),
     }
 }
 
@@ -261,7 +264,7 @@ fn workspace_for(ctx: &Context, fixed: Option<&Path>) -> std::path::PathBuf {
 /// The reviewer judges the line; its outcome maps 1:1 to what happens.
 fn review_line(
     ctx: &Context,
-    req_workspace: Option<&Path>,
+    req: &LineRequest,
     decision: &Decision,
     line: &str,
     request: &RequestId,
@@ -273,9 +276,9 @@ fn review_line(
             decision.reason.clone(),
         ));
     };
-    let workspace = workspace_for(ctx, req_workspace);
+    let workspace = workspace_for(ctx, req.workspace);
     let cache_dir = ctx.paths.as_ref().map(review::cache_dir);
-    let outcome = review::review(&ReviewRequest {
+    let review_request = ReviewRequest {
         line,
         cwd: &ctx.cwd,
         workspace: &workspace,
@@ -287,6 +290,11 @@ fn review_line(
         person_present: approval::person_present(),
         cache_dir: cache_dir.as_deref(),
         now: Timestamp::now(),
+    };
+    // A caller's descriptors (the `wrap` broker) are not this process's terminal to draw on.
+    let progress = req.progress && !matches!(req.streams, Streams::Fds(_));
+    let outcome = crate::term::spinner::while_waiting(review::SPINNER_LABEL, progress, || {
+        review::review(&review_request)
     });
     match &outcome {
         // The reviewer may narrow the grant asked for, never widen it.
@@ -476,7 +484,7 @@ fn escalate(
             let mut again = decision.clone();
             again.grant = widened.clone();
             again.reason = format!("{} (escalation: {why})", decision.reason);
-            review_line(ctx, req.workspace, &again, line, request)
+            review_line(ctx, req, &again, line, request)
         }
         ApprovalPolicy::Ask | ApprovalPolicy::Untrusted => {
             ask_person(ctx, decision, &widened, line, &why)

@@ -24,4 +24,5 @@ pub mod review;
 pub mod sandbox;
 pub mod session;
 pub mod shell;
+pub mod term;
 pub mod wrap;

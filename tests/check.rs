@@ -303,3 +303,324 @@ fn the_config_is_anchored_in_the_password_databases_home() {
     );
     assert!(show(true).contains(&needle), "XDG_CONFIG_HOME was ignored");
 }
+
+// ---------------------------------------------------------------------------------------------
+// What users of a CLI expect: completions, a manual page, NO_COLOR.
+
+/// The hidden subcommands; each is checked to exist, so the list cannot go stale unnoticed.
+const HIDDEN_SUBCOMMANDS: [&str; 5] = ["hook", "wrap-enter", "wrap-agent", "new-session", "man"];
+
+/// The subcommands `shellgate --help` lists (its "Commands:" section), clap's `help` included.
+fn visible_subcommands(env: &Env) -> Vec<String> {
+    let help = String::from_utf8(env.run(&["--help"]).stdout).unwrap();
+    let names: Vec<String> = help
+        .lines()
+        .skip_while(|line| !line.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|line| !line.trim().is_empty())
+        .filter_map(|line| line.split_whitespace().next().map(str::to_owned))
+        .collect();
+    assert!(names.len() > 10, "no command list in --help:\n{help}");
+    names
+}
+
+fn assert_hidden_subcommands_exist(env: &Env) {
+    for name in HIDDEN_SUBCOMMANDS {
+        let out = env.run(&[name, "--help"]);
+        assert!(out.status.success(), "{name} is not a subcommand any more");
+    }
+}
+
+/// `shellgate completions SHELL` into a file in the scratch directory.
+fn completion_script(env: &Env, shell: &str) -> (std::path::PathBuf, String) {
+    let out = env.run(&["completions", shell]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let script = String::from_utf8(out.stdout).unwrap();
+    let path = env.home().join(format!("completion.{shell}"));
+    std::fs::write(&path, &script).unwrap();
+    (path, script)
+}
+
+/// What bash's completion function offers after `shellgate WORDS…` (the last word is completed).
+fn bash_completes(script: &Path, words: &[&str]) -> Vec<String> {
+    let program = format!(
+        "source {}; COMP_WORDS=(shellgate{}); COMP_CWORD={}; COMP_LINE=\"${{COMP_WORDS[*]}}\"; \
+         COMP_POINT=${{#COMP_LINE}}; _shellgate shellgate \"${{COMP_WORDS[-1]}}\" \
+         \"${{COMP_WORDS[-2]}}\"; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script.display(),
+        words.iter().map(|w| format!(" '{w}'")).collect::<String>(),
+        words.len()
+    );
+    let out = Command::new("bash")
+        .args(["--noprofile", "--norc", "-e", "-u", "-c", &program])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn bash_completions_offer_the_visible_subcommands_and_no_hidden_one() {
+    let env = Env::new();
+    assert_hidden_subcommands_exist(&env);
+    let (path, script) = completion_script(&env, "bash");
+    let syntax = Command::new("bash").arg("-n").arg(&path).output().unwrap();
+    assert!(
+        syntax.status.success(),
+        "bash -n: {}",
+        String::from_utf8_lossy(&syntax.stderr)
+    );
+    assert!(script.contains("complete -F _shellgate"), "{script}");
+    let offered = bash_completes(&path, &[""]);
+    for name in visible_subcommands(&env) {
+        assert!(offered.contains(&name), "{name} not offered: {offered:?}");
+    }
+    for name in HIDDEN_SUBCOMMANDS {
+        assert!(
+            !offered.contains(&name.to_owned()),
+            "hidden {name} offered: {offered:?}"
+        );
+    }
+    // A subcommand's values come from its own definition.
+    let mut shells = bash_completes(&path, &["completions", ""]);
+    shells.retain(|word| !word.starts_with('-'));
+    assert_eq!(shells, ["bash", "elvish", "fish", "powershell", "zsh"]);
+    assert!(bash_completes(&path, &["check", "--sh"]).contains(&"--shell".to_owned()));
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_completions_load_under_compinit_and_list_the_visible_subcommands() {
+    let env = Env::new();
+    let (path, _) = completion_script(&env, "zsh");
+    let syntax = Command::new("zsh").arg("-n").arg(&path).output().unwrap();
+    assert!(
+        syntax.status.success(),
+        "zsh -n: {}",
+        String::from_utf8_lossy(&syntax.stderr)
+    );
+    // Loaded as the README says (compinit, then the file), the function is registered; its list
+    // of subcommands is what `_describe` is handed (stubbed here to print it).
+    let program = format!(
+        "autoload -U compinit; compinit -u -D; source {}; print -r -- \"$_comps[shellgate]\"; \
+         _describe() {{ print -rl -- \"${{(@P)4}}\" }}; _shellgate_commands",
+        path.display()
+    );
+    let out = Command::new("zsh")
+        .args(["-f", "-c", &program])
+        .env("HOME", env.home())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines = stdout.lines();
+    assert_eq!(lines.next(), Some("_shellgate"), "{stdout}");
+    let listed: Vec<&str> = lines.filter_map(|l| l.split(':').next()).collect();
+    assert_eq!(
+        listed,
+        visible_subcommands(&env),
+        "zsh lists other subcommands than --help"
+    );
+}
+
+/// How a completion script is recognised: the shell, what it must contain, and how it marks
+/// subcommand NAME.
+type ScriptShape = (&'static str, &'static str, fn(&str) -> String);
+
+#[test]
+fn powershell_fish_and_elvish_completions_name_the_visible_subcommands_only() {
+    let env = Env::new();
+    let shells: [ScriptShape; 3] = [
+        (
+            "powershell",
+            "Register-ArgumentCompleter -Native -CommandName 'shellgate'",
+            |name| format!("'shellgate;{name}'"),
+        ),
+        ("fish", "complete -c shellgate", |name| {
+            format!("__fish_shellgate_needs_command\" -f -a \"{name}\"")
+        }),
+        (
+            "elvish",
+            "set edit:completion:arg-completer[shellgate]",
+            |name| format!("&'shellgate;{name}'="),
+        ),
+    ];
+    let visible = visible_subcommands(&env);
+    for (shell, must, marks) in shells {
+        let (_, script) = completion_script(&env, shell);
+        assert!(script.contains(must), "{shell}: no {must:?}");
+        for name in visible.iter().filter(|name| *name != "help") {
+            assert!(script.contains(&marks(name)), "{shell}: {name} missing");
+        }
+        for name in HIDDEN_SUBCOMMANDS {
+            assert!(!script.contains(&marks(name)), "{shell}: hidden {name}");
+        }
+    }
+}
+
+#[test]
+fn completions_for_an_unknown_shell_are_a_usage_error() {
+    let env = Env::new();
+    let out = env.run(&["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("invalid value 'tcsh'") && err.contains("powershell"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_man_page_describes_every_visible_subcommand_and_exit_status() {
+    let env = Env::new();
+    let out = env.run(&["man"]);
+    assert!(out.status.success());
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(page.contains(".TH shellgate 1"), "{page}");
+    for section in [
+        "NAME",
+        "SYNOPSIS",
+        "DESCRIPTION",
+        "COMMANDS",
+        "\"EXIT STATUS\"",
+        "ENVIRONMENT",
+    ] {
+        assert!(page.contains(&format!("\n.SH {section}\n")), "no {section}");
+    }
+    for name in visible_subcommands(&env)
+        .iter()
+        .filter(|name| *name != "help")
+    {
+        assert!(
+            page.contains(&format!(".SS \"shellgate {name}\"")),
+            "{name}"
+        );
+    }
+    // Nested subcommands have entries of their own, with their own options.
+    assert!(page.contains(".SS \"shellgate log verify\""), "{page}");
+    for name in HIDDEN_SUBCOMMANDS {
+        assert!(
+            !page.contains(&format!("shellgate {name}\"")),
+            "hidden {name}"
+        );
+    }
+    // No page that nothing installs is referred to.
+    assert!(!page.contains("shellgate\\-check(1)"), "{page}");
+    let table = String::from_utf8(env.run(&["exit-codes"]).stdout).unwrap();
+    for code in table
+        .lines()
+        .skip(2)
+        .filter_map(|row| row.split('`').nth(1))
+    {
+        assert!(page.contains(code), "{code} missing from EXIT STATUS");
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(has_groff),
+    ignore = "groff is not installed (apt-get install groff-base)"
+)]
+fn the_man_page_renders_without_a_warning() {
+    let env = Env::new();
+    let page = env.home().join("shellgate.1");
+    std::fs::write(&page, env.run(&["man"]).stdout).unwrap();
+    let out = Command::new("groff")
+        .args(["-man", "-Tutf8", "-ww", "-z"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `shellgate ARGS` at a pseudo-terminal with `TERM=xterm-256color` and `env`: what it showed.
+fn at_terminal(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> String {
+    let mut c = env.cmd(args);
+    c.env("TERM", "xterm-256color");
+    for (name, value) in vars {
+        c.env(name, value);
+    }
+    let mut pty = rexpect::session::spawn_command(c, Some(30_000)).unwrap();
+    pty.exp_eof().unwrap()
+}
+
+/// clap styles its help on a terminal, and only there; `NO_COLOR` (set, not empty) turns the
+/// styling off even on a terminal.
+#[test]
+fn help_is_styled_on_a_terminal_only_and_never_with_no_color() {
+    let env = Env::new();
+    let styled = at_terminal(&env, &["--help"], &[]);
+    assert!(styled.contains("check"), "{styled}");
+    assert!(
+        styled.contains("\x1b["),
+        "no styling on a terminal: {styled:?}"
+    );
+    // An empty NO_COLOR is as if it were unset (no-color.org).
+    let empty = at_terminal(&env, &["--help"], &[("NO_COLOR", "")]);
+    assert!(empty.contains("\x1b["), "{empty:?}");
+    for args in [
+        &["--help"][..],
+        &["check", "--help"],
+        &["completions", "nosuch"],
+    ] {
+        let plain = at_terminal(&env, args, &[("NO_COLOR", "1")]);
+        assert!(
+            plain.contains("check") || plain.contains("nosuch"),
+            "{plain}"
+        );
+        assert!(!plain.contains('\x1b'), "NO_COLOR=1 {args:?}: {plain:?}");
+    }
+    let mut piped = env.cmd(&["--help"]);
+    let piped = piped.env("TERM", "xterm-256color").output().unwrap();
+    assert!(!piped.stdout.is_empty());
+    assert!(
+        !piped.stdout.contains(&0x1b),
+        "styled into a pipe: {:?}",
+        String::from_utf8_lossy(&piped.stdout)
+    );
+}
+
+/// `install.sh` installs the completions and the manual page too; it stays shellcheck-clean.
+#[test]
+#[cfg_attr(
+    not(has_shellcheck),
+    ignore = "shellcheck is not installed (apt-get install shellcheck)"
+)]
+fn install_sh_passes_shellcheck() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
+    let text = std::fs::read_to_string(&script).unwrap();
+    for installed in [
+        "completions bash",
+        "completions zsh",
+        "man/man1/shellgate.1\" man",
+    ] {
+        assert!(text.contains(installed), "install.sh lacks {installed:?}");
+    }
+    let out = Command::new("shellcheck").arg(&script).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -1834,3 +1834,138 @@ fn a_reviewer_cannot_widen_the_grant_it_was_asked_about() {
     let (code, err) = cli.run_line("grant-a", &format!("git ls-remote git://127.0.0.1:{a}/x"));
     assert_eq!(code, 203, "{err}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// The spinner: while a slow reviewer thinks, the person's terminal shows it, and nothing else does.
+
+/// How long the scripted reviewer waits before it answers: many spinner ticks (100 ms).
+const SLOW_REVIEW: Duration = Duration::from_millis(1500);
+
+/// A reviewer that takes [`SLOW_REVIEW`] to allow, with no cache (every line is asked).
+fn slow_reviewer() -> (ScriptedServer, Cli) {
+    let server = ScriptedServer::start();
+    server.always(Action::SlowFirstByte(
+        SLOW_REVIEW,
+        Box::new(openai_verdict(
+            "allow",
+            "low",
+            "removes a scratch directory",
+        )),
+    ));
+    let cli = Cli::new(&reviewer_toml(
+        "openai",
+        &server.base_url(),
+        "timeout_ms = 20000\ncache_ttl_s = 0",
+    ));
+    (server, cli)
+}
+
+impl Cli {
+    /// `shellgate ARGS` at a pseudo-terminal, as a person runs it (`TERM=xterm-256color`, plus
+    /// `vars`): everything the terminal showed, and the exit status.
+    fn at_terminal(&self, args: &[&str], vars: &[(&str, &str)]) -> (String, i32) {
+        let mut command = self.command(Some("spin"), args);
+        command.env("TERM", "xterm-256color");
+        for (name, value) in vars {
+            command.env(name, value);
+        }
+        let mut pty = rexpect::session::spawn_command(command, Some(30_000)).unwrap();
+        let seen = pty.exp_eof().unwrap();
+        let code = match pty.process().wait().unwrap() {
+            nix::sys::wait::WaitStatus::Exited(_, code) => code,
+            other => panic!("{args:?} ended with {other:?}"),
+        };
+        (utf8_of_rexpect(&seen), code)
+    }
+}
+
+/// rexpect hands over each byte as one `char`: the bytes again, read as UTF-8.
+fn utf8_of_rexpect(seen: &str) -> String {
+    let bytes: Vec<u8> = seen
+        .chars()
+        .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The spinner's frames in what a terminal showed: (where each ends, its elapsed seconds).
+fn spinner_frames(screen: &str) -> Vec<(usize, f64)> {
+    let frame = regex::Regex::new(
+        r"\r(?:\x1b\[2m)?[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] reviewing… (\d+\.\d)s(?:\x1b\[22m)?\x1b\[K",
+    )
+    .unwrap();
+    frame
+        .captures_iter(screen)
+        .map(|c| (c.get(0).unwrap().end(), c[1].parse().unwrap()))
+        .collect()
+}
+
+#[test]
+fn a_slow_review_shows_a_spinner_on_the_terminal_and_erases_it() {
+    let (_server, cli) = slow_reviewer();
+    std::fs::create_dir_all(cli.work().join("scratch")).unwrap();
+    let (screen, code) = cli.at_terminal(&["run", "--", "rm -r scratch"], &[]);
+    assert_eq!(code, 0, "{screen:?}");
+    assert!(
+        !cli.work().join("scratch").exists(),
+        "the review did not let the line run: {screen:?}"
+    );
+    let frames = spinner_frames(&screen);
+    assert!(
+        frames.len() >= 2,
+        "no spinner while the reviewer thought: {screen:?}"
+    );
+    // The elapsed time counts up (it is never asserted against a clock).
+    assert!(
+        frames.windows(2).all(|pair| pair[0].1 <= pair[1].1),
+        "{frames:?}"
+    );
+    assert!(screen.contains("\x1b[2m"), "not dimmed: {screen:?}");
+    // The last frame is erased (carriage return, erase line), and nothing is drawn after that.
+    let (last_end, _) = frames[frames.len() - 1];
+    let erased = screen[last_end..]
+        .find("\r\x1b[2K")
+        .unwrap_or_else(|| panic!("the spinner was left on the screen: {screen:?}"));
+    assert!(
+        !screen[last_end + erased..].contains("reviewing"),
+        "{screen:?}"
+    );
+}
+
+#[test]
+fn with_no_color_the_spinner_is_not_styled() {
+    let (_server, cli) = slow_reviewer();
+    std::fs::create_dir_all(cli.work().join("scratch")).unwrap();
+    let (screen, code) = cli.at_terminal(&["run", "--", "rm -r scratch"], &[("NO_COLOR", "1")]);
+    assert_eq!(code, 0, "{screen:?}");
+    assert!(!spinner_frames(&screen).is_empty(), "{screen:?}");
+    assert!(
+        !screen.contains("\x1b[2m"),
+        "styled under NO_COLOR: {screen:?}"
+    );
+}
+
+#[test]
+fn json_output_and_redirected_streams_get_no_spinner() {
+    let (_server, cli) = slow_reviewer();
+    // `check --json` at a terminal: the terminal shows the JSON object and nothing else.
+    let (screen, code) = cli.at_terminal(&["check", "--json", "--", "rm -r scratch"], &[]);
+    assert_eq!(code, 0, "{screen:?}");
+    let report: Value = serde_json::from_str(screen.trim())
+        .unwrap_or_else(|e| panic!("not only JSON on the terminal ({e}): {screen:?}"));
+    assert_eq!(report["review"]["outcome"], "allowed", "{report}");
+    // `run --json` at a terminal, and `run` with its streams redirected: no spinner either.
+    for dir in ["json-dir", "piped-dir"] {
+        std::fs::create_dir_all(cli.work().join(dir)).unwrap();
+    }
+    let (screen, code) = cli.at_terminal(&["run", "--json", "--", "rm -r json-dir"], &[]);
+    assert_eq!(code, 0, "{screen:?}");
+    assert!(!screen.contains("reviewing"), "{screen:?}");
+    let (code, err) = cli.run_line("spin", "rm -r piped-dir");
+    assert_eq!(code, 0, "{err}");
+    assert!(!cli.work().join("piped-dir").exists());
+    assert!(
+        !err.contains("reviewing") && !err.contains('\x1b'),
+        "a spinner in a pipe: {err:?}"
+    );
+}

@@ -107,16 +107,18 @@ fn check_line(bytes: &[u8], args: &CheckArgs, cwd: &Path) -> CheckReport {
     if decision.decision != Verdict::Review {
         return plain(decision);
     }
-    reviewed(bytes, decision, reviewer, &ctx, cwd)
+    reviewed(bytes, decision, reviewer, &ctx, cwd, !args.json)
 }
 
-/// Runs the review and folds its outcome into the decision.
+/// Runs the review and folds its outcome into the decision; with `progress`, a slow review shows
+/// a spinner on the person's terminal (`term::spinner`).
 fn reviewed(
     bytes: &[u8],
     mut decision: Decision,
     reviewer: &ReviewerConfig,
     ctx: &Context,
     cwd: &Path,
+    progress: bool,
 ) -> CheckReport {
     // The decision core only routes lines that passed intake to review.
     let line = match crate::intake::intake(bytes) {
@@ -134,7 +136,7 @@ fn reviewed(
     };
     let request_id = RequestId::new_random();
     let cache_dir = review::cache_dir(&paths);
-    let outcome = review::review(&ReviewRequest {
+    let review_request = ReviewRequest {
         line: line.as_str(),
         cwd,
         workspace: &crate::sandbox::workspace_of(cwd, None, &ctx.config.sandbox)
@@ -148,6 +150,9 @@ fn reviewed(
         person_present: crate::approval::person_present(),
         cache_dir: Some(&cache_dir),
         now: Timestamp::now(),
+    };
+    let outcome = crate::term::spinner::while_waiting(review::SPINNER_LABEL, progress, || {
+        review::review(&review_request)
     });
     outcome.settle(&mut decision, line.as_str());
     CheckReport {

@@ -141,6 +141,7 @@ fn decide_and_run(args: &HookArgs, line: &[u8]) -> (u8, String) {
         cancel: None,
         workspace: None,
         process_group: None,
+        progress: true,
     };
     match gate::handle(&request) {
         Outcome::RunInShell => match run_self_command(args, line) {

@@ -2,12 +2,14 @@
 
 pub mod auto_review;
 pub mod check;
+pub mod completions;
 pub mod config;
 pub mod doctor;
 pub mod eval;
 pub mod hook;
 pub mod init;
 pub mod log;
+pub mod man;
 pub mod mode;
 pub mod mode_select;
 pub mod panel;

@@ -59,6 +59,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         cancel: None,
         workspace: None,
         process_group: None,
+        progress: !json,
     };
     match gate::handle(&request) {
         Outcome::Ran(status) => ExitCode::from(gate::exit_code(&status)),

@@ -53,6 +53,10 @@ use tools::Workspace;
 pub use transcript::Transcript;
 pub use verdict::{ToolRequest, Verdict, VerdictDecision};
 
+/// What the person's terminal shows while the reviewer thinks (`term::spinner`), before the
+/// elapsed time.
+pub const SPINNER_LABEL: &str = "reviewing…";
+
 /// Characters of the line quoted in messages.
 const MAX_QUOTED_LINE_CHARS: usize = 200;
 

@@ -97,6 +97,7 @@ fn judge_and_run(kind: ShellKind, line: Vec<u8>, args: Vec<OsString>) -> ExitCod
         cancel: None,
         workspace: None,
         process_group: None,
+        progress: true,
     };
     match gate::handle(&request) {
         Outcome::Ran(status) => ExitCode::from(gate::exit_code(&status)),

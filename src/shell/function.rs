@@ -234,6 +234,7 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
         cancel: None,
         workspace: None,
         process_group: None,
+        progress: true,
     };
     let (reader, writer) = pipe()?;
     let collector = std::thread::spawn(move || collect(reader, Limits::DEFAULT.total_bytes));

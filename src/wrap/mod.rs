@@ -289,6 +289,7 @@ fn serve_one(conversation: Conversation, broker: &Broker) {
         cancel: Some(socket.as_fd()),
         workspace: Some(&broker.workspace),
         process_group: group,
+        progress: false,
     };
     let reply = match crate::approval::on_behalf_of(group, || gate::handle(&line)) {
         Outcome::Ran(status) => Reply::Exited(gate::exit_code(&status)),
