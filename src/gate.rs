@@ -89,9 +89,10 @@ pub enum Outcome {
     Refused(Error),
 }
 
-/// What an interactive shell's hook function adds to its line (see `cmd::hook`): descriptors for
-/// the line's program (the shell state comes back on one), and the names that shell has as
-/// aliases, functions or disabled builtins, which never run in the shell as if they were builtins.
+/// What an interactive shell's hook function adds to its line (see [`crate::shell::function`]):
+/// descriptors for the line's program (the shell state comes back on one), and the names that
+/// shell has as aliases, functions or disabled builtins, which never run in the shell as if they
+/// were builtins.
 #[derive(Debug, Default)]
 pub struct ShellSide<'a> {
     /// `(descriptor, number in the program)`, 3–9; passed only to a sandboxed line.

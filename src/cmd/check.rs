@@ -57,7 +57,7 @@ pub struct CheckReport {
 }
 
 pub fn run(args: CheckArgs) -> ExitCode {
-    let cwd = super::working_dir(args.cwd.as_deref());
+    let cwd = crate::session::working_dir(args.cwd.as_deref());
     let report = match line_bytes(&args.line) {
         Ok(bytes) => check_line(&bytes, &args, &cwd),
         Err(e) => plain(Decision::refused(

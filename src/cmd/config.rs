@@ -36,8 +36,8 @@ struct Shown<'a> {
 }
 
 pub fn run(args: ConfigArgs) -> ExitCode {
-    let cwd = super::working_dir(args.cwd.as_deref());
-    let config = match super::load_config(&cwd) {
+    let cwd = crate::session::working_dir(args.cwd.as_deref());
+    let config = match crate::config::load_for(&cwd) {
         Ok(c) => c,
         Err(e) => {
             if args.json {

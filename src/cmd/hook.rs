@@ -122,7 +122,7 @@ pub fn run(args: HookArgs) -> ExitCode {
 
 /// The backstop's outcome, and what became of the line for `--status-file`.
 fn decide_and_run(args: &HookArgs, line: &[u8]) -> (u8, String) {
-    let cwd = super::working_dir(None);
+    let cwd = crate::session::working_dir(None);
     let request = LineRequest {
         bytes: line,
         shell: args.shell,

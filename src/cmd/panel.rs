@@ -61,7 +61,7 @@ fn execute(args: &PanelArgs) -> Result<()> {
     let panel = Panel {
         scope,
         paths,
-        cwd: super::working_dir(None),
+        cwd: crate::session::working_dir(None),
         secrets: Secrets::generate()?,
         loopback: Loopback::new(port),
         person: person_present(),

@@ -35,8 +35,8 @@ fn row(rule: &Rule) -> RuleRow<'_> {
 }
 
 pub fn run(args: RulesArgs) -> ExitCode {
-    let cwd = super::working_dir(args.cwd.as_deref());
-    let config = match super::load_config(&cwd) {
+    let cwd = crate::session::working_dir(args.cwd.as_deref());
+    let config = match crate::config::load_for(&cwd) {
         Ok(c) => c,
         Err(e) => {
             eprint!("{}", crate::error::refusal_for_reader(e.code, &e.reason));

@@ -73,7 +73,7 @@ fn supervise(args: &Args) -> Result<ExitCode> {
         .split_first()
         .ok_or_else(|| Error::usage("sandbox needs a program"))?;
     let spec = spec(args)?;
-    let cwd = super::working_dir(None);
+    let cwd = crate::session::working_dir(None);
     let path = sandbox::resolve_program(program, std::env::var_os("PATH").as_deref())?;
     let mut command = sandbox::Command::new(path, rest.to_vec(), cwd);
     command.arg0 = program.clone();
@@ -93,8 +93,8 @@ fn supervise(args: &Args) -> Result<ExitCode> {
 
 fn spec(args: &Args) -> Result<Spec> {
     let policy = SandboxPolicy::from(Policy::parse(&args.policy)?);
-    let config = crate::cmd::load_config(&super::working_dir(None))?;
-    let cwd = super::working_dir(None);
+    let cwd = crate::session::working_dir(None);
+    let config = crate::config::load_for(&cwd)?;
     let mut spec = match &args.workspace {
         Some(dir) => sandbox::line_spec(policy, &cwd, Some(dir), &config.sandbox, args.network)?,
         None => sandbox::line_spec(policy, &cwd, None, &config.sandbox, args.network)?,

@@ -43,7 +43,7 @@ pub fn run(args: StatusArgs) -> ExitCode {
 }
 
 fn execute(args: &StatusArgs) -> Result<ExitCode> {
-    let cwd = super::working_dir(None);
+    let cwd = crate::session::working_dir(None);
     let ctx = Context::load(&cwd, None, SessionUse::ReadIfNamed)?;
     let sandbox_line = sandbox_line();
     let recent: Vec<_> = ctx.state.recent.iter().rev().take(5).collect();

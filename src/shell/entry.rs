@@ -83,7 +83,7 @@ fn script_line(kind: ShellKind, path: &OsStr, args: &[OsString]) -> Vec<u8> {
 }
 
 fn judge_and_run(kind: ShellKind, line: Vec<u8>, args: Vec<OsString>) -> ExitCode {
-    let cwd = crate::cmd::working_dir(None);
+    let cwd = crate::session::working_dir(None);
     // Inside `wrap` the broker judges it (see `gate::handle`).
     let request = LineRequest {
         bytes: &line,

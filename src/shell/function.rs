@@ -221,7 +221,7 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
         ],
         Dialect::Zsh => vec!["-f".into(), "-c".into(), runner.into(), "zsh".into()],
     };
-    let cwd = crate::cmd::working_dir(None);
+    let cwd = crate::session::working_dir(None);
     let request = LineRequest {
         bytes: call.line,
         shell: call.shell,

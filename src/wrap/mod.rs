@@ -62,7 +62,7 @@ pub fn run(args: &WrapArgs) -> Result<ExitCode> {
     unsafe {
         std::env::set_var(SESSION_ENV, session.as_str());
     }
-    let cwd = crate::cmd::working_dir(None);
+    let cwd = crate::session::working_dir(None);
     // Fail closed before the agent starts: a broken config, no usable state directory.
     let ctx = Context::load(&cwd, args.mode.as_deref(), SessionUse::Open)?;
     let paths = ctx.paths.clone().ok_or_else(|| {
