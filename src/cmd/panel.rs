@@ -65,7 +65,7 @@ fn execute(args: &PanelArgs) -> Result<()> {
         secrets: Secrets::generate()?,
         loopback: Loopback::new(port),
         person: person_present(),
-        sandbox: super::status::sandbox_line(),
+        sandbox: crate::sandbox::detect().summary(),
         launcher: std::sync::Mutex::new(None),
     };
     announce(&panel)?;
