@@ -14,7 +14,6 @@ mod review_support;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use review_support::{ScriptedServer, anthropic_verdict, openai_verdict};
-use shellgate::audit::event::Timestamp;
 use shellgate::audit::{RequestId, SessionId, SessionState, StatePaths};
 use shellgate::config::{Config, ReviewerConfig};
 use shellgate::mode::{self, SessionFacts};
@@ -45,19 +44,10 @@ fn review_once(config: &ReviewerConfig, workspace: &Path, line: &str) {
     let cwd = workspace.to_string_lossy();
     let decision = policy::decide_bytes(line.as_bytes(), ShellKind::Bash, &cwd, &full, &resolved);
     let state = SessionState::new(review::fold_params(config, true));
-    let outcome = review::review(&ReviewRequest {
-        line,
-        cwd: workspace,
-        workspace,
-        decision: &decision,
-        config,
-        session: None,
-        state: &state,
-        request: &RequestId::new_random(),
-        person_present: false,
-        cache_dir: None,
-        now: Timestamp::now(),
-    });
+    let request = RequestId::new_random();
+    let outcome = review::review(&ReviewRequest::new(
+        line, workspace, &decision, config, &state, &request,
+    ));
     assert!(outcome.runs(), "{outcome:?}");
 }
 

@@ -6,7 +6,6 @@
 //! `approval/asked` and `exec/started` events are in the session log.
 
 use crate::approval::{self, Answer, Question, QuestionKind};
-use crate::audit::event::Timestamp;
 use crate::audit::event::{
     ApprovalDecision, Decider, Decision as LoggedDecision, ExecFinished, ExecStarted, LineAsked,
     RejectionCause, ReviewRejection, SandboxDenied, SandboxViolation,
@@ -76,6 +75,60 @@ pub struct LineRequest<'a> {
     /// The process group the line runs in when it is not this process's: the `wrap` broker's
     /// caller's, so that a line of a wrapped interactive shell is that terminal's foreground job.
     pub process_group: Option<libc::pid_t>,
+}
+
+impl<'a> LineRequest<'a> {
+    /// A line of this process's own caller: its environment and process group, the standard
+    /// streams inherited, the mode of the session, the workspace derived from `cwd`, nothing that
+    /// cancels it. Each door changes only what differs for it.
+    pub fn new(
+        bytes: &'a [u8],
+        shell: ShellKind,
+        cwd: &'a Path,
+        origin: Origin,
+        execution: Execution,
+    ) -> LineRequest<'a> {
+        LineRequest {
+            bytes,
+            shell,
+            cwd,
+            mode: None,
+            execution,
+            streams: Streams::Inherit,
+            origin,
+            env: None,
+            cancel: None,
+            workspace: None,
+            process_group: None,
+        }
+    }
+
+    /// The mode asked for (`--mode`); `None` is the session's.
+    pub fn with_mode(self, mode: Option<&'a str>) -> LineRequest<'a> {
+        LineRequest { mode, ..self }
+    }
+
+    pub fn with_streams(self, streams: Streams<'a>) -> LineRequest<'a> {
+        LineRequest { streams, ..self }
+    }
+
+    /// The broker's caller: its environment, its process group, the descriptor whose hang-up
+    /// cancels the line, and the workspace `wrap` anchored where the agent started.
+    pub fn for_broker_caller(
+        self,
+        env: &'a [(OsString, OsString)],
+        cancel: BorrowedFd<'a>,
+        workspace: &'a Path,
+        process_group: Option<libc::pid_t>,
+    ) -> LineRequest<'a> {
+        LineRequest {
+            env: Some(env),
+            cancel: Some(cancel),
+            workspace: Some(workspace),
+            process_group,
+            ..self
+        }
+    }
 }
 
 /// What became of the line.
@@ -276,19 +329,12 @@ fn review_line(
     };
     let workspace = workspace_for(ctx, req_workspace);
     let cache_dir = ctx.paths.as_ref().map(review::cache_dir);
-    let outcome = review::review(&ReviewRequest {
-        line,
-        cwd: &ctx.cwd,
-        workspace: &workspace,
-        decision,
-        config,
-        session: ctx.log.as_ref(),
-        state: &ctx.state,
-        request,
-        person_present: approval::person_present(),
-        cache_dir: cache_dir.as_deref(),
-        now: Timestamp::now(),
-    });
+    let review_request = ReviewRequest::new(line, &ctx.cwd, decision, config, &ctx.state, request)
+        .with_workspace(&workspace)
+        .with_session(ctx.log.as_ref())
+        .with_cache_dir(cache_dir.as_deref())
+        .with_person_present(approval::person_present());
+    let outcome = review::review(&review_request);
     match &outcome {
         // The reviewer may narrow the grant asked for, never widen it.
         ReviewOutcome::Allowed(reviewed) => {

@@ -123,25 +123,16 @@ pub fn run(args: HookArgs) -> ExitCode {
 /// The backstop's outcome, and what became of the line for `--status-file`.
 fn decide_and_run(args: &HookArgs, line: &[u8]) -> (u8, String) {
     let cwd = crate::session::working_dir(None);
-    let request = LineRequest {
-        bytes: line,
-        shell: args.shell,
-        cwd: &cwd,
-        mode: None,
-        execution: Execution::ShellC {
-            positional: Vec::new(),
-        },
-        streams: if args.tty_stdio {
-            Streams::Terminal
-        } else {
-            Streams::Inherit
-        },
-        origin: Origin::Hook,
-        env: None,
-        cancel: None,
-        workspace: None,
-        process_group: None,
+    let execution = Execution::ShellC {
+        positional: Vec::new(),
     };
+    let streams = if args.tty_stdio {
+        Streams::Terminal
+    } else {
+        Streams::Inherit
+    };
+    let request =
+        LineRequest::new(line, args.shell, &cwd, Origin::Hook, execution).with_streams(streams);
     match gate::handle(&request) {
         Outcome::RunInShell => match run_self_command(args, line) {
             Some(status) => (HANDLED, format!("ran {status}")),

@@ -1,7 +1,7 @@
 //! `shellgate run`: the whole path for one line — decide, ask, run in the sandbox, record.
 
 use crate::error::{Code, Error, refusal_block};
-use crate::gate::{self, Execution, LineRequest, Origin, Outcome, Streams};
+use crate::gate::{self, Execution, LineRequest, Origin, Outcome};
 use crate::parse::ShellKind;
 use clap::Args;
 use std::ffi::OsString;
@@ -47,19 +47,8 @@ pub fn run(args: RunArgs) -> ExitCode {
         Ok(parts) => parts,
         Err(e) => return refuse(&e, json),
     };
-    let request = LineRequest {
-        bytes: &line,
-        shell: args.shell,
-        cwd: &cwd,
-        mode: args.mode.as_deref(),
-        execution,
-        streams: Streams::Inherit,
-        origin: Origin::Run,
-        env: None,
-        cancel: None,
-        workspace: None,
-        process_group: None,
-    };
+    let request = LineRequest::new(&line, args.shell, &cwd, Origin::Run, execution)
+        .with_mode(args.mode.as_deref());
     match gate::handle(&request) {
         Outcome::Ran(status) => ExitCode::from(gate::exit_code(&status)),
         Outcome::Refused(e) => refuse(&e, json),

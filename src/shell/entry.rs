@@ -15,7 +15,7 @@
 use super::args::{Invocation, parse_posix, parse_pwsh};
 use super::{ACTIVE_ENV, real_shell};
 use crate::error::{Code, Error, refusal_block};
-use crate::gate::{self, Execution, LineRequest, Origin, Outcome, Streams};
+use crate::gate::{self, Execution, LineRequest, Origin, Outcome};
 use crate::parse::ShellKind;
 use crate::wrap::enter::{USER_BASHRC_ENV, is_agent_process};
 use std::ffi::{OsStr, OsString};
@@ -85,19 +85,7 @@ fn script_line(kind: ShellKind, path: &OsStr, args: &[OsString]) -> Vec<u8> {
 fn judge_and_run(kind: ShellKind, line: Vec<u8>, args: Vec<OsString>) -> ExitCode {
     let cwd = crate::session::working_dir(None);
     // Inside `wrap` the broker judges it (see `gate::handle`).
-    let request = LineRequest {
-        bytes: &line,
-        shell: kind,
-        cwd: &cwd,
-        mode: None,
-        execution: Execution::ShellArgs(args),
-        streams: Streams::Inherit,
-        origin: Origin::Run,
-        env: None,
-        cancel: None,
-        workspace: None,
-        process_group: None,
-    };
+    let request = LineRequest::new(&line, kind, &cwd, Origin::Run, Execution::ShellArgs(args));
     match gate::handle(&request) {
         Outcome::Ran(status) => ExitCode::from(gate::exit_code(&status)),
         Outcome::Refused(e) => refuse(&e),

@@ -22,7 +22,7 @@
 //! This process prints nothing of its own for a line that ran; a refusal is one short message.
 
 use crate::error::{Code, Error, Result};
-use crate::gate::{self, Execution, LineRequest, Origin, Outcome, ShellSide, Streams};
+use crate::gate::{self, Execution, LineRequest, Origin, Outcome, ShellSide};
 use crate::parse::ShellKind;
 use crate::shell::state::{self, Change, Dialect, Limits, State, Treatment};
 use std::io::Read;
@@ -222,19 +222,13 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
         Dialect::Zsh => vec!["-f".into(), "-c".into(), runner.into(), "zsh".into()],
     };
     let cwd = crate::session::working_dir(None);
-    let request = LineRequest {
-        bytes: call.line,
-        shell: call.shell,
-        cwd: &cwd,
-        mode: None,
-        execution: Execution::ShellArgs(args),
-        streams: Streams::Inherit,
-        origin: Origin::Hook,
-        env: None,
-        cancel: None,
-        workspace: None,
-        process_group: None,
-    };
+    let request = LineRequest::new(
+        call.line,
+        call.shell,
+        &cwd,
+        Origin::Hook,
+        Execution::ShellArgs(args),
+    );
     let (reader, writer) = pipe()?;
     let collector = std::thread::spawn(move || collect(reader, Limits::DEFAULT.total_bytes));
     let passed = [(writer.as_fd(), 3)];

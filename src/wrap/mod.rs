@@ -289,19 +289,16 @@ fn serve_one(conversation: Conversation, broker: &Broker) {
         return;
     }
     let group = broker::caller_group(&socket);
-    let line = LineRequest {
-        bytes: &request.line,
-        shell: request.shell,
-        cwd: &request.cwd,
-        mode: broker.mode.as_deref(),
-        execution: request.execution.clone(),
-        streams: Streams::Fds(&streams),
-        origin: request.origin,
-        env: Some(&request.env),
-        cancel: Some(socket.as_fd()),
-        workspace: Some(&broker.workspace),
-        process_group: group,
-    };
+    let line = LineRequest::new(
+        &request.line,
+        request.shell,
+        &request.cwd,
+        request.origin,
+        request.execution.clone(),
+    )
+    .with_mode(broker.mode.as_deref())
+    .with_streams(Streams::Fds(&streams))
+    .for_broker_caller(&request.env, socket.as_fd(), &broker.workspace, group);
     let reply = match crate::approval::on_behalf_of(group, || gate::handle(&line)) {
         Outcome::Ran(status) => Reply::Exited(gate::exit_code(&status)),
         Outcome::RunInShell => Reply::InShell,
