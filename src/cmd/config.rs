@@ -2,7 +2,7 @@
 //! validation of every config file in effect.
 
 use crate::config::{Config, Provenance};
-use crate::error::Code;
+use crate::error::{Code, Reader, print_refusal};
 use crate::mode::{ApprovalPolicy, ModeId};
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -42,10 +42,9 @@ pub fn run(args: ConfigArgs) -> ExitCode {
         Err(e) => {
             if args.json {
                 super::print_json(&e);
-            } else {
-                eprint!("{}", crate::error::refusal_for_reader(e.code, &e.reason));
+                return ExitCode::from(e.code.exit_status());
             }
-            return ExitCode::from(e.code.exit_status());
+            return ExitCode::from(print_refusal(&e, Reader::Whoever));
         }
     };
     let problems = problems(&config);

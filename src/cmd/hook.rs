@@ -22,7 +22,7 @@
 //! old decision for a new line.
 
 use crate::audit::StatePaths;
-use crate::error::{Code, Error};
+use crate::error::{Code, Error, Reader, print_refusal};
 use crate::gate::{self, Execution, LineRequest, Origin, Outcome, Streams};
 use crate::parse::ShellKind;
 use crate::shell::function;
@@ -229,7 +229,7 @@ fn line_bytes(args: &HookArgs) -> Result<Vec<u8>, Error> {
 /// A refusal, told to the person at the prompt (an agent driving an interactive shell reads the
 /// same short text; the agent-facing block is for `run` and the non-interactive hooks).
 fn refused(e: &Error) -> u8 {
-    eprint!("{}", crate::error::person_message(e.code, &e.reason));
+    print_refusal(e, Reader::Person);
     HANDLED
 }
 

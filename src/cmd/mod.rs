@@ -17,22 +17,16 @@ pub mod sandbox;
 pub mod status;
 pub mod wrap;
 
-use crate::error::Result;
+use crate::error::{Reader, Result, print_refusal};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Ends a command: its own status on success; on an error, the refusal block on stderr and the
-/// error code's exit status.
+/// Ends a command: its own status on success; on an error, the refusal on stderr (for whoever
+/// reads it) and the error code's exit status.
 pub fn exit_with(result: Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
-        Err(err) => {
-            eprint!(
-                "{}",
-                crate::error::refusal_for_reader(err.code, &err.reason)
-            );
-            ExitCode::from(err.code.exit_status())
-        }
+        Err(err) => ExitCode::from(print_refusal(&err, Reader::Whoever)),
     }
 }
 

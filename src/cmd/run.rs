@@ -1,6 +1,6 @@
 //! `shellgate run`: the whole path for one line — decide, ask, run in the sandbox, record.
 
-use crate::error::{Code, Error, refusal_block};
+use crate::error::{Code, Error, Reader, print_refusal};
 use crate::gate::{self, Execution, LineRequest, Origin, Outcome};
 use crate::parse::ShellKind;
 use clap::Args;
@@ -126,17 +126,11 @@ fn read_stdin() -> Result<Vec<u8>, Error> {
 }
 
 /// Print the agent-facing refusal on stderr (a block, or one JSON object) and exit with its code.
-pub fn refuse(e: &Error, json: bool) -> ExitCode {
-    if json {
-        let value = serde_json::json!({
-            "marker": e.code.marker(),
-            "code": e.code,
-            "reason": e.reason,
-            "instruction": crate::error::instruction(e.code),
-        });
-        eprintln!("{value}");
+fn refuse(e: &Error, json: bool) -> ExitCode {
+    let reader = if json {
+        Reader::AgentJson
     } else {
-        eprint!("{}", refusal_block(e.code, &e.reason));
-    }
-    ExitCode::from(e.code.exit_status())
+        Reader::Agent
+    };
+    ExitCode::from(print_refusal(e, reader))
 }

@@ -1,6 +1,6 @@
 //! `shellgate sandbox`: run a program in the sandbox and end the way it ended.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Reader, Result, print_refusal};
 use crate::mode::SandboxPolicy;
 use crate::sandbox::{self, Policy, Protection, Spec};
 use clap::Args as ClapArgs;
@@ -60,10 +60,7 @@ pub struct Args {
 pub fn run(args: Args) -> ExitCode {
     match supervise(&args) {
         Ok(code) => code,
-        Err(error) => {
-            eprintln!("{} {}", error.code.marker(), error);
-            ExitCode::from(error.code.exit_status())
-        }
+        Err(error) => ExitCode::from(print_refusal(&error, Reader::OneLine)),
     }
 }
 

@@ -14,7 +14,7 @@
 
 use super::args::{Invocation, parse_posix, parse_pwsh};
 use super::{ACTIVE_ENV, real_shell};
-use crate::error::{Code, Error, refusal_block};
+use crate::error::{Code, Error, Reader, print_refusal};
 use crate::gate::{self, Execution, LineRequest, Origin, Outcome};
 use crate::parse::ShellKind;
 use crate::wrap::enter::{USER_BASHRC_ENV, is_agent_process};
@@ -276,8 +276,7 @@ fn is_this_binary(path: &Path) -> bool {
 }
 
 fn refuse(e: &Error) -> ExitCode {
-    eprint!("{}", refusal_block(e.code, &e.reason));
-    ExitCode::from(e.code.exit_status())
+    ExitCode::from(print_refusal(e, Reader::Agent))
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@
 //! which only shellgate writes (the private directory is 0700, and read-only in the sandbox).
 //! This process prints nothing of its own for a line that ran; a refusal is one short message.
 
-use crate::error::{Code, Error, Result};
+use crate::error::{Code, Error, Reader, Result, print_refusal};
 use crate::gate::{self, Execution, LineRequest, Origin, Outcome, ShellSide};
 use crate::parse::ShellKind;
 use crate::shell::state::{self, Change, Dialect, Limits, State, Treatment};
@@ -57,17 +57,11 @@ pub fn run(call: &Call) -> u8 {
     };
     let files = match Files::new(call.dir, call.token) {
         Ok(files) => files,
-        Err(e) => {
-            eprint!("{}", crate::error::person_message(e.code, &e.reason));
-            return e.code.exit_status();
-        }
+        Err(e) => return print_refusal(&e, Reader::Person),
     };
     let (status, apply) = match run_line(call, dialect, &files) {
         Ok(done) => done,
-        Err(e) => {
-            eprint!("{}", crate::error::person_message(e.code, &e.reason));
-            (e.code.exit_status(), Apply::nothing())
-        }
+        Err(e) => (print_refusal(&e, Reader::Person), Apply::nothing()),
     };
     // A line that runs in the shell sets its own status in the script; any other has it here.
     let script = match apply {
@@ -79,10 +73,7 @@ pub fn run(call: &Call) -> u8 {
     };
     let script = format!("{script}__shellgate_done={}\n", state::quote(call.token));
     if let Err(e) = write_private(&files.apply, script.as_bytes()) {
-        eprint!(
-            "{}",
-            crate::error::person_message(Code::Internal, &e.to_string())
-        );
+        print_refusal(&Error::internal(e.to_string()), Reader::Person);
     }
     for stale in [&files.snapshot, &files.input, &files.history] {
         let _ = std::fs::remove_file(stale);
@@ -240,10 +231,7 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
     drop(writer);
     let dump = collector.join().unwrap_or(Collected::TooLong);
     match outcome {
-        Outcome::Refused(e) => {
-            eprint!("{}", crate::error::person_message(e.code, &e.reason));
-            Ok((e.code.exit_status(), Apply::nothing()))
-        }
+        Outcome::Refused(e) => Ok((print_refusal(&e, Reader::Person), Apply::nothing())),
         Outcome::RunInShell => Ok((
             0,
             Apply::InShell(in_shell_apply(dialect, call, line, &shadowed)),

@@ -6,7 +6,7 @@
 //! the workspace-write sandbox, or as is — which marks its own process as the agent
 //! ([`AGENT_ENV`]) and becomes the agent.
 
-use crate::error::{Code, Error, Result, refusal_block};
+use crate::error::{Code, Error, Reader, Result, print_refusal};
 use crate::parse::ShellKind;
 use crate::sandbox::mounts;
 use crate::shell::templates::{self, HookShell};
@@ -295,8 +295,7 @@ pub fn is_agent_process() -> bool {
 }
 
 fn refuse(e: &Error) -> ExitCode {
-    eprint!("{}", refusal_block(e.code, &e.reason));
-    ExitCode::from(e.code.exit_status())
+    ExitCode::from(print_refusal(e, Reader::Agent))
 }
 
 #[cfg(test)]
