@@ -81,6 +81,13 @@ pub fn run(call: &Call) -> u8 {
     status
 }
 
+/// Whether no process `pid` exists (`kill(pid, 0)` says `ESRCH`; one we may not signal exists).
+fn process_gone(pid: i32) -> bool {
+    use nix::sys::signal::kill;
+    use nix::unistd::Pid;
+    kill(Pid::from_raw(pid), None) == Err(nix::errno::Errno::ESRCH)
+}
+
 /// What the apply script does besides saying the line is done.
 enum Apply {
     /// Runs the line in the shell; the script sets `__shellgate_status` from it.
@@ -663,12 +670,7 @@ pub fn prepare_dir(pid: i32) -> Result<PathBuf> {
             let gone = name
                 .rsplit_once('-')
                 .and_then(|(_, pid)| pid.parse::<i32>().ok())
-                // SAFETY: kill with signal 0 only checks that the process exists.
-                .is_some_and(|p| {
-                    p > 1
-                        && unsafe { libc::kill(p, 0) } != 0
-                        && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
-                });
+                .is_some_and(|p| p > 1 && process_gone(p));
             if gone {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
