@@ -9,6 +9,9 @@
 //!
 //! `cargo bench --bench review`; numbers in docs/reviewer.md.
 
+// A test or benchmark may panic on what it set up itself; the lints are for the product code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../tests/review_support/mod.rs"]
 mod review_support;
 
