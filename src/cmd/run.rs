@@ -85,13 +85,11 @@ fn script_line(shell: ShellKind, script: &OsString, args: &[OsString]) -> (Vec<u
     let mut words = vec![shell.as_str().to_owned()];
     let mut exec_args = Vec::new();
     if is_file {
-        words.push(crate::shell::templates::posix_quote(
-            &script.to_string_lossy(),
-        ));
+        words.push(crate::parse::posix_quote(&script.to_string_lossy()));
         exec_args.push(script.clone());
     }
     for a in args {
-        words.push(crate::shell::templates::posix_quote(&a.to_string_lossy()));
+        words.push(crate::parse::posix_quote(&a.to_string_lossy()));
         exec_args.push(a.clone());
     }
     (

@@ -12,11 +12,11 @@
 //! ([`crate::wrap::enter::is_agent_process`]): an agent started through a shim script is that
 //! script's shell first, and becomes the agent by `exec`.
 
-use super::args::{Invocation, parse_posix, parse_pwsh};
 use super::{ACTIVE_ENV, real_shell};
 use crate::error::{Code, Error, Reader, print_refusal};
 use crate::gate::{self, Execution, LineRequest, Origin, Outcome};
 use crate::parse::ShellKind;
+use crate::parse::shell_args::{Invocation, parse_posix, parse_pwsh};
 use crate::wrap::enter::{USER_BASHRC_ENV, is_agent_process};
 use std::ffi::{OsStr, OsString};
 use std::io::IsTerminal;
@@ -76,7 +76,7 @@ fn script_line(kind: ShellKind, path: &OsStr, args: &[OsString]) -> Vec<u8> {
     let mut words = vec![kind.as_str().to_owned()];
     let from = args.iter().position(|a| a == path).unwrap_or(0);
     for a in &args[from..] {
-        words.push(super::templates::posix_quote(&a.to_string_lossy()));
+        words.push(crate::parse::posix_quote(&a.to_string_lossy()));
     }
     let _ = path;
     words.join(" ").into_bytes()

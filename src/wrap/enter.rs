@@ -131,22 +131,22 @@ fn write_hook_files(dir: &Path, exe: &Path) -> Result<()> {
                    unset {rc}\n\
                  elif [ -f ~/.bashrc ]; then\n  . ~/.bashrc\nfi\n. {hook}\n",
                 rc = USER_BASHRC_ENV,
-                hook = templates::posix_quote(&hook_bash.to_string_lossy())
+                hook = crate::parse::posix_quote(&hook_bash.to_string_lossy())
             ),
         ),
         (
             zdotdir.join(".zshenv"),
             format!(
                 ". {hook}\nZDOTDIR=\"${{SHELLGATE_USER_ZDOTDIR:-$HOME}}\"\n[[ -f \"$ZDOTDIR/.zshenv\" ]] && . \"$ZDOTDIR/.zshenv\"\n[[ -o interactive ]] && ZDOTDIR={zdotdir}\n",
-                hook = templates::posix_quote(&hook_zsh.to_string_lossy()),
-                zdotdir = templates::posix_quote(&zdotdir.to_string_lossy()),
+                hook = crate::parse::posix_quote(&hook_zsh.to_string_lossy()),
+                zdotdir = crate::parse::posix_quote(&zdotdir.to_string_lossy()),
             ),
         ),
         (
             zdotdir.join(".zshrc"),
             format!(
                 "ZDOTDIR=\"${{SHELLGATE_USER_ZDOTDIR:-$HOME}}\"\n[[ -f \"$ZDOTDIR/.zshrc\" ]] && . \"$ZDOTDIR/.zshrc\"\n. {}\n",
-                templates::posix_quote(&hook_zsh.to_string_lossy())
+                crate::parse::posix_quote(&hook_zsh.to_string_lossy())
             ),
         ),
     ];
