@@ -1,6 +1,6 @@
 //! The seccomp layer: syscalls no sandboxed command needs, refused with `EPERM`.
 //!
-//! The rules are data ([`rules`]). [`program`] turns them into one compact classic-BPF filter per
+//! The rules are data ([`rules`]). [`assemble`] turns them into one compact classic-BPF filter per
 //! architecture, loaded with seccompiler's `apply_filter`. The filter is written out here rather
 //! than by seccompiler's compiler because its length is paid on every launch: the kernel
 //! precomputes an allow-cache by running the filter for every syscall number, and seccompiler's
