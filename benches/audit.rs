@@ -2,6 +2,9 @@
 //!
 //! Run: `cargo bench --bench audit`. Figures are recorded in docs/audit.md.
 
+// A test or benchmark may panic on what it set up itself; the lints are for the product code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use shellgate::audit::event::{
     ApprovalDecision, Decider, Decision, EventBody, ExecFinished, LineAsked, ReviewVerdict,

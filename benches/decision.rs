@@ -6,6 +6,9 @@
 //! Goals: ≤ 5 µs median for typical lines, ≤ 200 µs for the worst 4,000-character line.
 //! Run: `cargo bench --bench decision`.
 
+// A test or benchmark may panic on what it set up itself; the lints are for the product code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use shellgate::config::Config;
 use shellgate::mode::{SessionFacts, resolve};

@@ -9,12 +9,14 @@
 //!
 //! `cargo bench --bench review`; numbers in docs/reviewer.md.
 
+// A test or benchmark may panic on what it set up itself; the lints are for the product code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../tests/review_support/mod.rs"]
 mod review_support;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use review_support::{ScriptedServer, anthropic_verdict, openai_verdict};
-use shellgate::audit::event::Timestamp;
 use shellgate::audit::{RequestId, SessionId, SessionState, StatePaths};
 use shellgate::config::{Config, ReviewerConfig};
 use shellgate::mode::{self, SessionFacts};
@@ -45,19 +47,10 @@ fn review_once(config: &ReviewerConfig, workspace: &Path, line: &str) {
     let cwd = workspace.to_string_lossy();
     let decision = policy::decide_bytes(line.as_bytes(), ShellKind::Bash, &cwd, &full, &resolved);
     let state = SessionState::new(review::fold_params(config, true));
-    let outcome = review::review(&ReviewRequest {
-        line,
-        cwd: workspace,
-        workspace,
-        decision: &decision,
-        config,
-        session: None,
-        state: &state,
-        request: &RequestId::new_random(),
-        person_present: false,
-        cache_dir: None,
-        now: Timestamp::now(),
-    });
+    let request = RequestId::new_random();
+    let outcome = review::review(&ReviewRequest::new(
+        line, workspace, &decision, config, &state, &request,
+    ));
     assert!(outcome.runs(), "{outcome:?}");
 }
 

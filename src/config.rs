@@ -454,6 +454,12 @@ pub fn load(locations: &Locations) -> Result<Config, Error> {
     Ok(config)
 }
 
+/// The config in effect for `cwd`: the user file of this environment, plus the project files from
+/// `cwd` upward.
+pub fn load_for(cwd: &Path) -> Result<Config, Error> {
+    load(&Locations::from_env(cwd.to_owned()))
+}
+
 /// The built-in config plus one user config file that must exist (`eval --config`,
 /// `eval --reviewer-from`). No project files are read.
 pub fn load_user_file(path: &Path) -> Result<Config, Error> {

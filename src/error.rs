@@ -356,16 +356,66 @@ pub fn person_message(code: Code, reason: &str) -> String {
     }
 }
 
-/// A refusal of one of shellgate's own commands, for whoever reads it: a person at a terminal
-/// (standard input and error both terminals) gets [`person_message`], anyone else — an agent,
-/// a script, a log — the [`refusal_block`].
-pub fn refusal_for_reader(code: Code, reason: &str) -> String {
-    use std::io::IsTerminal;
-    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-        person_message(code, reason)
-    } else {
-        refusal_block(code, reason)
+/// Who reads a refusal, and so which of its forms is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reader {
+    /// An agent or a script (`run`, the non-interactive doors): the [`refusal_block`], with its
+    /// instruction not to route around the refusal.
+    Agent,
+    /// An agent that asked for JSON (`run --json`, `SHELLGATE_JSON=1`): [`refusal_json`] on one
+    /// line.
+    AgentJson,
+    /// A person at an interactive prompt (the hooks): the [`person_message`].
+    Person,
+    /// Whoever runs `shellgate sandbox` (`wrap`'s launcher, a script): the marker and the error
+    /// on one line, no instruction (it refuses a program, not an agent's line).
+    OneLine,
+    /// Whoever runs one of shellgate's own commands: a person when standard input and error are
+    /// both terminals, anyone else (an agent, a script, a log) an agent.
+    Whoever,
+}
+
+impl Reader {
+    /// [`Reader::Whoever`] settled on the terminals of this process; the others as they are.
+    fn settled(self) -> Reader {
+        use std::io::IsTerminal;
+        match self {
+            Reader::Whoever
+                if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() =>
+            {
+                Reader::Person
+            }
+            Reader::Whoever => Reader::Agent,
+            other => other,
+        }
     }
+}
+
+/// The refusal as one JSON object: marker, code, reason and instruction.
+pub fn refusal_json(code: Code, reason: &str) -> serde_json::Value {
+    serde_json::json!({
+        "marker": code.marker(),
+        "code": code,
+        "reason": reason,
+        "instruction": instruction(code),
+    })
+}
+
+/// The refusal's text for `reader`, exactly as it is printed on standard error.
+pub fn refusal_text(err: &Error, reader: Reader) -> String {
+    match reader.settled() {
+        Reader::AgentJson => format!("{}\n", refusal_json(err.code, &err.reason)),
+        Reader::Person => person_message(err.code, &err.reason),
+        Reader::OneLine => format!("{} {err}\n", err.code.marker()),
+        Reader::Agent | Reader::Whoever => refusal_block(err.code, &err.reason),
+    }
+}
+
+/// The one place a refusal is printed: its form for `reader` on standard error. Returns the exit
+/// status of its code, which the caller exits with.
+pub fn print_refusal(err: &Error, reader: Reader) -> u8 {
+    eprint!("{}", refusal_text(err, reader));
+    err.code.exit_status()
 }
 
 /// The exit-code table in Markdown, generated from [`Code`] so the docs cannot drift.
@@ -420,6 +470,28 @@ mod tests {
             refusal_block(Code::NeverPolicy, "x")
                 .starts_with("[auto-review-never] NEVER_POLICY: x")
         );
+    }
+
+    #[test]
+    fn each_reader_gets_its_form_of_the_refusal() {
+        let err = Error::new(Code::NeverPolicy, "no");
+        assert_eq!(
+            refusal_text(&err, Reader::Agent),
+            refusal_block(err.code, "no")
+        );
+        assert_eq!(
+            refusal_text(&err, Reader::Person),
+            person_message(err.code, "no")
+        );
+        assert_eq!(
+            refusal_text(&err, Reader::OneLine),
+            "[auto-review-never] NEVER_POLICY: no\n"
+        );
+        let json = refusal_text(&err, Reader::AgentJson);
+        assert_eq!(json.matches('\n').count(), 1, "{json}");
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(value["code"], "NEVER_POLICY");
+        assert_eq!(value["instruction"], DO_NOT_WORK_AROUND);
     }
 
     #[test]

@@ -6,7 +6,6 @@
 //! `approval/asked` and `exec/started` events are in the session log.
 
 use crate::approval::{self, Answer, Question, QuestionKind};
-use crate::audit::event::Timestamp;
 use crate::audit::event::{
     ApprovalDecision, Decider, Decision as LoggedDecision, ExecFinished, ExecStarted, LineAsked,
     RejectionCause, ReviewRejection, SandboxDenied, SandboxViolation,
@@ -81,6 +80,68 @@ pub struct LineRequest<'a> {
     pub progress: bool,
 }
 
+impl<'a> LineRequest<'a> {
+    /// A line of this process's own caller: its environment and process group, the standard
+    /// streams inherited, the mode of the session, the workspace derived from `cwd`, nothing that
+    /// cancels it. Each door changes only what differs for it.
+    pub fn new(
+        bytes: &'a [u8],
+        shell: ShellKind,
+        cwd: &'a Path,
+        origin: Origin,
+        execution: Execution,
+    ) -> LineRequest<'a> {
+        LineRequest {
+            bytes,
+            shell,
+            cwd,
+            mode: None,
+            execution,
+            streams: Streams::Inherit,
+            origin,
+            env: None,
+            cancel: None,
+            workspace: None,
+            process_group: None,
+            progress: true,
+        }
+    }
+
+    /// Whether a slow review may show its progress on the terminal (not with `--json`).
+    pub fn with_progress(self, progress: bool) -> LineRequest<'a> {
+        LineRequest { progress, ..self }
+    }
+
+    /// The mode asked for (`--mode`); `None` is the session's.
+    pub fn with_mode(self, mode: Option<&'a str>) -> LineRequest<'a> {
+        LineRequest { mode, ..self }
+    }
+
+    pub fn with_streams(self, streams: Streams<'a>) -> LineRequest<'a> {
+        LineRequest { streams, ..self }
+    }
+
+    /// The broker's caller: its environment, its process group, the descriptor whose hang-up
+    /// cancels the line, and the workspace `wrap` anchored where the agent started.
+    pub fn for_broker_caller(
+        self,
+        env: &'a [(OsString, OsString)],
+        cancel: BorrowedFd<'a>,
+        workspace: &'a Path,
+        process_group: Option<libc::pid_t>,
+    ) -> LineRequest<'a> {
+        LineRequest {
+            env: Some(env),
+            cancel: Some(cancel),
+            workspace: Some(workspace),
+            process_group,
+            // The caller's terminal is not this process's to draw on.
+            progress: false,
+            ..self
+        }
+    }
+}
+
 /// What became of the line.
 #[derive(Debug)]
 pub enum Outcome {
@@ -92,9 +153,10 @@ pub enum Outcome {
     Refused(Error),
 }
 
-/// What an interactive shell's hook function adds to its line (see `cmd::hook`): descriptors for
-/// the line's program (the shell state comes back on one), and the names that shell has as
-/// aliases, functions or disabled builtins, which never run in the shell as if they were builtins.
+/// What an interactive shell's hook function adds to its line (see [`crate::shell::function`]):
+/// descriptors for the line's program (the shell state comes back on one), and the names that
+/// shell has as aliases, functions or disabled builtins, which never run in the shell as if they
+/// were builtins.
 #[derive(Debug, Default)]
 pub struct ShellSide<'a> {
     /// `(descriptor, number in the program)`, 3–9; passed only to a sandboxed line.
@@ -278,19 +340,11 @@ fn review_line(
     };
     let workspace = workspace_for(ctx, req.workspace);
     let cache_dir = ctx.paths.as_ref().map(review::cache_dir);
-    let review_request = ReviewRequest {
-        line,
-        cwd: &ctx.cwd,
-        workspace: &workspace,
-        decision,
-        config,
-        session: ctx.log.as_ref(),
-        state: &ctx.state,
-        request,
-        person_present: approval::person_present(),
-        cache_dir: cache_dir.as_deref(),
-        now: Timestamp::now(),
-    };
+    let review_request = ReviewRequest::new(line, &ctx.cwd, decision, config, &ctx.state, request)
+        .with_workspace(&workspace)
+        .with_session(ctx.log.as_ref())
+        .with_cache_dir(cache_dir.as_deref())
+        .with_person_present(approval::person_present());
     // A caller's descriptors (the `wrap` broker) are not this process's terminal to draw on.
     let progress = req.progress && !matches!(req.streams, Streams::Fds(_));
     let outcome = crate::term::spinner::while_waiting(review::SPINNER_LABEL, progress, || {

@@ -15,6 +15,17 @@ use crate::error::{Code, Error, Result};
 use crate::mode::{Resolved, SandboxPolicy, SessionFacts, resolve};
 use std::path::{Path, PathBuf};
 
+/// The working directory a line is judged in: `arg` (a `--cwd`, made absolute) or the process's
+/// own (`/` when it has none that can be named).
+pub fn working_dir(arg: Option<&Path>) -> PathBuf {
+    let current = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    match arg {
+        Some(p) if p.is_absolute() => p.to_owned(),
+        Some(p) => current.join(p),
+        None => current,
+    }
+}
+
 /// Whether the caller needs a session log (and so creates one when the environment names none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionUse {
@@ -59,7 +70,7 @@ impl Context {
         use_: SessionUse,
         named: Option<SessionId>,
     ) -> Result<Context> {
-        let config = crate::cmd::load_config(cwd)?;
+        let config = crate::config::load_for(cwd)?;
         let paths = match StatePaths::from_env() {
             Ok(p) => Some(p),
             Err(e) if use_ == SessionUse::Open => return Err(e),

@@ -5,6 +5,9 @@
 //! environment variable saying what to do), so that many processes write at once or a writer can be
 //! killed with SIGKILL mid-save.
 
+// A test or benchmark may panic on what it set up itself; the lints are for the product code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use shellgate::approval::{self, Answer, Question, QuestionKind};

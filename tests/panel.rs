@@ -5,6 +5,9 @@
 //!
 //! Every connection goes to 127.0.0.1, to a panel or a chromedriver the test started itself.
 
+// A test or benchmark may panic on what it set up itself; the lints are for the product code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod panel_support;
 mod support;
 

@@ -6,17 +6,16 @@
 //! on after a person turned it off, reset a tripped breaker, or approve a denied line: an agent's
 //! call is refused with `TERMINAL_REQUIRED`.
 //!
-//! [`switch_review`] and [`approve_denial`] are the actions themselves, shared with the panel, so
-//! both append exactly the same events.
+//! The actions themselves, [`switch_review`] and [`approve_denial`], are in
+//! [`crate::audit::actions`], shared with the panel, so both append exactly the same events.
 
 use super::log::resolve_session;
 use crate::approval::person_present;
-use crate::audit::event::{
-    Actor, CircuitChange, CircuitTransition, EventBody, OneShotApproval, ReviewSwitch, Timestamp,
-};
-use crate::audit::fold::{DEFAULT_OVERRIDE_TTL_SECS, FoldParams, SessionState, fold};
-use crate::audit::{Event, Session, SessionId, StatePaths, settings};
-use crate::error::{Code, Error, Result};
+use crate::audit::actions::{approve_denial, switch_review};
+use crate::audit::event::Timestamp;
+use crate::audit::fold::{FoldParams, SessionState, fold};
+use crate::audit::{Session, SessionId, StatePaths, settings};
+use crate::error::{Error, Result};
 use crate::intake::visible_line as visible;
 use clap::{Args, Subcommand};
 use std::io::Write;
@@ -57,7 +56,7 @@ pub fn run(args: AutoReviewArgs) -> ExitCode {
 /// The fold parameters for the commands: the configured `[reviewer]` limits (the same the reviewer
 /// enforces), with review on unless the saved settings say otherwise.
 fn fold_params(paths: &StatePaths) -> Result<FoldParams> {
-    let config = super::load_config(&super::working_dir(None))?;
+    let config = crate::config::load_for(&crate::session::working_dir(None))?;
     let is_full = |id: &str| crate::session::is_full_access(&config, id);
     let saved = settings::load(&paths.settings_file(), &is_full).settings;
     Ok(crate::session::fold_params(&config, &saved))
@@ -89,7 +88,7 @@ fn execute(args: &AutoReviewArgs) -> Result<()> {
         let line = if args.json {
             serde_json::to_string(event).map_err(|err| Error::internal(err.to_string()))?
         } else {
-            super::log::describe_event(event)
+            crate::audit::describe::describe_event(event)
         };
         writeln!(out, "{line}").map_err(|err| Error::internal(err.to_string()))?;
     }
@@ -103,97 +102,6 @@ fn execute(args: &AutoReviewArgs) -> Result<()> {
         writeln!(out, "{note}").map_err(|err| Error::internal(err.to_string()))?;
     }
     Ok(())
-}
-
-fn actor(person: bool) -> Actor {
-    if person { Actor::Person } else { Actor::Agent }
-}
-
-/// Turns review on or off and returns the events appended. `person` says whether the caller is a
-/// person at a terminal (see [`person_present`]).
-///
-/// - `off` always appends (recording who turned it off matters: a person's off can only be undone
-///   by a person).
-/// - `on` after a person's `off` needs a person; `on` when already on appends nothing.
-/// - A person's `on` also resets a tripped breaker; an agent's `on` never does.
-pub fn switch_review(
-    session: &Session,
-    state: &SessionState,
-    enable: bool,
-    person: bool,
-) -> Result<Vec<Event>> {
-    let by = actor(person);
-    let mut written = Vec::new();
-    if !enable {
-        written.push(session.append(
-            None,
-            EventBody::AutoReviewState(ReviewSwitch { enabled: false, by }),
-        )?);
-        return Ok(written);
-    }
-    if !person && !state.review.enabled && state.review.by == Actor::Person {
-        return Err(Error::new(
-            Code::TerminalRequired,
-            "auto review was turned off by a person; only a person at a terminal can turn it \
-             back on (run `shellgate auto-review on` in your own shell)",
-        ));
-    }
-    if person && state.breaker.open {
-        let reason = state
-            .breaker
-            .cause
-            .as_ref()
-            .map_or("reset".to_string(), |cause| {
-                format!("reset after {}", cause.describe())
-            });
-        written.push(session.append(
-            None,
-            EventBody::AutoReviewCircuit(CircuitChange {
-                transition: CircuitTransition::Reset,
-                reason,
-                by,
-            }),
-        )?);
-    }
-    if !state.review.enabled {
-        written.push(session.append(
-            None,
-            EventBody::AutoReviewState(ReviewSwitch { enabled: true, by }),
-        )?);
-    }
-    Ok(written)
-}
-
-/// Records a single-use approval of the `n`-th most recent denial (1 = the latest). A person only.
-pub fn approve_denial(
-    session: &Session,
-    state: &SessionState,
-    n: usize,
-    person: bool,
-) -> Result<Event> {
-    if !person {
-        return Err(Error::new(
-            Code::TerminalRequired,
-            "only a person at a terminal can approve a denied command \
-             (run `shellgate auto-review approve` in your own shell)",
-        ));
-    }
-    let denial = state.denial(n).ok_or_else(|| {
-        Error::usage(format!(
-            "there is no denial #{n}: the session has {} recent denial(s)",
-            state.denials.len()
-        ))
-    })?;
-    session.append(
-        None,
-        EventBody::AutoReviewOverride(OneShotApproval {
-            target_request: denial.request.clone(),
-            program: denial.verdict.program.clone(),
-            line: denial.verdict.line.clone(),
-            ttl_secs: DEFAULT_OVERRIDE_TTL_SECS,
-            by: Actor::Person,
-        }),
-    )
 }
 
 fn print_status(id: &SessionId, state: &SessionState, json: bool) -> Result<()> {

@@ -7,7 +7,6 @@
 //! breaker and cache — so a review opens (or, when `SHELLGATE_SESSION` names none, creates) the
 //! session log. Lines that need no review never create one.
 
-use crate::audit::event::Timestamp;
 use crate::audit::{RequestId, Session, SessionId, StatePaths};
 use crate::config::ReviewerConfig;
 use crate::error::{Code, Error};
@@ -57,7 +56,7 @@ pub struct CheckReport {
 }
 
 pub fn run(args: CheckArgs) -> ExitCode {
-    let cwd = super::working_dir(args.cwd.as_deref());
+    let cwd = crate::session::working_dir(args.cwd.as_deref());
     let report = match line_bytes(&args.line) {
         Ok(bytes) => check_line(&bytes, &args, &cwd),
         Err(e) => plain(Decision::refused(
@@ -136,21 +135,21 @@ fn reviewed(
     };
     let request_id = RequestId::new_random();
     let cache_dir = review::cache_dir(&paths);
-    let review_request = ReviewRequest {
-        line: line.as_str(),
+    let workspace = crate::sandbox::workspace_of(cwd, None, &ctx.config.sandbox)
+        .root()
+        .map_or_else(|| cwd.to_path_buf(), Path::to_path_buf);
+    let review_request = ReviewRequest::new(
+        line.as_str(),
         cwd,
-        workspace: &crate::sandbox::workspace_of(cwd, None, &ctx.config.sandbox)
-            .root()
-            .map_or_else(|| cwd.to_path_buf(), Path::to_path_buf),
-        decision: &decision,
-        config: reviewer,
-        session: Some(&log),
-        state: &ctx.state,
-        request: &request_id,
-        person_present: crate::approval::person_present(),
-        cache_dir: Some(&cache_dir),
-        now: Timestamp::now(),
-    };
+        &decision,
+        reviewer,
+        &ctx.state,
+        &request_id,
+    )
+    .with_workspace(&workspace)
+    .with_session(Some(&log))
+    .with_cache_dir(Some(&cache_dir))
+    .with_person_present(crate::approval::person_present());
     let outcome = crate::term::spinner::while_waiting(review::SPINNER_LABEL, progress, || {
         review::review(&review_request)
     });

@@ -2,7 +2,7 @@
 //! validation of every config file in effect.
 
 use crate::config::{Config, Provenance};
-use crate::error::Code;
+use crate::error::{Code, Reader, print_refusal};
 use crate::mode::{ApprovalPolicy, ModeId};
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -36,16 +36,15 @@ struct Shown<'a> {
 }
 
 pub fn run(args: ConfigArgs) -> ExitCode {
-    let cwd = super::working_dir(args.cwd.as_deref());
-    let config = match super::load_config(&cwd) {
+    let cwd = crate::session::working_dir(args.cwd.as_deref());
+    let config = match crate::config::load_for(&cwd) {
         Ok(c) => c,
         Err(e) => {
             if args.json {
                 super::print_json(&e);
-            } else {
-                eprint!("{}", crate::error::refusal_for_reader(e.code, &e.reason));
+                return ExitCode::from(e.code.exit_status());
             }
-            return ExitCode::from(e.code.exit_status());
+            return ExitCode::from(print_refusal(&e, Reader::Whoever));
         }
     };
     let problems = problems(&config);

@@ -172,8 +172,8 @@ fn scratch_workspace() -> Result<tempfile::TempDir, String> {
 
 /// What workspace-write would make of the current directory, or why it would refuse.
 fn workspace_report() -> WorkspaceReport {
-    let cwd = super::working_dir(None);
-    let config = crate::cmd::load_config(&cwd).ok();
+    let cwd = crate::session::working_dir(None);
+    let config = crate::config::load_for(&cwd).ok();
     let settings = config.map(|c| c.sandbox).unwrap_or_default();
     let spec = sandbox::line_spec(SandboxPolicy::WorkspaceWrite, &cwd, None, &settings, false);
     let spec = match spec {

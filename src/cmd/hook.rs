@@ -22,7 +22,7 @@
 //! old decision for a new line.
 
 use crate::audit::StatePaths;
-use crate::error::{Code, Error};
+use crate::error::{Code, Error, Reader, print_refusal};
 use crate::gate::{self, Execution, LineRequest, Origin, Outcome, Streams};
 use crate::parse::ShellKind;
 use crate::shell::function;
@@ -122,27 +122,17 @@ pub fn run(args: HookArgs) -> ExitCode {
 
 /// The backstop's outcome, and what became of the line for `--status-file`.
 fn decide_and_run(args: &HookArgs, line: &[u8]) -> (u8, String) {
-    let cwd = super::working_dir(None);
-    let request = LineRequest {
-        bytes: line,
-        shell: args.shell,
-        cwd: &cwd,
-        mode: None,
-        execution: Execution::ShellC {
-            positional: Vec::new(),
-        },
-        streams: if args.tty_stdio {
-            Streams::Terminal
-        } else {
-            Streams::Inherit
-        },
-        origin: Origin::Hook,
-        env: None,
-        cancel: None,
-        workspace: None,
-        process_group: None,
-        progress: true,
+    let cwd = crate::session::working_dir(None);
+    let execution = Execution::ShellC {
+        positional: Vec::new(),
     };
+    let streams = if args.tty_stdio {
+        Streams::Terminal
+    } else {
+        Streams::Inherit
+    };
+    let request =
+        LineRequest::new(line, args.shell, &cwd, Origin::Hook, execution).with_streams(streams);
     match gate::handle(&request) {
         Outcome::RunInShell => match run_self_command(args, line) {
             Some(status) => (HANDLED, format!("ran {status}")),
@@ -239,7 +229,7 @@ fn line_bytes(args: &HookArgs) -> Result<Vec<u8>, Error> {
 /// A refusal, told to the person at the prompt (an agent driving an interactive shell reads the
 /// same short text; the agent-facing block is for `run` and the non-interactive hooks).
 fn refused(e: &Error) -> u8 {
-    eprint!("{}", crate::error::person_message(e.code, &e.reason));
+    print_refusal(e, Reader::Person);
     HANDLED
 }
 

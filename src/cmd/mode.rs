@@ -39,7 +39,7 @@ pub fn run(args: ModeArgs) -> ExitCode {
 }
 
 fn execute(args: &ModeArgs) -> Result<ExitCode> {
-    let cwd = super::working_dir(None);
+    let cwd = crate::session::working_dir(None);
     let use_ = if args.id.is_some() {
         SessionUse::Open
     } else {

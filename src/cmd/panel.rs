@@ -61,11 +61,11 @@ fn execute(args: &PanelArgs) -> Result<()> {
     let panel = Panel {
         scope,
         paths,
-        cwd: super::working_dir(None),
+        cwd: crate::session::working_dir(None),
         secrets: Secrets::generate()?,
         loopback: Loopback::new(port),
         person: person_present(),
-        sandbox: super::status::sandbox_line(),
+        sandbox: crate::sandbox::detect().summary(),
         launcher: std::sync::Mutex::new(None),
     };
     announce(&panel)?;

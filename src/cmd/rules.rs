@@ -1,5 +1,6 @@
 //! `shellgate rules`: list every rule in effect (built-in, user, project).
 
+use crate::error::{Reader, print_refusal};
 use crate::policy::rules::Rule;
 use clap::Args;
 use serde::Serialize;
@@ -35,13 +36,10 @@ fn row(rule: &Rule) -> RuleRow<'_> {
 }
 
 pub fn run(args: RulesArgs) -> ExitCode {
-    let cwd = super::working_dir(args.cwd.as_deref());
-    let config = match super::load_config(&cwd) {
+    let cwd = crate::session::working_dir(args.cwd.as_deref());
+    let config = match crate::config::load_for(&cwd) {
         Ok(c) => c,
-        Err(e) => {
-            eprint!("{}", crate::error::refusal_for_reader(e.code, &e.reason));
-            return ExitCode::from(e.code.exit_status());
-        }
+        Err(e) => return ExitCode::from(print_refusal(&e, Reader::Whoever)),
     };
     let rows: Vec<RuleRow> = config.rules.iter().map(row).collect();
     if args.json {

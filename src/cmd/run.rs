@@ -1,7 +1,7 @@
 //! `shellgate run`: the whole path for one line — decide, ask, run in the sandbox, record.
 
-use crate::error::{Code, Error, refusal_block};
-use crate::gate::{self, Execution, LineRequest, Origin, Outcome, Streams};
+use crate::error::{Code, Error, Reader, print_refusal};
+use crate::gate::{self, Execution, LineRequest, Origin, Outcome};
 use crate::parse::ShellKind;
 use clap::Args;
 use std::ffi::OsString;
@@ -42,25 +42,14 @@ const MAX_STDIN_BYTES: u64 = 1 << 20;
 
 pub fn run(args: RunArgs) -> ExitCode {
     let json = args.json || std::env::var_os("SHELLGATE_JSON").is_some_and(|v| v == "1");
-    let cwd = super::working_dir(args.cwd.as_deref());
+    let cwd = crate::session::working_dir(args.cwd.as_deref());
     let (line, execution) = match line_and_execution(&args) {
         Ok(parts) => parts,
         Err(e) => return refuse(&e, json),
     };
-    let request = LineRequest {
-        bytes: &line,
-        shell: args.shell,
-        cwd: &cwd,
-        mode: args.mode.as_deref(),
-        execution,
-        streams: Streams::Inherit,
-        origin: Origin::Run,
-        env: None,
-        cancel: None,
-        workspace: None,
-        process_group: None,
-        progress: !json,
-    };
+    let request = LineRequest::new(&line, args.shell, &cwd, Origin::Run, execution)
+        .with_mode(args.mode.as_deref())
+        .with_progress(!json);
     match gate::handle(&request) {
         Outcome::Ran(status) => ExitCode::from(gate::exit_code(&status)),
         Outcome::Refused(e) => refuse(&e, json),
@@ -97,13 +86,11 @@ fn script_line(shell: ShellKind, script: &OsString, args: &[OsString]) -> (Vec<u
     let mut words = vec![shell.as_str().to_owned()];
     let mut exec_args = Vec::new();
     if is_file {
-        words.push(crate::shell::templates::posix_quote(
-            &script.to_string_lossy(),
-        ));
+        words.push(crate::parse::posix_quote(&script.to_string_lossy()));
         exec_args.push(script.clone());
     }
     for a in args {
-        words.push(crate::shell::templates::posix_quote(&a.to_string_lossy()));
+        words.push(crate::parse::posix_quote(&a.to_string_lossy()));
         exec_args.push(a.clone());
     }
     (
@@ -138,17 +125,11 @@ fn read_stdin() -> Result<Vec<u8>, Error> {
 }
 
 /// Print the agent-facing refusal on stderr (a block, or one JSON object) and exit with its code.
-pub fn refuse(e: &Error, json: bool) -> ExitCode {
-    if json {
-        let value = serde_json::json!({
-            "marker": e.code.marker(),
-            "code": e.code,
-            "reason": e.reason,
-            "instruction": crate::error::instruction(e.code),
-        });
-        eprintln!("{value}");
+fn refuse(e: &Error, json: bool) -> ExitCode {
+    let reader = if json {
+        Reader::AgentJson
     } else {
-        eprint!("{}", refusal_block(e.code, &e.reason));
-    }
-    ExitCode::from(e.code.exit_status())
+        Reader::Agent
+    };
+    ExitCode::from(print_refusal(e, reader))
 }

@@ -1,6 +1,6 @@
 //! `shellgate sandbox`: run a program in the sandbox and end the way it ended.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Reader, Result, print_refusal};
 use crate::mode::SandboxPolicy;
 use crate::sandbox::{self, Policy, Protection, Spec};
 use clap::Args as ClapArgs;
@@ -60,10 +60,7 @@ pub struct Args {
 pub fn run(args: Args) -> ExitCode {
     match supervise(&args) {
         Ok(code) => code,
-        Err(error) => {
-            eprintln!("{} {}", error.code.marker(), error);
-            ExitCode::from(error.code.exit_status())
-        }
+        Err(error) => ExitCode::from(print_refusal(&error, Reader::OneLine)),
     }
 }
 
@@ -73,7 +70,7 @@ fn supervise(args: &Args) -> Result<ExitCode> {
         .split_first()
         .ok_or_else(|| Error::usage("sandbox needs a program"))?;
     let spec = spec(args)?;
-    let cwd = super::working_dir(None);
+    let cwd = crate::session::working_dir(None);
     let path = sandbox::resolve_program(program, std::env::var_os("PATH").as_deref())?;
     let mut command = sandbox::Command::new(path, rest.to_vec(), cwd);
     command.arg0 = program.clone();
@@ -93,8 +90,8 @@ fn supervise(args: &Args) -> Result<ExitCode> {
 
 fn spec(args: &Args) -> Result<Spec> {
     let policy = SandboxPolicy::from(Policy::parse(&args.policy)?);
-    let config = crate::cmd::load_config(&super::working_dir(None))?;
-    let cwd = super::working_dir(None);
+    let cwd = crate::session::working_dir(None);
+    let config = crate::config::load_for(&cwd)?;
     let mut spec = match &args.workspace {
         Some(dir) => sandbox::line_spec(policy, &cwd, Some(dir), &config.sandbox, args.network)?,
         None => sandbox::line_spec(policy, &cwd, None, &config.sandbox, args.network)?,

@@ -6,7 +6,6 @@ use crate::error::Result;
 use crate::sandbox;
 use crate::session::{Context, SessionUse};
 use clap::Args;
-use serde::Serialize;
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
@@ -15,37 +14,14 @@ pub struct StatusArgs {
     pub json: bool,
 }
 
-/// What `status` (and the panel) say about sandbox support: whether the default policy,
-/// workspace-write, can be enforced here, and why not.
-#[derive(Debug, Clone, Serialize)]
-pub struct SandboxLine {
-    pub default_policy_enforceable: bool,
-    pub landlock_abi: u32,
-    pub reason: Option<String>,
-}
-
-/// Probes the kernel once ([`sandbox::detect`]) and summarizes it for `status` and the panel.
-pub fn sandbox_line() -> SandboxLine {
-    let support = sandbox::detect();
-    let workspace_write = support
-        .policies
-        .iter()
-        .find(|p| p.policy == sandbox::Policy::WorkspaceWrite);
-    SandboxLine {
-        default_policy_enforceable: workspace_write.is_some_and(|p| p.enforceable),
-        landlock_abi: support.landlock.effective,
-        reason: workspace_write.and_then(|p| p.reason.clone()),
-    }
-}
-
 pub fn run(args: StatusArgs) -> ExitCode {
     super::exit_with(execute(&args))
 }
 
 fn execute(args: &StatusArgs) -> Result<ExitCode> {
-    let cwd = super::working_dir(None);
+    let cwd = crate::session::working_dir(None);
     let ctx = Context::load(&cwd, None, SessionUse::ReadIfNamed)?;
-    let sandbox_line = sandbox_line();
+    let sandbox_line = sandbox::detect().summary();
     let recent: Vec<_> = ctx.state.recent.iter().rev().take(5).collect();
     let expires = ctx.state.mode.as_ref().and_then(|m| m.expires);
     let left = expires.map(time_left);

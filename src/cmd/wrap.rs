@@ -1,6 +1,8 @@
 //! `shellgate wrap -- AGENT [ARGS…]` and its internal steps: the arguments; the work is in
 //! [`crate::wrap`].
 
+use crate::wrap::WrapOptions;
+use crate::wrap::enter::EnterOptions;
 use clap::Args;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -54,11 +56,26 @@ pub struct AgentArgs {
 }
 
 pub fn run(args: WrapArgs) -> ExitCode {
-    super::exit_with(crate::wrap::run(&args))
+    let options = WrapOptions {
+        mode: args.mode,
+        contain: !args.no_contain,
+        writable: args.writable,
+        agent: args.agent,
+    };
+    super::exit_with(crate::wrap::run(&options))
 }
 
 pub fn enter(args: EnterArgs) -> ExitCode {
-    crate::wrap::enter::run(&args)
+    let options = EnterOptions {
+        dir: args.dir,
+        contain: args.contain,
+        writable: args.writable,
+        read_only: args.read_only,
+        unhide: args.unhide,
+        bind: args.bind,
+        agent: args.agent,
+    };
+    crate::wrap::enter::run(&options)
 }
 
 pub fn agent(args: AgentArgs) -> ExitCode {

@@ -12,7 +12,6 @@ pub mod cases;
 pub mod report;
 
 use crate::audit::RequestId;
-use crate::audit::event::Timestamp;
 use crate::audit::fold::SessionState;
 use crate::config::{self, Config, Locations, ReviewerConfig};
 use crate::error::{Code, CodeKind, Error};
@@ -242,22 +241,11 @@ fn evaluate(case: &Case, settings: &Settings, root: &Path, cwd: &Path) -> Evalua
     }
     let mut transcript = Transcript::default();
     let started = Instant::now();
-    let outcome = review::review_with_transcript(
-        &ReviewRequest {
-            line: &case.line,
-            cwd,
-            workspace: root,
-            decision: &rules,
-            config: reviewer,
-            session: None,
-            state: &SessionState::new(review::fold_params(reviewer, true)),
-            request: &RequestId::new_random(),
-            person_present: false,
-            cache_dir: None,
-            now: Timestamp::now(),
-        },
-        &mut transcript,
-    );
+    let state = SessionState::new(review::fold_params(reviewer, true));
+    let request = RequestId::new_random();
+    let review_request = ReviewRequest::new(&case.line, cwd, &rules, reviewer, &state, &request)
+        .with_workspace(root);
+    let outcome = review::review_with_transcript(&review_request, &mut transcript);
     let review_ms = started.elapsed().as_secs_f64() * 1e3;
     let mut settled = rules.clone();
     outcome.settle(&mut settled, &case.line);

@@ -6,9 +6,9 @@
 
 use super::Panel;
 use super::security::CSRF_FIELD;
+use crate::audit::actions::{approve_denial, switch_review};
 use crate::audit::event::Event;
 use crate::audit::{Session, SessionId, fold};
-use crate::cmd::auto_review::{approve_denial, switch_review};
 use crate::error::{Code, Error, Result};
 use crate::session::{Context, fold_params};
 

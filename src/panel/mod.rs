@@ -6,8 +6,8 @@
 //! - [`routes`]: what a request path means (pure).
 //! - [`snapshot`]: a session as the project's own loader and fold see it; nothing is computed here.
 //! - [`view`]: that snapshot as HTML (pure; every string from the log is escaped here).
-//! - [`actions`]: the buttons, which call [`crate::cmd::auto_review::switch_review`] and
-//!   [`crate::cmd::auto_review::approve_denial`], the functions behind the CLI.
+//! - [`actions`]: the buttons, which call [`crate::audit::actions::switch_review`] and
+//!   [`crate::audit::actions::approve_denial`], the functions behind the CLI.
 //! - [`live`]: the server-sent-event stream that tells the page the log changed.
 //! - [`server`]: HTTP/1.1 on 127.0.0.1 (hyper), and the dispatch from routes to the above.
 //!
@@ -23,7 +23,7 @@ pub mod snapshot;
 pub mod view;
 
 use crate::audit::{SessionId, StatePaths};
-use crate::cmd::status::SandboxLine;
+use crate::sandbox::support::Summary as SandboxSummary;
 use security::{Loopback, Secrets};
 use std::path::PathBuf;
 
@@ -50,7 +50,7 @@ pub struct Panel {
     /// `shellgate auto-review` would for the same caller.
     pub person: bool,
     /// Sandbox support, probed once at start (the kernel does not change while the panel runs).
-    pub sandbox: SandboxLine,
+    pub sandbox: SandboxSummary,
     /// The `--open` redirect page, which holds the token: removed as soon as the browser has come
     /// in with the token (or after [`LAUNCHER_LIFETIME`]), so it is not left readable.
     pub launcher: std::sync::Mutex<Option<PathBuf>>,

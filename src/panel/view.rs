@@ -10,10 +10,10 @@
 use super::Panel;
 use super::security::CSRF_FIELD;
 use super::snapshot::Snapshot;
+use crate::audit::describe::describe_body;
 use crate::audit::event::{Decision, Event, Timestamp};
 use crate::audit::fold::{BreakerStatus, SessionState, VerdictSummary};
 use crate::audit::{RequestId, SessionId};
-use crate::cmd::log::describe_body;
 use crate::intake::visible_line as visible;
 use std::fmt::Write as _;
 

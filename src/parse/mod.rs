@@ -18,6 +18,7 @@ pub mod harness;
 pub mod heredoc;
 pub mod hooks;
 mod pwsh;
+pub mod shell_args;
 pub use pwsh::is_valid_powershell;
 mod unwrap;
 pub mod words;
@@ -131,8 +132,13 @@ pub fn quote_word(word: &str) -> String {
     if plain {
         word.to_owned()
     } else {
-        crate::shell::templates::posix_quote(word)
+        posix_quote(word)
     }
+}
+
+/// `it's` → `'it'\''s'`: one POSIX single-quoted word.
+pub fn posix_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// A function defined on the line.

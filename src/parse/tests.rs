@@ -267,7 +267,7 @@ fn shell_c_depth_is_bounded() {
 }
 
 fn shell_quote(s: &str) -> String {
-    crate::shell::templates::posix_quote(s)
+    super::posix_quote(s)
 }
 
 #[test]

@@ -8,10 +8,10 @@
 use super::bash::{Input, RawCommand, Walker};
 use super::braces;
 use super::hooks;
+use super::shell_args::{ShellFamily, posix_shell_options};
 use super::words::Word;
 use super::wrappers::{self, WrapperOptions, skip_options, unknown_option};
 use super::{ArgShape, Command};
-use crate::shell::args::{ShellFamily, posix_shell_options};
 use regex::Regex;
 use std::ops::Range;
 use std::sync::LazyLock;

@@ -60,7 +60,7 @@ pub const SPINNER_LABEL: &str = "reviewing…";
 /// Characters of the line quoted in messages.
 const MAX_QUOTED_LINE_CHARS: usize = 200;
 
-/// Everything one review needs. Built by `check` and `run`.
+/// Everything one review needs. Built by `check`, the gate and `eval` with [`ReviewRequest::new`].
 pub struct ReviewRequest<'a> {
     /// The line as it passed intake.
     pub line: &'a str,
@@ -84,6 +84,57 @@ pub struct ReviewRequest<'a> {
     pub cache_dir: Option<&'a Path>,
     /// The current time (one-shot approval expiry, cache TTL).
     pub now: Timestamp,
+}
+
+impl<'a> ReviewRequest<'a> {
+    /// A review that records nothing (no session log, no cache), with the reviewer's tools
+    /// reading beneath `cwd`, no person present, at the current time. Callers change what differs.
+    pub fn new(
+        line: &'a str,
+        cwd: &'a Path,
+        decision: &'a Decision,
+        config: &'a ReviewerConfig,
+        state: &'a SessionState,
+        request: &'a RequestId,
+    ) -> ReviewRequest<'a> {
+        ReviewRequest {
+            line,
+            cwd,
+            workspace: cwd,
+            decision,
+            config,
+            session: None,
+            state,
+            request,
+            person_present: false,
+            cache_dir: None,
+            now: Timestamp::now(),
+        }
+    }
+
+    /// The root the reviewer's tools may read beneath, when it is not the cwd (the line's
+    /// workspace).
+    pub fn with_workspace(self, workspace: &'a Path) -> ReviewRequest<'a> {
+        ReviewRequest { workspace, ..self }
+    }
+
+    /// The session log verdicts are appended to (`None`: nothing is recorded, no cache).
+    pub fn with_session(self, session: Option<&'a Session>) -> ReviewRequest<'a> {
+        ReviewRequest { session, ..self }
+    }
+
+    /// Where the verdict cache lives (`None`: no cache).
+    pub fn with_cache_dir(self, cache_dir: Option<&'a Path>) -> ReviewRequest<'a> {
+        ReviewRequest { cache_dir, ..self }
+    }
+
+    /// Whether a person is at the terminal (see [`crate::approval::person_present`]).
+    pub fn with_person_present(self, person_present: bool) -> ReviewRequest<'a> {
+        ReviewRequest {
+            person_present,
+            ..self
+        }
+    }
 }
 
 /// The verdict cache directory beneath the state root.

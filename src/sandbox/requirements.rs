@@ -73,15 +73,22 @@ pub fn describe(abi: &DetectedAbi, gaps: &[Gap]) -> String {
             Gap::Seccomp => missing
                 .push("this kernel accepts no seccomp filters (CONFIG_SECCOMP_FILTER)".to_string()),
             Gap::Feature(protection) => {
-                let feature = protection
+                // Only Landlock protections become feature gaps ([`kernel_gaps`]), so the
+                // feature is always there to name.
+                let needs = protection
                     .landlock_feature()
-                    .expect("only Landlock protections become feature gaps");
+                    .map(|feature| {
+                        format!(
+                            "needs ABI {}, Linux {}+; ",
+                            feature.min_abi(),
+                            feature.linux()
+                        )
+                    })
+                    .unwrap_or_default();
                 missing.push(format!(
-                    "Landlock ABI {} lacks {} (needs ABI {}, Linux {}+; it {})",
+                    "Landlock ABI {} lacks {} ({needs}it {})",
                     abi.effective,
                     protection,
-                    feature.min_abi(),
-                    feature.linux(),
                     protection.guards()
                 ));
                 droppable.push(*protection);

@@ -1,6 +1,6 @@
 //! The seccomp layer: syscalls no sandboxed command needs, refused with `EPERM`.
 //!
-//! The rules are data ([`rules`]). [`program`] turns them into one compact classic-BPF filter per
+//! The rules are data ([`rules`]). [`assemble`] turns them into one compact classic-BPF filter per
 //! architecture, loaded with seccompiler's `apply_filter`. The filter is written out here rather
 //! than by seccompiler's compiler because its length is paid on every launch: the kernel
 //! precomputes an allow-cache by running the filter for every syscall number, and seccompiler's
@@ -712,30 +712,36 @@ impl Assembler {
         self.code.push((BPF_RET_K, k, To::Next, To::Next));
     }
 
-    fn finish(mut self) -> BpfProgram {
-        self.lengthen_far_jumps();
-        let offset = |to: To, at: usize| -> u32 {
-            let index = match to {
-                To::Next => at + 1,
-                To::Label(id) => self.labels[id].expect("every label is bound"),
-            };
-            u32::try_from(index - at - 1).expect("jumps go forward")
-        };
-        let short = |o: u32| u8::try_from(o).expect("a conditional BPF jump fits in 8 bits");
-        self.code
+    /// The program, every label resolved. An unbound label or a jump that does not fit is a bug
+    /// in the filter's construction: an error (the line does not run), never a wrong filter.
+    fn finish(self) -> Result<BpfProgram> {
+        let labels: Vec<usize> = self
+            .labels
             .iter()
-            .enumerate()
-            .map(|(at, &(code, k, if_true, if_false))| match code {
-                BPF_JA => stmt(code, offset(if_true, at)),
-                BPF_JEQ_K | BPF_JGE_K | BPF_JSET_K => jump(
-                    code,
-                    k,
-                    short(offset(if_true, at)),
-                    short(offset(if_false, at)),
-                ),
-                _ => stmt(code, k),
-            })
-            .collect()
+            .map(|label| label.ok_or_else(|| malformed("a jump to an unbound label")))
+            .collect::<Result<_>>()?;
+        let mut linked = Linked {
+            code: self.code,
+            labels,
+        };
+        linked.lengthen_far_jumps();
+        linked.encode()
+    }
+}
+
+/// The assembled code with every label bound to an instruction index.
+struct Linked {
+    code: Vec<(u16, u32, To, To)>,
+    labels: Vec<usize>,
+}
+
+impl Linked {
+    /// The index `to` goes to from the instruction at `at`.
+    fn target(&self, to: To, at: usize) -> usize {
+        match to {
+            To::Next => at + 1,
+            To::Label(id) => self.labels[id],
+        }
     }
 
     /// A conditional jump reaches at most 255 instructions ahead; a farther one goes through an
@@ -743,33 +749,26 @@ impl Assembler {
     /// so this repeats until every conditional jump fits.
     fn lengthen_far_jumps(&mut self) {
         loop {
-            let target = |to: To, at: usize, labels: &[Option<usize>]| match to {
-                To::Next => at + 1,
-                To::Label(id) => labels[id].expect("every label is bound"),
-            };
             let far = self
                 .code
                 .iter()
                 .enumerate()
                 .find_map(|(at, &(code, _, t, f))| {
                     let conditional = matches!(code, BPF_JEQ_K | BPF_JGE_K | BPF_JSET_K);
-                    let too_far = |to: To| target(to, at, &self.labels) - at - 1 > 255;
+                    let too_far = |to: To| self.target(to, at) - at - 1 > 255;
                     (conditional && (too_far(t) || too_far(f))).then_some(at)
                 });
             let Some(at) = far else { return };
             let (code, k, if_true, if_false) = self.code[at];
-            let true_is_far = target(if_true, at, &self.labels) - at - 1 > 255;
+            let true_is_far = self.target(if_true, at) - at - 1 > 255;
             // Everything after `at` moves down by one.
-            for label in self.labels.iter_mut().flatten() {
+            for label in &mut self.labels {
                 if *label > at {
                     *label += 1;
                 }
             }
-            let after = self.label();
-            self.labels[match after {
-                To::Label(id) => id,
-                To::Next => unreachable!("label() returns a label"),
-            }] = Some(at + 2);
+            self.labels.push(at + 2);
+            let after = To::Label(self.labels.len() - 1);
             // The far branch falls into the trampoline; the other skips it.
             let (new_true, new_false, far_to) = if true_is_far {
                 (To::Next, after_or(if_false, after), if_true)
@@ -780,6 +779,38 @@ impl Assembler {
             self.code.insert(at + 1, (BPF_JA, 0, far_to, To::Next));
         }
     }
+
+    /// The instructions, each jump as the relative offset BPF wants.
+    fn encode(&self) -> Result<BpfProgram> {
+        let offset = |to: To, at: usize| -> Result<u32> {
+            self.target(to, at)
+                .checked_sub(at + 1)
+                .and_then(|ahead| u32::try_from(ahead).ok())
+                .ok_or_else(|| malformed("a jump that does not go forward"))
+        };
+        let short = |o: u32| {
+            u8::try_from(o).map_err(|_| malformed("a conditional jump beyond 255 instructions"))
+        };
+        self.code
+            .iter()
+            .enumerate()
+            .map(|(at, &(code, k, if_true, if_false))| match code {
+                BPF_JA => Ok(stmt(code, offset(if_true, at)?)),
+                BPF_JEQ_K | BPF_JGE_K | BPF_JSET_K => Ok(jump(
+                    code,
+                    k,
+                    short(offset(if_true, at)?)?,
+                    short(offset(if_false, at)?)?,
+                )),
+                _ => Ok(stmt(code, k)),
+            })
+            .collect()
+    }
+}
+
+/// The error for a filter the assembler cannot encode (a bug, reported rather than installed).
+fn malformed(what: &str) -> Error {
+    Error::internal(format!("the seccomp filter is malformed: {what}"))
 }
 
 /// The near branch of a split jump: its own target, or — when that was the next instruction —
@@ -805,14 +836,23 @@ fn jump(code: u16, k: u32, jt: u8, jf: u8) -> sock_filter {
 }
 
 /// The filter for `arch`: allow by default, `EPERM` for the rule table, `ENOSYS` for `clone3` and
-/// x32 calls, kill for a foreign architecture.
+/// x32 calls, kill for a foreign architecture (the tests' entry point; see [`assemble`]).
+#[cfg(test)]
 pub fn program(arch: Arch, sockets: Sockets) -> BpfProgram {
     program_with(arch, sockets, false)
 }
 
 /// [`program`], with [`Deny::Reported`] calls sent to a supervisor (`SECCOMP_RET_USER_NOTIF`)
-/// when `reported`; the filter must then be installed with a listener.
+/// when `reported`.
+#[cfg(test)]
 pub fn program_with(arch: Arch, sockets: Sockets, reported: bool) -> BpfProgram {
+    assemble(arch, sockets, reported).unwrap()
+}
+
+/// The filter for `arch`: allow by default, `EPERM` for the rule table, `ENOSYS` for `clone3` and
+/// x32 calls, kill for a foreign architecture; with `reported`, [`Deny::Reported`] calls are sent
+/// to a supervisor (`SECCOMP_RET_USER_NOTIF`), and the filter must be installed with a listener.
+pub fn assemble(arch: Arch, sockets: Sockets, reported: bool) -> Result<BpfProgram> {
     let mut asm = Assembler::default();
     let (allow, deny, enosys, kill) = (asm.label(), asm.label(), asm.label(), asm.label());
     let report = if reported { asm.label() } else { deny };
@@ -827,24 +867,25 @@ pub fn program_with(arch: Arch, sockets: Sockets, reported: bool) -> BpfProgram 
     if reported {
         observe_writes(&mut table);
     }
-    let table: Vec<(Sys, Deny)> = table
+    // The calls this architecture has, by number.
+    let table: Vec<(u32, Deny)> = table
         .into_iter()
-        .filter(|(sys, _)| sys.number(arch) != ABSENT)
+        .filter_map(|(sys, rule)| Some((nr(sys, arch)?, rule)))
         .collect();
     // Every mentioned number with where it goes, sorted for the search tree.
-    let mut entries: Vec<(u32, To)> = ENOSYS_CALLS
-        .iter()
-        .map(|sys| (nr(*sys, arch), enosys))
+    let mut entries: Vec<(u32, To)> = nr(Sys::Clone3, arch)
+        .map(|clone3| (clone3, enosys))
+        .into_iter()
         .collect();
     let mut blocks: Vec<(To, Vec<(ArgCheck, To)>)> = Vec::new();
-    for (sys, rule) in &table {
+    for (number, rule) in &table {
         let checks: Vec<(ArgCheck, To)> = match rule {
             Deny::Always => {
-                entries.push((nr(*sys, arch), deny));
+                entries.push((*number, deny));
                 continue;
             }
             Deny::Reported => {
-                entries.push((nr(*sys, arch), report));
+                entries.push((*number, report));
                 continue;
             }
             Deny::When(checks) => checks.iter().map(|c| (*c, deny)).collect(),
@@ -862,7 +903,7 @@ pub fn program_with(arch: Arch, sockets: Sockets, reported: bool) -> BpfProgram 
         };
         let block = asm.label();
         blocks.push((block, checks));
-        entries.push((nr(*sys, arch), block));
+        entries.push((*number, block));
     }
     entries.sort_by_key(|(number, _)| *number);
     entries.dedup_by_key(|(number, _)| *number);
@@ -888,10 +929,6 @@ pub fn program_with(arch: Arch, sockets: Sockets, reported: bool) -> BpfProgram 
     asm.ret(SECCOMP_RET_KILL_PROCESS);
     asm.finish()
 }
-
-/// The calls answered with `ENOSYS`: what they would do is in memory the filter cannot read, and
-/// callers fall back to a call whose arguments it checks (see the module comment).
-pub const ENOSYS_CALLS: [Sys; 1] = [Sys::Clone3];
 
 /// The calls that change the filesystem by path (or through a descriptor): observed, so that a
 /// write the sandbox refuses outside the writable roots can be named. `openat` and `open` only
@@ -987,8 +1024,10 @@ fn search_tree(asm: &mut Assembler, entries: &[(u32, To)], otherwise: To) {
     search_tree(asm, high, otherwise);
 }
 
-fn nr(sys: Sys, arch: Arch) -> u32 {
-    u32::try_from(sys.number(arch)).expect("syscall numbers are small")
+/// The number as BPF compares it (`seccomp_data.nr`, 32 bits); `None` where `arch` lacks the
+/// call ([`ABSENT`]).
+fn nr(sys: Sys, arch: Arch) -> Option<u32> {
+    u32::try_from(sys.number(arch)).ok()
 }
 
 /// Falls through when the check does not match, jumps to `deny` when it does.
@@ -1049,7 +1088,7 @@ pub fn native_program(sockets: Sockets, reported: bool) -> Result<BpfProgram> {
             ),
         )
     })?;
-    Ok(program_with(arch, sockets, reported))
+    assemble(arch, sockets, reported)
 }
 
 /// Installs the filter on the calling thread (`no_new_privs` must already be set): for a process

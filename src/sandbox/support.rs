@@ -55,6 +55,30 @@ pub struct PolicySupport {
     pub missing_protections: Vec<Protection>,
 }
 
+/// What `status` and the panel say about sandbox support: whether the default policy,
+/// workspace-write, can be enforced here, and why not.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub default_policy_enforceable: bool,
+    pub landlock_abi: u32,
+    pub reason: Option<String>,
+}
+
+impl Support {
+    /// The default policy's line of this support, for `status` and the panel.
+    pub fn summary(&self) -> Summary {
+        let workspace_write = self
+            .policies
+            .iter()
+            .find(|p| p.policy == Policy::WorkspaceWrite);
+        Summary {
+            default_policy_enforceable: workspace_write.is_some_and(|p| p.enforceable),
+            landlock_abi: self.landlock.effective,
+            reason: workspace_write.and_then(|p| p.reason.clone()),
+        }
+    }
+}
+
 /// Detects what this kernel and process can enforce.
 pub fn detect() -> Support {
     let landlock = DetectedAbi::detect();

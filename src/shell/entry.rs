@@ -12,11 +12,11 @@
 //! ([`crate::wrap::enter::is_agent_process`]): an agent started through a shim script is that
 //! script's shell first, and becomes the agent by `exec`.
 
-use super::args::{Invocation, parse_posix, parse_pwsh};
 use super::{ACTIVE_ENV, real_shell};
-use crate::error::{Code, Error, refusal_block};
-use crate::gate::{self, Execution, LineRequest, Origin, Outcome, Streams};
+use crate::error::{Code, Error, Reader, print_refusal};
+use crate::gate::{self, Execution, LineRequest, Origin, Outcome};
 use crate::parse::ShellKind;
+use crate::parse::shell_args::{Invocation, parse_posix, parse_pwsh};
 use crate::wrap::enter::{USER_BASHRC_ENV, is_agent_process};
 use std::ffi::{OsStr, OsString};
 use std::io::IsTerminal;
@@ -76,29 +76,16 @@ fn script_line(kind: ShellKind, path: &OsStr, args: &[OsString]) -> Vec<u8> {
     let mut words = vec![kind.as_str().to_owned()];
     let from = args.iter().position(|a| a == path).unwrap_or(0);
     for a in &args[from..] {
-        words.push(super::templates::posix_quote(&a.to_string_lossy()));
+        words.push(crate::parse::posix_quote(&a.to_string_lossy()));
     }
     let _ = path;
     words.join(" ").into_bytes()
 }
 
 fn judge_and_run(kind: ShellKind, line: Vec<u8>, args: Vec<OsString>) -> ExitCode {
-    let cwd = crate::cmd::working_dir(None);
+    let cwd = crate::session::working_dir(None);
     // Inside `wrap` the broker judges it (see `gate::handle`).
-    let request = LineRequest {
-        bytes: &line,
-        shell: kind,
-        cwd: &cwd,
-        mode: None,
-        execution: Execution::ShellArgs(args),
-        streams: Streams::Inherit,
-        origin: Origin::Run,
-        env: None,
-        cancel: None,
-        workspace: None,
-        process_group: None,
-        progress: true,
-    };
+    let request = LineRequest::new(&line, kind, &cwd, Origin::Run, Execution::ShellArgs(args));
     match gate::handle(&request) {
         Outcome::Ran(status) => ExitCode::from(gate::exit_code(&status)),
         Outcome::Refused(e) => refuse(&e),
@@ -289,8 +276,7 @@ fn is_this_binary(path: &Path) -> bool {
 }
 
 fn refuse(e: &Error) -> ExitCode {
-    eprint!("{}", refusal_block(e.code, &e.reason));
-    ExitCode::from(e.code.exit_status())
+    ExitCode::from(print_refusal(e, Reader::Agent))
 }
 
 #[cfg(test)]

@@ -21,8 +21,8 @@
 //! which only shellgate writes (the private directory is 0700, and read-only in the sandbox).
 //! This process prints nothing of its own for a line that ran; a refusal is one short message.
 
-use crate::error::{Code, Error, Result};
-use crate::gate::{self, Execution, LineRequest, Origin, Outcome, ShellSide, Streams};
+use crate::error::{Code, Error, Reader, Result, print_refusal};
+use crate::gate::{self, Execution, LineRequest, Origin, Outcome, ShellSide};
 use crate::parse::ShellKind;
 use crate::shell::state::{self, Change, Dialect, Limits, State, Treatment};
 use std::io::Read;
@@ -57,17 +57,11 @@ pub fn run(call: &Call) -> u8 {
     };
     let files = match Files::new(call.dir, call.token) {
         Ok(files) => files,
-        Err(e) => {
-            eprint!("{}", crate::error::person_message(e.code, &e.reason));
-            return e.code.exit_status();
-        }
+        Err(e) => return print_refusal(&e, Reader::Person),
     };
     let (status, apply) = match run_line(call, dialect, &files) {
         Ok(done) => done,
-        Err(e) => {
-            eprint!("{}", crate::error::person_message(e.code, &e.reason));
-            (e.code.exit_status(), Apply::nothing())
-        }
+        Err(e) => (print_refusal(&e, Reader::Person), Apply::nothing()),
     };
     // A line that runs in the shell sets its own status in the script; any other has it here.
     let script = match apply {
@@ -79,15 +73,19 @@ pub fn run(call: &Call) -> u8 {
     };
     let script = format!("{script}__shellgate_done={}\n", state::quote(call.token));
     if let Err(e) = write_private(&files.apply, script.as_bytes()) {
-        eprint!(
-            "{}",
-            crate::error::person_message(Code::Internal, &e.to_string())
-        );
+        print_refusal(&Error::internal(e.to_string()), Reader::Person);
     }
     for stale in [&files.snapshot, &files.input, &files.history] {
         let _ = std::fs::remove_file(stale);
     }
     status
+}
+
+/// Whether no process `pid` exists (`kill(pid, 0)` says `ESRCH`; one we may not signal exists).
+fn process_gone(pid: i32) -> bool {
+    use nix::sys::signal::kill;
+    use nix::unistd::Pid;
+    kill(Pid::from_raw(pid), None) == Err(nix::errno::Errno::ESRCH)
 }
 
 /// What the apply script does besides saying the line is done.
@@ -221,21 +219,14 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
         ],
         Dialect::Zsh => vec!["-f".into(), "-c".into(), runner.into(), "zsh".into()],
     };
-    let cwd = crate::cmd::working_dir(None);
-    let request = LineRequest {
-        bytes: call.line,
-        shell: call.shell,
-        cwd: &cwd,
-        mode: None,
-        execution: Execution::ShellArgs(args),
-        streams: Streams::Inherit,
-        origin: Origin::Hook,
-        env: None,
-        cancel: None,
-        workspace: None,
-        process_group: None,
-        progress: true,
-    };
+    let cwd = crate::session::working_dir(None);
+    let request = LineRequest::new(
+        call.line,
+        call.shell,
+        &cwd,
+        Origin::Hook,
+        Execution::ShellArgs(args),
+    );
     let (reader, writer) = pipe()?;
     let collector = std::thread::spawn(move || collect(reader, Limits::DEFAULT.total_bytes));
     let passed = [(writer.as_fd(), 3)];
@@ -247,10 +238,7 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
     drop(writer);
     let dump = collector.join().unwrap_or(Collected::TooLong);
     match outcome {
-        Outcome::Refused(e) => {
-            eprint!("{}", crate::error::person_message(e.code, &e.reason));
-            Ok((e.code.exit_status(), Apply::nothing()))
-        }
+        Outcome::Refused(e) => Ok((print_refusal(&e, Reader::Person), Apply::nothing())),
         Outcome::RunInShell => Ok((
             0,
             Apply::InShell(in_shell_apply(dialect, call, line, &shadowed)),
@@ -682,12 +670,7 @@ pub fn prepare_dir(pid: i32) -> Result<PathBuf> {
             let gone = name
                 .rsplit_once('-')
                 .and_then(|(_, pid)| pid.parse::<i32>().ok())
-                // SAFETY: kill with signal 0 only checks that the process exists.
-                .is_some_and(|p| {
-                    p > 1
-                        && unsafe { libc::kill(p, 0) } != 0
-                        && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
-                });
+                .is_some_and(|p| p > 1 && process_gone(p));
             if gone {
                 let _ = std::fs::remove_dir_all(entry.path());
             }

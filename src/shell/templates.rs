@@ -1,7 +1,7 @@
 //! `shellgate init bash|zsh|powershell`: the hook templates, with this binary's path and a fresh
 //! session id filled in.
 
-use crate::parse::ShellKind;
+use crate::parse::{ShellKind, posix_quote};
 
 const BASH: &str = include_str!("../../shell/bash.sh");
 const ZSH: &str = include_str!("../../shell/zsh.zsh");
@@ -44,11 +44,6 @@ pub fn render(shell: HookShell, binary: &str) -> String {
             "@SHELLGATE_ZSH_DUMP@",
             crate::shell::state::zsh::DUMP_FUNCTION.trim_end(),
         )
-}
-
-/// `it's` → `'it'\''s'`: one POSIX single-quoted word.
-pub fn posix_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// The inside of a PowerShell single-quoted string (the template supplies the quotes).

@@ -273,9 +273,7 @@ did not run.\n"
             .to_vec();
     if let Some(value) = agent_path {
         text.extend_from_slice(b"export PATH=");
-        text.extend_from_slice(
-            crate::shell::templates::posix_quote(&value.to_string_lossy()).as_bytes(),
-        );
+        text.extend_from_slice(crate::parse::posix_quote(&value.to_string_lossy()).as_bytes());
         text.push(b'\n');
     }
     let mut file = std::fs::OpenOptions::new()

@@ -6,8 +6,7 @@
 //! the workspace-write sandbox, or as is — which marks its own process as the agent
 //! ([`AGENT_ENV`]) and becomes the agent.
 
-use crate::cmd::wrap::EnterArgs;
-use crate::error::{Code, Error, Result, refusal_block};
+use crate::error::{Code, Error, Reader, Result, print_refusal};
 use crate::parse::ShellKind;
 use crate::sandbox::mounts;
 use crate::shell::templates::{self, HookShell};
@@ -30,16 +29,37 @@ pub const SHELLS: [(ShellKind, &str, &str); 3] = [
 /// (whatever its environment says) is not the agent, and its shells are gated.
 pub const AGENT_ENV: &str = "SHELLGATE_WRAP_AGENT";
 
-pub fn run(args: &EnterArgs) -> ExitCode {
-    match prepare(args) {
-        Ok(()) => launch(args),
+/// What `wrap-enter` is asked to do: `wrap`'s own argument list for it (built by `wrap`'s
+/// `agent_command`, parsed by `cmd::wrap`).
+#[derive(Debug, Clone, Default)]
+pub struct EnterOptions {
+    /// The private directory the tmpfs is mounted on (hook files, the real shells).
+    pub dir: PathBuf,
+    /// Whether the agent runs in the workspace-write sandbox.
+    pub contain: bool,
+    /// Extra directories the contained agent may write.
+    pub writable: Vec<PathBuf>,
+    /// Read-only inside a writable directory (an agent's shell snapshots, which only the broker
+    /// writes).
+    pub read_only: Vec<PathBuf>,
+    /// Credential stores the contained agent may read (its own login; its lines still cannot).
+    pub unhide: Vec<PathBuf>,
+    /// `SOURCE=TARGET`: SOURCE (a file) mounted writable over TARGET in the agent's namespace.
+    pub bind: Vec<OsString>,
+    /// The agent and its arguments.
+    pub agent: Vec<OsString>,
+}
+
+pub fn run(options: &EnterOptions) -> ExitCode {
+    match prepare(options) {
+        Ok(()) => launch(options),
         Err(e) => refuse(&e),
     }
 }
 
 /// The private mount namespace: a tmpfs with the hook files and the real shells, and shellgate
 /// over the shells' usual paths.
-fn prepare(args: &EnterArgs) -> Result<()> {
+fn prepare(options: &EnterOptions) -> Result<()> {
     let exe = this_binary()?;
     mounts::enter().map_err(|why| {
         Error::new(
@@ -47,19 +67,19 @@ fn prepare(args: &EnterArgs) -> Result<()> {
             format!("wrap needs a private mount namespace to put shellgate in front of the shells: {why}"),
         )
     })?;
-    mounts::mount_private_tmp(&args.dir)?;
-    write_hook_files(&args.dir, &exe)?;
+    mounts::mount_private_tmp(&options.dir)?;
+    write_hook_files(&options.dir, &exe)?;
     for (_, name, path) in SHELLS {
         let Ok(real) = std::fs::canonicalize(path) else {
             continue;
         };
-        let hidden = args.dir.join(name);
+        let hidden = options.dir.join(name);
         std::fs::write(&hidden, b"").map_err(|e| io_error(&hidden, &e))?;
         mounts::bind_file_read_only(&real, &hidden)?;
         mounts::bind_file_read_only(&exe, &real)?;
     }
-    mounts::remount_tmpfs_read_only(&args.dir)?;
-    for bind in &args.bind {
+    mounts::remount_tmpfs_read_only(&options.dir)?;
+    for bind in &options.bind {
         let (source, target) = split_bind(bind)?;
         mounts::bind_file(&source, &target)?;
     }
@@ -111,22 +131,22 @@ fn write_hook_files(dir: &Path, exe: &Path) -> Result<()> {
                    unset {rc}\n\
                  elif [ -f ~/.bashrc ]; then\n  . ~/.bashrc\nfi\n. {hook}\n",
                 rc = USER_BASHRC_ENV,
-                hook = templates::posix_quote(&hook_bash.to_string_lossy())
+                hook = crate::parse::posix_quote(&hook_bash.to_string_lossy())
             ),
         ),
         (
             zdotdir.join(".zshenv"),
             format!(
                 ". {hook}\nZDOTDIR=\"${{SHELLGATE_USER_ZDOTDIR:-$HOME}}\"\n[[ -f \"$ZDOTDIR/.zshenv\" ]] && . \"$ZDOTDIR/.zshenv\"\n[[ -o interactive ]] && ZDOTDIR={zdotdir}\n",
-                hook = templates::posix_quote(&hook_zsh.to_string_lossy()),
-                zdotdir = templates::posix_quote(&zdotdir.to_string_lossy()),
+                hook = crate::parse::posix_quote(&hook_zsh.to_string_lossy()),
+                zdotdir = crate::parse::posix_quote(&zdotdir.to_string_lossy()),
             ),
         ),
         (
             zdotdir.join(".zshrc"),
             format!(
                 "ZDOTDIR=\"${{SHELLGATE_USER_ZDOTDIR:-$HOME}}\"\n[[ -f \"$ZDOTDIR/.zshrc\" ]] && . \"$ZDOTDIR/.zshrc\"\n. {}\n",
-                templates::posix_quote(&hook_zsh.to_string_lossy())
+                crate::parse::posix_quote(&hook_zsh.to_string_lossy())
             ),
         ),
     ];
@@ -173,12 +193,12 @@ fn io_error(path: &Path, e: &std::io::Error) -> Error {
 }
 
 /// Start `wrap-agent`: inside the workspace-write sandbox (network on), or as is.
-fn launch(args: &EnterArgs) -> ExitCode {
+fn launch(options: &EnterOptions) -> ExitCode {
     let exe = match this_binary() {
         Ok(exe) => exe,
         Err(e) => return refuse(&e),
     };
-    let mut command = if args.contain {
+    let mut command = if options.contain {
         let mut command = Command::new(&exe);
         command.arg0("shellgate").args([
             "sandbox",
@@ -187,13 +207,13 @@ fn launch(args: &EnterArgs) -> ExitCode {
             "--network",
             "--unix-sockets",
         ]);
-        for w in &args.writable {
+        for w in &options.writable {
             command.arg("--writable").arg(w);
         }
-        for r in &args.read_only {
+        for r in &options.read_only {
             command.arg("--read-only").arg(r);
         }
-        for u in &args.unhide {
+        for u in &options.unhide {
             command.arg("--unhide").arg(u);
         }
         command.arg("--").arg(&exe);
@@ -203,7 +223,7 @@ fn launch(args: &EnterArgs) -> ExitCode {
         command.arg0("shellgate");
         command
     };
-    command.arg("wrap-agent").arg("--").args(&args.agent);
+    command.arg("wrap-agent").arg("--").args(&options.agent);
     let error = command.exec();
     refuse(&Error::new(
         Code::SandboxExecFailed,
@@ -275,8 +295,7 @@ pub fn is_agent_process() -> bool {
 }
 
 fn refuse(e: &Error) -> ExitCode {
-    eprint!("{}", refusal_block(e.code, &e.reason));
-    ExitCode::from(e.code.exit_status())
+    ExitCode::from(print_refusal(e, Reader::Agent))
 }
 
 #[cfg(test)]

@@ -22,7 +22,6 @@ pub mod enter;
 use crate::audit::SessionId;
 use crate::audit::paths::{SESSION_ENV, ensure_private_dir};
 use crate::broker::{self, BROKER_ENV, Conversation, Reply};
-use crate::cmd::wrap::WrapArgs;
 use crate::error::{Code, Error, Result};
 use crate::gate::{self, LineRequest, Outcome, Streams};
 use crate::session::{Context, SessionUse};
@@ -40,6 +39,19 @@ use std::sync::atomic::{AtomicI32, Ordering};
 /// The agent's pid, for forwarding termination signals to it.
 static AGENT_PID: AtomicI32 = AtomicI32::new(0);
 
+/// What `shellgate wrap` is asked to do (its arguments, parsed by `cmd::wrap`).
+#[derive(Debug, Clone, Default)]
+pub struct WrapOptions {
+    /// The mode every line of the agent is decided in (`None`: as for any session).
+    pub mode: Option<String>,
+    /// Whether the agent itself runs in the workspace-write sandbox (not only its shells gated).
+    pub contain: bool,
+    /// Extra directories the contained agent may write (its own state, caches).
+    pub writable: Vec<PathBuf>,
+    /// The agent and its arguments.
+    pub agent: Vec<OsString>,
+}
+
 /// What every broker thread needs to know.
 struct Broker {
     mode: Option<String>,
@@ -49,12 +61,12 @@ struct Broker {
     claude_snapshots: Option<PathBuf>,
 }
 
-pub fn run(args: &WrapArgs) -> Result<ExitCode> {
+pub fn run(options: &WrapOptions) -> Result<ExitCode> {
     if broker::broker_path().is_some() && std::env::var_os(WRAP_DIR_ENV).is_some() {
         // Already inside a wrapped agent: this agent's shells reach the same broker. It is not
         // marked as an agent of its own (a shell as its program is judged like any other): it
         // was started by an agent, not by a person.
-        return Ok(enter::exec_unmarked(&args.agent));
+        return Ok(enter::exec_unmarked(&options.agent));
     }
     let session = SessionId::new_random();
     // SAFETY: no other thread exists yet (the broker threads start below), so nothing can read the
@@ -62,9 +74,9 @@ pub fn run(args: &WrapArgs) -> Result<ExitCode> {
     unsafe {
         std::env::set_var(SESSION_ENV, session.as_str());
     }
-    let cwd = crate::cmd::working_dir(None);
+    let cwd = crate::session::working_dir(None);
     // Fail closed before the agent starts: a broken config, no usable state directory.
-    let ctx = Context::load(&cwd, args.mode.as_deref(), SessionUse::Open)?;
+    let ctx = Context::load(&cwd, options.mode.as_deref(), SessionUse::Open)?;
     let paths = ctx.paths.clone().ok_or_else(|| {
         Error::new(
             Code::AuditUnavailable,
@@ -84,9 +96,9 @@ pub fn run(args: &WrapArgs) -> Result<ExitCode> {
     })?;
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let var = |name: &str| std::env::var_os(name);
-    let plan = agents::plan(&args.agent, home.as_deref(), &var);
+    let plan = agents::plan(&options.agent, home.as_deref(), &var);
     let temp = AgentTemp::new(&session)?;
-    let mut child = agent_command(args, &plan, &dir, &socket, temp.dir())?
+    let mut child = agent_command(options, &plan, &dir, &socket, temp.dir())?
         .spawn()
         .map_err(|e| {
             Error::new(
@@ -97,7 +109,7 @@ pub fn run(args: &WrapArgs) -> Result<ExitCode> {
     AGENT_PID.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
     forward_termination_signals();
     let broker = Arc::new(Broker {
-        mode: args.mode.clone(),
+        mode: options.mode.clone(),
         workspace: crate::sandbox::workspace_of(&cwd, None, &ctx.config.sandbox)
             .root()
             .map_or_else(|| cwd.clone(), Path::to_path_buf),
@@ -159,7 +171,7 @@ impl Drop for AgentTemp {
 
 /// `shellgate wrap-enter …` with the environment the agent gets.
 fn agent_command(
-    args: &WrapArgs,
+    options: &WrapOptions,
     plan: &agents::Plan,
     dir: &Path,
     socket: &Path,
@@ -173,9 +185,9 @@ fn agent_command(
         .arg("wrap-enter")
         .arg("--dir")
         .arg(dir);
-    if !args.no_contain {
+    if options.contain {
         command.arg("--contain");
-        for w in args.writable.iter().chain(&plan.writable) {
+        for w in options.writable.iter().chain(&plan.writable) {
             if w.is_dir() {
                 command.arg("--writable").arg(w);
             }
@@ -277,20 +289,16 @@ fn serve_one(conversation: Conversation, broker: &Broker) {
         return;
     }
     let group = broker::caller_group(&socket);
-    let line = LineRequest {
-        bytes: &request.line,
-        shell: request.shell,
-        cwd: &request.cwd,
-        mode: broker.mode.as_deref(),
-        execution: request.execution.clone(),
-        streams: Streams::Fds(&streams),
-        origin: request.origin,
-        env: Some(&request.env),
-        cancel: Some(socket.as_fd()),
-        workspace: Some(&broker.workspace),
-        process_group: group,
-        progress: false,
-    };
+    let line = LineRequest::new(
+        &request.line,
+        request.shell,
+        &request.cwd,
+        request.origin,
+        request.execution.clone(),
+    )
+    .with_mode(broker.mode.as_deref())
+    .with_streams(Streams::Fds(&streams))
+    .for_broker_caller(&request.env, socket.as_fd(), &broker.workspace, group);
     let reply = match crate::approval::on_behalf_of(group, || gate::handle(&line)) {
         Outcome::Ran(status) => Reply::Exited(gate::exit_code(&status)),
         Outcome::RunInShell => Reply::InShell,

@@ -1,5 +1,6 @@
-//! How a shell would interpret its own command-line arguments, for the shell entry point `wrap`
-//! puts in front of the real shells (`/bin/bash -c '…'` started by an agent by absolute path).
+//! How a shell would interpret its own command-line arguments: for the shell entry point `wrap`
+//! puts in front of the real shells (`/bin/bash -c '…'` started by an agent by absolute path), and
+//! for unwrapping `bash -c '…'` on a line, so the two cannot disagree.
 //!
 //! Parsing follows each shell's rules: for bash/zsh/sh, options (clusters like `-lc` or `-xec`,
 //! `-o NAME`, `--rcfile FILE` …) come first, and with `-c` the first operand is the command string,
