@@ -1345,6 +1345,23 @@ fn planted_config_worktree_runs_nothing_in_git_outside() {
     ));
 }
 
+/// A workspace that is not a repository yet: a `.git` the line creates there (with a hook and a
+/// `core.fsmonitor`) is moved aside, so the next `git status` outside runs nothing.
+#[test]
+fn a_repository_created_in_a_plain_workspace_runs_nothing_in_git_outside() {
+    conformance(Attack::new(
+        "git init in a plain workspace",
+        &|_| {},
+        &|s, mut run| {
+            run.sh(&format!(
+                "git init -q . && git config core.fsmonitor '{}'",
+                fsmonitor(s)
+            ))
+        },
+        &|s, _| git_status_ran_code(s),
+    ));
+}
+
 #[test]
 fn a_nested_repository_staged_as_a_gitlink_runs_nothing_in_git_outside() {
     conformance(Attack::new(

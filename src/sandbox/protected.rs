@@ -340,7 +340,12 @@ fn candidates(spec: &Spec, env: &HomeEnv) -> Result<Vec<Candidate>> {
         let dot_git = root.join(".git");
         let dot_git_meta = sys::missing_as_none(dot_git.symlink_metadata())
             .map_err(|e| unchecked(&dot_git, &e))?;
-        if dot_git_meta.is_some_and(|meta| !meta.is_dir()) {
+        if dot_git_meta.is_none() {
+            // Not a repository yet: a `.git` the line creates (`git init`, or a planted one)
+            // would hold config and hooks that git outside runs later (`core.fsmonitor` on the
+            // next `git status`), and nothing of it could be protected in advance.
+            list.push(Candidate::guarded(dot_git.clone()));
+        } else if dot_git_meta.is_some_and(|meta| !meta.is_dir()) {
             // A pointer file decides which git dir git uses: it must not be redirected, even when
             // what it points to is missing or unreadable now. A symlink is refused (`resolve`):
             // git follows it and a mount cannot pin it.
