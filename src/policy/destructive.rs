@@ -130,8 +130,9 @@ fn moves_out(c: &Command) -> Option<String> {
     }
 }
 
-/// System directories: the sandbox lets nothing write there.
-const SYSTEM_PREFIXES: [&str; 14] = [
+/// System directories: the sandbox lets nothing write there. (`/srv` is not one: projects live
+/// there, and it may be a workspace.)
+const SYSTEM_PREFIXES: [&str; 13] = [
     "/etc/",
     "/usr/",
     "/bin/",
@@ -141,7 +142,6 @@ const SYSTEM_PREFIXES: [&str; 14] = [
     "/boot/",
     "/opt/",
     "/root/",
-    "/srv/",
     "/var/lib/",
     "/var/log/",
     "/sys/",
