@@ -463,7 +463,7 @@ fn time_boxed_full_access_ends_by_itself(shell: &str) {
     let mut sh = f.interactive(shell);
     let (out, _) = sh.run("shellgate mode full --for 3s", &["y", "full"]);
     assert!(
-        out.contains("for 3s only"),
+        out.contains("for 3s (or until this shell session ends"),
         "the question names the time: {out}"
     );
     assert!(out.contains("mode: full"), "{out}");

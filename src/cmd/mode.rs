@@ -190,8 +190,14 @@ fn confirm_full_access(ctx: &Context, id: &str, lasting: Option<Duration>) -> Re
         grant: crate::policy::grant::Grant::base(SandboxPolicy::FullAccess, true),
         why: match lasting {
             Some(d) => format!(
-                "{FULL_ACCESS_WARNING} This time for {} only. Type `full` to confirm.",
-                humantime::format_duration(d)
+                "{} Type `full` to confirm.",
+                FULL_ACCESS_WARNING.replace(
+                    "until this shell session ends",
+                    &format!(
+                        "for {} (or until this shell session ends, if sooner)",
+                        humantime::format_duration(d)
+                    )
+                )
             ),
             None => format!("{FULL_ACCESS_WARNING} Type `full` to confirm."),
         },
