@@ -14,6 +14,7 @@
 
 use crate::error::{Code, Error};
 use crate::mode::{ApprovalPolicy, BUILTIN_MODE_IDS, SandboxPolicy};
+use crate::paths::PROJECT_FILE;
 use crate::policy::rules::{Field, Matcher, Rule, RulePolicy, RuleSource, builtin_rules};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -21,8 +22,6 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
-/// The name of a project file.
-pub const PROJECT_FILE: &str = ".shellgate.toml";
 /// Profiles beyond this number are a config error (ids are untrusted input).
 pub const MAX_PROFILES: usize = 32;
 /// Longest accepted profile id, in bytes.
