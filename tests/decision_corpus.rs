@@ -105,7 +105,7 @@ fn miss(group: &Group, mode: &str, d: &Decision) -> Option<String> {
 fn resolved(mode: &str, config: &Config) -> Resolved {
     let r = resolve(
         Some(mode),
-        config,
+        config.modes(),
         SessionFacts {
             full_access_confirmed: true,
             review_disabled: false,

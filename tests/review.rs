@@ -86,7 +86,7 @@ impl Lab {
             reviewer: Some(config.clone()),
             ..Config::builtin()
         };
-        let resolved = mode::resolve(Some("auto"), &full, SessionFacts::default());
+        let resolved = mode::resolve(Some("auto"), full.modes(), SessionFacts::default());
         let cwd_text = cwd.to_string_lossy();
         let decision = policy::decide_bytes(
             line.as_bytes(),

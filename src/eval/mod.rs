@@ -279,7 +279,7 @@ fn resolve_mode(case: &Case, settings: &Settings, config: &Config) -> Resolved {
     let requested = case.mode.as_deref().or(settings.mode.as_deref());
     crate::mode::resolve(
         requested,
-        config,
+        config.modes(),
         SessionFacts {
             full_access_confirmed: true,
             review_disabled: false,

@@ -28,7 +28,7 @@ fn reviewer() -> ReviewerConfig {
 fn decide_in(line: &str, mode: &str, config: &Config) -> Decision {
     let resolved = resolve(
         Some(mode),
-        config,
+        config.modes(),
         SessionFacts {
             full_access_confirmed: true,
             review_disabled: false,
@@ -270,7 +270,7 @@ fn hook_state_asks_a_person_in_every_mode() {
     ] {
         let resolved = resolve(
             Some("full"),
-            &config,
+            config.modes(),
             SessionFacts {
                 full_access_confirmed: true,
                 review_disabled: false,
