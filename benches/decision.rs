@@ -93,7 +93,7 @@ fn bench(c: &mut Criterion) {
             line.as_bytes(),
             ShellKind::Bash,
             "/work/project",
-            &config,
+            config.policy(),
             &mode,
         )
     };

@@ -15,6 +15,7 @@
 use crate::error::{Code, Error};
 use crate::mode::{MAX_PROFILES, Modes, Profile, SandboxPolicy, check_profile_id};
 use crate::paths::PROJECT_FILE;
+use crate::policy::PolicyConfig;
 use crate::policy::rules::{Field, Matcher, Rule, RulePolicy, RuleSource, builtin_rules};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -316,6 +317,15 @@ impl Config {
             custom: self.custom.as_ref(),
             project_policy: self.sandbox.project_policy,
             project_network_off: self.sandbox.project_network_off,
+        }
+    }
+
+    /// What a decision reads: the rules in effect and whether a `[reviewer]` is configured (see
+    /// [`crate::policy::decide_bytes`]).
+    pub fn policy(&self) -> PolicyConfig<'_> {
+        PolicyConfig {
+            rules: &self.rules,
+            reviewer_configured: self.reviewer.is_some(),
         }
     }
 

@@ -57,7 +57,7 @@ fn dcg_corpus_has_no_misses() {
                 case.line.as_bytes(),
                 ShellKind::Bash,
                 "/work/project",
-                &config,
+                &config.rules,
                 &resolved,
                 true,
             );

@@ -92,7 +92,7 @@ impl Lab {
             line.as_bytes(),
             ShellKind::Bash,
             &cwd_text,
-            &full,
+            full.policy(),
             &resolved,
         );
         assert_eq!(decision.decision, Verdict::Review, "{line}: {decision:?}");

@@ -228,7 +228,7 @@ fn evaluate(case: &Case, settings: &Settings, root: &Path, cwd: &Path) -> Evalua
         case.line.as_bytes(),
         case.shell,
         &cwd.to_string_lossy(),
-        &config,
+        &config.rules,
         &mode,
         reviewer_configured,
     );
