@@ -87,13 +87,13 @@ fn corpus() -> Vec<String> {
 
 fn bench(c: &mut Criterion) {
     let config = Config::builtin();
-    let mode = resolve(Some("ask"), &config, SessionFacts::default());
+    let mode = resolve(Some("ask"), config.modes(), SessionFacts::default());
     let decide = |line: &str| {
         decide_bytes(
             line.as_bytes(),
             ShellKind::Bash,
             "/work/project",
-            &config,
+            config.policy(),
             &mode,
         )
     };

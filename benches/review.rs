@@ -43,9 +43,15 @@ fn review_once(config: &ReviewerConfig, workspace: &Path, line: &str) {
         reviewer: Some(config.clone()),
         ..Config::builtin()
     };
-    let resolved = mode::resolve(Some("auto"), &full, SessionFacts::default());
+    let resolved = mode::resolve(Some("auto"), full.modes(), SessionFacts::default());
     let cwd = workspace.to_string_lossy();
-    let decision = policy::decide_bytes(line.as_bytes(), ShellKind::Bash, &cwd, &full, &resolved);
+    let decision = policy::decide_bytes(
+        line.as_bytes(),
+        ShellKind::Bash,
+        &cwd,
+        full.policy(),
+        &resolved,
+    );
     let state = SessionState::new(review::fold_params(config, true));
     let request = RequestId::new_random();
     let outcome = review::review(&ReviewRequest::new(

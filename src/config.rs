@@ -13,33 +13,15 @@
 //! caller denies every line with `CONFIG_INVALID`.
 
 use crate::error::{Code, Error};
-use crate::mode::{ApprovalPolicy, BUILTIN_MODE_IDS, SandboxPolicy};
+use crate::mode::{MAX_PROFILES, Modes, Profile, SandboxPolicy, check_profile_id};
+use crate::paths::PROJECT_FILE;
+use crate::policy::PolicyConfig;
 use crate::policy::rules::{Field, Matcher, Rule, RulePolicy, RuleSource, builtin_rules};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
-
-/// The name of a project file.
-pub const PROJECT_FILE: &str = ".shellgate.toml";
-/// Profiles beyond this number are a config error (ids are untrusted input).
-pub const MAX_PROFILES: usize = 32;
-/// Longest accepted profile id, in bytes.
-pub const MAX_PROFILE_ID_LEN: usize = 32;
-
-/// A named permission profile (`[profiles.<id>]`) or the `[custom]` mode.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Profile {
-    /// Display name.
-    #[serde(default)]
-    pub name: Option<String>,
-    pub approval: ApprovalPolicy,
-    pub sandbox: SandboxPolicy,
-    #[serde(default)]
-    pub network: bool,
-}
 
 /// Sandbox settings after merging.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -323,6 +305,27 @@ impl Config {
         Config {
             rules: builtin_rules(),
             ..Config::default()
+        }
+    }
+
+    /// What the mode resolver reads: the default mode, the profiles, `[custom]` and what the
+    /// project files tightened (see [`crate::mode::resolve`]).
+    pub fn modes(&self) -> Modes<'_> {
+        Modes {
+            default_mode: self.default_mode.as_deref(),
+            profiles: &self.profiles,
+            custom: self.custom.as_ref(),
+            project_policy: self.sandbox.project_policy,
+            project_network_off: self.sandbox.project_network_off,
+        }
+    }
+
+    /// What a decision reads: the rules in effect and whether a `[reviewer]` is configured (see
+    /// [`crate::policy::decide_bytes`]).
+    pub fn policy(&self) -> PolicyConfig<'_> {
+        PolicyConfig {
+            rules: &self.rules,
+            reviewer_configured: self.reviewer.is_some(),
         }
     }
 
@@ -801,35 +804,6 @@ fn add_rules(
     Ok(())
 }
 
-/// Profile ids are untrusted: bounded, plain (`a-z`, `0-9`, `-`, `_`, starting with a letter or
-/// digit), and distinct from the built-in mode ids.
-pub fn check_profile_id(id: &str) -> Result<(), String> {
-    let plain = id
-        .bytes()
-        .next()
-        .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
-    if id.is_empty() || id.len() > MAX_PROFILE_ID_LEN {
-        return Err(format!(
-            "a profile id must be 1-{MAX_PROFILE_ID_LEN} bytes long"
-        ));
-    }
-    if !plain {
-        return Err(format!(
-            "profile id `{}` may only contain a-z, 0-9, `-` and `_`, starting with a letter or digit",
-            crate::intake::visible(id)
-        ));
-    }
-    if BUILTIN_MODE_IDS.contains(&id) {
-        return Err(format!(
-            "profile id `{id}` collides with the built-in mode `{id}`"
-        ));
-    }
-    Ok(())
-}
-
 fn describe(p: &Profile) -> String {
     format!(
         "approval={} sandbox={} network={}",
@@ -874,6 +848,7 @@ mod tests {
     }
 
     use super::*;
+    use crate::mode::MAX_PROFILE_ID_LEN;
 
     #[test]
     fn names_match_the_config_form() {

@@ -186,7 +186,13 @@ pub fn handle_with(req: &LineRequest, side: &ShellSide) -> Outcome {
         return Outcome::Refused(e);
     }
     let cwd = req.cwd.to_string_lossy();
-    let decision = policy::decide_bytes(req.bytes, req.shell, &cwd, &ctx.config, &ctx.resolved);
+    let decision = policy::decide_bytes(
+        req.bytes,
+        req.shell,
+        &cwd,
+        ctx.config.policy(),
+        &ctx.resolved,
+    );
     let request = RequestId::new_random();
     let line = String::from_utf8_lossy(req.bytes);
     if let Err(e) = record(&ctx, &request, asked(&line, &cwd, &decision)) {

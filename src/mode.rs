@@ -12,9 +12,12 @@
 //! is not known to only read; `read-only` does the same with a read-only sandbox; `full` runs
 //! without a sandbox once a person confirmed it. `never` rules deny and `human` rules ask a person
 //! in every mode.
+//!
+//! Profiles (`[profiles.<id>]`, `[custom]`) and the rules for their ids live here too: the config's
+//! schema uses them, and hands the resolver what it read as a [`Modes`] view.
 
-use crate::config::Config;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// Which OS sandbox a line runs in.
@@ -95,6 +98,53 @@ impl ApprovalPolicy {
 /// The built-in mode ids. Profile ids from the config may not collide with these.
 pub const BUILTIN_MODE_IDS: [&str; 6] = ["ask", "auto", "untrusted", "full", "read-only", "custom"];
 
+/// Profiles beyond this number are a config error (ids are untrusted input).
+pub const MAX_PROFILES: usize = 32;
+/// Longest accepted profile id, in bytes.
+pub const MAX_PROFILE_ID_LEN: usize = 32;
+
+/// A named permission profile (`[profiles.<id>]`) or the `[custom]` mode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// Display name.
+    #[serde(default)]
+    pub name: Option<String>,
+    pub approval: ApprovalPolicy,
+    pub sandbox: SandboxPolicy,
+    #[serde(default)]
+    pub network: bool,
+}
+
+/// Profile ids are untrusted: bounded, plain (`a-z`, `0-9`, `-`, `_`, starting with a letter or
+/// digit), and distinct from the built-in mode ids.
+pub fn check_profile_id(id: &str) -> Result<(), String> {
+    let plain = id
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+    if id.is_empty() || id.len() > MAX_PROFILE_ID_LEN {
+        return Err(format!(
+            "a profile id must be 1-{MAX_PROFILE_ID_LEN} bytes long"
+        ));
+    }
+    if !plain {
+        return Err(format!(
+            "profile id `{}` may only contain a-z, 0-9, `-` and `_`, starting with a letter or digit",
+            crate::intake::visible(id)
+        ));
+    }
+    if BUILTIN_MODE_IDS.contains(&id) {
+        return Err(format!(
+            "profile id `{id}` collides with the built-in mode `{id}`"
+        ));
+    }
+    Ok(())
+}
+
 /// The mode a person or a config names.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ModeId {
@@ -144,7 +194,7 @@ impl fmt::Display for ModeId {
 /// profile id? (Whether the profile exists is the resolver's business.)
 pub fn is_valid_mode_id(id: &str) -> bool {
     match ModeId::parse(id) {
-        Some(ModeId::Profile(p)) => crate::config::check_profile_id(&p).is_ok(),
+        Some(ModeId::Profile(p)) => check_profile_id(&p).is_ok(),
         Some(_) => true,
         None => false,
     }
@@ -179,6 +229,36 @@ impl Resolved {
     }
 }
 
+/// What the resolver reads from the configuration: the default mode, the profiles, `[custom]` and
+/// what project files tightened. The config builds it (`Config::modes`); a caller without a config
+/// starts from [`Modes::default`], the built-in modes alone.
+#[derive(Debug, Clone, Copy)]
+pub struct Modes<'a> {
+    /// `mode = …` from the user file.
+    pub default_mode: Option<&'a str>,
+    /// `[profiles.<id>]`, by id.
+    pub profiles: &'a BTreeMap<String, Profile>,
+    /// `[custom]`.
+    pub custom: Option<&'a Profile>,
+    /// A project file narrowed the sandbox to this policy.
+    pub project_policy: Option<SandboxPolicy>,
+    /// A project file turned the network off.
+    pub project_network_off: bool,
+}
+
+impl Default for Modes<'_> {
+    fn default() -> Self {
+        static NO_PROFILES: BTreeMap<String, Profile> = BTreeMap::new();
+        Modes {
+            default_mode: None,
+            profiles: &NO_PROFILES,
+            custom: None,
+            project_policy: None,
+            project_network_off: false,
+        }
+    }
+}
+
 /// What the resolver needs to know about the session, besides the config.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SessionFacts {
@@ -189,24 +269,21 @@ pub struct SessionFacts {
 }
 
 /// Resolve a requested mode (`None`: the configured default, else `ask`).
-pub fn resolve(requested: Option<&str>, config: &Config, session: SessionFacts) -> Resolved {
-    let requested = requested
-        .map(str::to_owned)
-        .or_else(|| config.default_mode.clone());
-    let Some(text) = requested else {
-        return tighten(Resolved::safe_default(None), config);
+pub fn resolve(requested: Option<&str>, modes: Modes<'_>, session: SessionFacts) -> Resolved {
+    let Some(text) = requested.or(modes.default_mode) else {
+        return tighten(Resolved::safe_default(None), modes);
     };
-    let resolved = match ModeId::parse(&text) {
+    let resolved = match ModeId::parse(text) {
         None => Resolved::safe_default(Some(format!(
             "unknown mode `{}`; using the safe default `ask`",
-            crate::intake::visible(&text)
+            crate::intake::visible(text)
         ))),
-        Some(id) => resolve_id(&id, config, session),
+        Some(id) => resolve_id(&id, modes, session),
     };
-    tighten(resolved, config)
+    tighten(resolved, modes)
 }
 
-fn resolve_id(id: &ModeId, config: &Config, session: SessionFacts) -> Resolved {
+fn resolve_id(id: &ModeId, modes: Modes<'_>, session: SessionFacts) -> Resolved {
     let (approval, sandbox, network) = match id {
         ModeId::Ask => (ApprovalPolicy::Ask, SandboxPolicy::WorkspaceWrite, false),
         ModeId::Auto => (ApprovalPolicy::Auto, SandboxPolicy::WorkspaceWrite, false),
@@ -219,7 +296,7 @@ fn resolve_id(id: &ModeId, config: &Config, session: SessionFacts) -> Resolved {
         // read-only sandbox.
         ModeId::ReadOnly => (ApprovalPolicy::Untrusted, SandboxPolicy::ReadOnly, false),
         ModeId::Full => (ApprovalPolicy::None, SandboxPolicy::FullAccess, true),
-        ModeId::Custom => match &config.custom {
+        ModeId::Custom => match modes.custom {
             Some(p) => (p.approval, p.sandbox, p.network),
             None => {
                 return Resolved::safe_default(Some(
@@ -228,7 +305,7 @@ fn resolve_id(id: &ModeId, config: &Config, session: SessionFacts) -> Resolved {
                 ));
             }
         },
-        ModeId::Profile(name) => match config.profiles.get(name) {
+        ModeId::Profile(name) => match modes.profiles.get(name) {
             Some(p) => (p.approval, p.sandbox, p.network),
             None => {
                 return Resolved::safe_default(Some(format!(
@@ -263,13 +340,13 @@ fn resolve_id(id: &ModeId, config: &Config, session: SessionFacts) -> Resolved {
 }
 
 /// Apply what project files may do: narrow the sandbox and turn the network off.
-fn tighten(mut resolved: Resolved, config: &Config) -> Resolved {
-    if let Some(narrow) = config.sandbox.project_policy
+fn tighten(mut resolved: Resolved, modes: Modes<'_>) -> Resolved {
+    if let Some(narrow) = modes.project_policy
         && narrow < resolved.sandbox
     {
         resolved.sandbox = narrow;
     }
-    if config.sandbox.project_network_off {
+    if modes.project_network_off {
         resolved.network = false;
     }
     resolved
@@ -278,7 +355,6 @@ fn tighten(mut resolved: Resolved, config: &Config) -> Resolved {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Config, Profile};
 
     fn facts(full: bool, review_off: bool) -> SessionFacts {
         SessionFacts {
@@ -287,9 +363,9 @@ mod tests {
         }
     }
 
-    fn config_with_profiles() -> Config {
-        let mut config = Config::default();
-        config.profiles.insert(
+    fn profiles() -> BTreeMap<String, Profile> {
+        let mut profiles = BTreeMap::new();
+        profiles.insert(
             "ci".to_owned(),
             Profile {
                 name: Some("CI".to_owned()),
@@ -298,7 +374,7 @@ mod tests {
                 network: true,
             },
         );
-        config.profiles.insert(
+        profiles.insert(
             "yolo".to_owned(),
             Profile {
                 name: None,
@@ -307,13 +383,22 @@ mod tests {
                 network: true,
             },
         );
-        config.custom = Some(Profile {
-            name: None,
-            approval: ApprovalPolicy::Auto,
-            sandbox: SandboxPolicy::ReadOnly,
-            network: false,
-        });
-        config
+        profiles
+    }
+
+    static CUSTOM: Profile = Profile {
+        name: None,
+        approval: ApprovalPolicy::Auto,
+        sandbox: SandboxPolicy::ReadOnly,
+        network: false,
+    };
+
+    fn with_profiles(profiles: &BTreeMap<String, Profile>) -> Modes<'_> {
+        Modes {
+            profiles,
+            custom: Some(&CUSTOM),
+            ..Modes::default()
+        }
     }
 
     /// The full matrix: every mode × (full confirmed?) × (review off?).
@@ -321,7 +406,8 @@ mod tests {
     fn resolver_matrix() {
         use ApprovalPolicy as A;
         use SandboxPolicy as S;
-        let config = config_with_profiles();
+        let profiles = profiles();
+        let modes = with_profiles(&profiles);
         /// requested, full confirmed, review off → effective, approval, reviewer, sandbox, network
         type Case = (&'static str, bool, bool, &'static str, A, bool, S, bool);
         #[rustfmt::skip]
@@ -345,7 +431,7 @@ mod tests {
             ("full\u{1b}", true,  false, "ask",           A::Ask,  false, S::WorkspaceWrite, false),
         ];
         for &(requested, full, off, mode, approval, reviewer, sandbox, network) in cases {
-            let r = resolve(Some(requested), &config, facts(full, off));
+            let r = resolve(Some(requested), modes, facts(full, off));
             assert_eq!(
                 (
                     r.mode.as_str(),
@@ -365,39 +451,42 @@ mod tests {
 
     #[test]
     fn no_config_means_ask() {
-        let r = resolve(None, &Config::default(), SessionFacts::default());
+        let r = resolve(None, Modes::default(), SessionFacts::default());
         assert_eq!(r, Resolved::safe_default(None));
     }
 
     #[test]
     fn custom_without_table_is_ask() {
-        let r = resolve(Some("custom"), &Config::default(), facts(true, false));
+        let r = resolve(Some("custom"), Modes::default(), facts(true, false));
         assert_eq!(r.mode, "ask");
         assert!(r.note.unwrap().contains("[custom]"));
     }
 
     #[test]
     fn project_tightening_narrows_but_never_widens() {
-        let mut config = config_with_profiles();
-        config.sandbox.project_policy = Some(SandboxPolicy::ReadOnly);
-        config.sandbox.project_network_off = true;
-        let r = resolve(Some("profile:ci"), &config, SessionFacts::default());
+        let profiles = profiles();
+        let mut modes = Modes {
+            project_policy: Some(SandboxPolicy::ReadOnly),
+            project_network_off: true,
+            ..with_profiles(&profiles)
+        };
+        let r = resolve(Some("profile:ci"), modes, SessionFacts::default());
         assert_eq!((r.sandbox, r.network), (SandboxPolicy::ReadOnly, false));
-        let r = resolve(Some("full"), &config, facts(true, false));
+        let r = resolve(Some("full"), modes, facts(true, false));
         assert_eq!((r.sandbox, r.network), (SandboxPolicy::ReadOnly, false));
-        config.sandbox.project_policy = Some(SandboxPolicy::WorkspaceWrite);
-        let r = resolve(Some("read-only"), &config, SessionFacts::default());
+        modes.project_policy = Some(SandboxPolicy::WorkspaceWrite);
+        let r = resolve(Some("read-only"), modes, SessionFacts::default());
         assert_eq!(r.sandbox, SandboxPolicy::ReadOnly);
     }
 
     #[test]
     fn configured_default_mode_is_used() {
-        let mut config = Config {
-            default_mode: Some("auto".to_owned()),
-            ..Config::default()
+        let mut modes = Modes {
+            default_mode: Some("auto"),
+            ..Modes::default()
         };
-        assert_eq!(resolve(None, &config, SessionFacts::default()).mode, "auto");
-        config.default_mode = Some("full".to_owned());
-        assert_eq!(resolve(None, &config, facts(false, false)).mode, "ask");
+        assert_eq!(resolve(None, modes, SessionFacts::default()).mode, "auto");
+        modes.default_mode = Some("full");
+        assert_eq!(resolve(None, modes, facts(false, false)).mode, "ask");
     }
 }

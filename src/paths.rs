@@ -19,6 +19,9 @@ use std::path::{Path, PathBuf};
 /// shellgate's directory name beneath the XDG base directories.
 pub const DIR_NAME: &str = "shellgate";
 
+/// The name of a project file, looked for in the working directory and every directory above it.
+pub const PROJECT_FILE: &str = ".shellgate.toml";
+
 /// Where shellgate's files are.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OwnPaths {

@@ -97,7 +97,7 @@ impl Context {
             .or(saved)
             .or_else(|| config.default_mode.clone())
             .unwrap_or_else(|| settings::SAFE_MODE.to_owned());
-        let resolved = resolve(Some(&desired), &config, session_facts(&state));
+        let resolved = resolve(Some(&desired), config.modes(), session_facts(&state));
         Ok(Context {
             cwd: cwd.to_owned(),
             config,
@@ -169,7 +169,7 @@ fn end_expired_mode(
         return Ok(());
     };
     let back = after_expiry(config, &mode);
-    let sandbox = resolve(Some(&back), config, SessionFacts::default()).sandbox;
+    let sandbox = resolve(Some(&back), config.modes(), SessionFacts::default()).sandbox;
     if let Some(log) = log {
         let event = log.append(
             None,
@@ -235,5 +235,5 @@ pub fn is_full_access(config: &Config, id: &str) -> bool {
         full_access_confirmed: true,
         review_disabled: false,
     };
-    resolve(Some(id), config, facts).sandbox == SandboxPolicy::FullAccess
+    resolve(Some(id), config.modes(), facts).sandbox == SandboxPolicy::FullAccess
 }

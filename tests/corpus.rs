@@ -49,7 +49,7 @@ fn dcg_corpus_has_no_misses() {
     let mut length_refused = Vec::new();
     let mut counts = std::collections::BTreeMap::new();
     for mode in ["ask", "auto", "read-only"] {
-        let resolved = resolve(Some(mode), &config, SessionFacts::default());
+        let resolved = resolve(Some(mode), config.modes(), SessionFacts::default());
         assert_eq!(resolved.mode, mode);
         for case in &cases {
             // Lines routed to `ai` are reported as `review`, as with a reviewer configured.
@@ -57,7 +57,7 @@ fn dcg_corpus_has_no_misses() {
                 case.line.as_bytes(),
                 ShellKind::Bash,
                 "/work/project",
-                &config,
+                &config.rules,
                 &resolved,
                 true,
             );

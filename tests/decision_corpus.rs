@@ -105,7 +105,7 @@ fn miss(group: &Group, mode: &str, d: &Decision) -> Option<String> {
 fn resolved(mode: &str, config: &Config) -> Resolved {
     let r = resolve(
         Some(mode),
-        config,
+        config.modes(),
         SessionFacts {
             full_access_confirmed: true,
             review_disabled: false,
@@ -131,7 +131,7 @@ fn the_attack_corpus_has_no_misses() {
                     line.as_bytes(),
                     shell,
                     "/work/project",
-                    &config,
+                    &config.rules,
                     resolved,
                     true,
                 );
@@ -251,6 +251,13 @@ fn what_the_shells_run_after_a_here_document_is_judged() {
         assert!(run(shell, &script).contains("HIDDEN"), "{shell}");
     }
     let line = "cat <<'E\\OF'\nbody\nE\\OF\nrm -rf /\nEOF";
-    let d = decide_bytes_routing(line.as_bytes(), ShellKind::Bash, "/w", &config, &ask, true);
+    let d = decide_bytes_routing(
+        line.as_bytes(),
+        ShellKind::Bash,
+        "/w",
+        &config.rules,
+        &ask,
+        true,
+    );
     assert_eq!(d.code, Code::NeverPolicy, "{}", d.reason);
 }

@@ -86,13 +86,13 @@ impl Lab {
             reviewer: Some(config.clone()),
             ..Config::builtin()
         };
-        let resolved = mode::resolve(Some("auto"), &full, SessionFacts::default());
+        let resolved = mode::resolve(Some("auto"), full.modes(), SessionFacts::default());
         let cwd_text = cwd.to_string_lossy();
         let decision = policy::decide_bytes(
             line.as_bytes(),
             ShellKind::Bash,
             &cwd_text,
-            &full,
+            full.policy(),
             &resolved,
         );
         assert_eq!(decision.decision, Verdict::Review, "{line}: {decision:?}");

@@ -91,7 +91,7 @@ fn check_line(bytes: &[u8], args: &CheckArgs, cwd: &Path) -> CheckReport {
         bytes,
         args.shell,
         &cwd.to_string_lossy(),
-        &ctx.config,
+        ctx.config.policy(),
         &ctx.resolved,
     );
     let Some(reviewer) = &ctx.config.reviewer else {

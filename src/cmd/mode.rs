@@ -117,7 +117,7 @@ fn select(
         full_access_confirmed: full,
         review_disabled: false,
     };
-    let resolved = resolve(Some(&choice.id), &ctx.config, facts);
+    let resolved = resolve(Some(&choice.id), ctx.config.modes(), facts);
     ctx.log()?.append(
         None,
         EventBody::ModeChanged(ModeChange {

@@ -6,8 +6,8 @@
 //! built-in id. Selection accepts an exact id or an unambiguous display name (or a unique prefix of
 //! one); anything ambiguous or unknown is rejected with the candidates.
 
-use crate::config::{MAX_PROFILE_ID_LEN, MAX_PROFILES, check_profile_id};
 use crate::error::{Error, Result};
+use crate::mode::{MAX_PROFILE_ID_LEN, MAX_PROFILES, check_profile_id};
 
 /// The longest display name shown (in characters); longer ones are cut.
 pub const MAX_DISPLAY_NAME_CHARS: usize = 48;

@@ -228,7 +228,7 @@ fn evaluate(case: &Case, settings: &Settings, root: &Path, cwd: &Path) -> Evalua
         case.line.as_bytes(),
         case.shell,
         &cwd.to_string_lossy(),
-        &config,
+        &config.rules,
         &mode,
         reviewer_configured,
     );
@@ -279,7 +279,7 @@ fn resolve_mode(case: &Case, settings: &Settings, config: &Config) -> Resolved {
     let requested = case.mode.as_deref().or(settings.mode.as_deref());
     crate::mode::resolve(
         requested,
-        config,
+        config.modes(),
         SessionFacts {
             full_access_confirmed: true,
             review_disabled: false,

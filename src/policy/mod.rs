@@ -1,6 +1,8 @@
-//! The decision: from a validated line, the config and the resolved mode to a [`Decision`].
+//! The decision: from a validated line, the compiled rules and the resolved mode to a [`Decision`].
 //!
-//! Pure: no I/O, no clock, no environment. The steps, in order:
+//! Pure: no I/O, no clock, no environment. The rules are [`rules::Rule`]s, compiled by the config
+//! loader from the files (or [`rules::builtin_rules`] alone); a decision reads them, with whether a
+//! reviewer is configured, through [`PolicyConfig`]. The steps, in order:
 //! 1. parse the line into the commands that would run;
 //! 2. match every rule; the strictest match wins (`never` > `human` > `ai` > `allow`), and `never`
 //!    denies without asking anyone;
@@ -18,7 +20,6 @@ pub mod network;
 pub mod rules;
 pub mod secrets;
 
-use crate::config::Config;
 use crate::error::Code;
 use crate::intake::{self, Line};
 use crate::mode::{ApprovalPolicy, Resolved, SandboxPolicy};
@@ -140,12 +141,24 @@ impl Decision {
     }
 }
 
+/// What a decision reads from the configuration: the rules in effect (built-in first, then the
+/// user's, then the projects') and whether a reviewer is configured. The config builds it
+/// (`Config::policy`); [`rules::builtin_rules`] alone, without a reviewer, is what applies with no
+/// config files.
+#[derive(Debug, Clone, Copy)]
+pub struct PolicyConfig<'a> {
+    pub rules: &'a [Rule],
+    /// A `[reviewer]` table is configured (see [`Input::reviewer_configured`]).
+    pub reviewer_configured: bool,
+}
+
 /// Everything a decision depends on.
 pub struct Input<'a> {
     pub line: &'a Line,
     pub shell: ShellKind,
     pub cwd: &'a str,
-    pub config: &'a Config,
+    /// The rules in effect, in the order the config holds them.
+    pub rules: &'a [Rule],
     pub mode: &'a Resolved,
     /// A reviewer can judge what the rules route to `ai` in an auto-review mode. Normally whether
     /// the config has a `[reviewer]`; `eval --no-review` decides as if it had one, without asking.
@@ -195,10 +208,17 @@ pub fn decide_bytes(
     bytes: &[u8],
     shell: ShellKind,
     cwd: &str,
-    config: &Config,
+    policy: PolicyConfig<'_>,
     mode: &Resolved,
 ) -> Decision {
-    decide_bytes_routing(bytes, shell, cwd, config, mode, config.reviewer.is_some())
+    decide_bytes_routing(
+        bytes,
+        shell,
+        cwd,
+        policy.rules,
+        mode,
+        policy.reviewer_configured,
+    )
 }
 
 /// [`decide_bytes`] with the reviewer's presence given (see [`Input::reviewer_configured`]).
@@ -206,7 +226,7 @@ pub fn decide_bytes_routing(
     bytes: &[u8],
     shell: ShellKind,
     cwd: &str,
-    config: &Config,
+    rules: &[Rule],
     mode: &Resolved,
     reviewer_configured: bool,
 ) -> Decision {
@@ -215,7 +235,7 @@ pub fn decide_bytes_routing(
             line: &line,
             shell,
             cwd,
-            config,
+            rules,
             mode,
             reviewer_configured,
         }),
@@ -243,7 +263,7 @@ pub fn decide(input: &Input) -> Decision {
             network: input.mode.network,
         };
         Grant::base(input.mode.sandbox, input.mode.network).with_needs(&needs::of_line(
-            input.config,
+            input.rules,
             &context,
             &parsed,
         ))
@@ -274,11 +294,11 @@ fn requirement(input: &Input, parsed: &Parsed) -> Requirement {
         shell: input.shell,
         network: input.mode.network,
     };
-    let flagged = strictest_flag(input.config, &context);
+    let flagged = strictest_flag(input.rules, &context);
     if let Some(requirement) = flagged {
         return requirement;
     }
-    let line_rule = allow_rules(input.config).find(|r| {
+    let line_rule = allow_rules(input.rules).find(|r| {
         matches!(
             &r.matcher,
             Matcher::Regex {
@@ -294,13 +314,9 @@ fn requirement(input: &Input, parsed: &Parsed) -> Requirement {
 }
 
 /// The strictest non-`allow` rule that matches, with what it found.
-fn strictest_flag(config: &Config, context: &LineContext) -> Option<Requirement> {
+fn strictest_flag(rules: &[Rule], context: &LineContext) -> Option<Requirement> {
     let mut best: Option<(&Rule, String)> = None;
-    for rule in config
-        .rules
-        .iter()
-        .filter(|r| r.policy != RulePolicy::Allow)
-    {
+    for rule in rules.iter().filter(|r| r.policy != RulePolicy::Allow) {
         // Stricter wins; at the same strictness a user's or project's rule, which names the line
         // more precisely, is reported rather than a built-in one.
         let beaten = best.as_ref().is_some_and(|(b, _)| {
@@ -342,7 +358,7 @@ fn commands_requirement(input: &Input, parsed: &Parsed) -> Requirement {
     let mut ordinary = None;
     let mut read_only = 0;
     for command in &parsed.commands {
-        if let Some(rule) = allow_rules(input.config).find(|r| allows_command(r, command)) {
+        if let Some(rule) = allow_rules(input.rules).find(|r| allows_command(r, command)) {
             used_rule.get_or_insert(rule);
             continue;
         }
@@ -389,11 +405,8 @@ fn writes_file(file: &str) -> String {
     format!("the line writes to the file `{}`", intake::visible(file))
 }
 
-fn allow_rules(config: &Config) -> impl Iterator<Item = &Rule> {
-    config
-        .rules
-        .iter()
-        .filter(|r| r.policy == RulePolicy::Allow)
+fn allow_rules(rules: &[Rule]) -> impl Iterator<Item = &Rule> {
+    rules.iter().filter(|r| r.policy == RulePolicy::Allow)
 }
 
 /// An `allow` rule on `program` or `argv` allows one command at a time, never its neighbours.

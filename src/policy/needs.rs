@@ -9,16 +9,15 @@
 use super::grant::{Needs, Network};
 use super::network::needs_network;
 use super::rules::{LineContext, Rule, RuleSource};
-use crate::config::Config;
 use crate::parse::{Command, Parsed};
 
 /// What the line needs: every command's, and every matching user rule's.
-pub fn of_line(config: &Config, context: &LineContext, parsed: &Parsed) -> Needs {
+pub fn of_line(rules: &[Rule], context: &LineContext, parsed: &Parsed) -> Needs {
     let mut needs = Needs::default();
     for command in &parsed.commands {
         needs.add(&builtin(command));
     }
-    for rule in config.rules.iter().filter(|r| r.needs.is_some()) {
+    for rule in rules.iter().filter(|r| r.needs.is_some()) {
         if let Some(extra) = &rule.needs
             && declares_needs(rule)
             && rule.finding(context).is_some()

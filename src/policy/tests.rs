@@ -2,9 +2,31 @@
 //! matrix.
 
 use super::*;
-use crate::config::{Config, ReviewerConfig};
-use crate::mode::{SessionFacts, resolve};
-use rules::RuleSource;
+use crate::mode::{Modes, SessionFacts, resolve};
+use rules::{RuleSource, builtin_rules};
+
+/// What the decision reads from a config: the rules, and whether a `[reviewer]` is configured.
+struct TestConfig {
+    rules: Vec<Rule>,
+    reviewer: bool,
+}
+
+impl TestConfig {
+    /// The built-in rules without a reviewer: what applies with no config files.
+    fn builtin() -> TestConfig {
+        TestConfig {
+            rules: builtin_rules(),
+            reviewer: false,
+        }
+    }
+
+    fn policy(&self) -> PolicyConfig<'_> {
+        PolicyConfig {
+            rules: &self.rules,
+            reviewer_configured: self.reviewer,
+        }
+    }
+}
 
 fn regex_rule(id: &str, field: Field, pattern: &str, policy: RulePolicy) -> Rule {
     Rule {
@@ -20,15 +42,10 @@ fn regex_rule(id: &str, field: Field, pattern: &str, policy: RulePolicy) -> Rule
     }
 }
 
-fn reviewer() -> ReviewerConfig {
-    toml::from_str("provider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n")
-        .unwrap()
-}
-
-fn decide_in(line: &str, mode: &str, config: &Config) -> Decision {
+fn decide_in(line: &str, mode: &str, config: &TestConfig) -> Decision {
     let resolved = resolve(
         Some(mode),
-        config,
+        Modes::default(),
         SessionFacts {
             full_access_confirmed: true,
             review_disabled: false,
@@ -38,13 +55,13 @@ fn decide_in(line: &str, mode: &str, config: &Config) -> Decision {
         line.as_bytes(),
         ShellKind::Bash,
         "/work/project",
-        config,
+        config.policy(),
         &resolved,
     )
 }
 
 fn decide_ask(line: &str) -> Decision {
-    decide_in(line, "ask", &Config::builtin())
+    decide_in(line, "ask", &TestConfig::builtin())
 }
 
 #[test]
@@ -56,7 +73,7 @@ fn known_safe_lines_are_allowed_without_asking() {
         "echo $(date)",
     ] {
         for mode in ["ask", "auto", "untrusted", "read-only", "full"] {
-            let d = decide_in(line, mode, &Config::builtin());
+            let d = decide_in(line, mode, &TestConfig::builtin());
             assert_eq!(
                 (d.decision, d.code, d.route, d.grant.sandbox),
                 (
@@ -81,7 +98,7 @@ fn a_file_redirect_makes_a_read_only_line_ordinary() {
             "{line}: {}",
             d.reason
         );
-        let d = decide_in(line, "untrusted", &Config::builtin());
+        let d = decide_in(line, "untrusted", &TestConfig::builtin());
         assert_eq!(d.decision, Verdict::Ask, "{line}");
     }
     let d = decide_ask("ls 2>/dev/null");
@@ -112,7 +129,7 @@ fn reading_from_the_network_needs_approval() {
 #[test]
 fn a_redirection_without_a_command_still_writes() {
     for line in ["(( x )) > out", "f() { :; }; f > out", "[[ -f x ]] > out"] {
-        let d = decide_in(line, "untrusted", &Config::builtin());
+        let d = decide_in(line, "untrusted", &TestConfig::builtin());
         assert_eq!(
             (d.decision, d.route),
             (Verdict::Ask, Route::Default),
@@ -146,7 +163,7 @@ fn a_redirection_without_a_command_still_writes() {
 /// `untrusted` (and `read-only`) ask a person for every line that is not known to only read.
 #[test]
 fn ordinary_lines_follow_the_mode() {
-    let mut config = Config::builtin();
+    let mut config = TestConfig::builtin();
     let d = decide_in("make -j2", "ask", &config);
     assert_eq!(
         (d.decision, d.code, d.route, d.grant.sandbox),
@@ -175,7 +192,7 @@ fn ordinary_lines_follow_the_mode() {
         (d.decision, d.grant.sandbox),
         (Verdict::Ask, SandboxPolicy::ReadOnly)
     );
-    config.reviewer = Some(reviewer());
+    config.reviewer = true;
     let d = decide_in("make -j2", "full", &config);
     assert_eq!(
         (d.decision, d.code, d.route, d.grant.sandbox),
@@ -190,7 +207,7 @@ fn ordinary_lines_follow_the_mode() {
 
 #[test]
 fn flagged_lines_follow_the_mode() {
-    let mut config = Config::builtin();
+    let mut config = TestConfig::builtin();
     let d = decide_in("cargo build", "ask", &config);
     assert_eq!(
         (d.decision, d.code, d.route, d.rule.as_deref()),
@@ -208,7 +225,7 @@ fn flagged_lines_follow_the_mode() {
         (Verdict::Deny, Code::ReviewerUnconfigured)
     );
     assert!(d.reason.contains("[reviewer]"));
-    config.reviewer = Some(reviewer());
+    config.reviewer = true;
     let d = decide_in("cargo build", "auto", &config);
     assert_eq!((d.decision, d.code), (Verdict::Review, Code::NeedsReview));
     // Full access has the network: nothing flags the line.
@@ -241,8 +258,8 @@ fn flagged_lines_follow_the_mode() {
 /// it.
 #[test]
 fn hook_state_asks_a_person_in_every_mode() {
-    let mut config = Config::builtin();
-    config.reviewer = Some(reviewer());
+    let mut config = TestConfig::builtin();
+    config.reviewer = true;
     for line in [
         "PS0=''",
         "HOME=/tmp",
@@ -270,21 +287,21 @@ fn hook_state_asks_a_person_in_every_mode() {
     ] {
         let resolved = resolve(
             Some("full"),
-            &config,
+            Modes::default(),
             SessionFacts {
                 full_access_confirmed: true,
                 review_disabled: false,
             },
         );
-        let d = decide_bytes(line.as_bytes(), shell, "/w", &config, &resolved);
+        let d = decide_bytes(line.as_bytes(), shell, "/w", config.policy(), &resolved);
         assert_eq!(d.decision, Verdict::Ask, "{line}");
     }
 }
 
 #[test]
 fn never_wins_in_every_mode() {
-    let mut config = Config::builtin();
-    config.reviewer = Some(reviewer());
+    let mut config = TestConfig::builtin();
+    config.reviewer = true;
     for mode in ["ask", "auto", "untrusted", "full", "read-only"] {
         let d = decide_in("ls && rm -rf /", mode, &config);
         assert_eq!(
@@ -298,8 +315,8 @@ fn never_wins_in_every_mode() {
 
 #[test]
 fn strictest_rule_wins() {
-    let mut config = Config::builtin();
-    config.reviewer = Some(reviewer());
+    let mut config = TestConfig::builtin();
+    config.reviewer = true;
     config.rules.push(regex_rule(
         "allow-git",
         Field::Program,
@@ -346,7 +363,7 @@ fn strictest_rule_wins() {
 
 #[test]
 fn allow_rules_cover_one_command_not_its_neighbours() {
-    let mut config = Config::builtin();
+    let mut config = TestConfig::builtin();
     config.rules.push(regex_rule(
         "allow-make",
         Field::Program,
@@ -378,7 +395,7 @@ fn allow_rules_cover_one_command_not_its_neighbours() {
 
 #[test]
 fn line_and_cwd_allow_rules_cover_the_line() {
-    let mut config = Config::builtin();
+    let mut config = TestConfig::builtin();
     config.rules.push(regex_rule(
         "allow-here",
         Field::Cwd,
@@ -398,7 +415,7 @@ fn line_and_cwd_allow_rules_cover_the_line() {
 
 #[test]
 fn opaque_and_hook_state_lines_are_never_allowed_by_rules_alone() {
-    let mut config = Config::builtin();
+    let mut config = TestConfig::builtin();
     config.rules.push(regex_rule(
         "allow-all",
         Field::Line,
@@ -426,7 +443,7 @@ fn opaque_and_hook_state_lines_are_never_allowed_by_rules_alone() {
 
 #[test]
 fn human_rules_ask_even_in_modes_without_approval() {
-    let config = Config::builtin();
+    let config = TestConfig::builtin();
     let d = decide_in("shellgate mode full", "full", &config);
     assert_eq!(
         (d.decision, d.rule.as_deref()),
@@ -445,7 +462,7 @@ fn intake_refusals_come_first() {
         b"ls \xff",
         ShellKind::Bash,
         "/",
-        &Config::builtin(),
+        TestConfig::builtin().policy(),
         &Resolved::safe_default(None),
     );
     assert_eq!((d.code, d.route), (Code::InputRejected, Route::Intake));

@@ -36,7 +36,7 @@ use serde::Serialize;
 use std::path::{Component, Path, PathBuf};
 
 /// Project files protected at the top of every writable root that is a workspace.
-const PROJECT_FILES: [&str; 2] = [".gitmodules", crate::config::PROJECT_FILE];
+const PROJECT_FILES: [&str; 2] = [".gitmodules", crate::paths::PROJECT_FILE];
 
 /// How many directory levels beneath `.git/modules` are searched for submodule git dirs (a nested
 /// submodule takes two: `<name>/modules/<name>`).

@@ -210,8 +210,9 @@ mod tests {
     /// then it never gets here unless allowed, and what runs in the shell is still decided here).
     fn in_shell(line: &str, shell: ShellKind, shadowed: &[&str]) -> bool {
         let config = Config::builtin();
-        let mode = crate::mode::resolve(Some("ask"), &config, SessionFacts::default());
-        let mut decision = crate::policy::decide_bytes(line.as_bytes(), shell, "/", &config, &mode);
+        let mode = crate::mode::resolve(Some("ask"), config.modes(), SessionFacts::default());
+        let mut decision =
+            crate::policy::decide_bytes(line.as_bytes(), shell, "/", config.policy(), &mode);
         decision.hook_state.clear();
         decision.opaque.clear();
         let shadowed: Vec<String> = shadowed.iter().map(|s| (*s).to_owned()).collect();

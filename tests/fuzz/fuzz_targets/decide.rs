@@ -10,8 +10,8 @@ use std::sync::LazyLock;
 static CONFIG: LazyLock<Config> = LazyLock::new(Config::builtin);
 
 fuzz_target!(|data: &[u8]| {
-    let mode = resolve(Some("ask"), &CONFIG, SessionFacts::default());
+    let mode = resolve(Some("ask"), CONFIG.modes(), SessionFacts::default());
     for shell in [ShellKind::Bash, ShellKind::Pwsh] {
-        let _ = shellgate::policy::decide_bytes(data, shell, "/w", &CONFIG, &mode);
+        let _ = shellgate::policy::decide_bytes(data, shell, "/w", CONFIG.policy(), &mode);
     }
 });
