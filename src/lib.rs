@@ -15,6 +15,7 @@ pub mod eval;
 pub mod gate;
 pub mod intake;
 pub mod mode;
+pub mod mode_change;
 pub mod panel;
 pub mod parse;
 pub mod paths;

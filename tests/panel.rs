@@ -723,3 +723,103 @@ fn a_real_browser_shows_verdicts_and_approves_once_by_keyboard() {
     browser.screenshot(&out.join("panel-chain.png"));
     eprintln!("screenshots: {}", out.display());
 }
+
+/// POST a form to `path` of the panel on `port` from another thread, as the panel's page would.
+fn post_in_background(
+    panel: &PanelRun,
+    path: &str,
+    form: String,
+) -> std::thread::JoinHandle<panel_support::Reply> {
+    let (port, full, host, origin) = (
+        panel.port,
+        format!("{}{path}", panel.base),
+        panel.host(),
+        panel.origin(),
+    );
+    std::thread::spawn(move || {
+        http(
+            port,
+            "POST",
+            &full,
+            &[
+                ("Host", &host),
+                ("Origin", &origin),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+            ],
+            &form,
+        )
+    })
+}
+
+fn mode_changes(lab: &Lab, name: &str) -> Vec<shellgate::audit::event::ModeChange> {
+    lab.events(name)
+        .into_iter()
+        .filter_map(|e| match e.body {
+            EventBody::ModeChanged(m) => Some(m),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The panel's Full access button asks on the terminal the panel was started from, and only the
+/// word typed there selects it, for the time chosen; a click alone, or a panel started without
+/// a person, changes nothing.
+#[test]
+fn full_access_from_the_panel_is_confirmed_at_its_terminal() {
+    let lab = Lab::new();
+    write_denials(&lab, "f");
+    let mut panel = PanelRun::start_as_person(&lab, &["--session", "f"]);
+    assert!(
+        panel
+            .get("/s/f/")
+            .expect_ok()
+            .contains("id=\"full-access\"")
+    );
+    let csrf = panel.csrf("f");
+    let reply = post_in_background(
+        &panel,
+        "/s/f/full-access",
+        format!("csrf={csrf}&minutes=10"),
+    );
+    panel.terminal().exp_string("for 10m").unwrap();
+    // The prompt's own line, the last thing before it reads the answer.
+    panel.terminal().exp_string("anything else rejects").unwrap();
+    panel.terminal().send_line("nope").unwrap();
+    assert_eq!(reply.join().unwrap().status, 403);
+    assert!(
+        mode_changes(&lab, "f").is_empty(),
+        "a click alone changed the mode"
+    );
+    let reply = post_in_background(
+        &panel,
+        "/s/f/full-access",
+        format!("csrf={csrf}&minutes=10"),
+    );
+    panel.terminal().exp_string("anything else rejects").unwrap();
+    panel.terminal().send_line("full").unwrap();
+    assert_eq!(reply.join().unwrap().status, 303);
+    let changes = mode_changes(&lab, "f");
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let change = &changes[0];
+    assert_eq!((change.to.as_str(), change.confirmed), ("full", true));
+    assert_eq!(change.by, Actor::Person);
+    let left = change.expires.expect("an end").unix_ms()
+        - shellgate::audit::event::Timestamp::now().unix_ms();
+    assert!((590_000..=600_000).contains(&left), "ends in {left} ms");
+    // Started without a person: no button, and the action is refused.
+    let plain = PanelRun::start(&lab, &["--session", "f"]);
+    assert!(
+        !plain
+            .get("/s/f/")
+            .expect_ok()
+            .contains("id=\"full-access\"")
+    );
+    let csrf = plain.csrf("f");
+    let reply = post_in_background(
+        &plain,
+        "/s/f/full-access",
+        format!("csrf={csrf}&minutes=10"),
+    );
+    assert_eq!(reply.join().unwrap().status, 403);
+    assert_eq!(mode_changes(&lab, "f").len(), 1);
+}

@@ -60,6 +60,9 @@ pub enum Action {
     Review { enable: bool },
     /// `shellgate auto-review approve N`, for the denial recorded as event `seq`.
     Approve { n: usize, seq: u64 },
+    /// `shellgate mode full --for Nm`: confirmed by typing `full` on the terminal the panel was
+    /// started from, never by the click alone.
+    FullAccess { minutes: u64 },
 }
 
 impl Action {
@@ -68,6 +71,16 @@ impl Action {
             Some("on") => Ok(Action::Review { enable: true }),
             Some("off") => Ok(Action::Review { enable: false }),
             _ => Err(Error::usage("the form must say enable=on or enable=off")),
+        }
+    }
+
+    pub fn full_access_from(form: &Form) -> Result<Action> {
+        let max = crate::mode_change::MAX_LASTING.as_secs() / 60;
+        match form.get("minutes").and_then(|m| m.parse::<u64>().ok()) {
+            Some(minutes) if (1..=max).contains(&minutes) => Ok(Action::FullAccess { minutes }),
+            _ => Err(Error::usage(format!(
+                "the form must say minutes=N, from 1 to {max}"
+            ))),
         }
     }
 
@@ -105,6 +118,18 @@ pub fn perform(panel: &Panel, id: &SessionId, action: Action) -> Result<Vec<Even
                 ));
             }
             approve_denial(&session, &state, n, panel.person).map(|event| vec![event])
+        }
+        Action::FullAccess { minutes } => {
+            if !panel.person {
+                return Err(Error::new(
+                    Code::TerminalRequired,
+                    "this panel was started without a person at a terminal, so nobody can \
+                     confirm Full access there",
+                ));
+            }
+            let lasting = std::time::Duration::from_secs(minutes * 60);
+            crate::mode_change::select(&ctx, &session, "full", Some(lasting))?;
+            Ok(Vec::new())
         }
     }
 }

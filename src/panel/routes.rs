@@ -38,6 +38,8 @@ pub enum Route {
     Chain(SessionId, RequestId),
     Review(SessionId),
     Approve(SessionId),
+    /// Full access for a time, confirmed on the panel's own terminal.
+    FullAccess(SessionId),
 }
 
 impl Route {
@@ -50,13 +52,17 @@ impl Route {
             | Route::Events(id)
             | Route::Chain(id, _)
             | Route::Review(id)
-            | Route::Approve(id) => Some(id),
+            | Route::Approve(id)
+            | Route::FullAccess(id) => Some(id),
         }
     }
 
     /// Actions change the session; they are POSTs, everything else is a GET.
     pub fn is_action(&self) -> bool {
-        matches!(self, Route::Review(_) | Route::Approve(_))
+        matches!(
+            self,
+            Route::Review(_) | Route::Approve(_) | Route::FullAccess(_)
+        )
     }
 }
 
@@ -113,6 +119,7 @@ fn route_after_token(rest: &str) -> Option<Route> {
         }
         ["s", id, "review"] => Some(Route::Review(session(id)?)),
         ["s", id, "approve"] => Some(Route::Approve(session(id)?)),
+        ["s", id, "full-access"] => Some(Route::FullAccess(session(id)?)),
         _ => None,
     }
 }

@@ -226,7 +226,7 @@ async fn dispatch(
             })
             .await
         }
-        Route::Review(ref id) | Route::Approve(ref id) => {
+        Route::Review(ref id) | Route::Approve(ref id) | Route::FullAccess(ref id) => {
             let id = id.clone();
             act(panel, request, route, id).await
         }
@@ -303,6 +303,7 @@ async fn act(
     .map_err(forbidden)?;
     let action = match route {
         Route::Review(_) => Action::review_from(&form),
+        Route::FullAccess(_) => Action::full_access_from(&form),
         _ => Action::approve_from(&form),
     }
     .map_err(|err| text(StatusCode::BAD_REQUEST, &err.reason))?;
@@ -380,7 +381,9 @@ fn redirect(location: &str) -> Response<PanelBody> {
 /// A shellgate error as an HTTP answer: the CLI's code and reason, as text.
 fn error_response(err: &Error) -> Response<PanelBody> {
     let status = match err.code {
-        Code::TerminalRequired => StatusCode::FORBIDDEN,
+        Code::TerminalRequired | Code::ApprovalRejected | Code::ApprovalUnavailable => {
+            StatusCode::FORBIDDEN
+        }
         Code::Usage => StatusCode::CONFLICT,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };

@@ -149,7 +149,7 @@ pub fn live(panel: &Panel, snapshot: &Snapshot) -> String {
     }
     out.push_str("<div class=\"grid\">\n");
     out.push_str(&review_section(panel, &urls, state));
-    out.push_str(&mode_section(panel, snapshot));
+    out.push_str(&mode_section(panel, &urls, snapshot));
     out.push_str(&budget_section(state));
     out.push_str(&statistics_section(state));
     out.push_str("</div>\n");
@@ -232,7 +232,7 @@ fn breaker_text(breaker: &BreakerStatus) -> String {
     }
 }
 
-fn mode_section(panel: &Panel, snapshot: &Snapshot) -> String {
+fn mode_section(panel: &Panel, urls: &SessionUrls, snapshot: &Snapshot) -> String {
     let ctx = &snapshot.ctx;
     let resolved = &ctx.resolved;
     let mut rows = String::new();
@@ -295,6 +295,20 @@ fn mode_section(panel: &Panel, snapshot: &Snapshot) -> String {
             "not configured (<code>[reviewer]</code> in the user config)"
         },
     );
+    if panel.person && resolved.sandbox != crate::mode::SandboxPolicy::FullAccess {
+        let _ = writeln!(
+            rows,
+            "<div><dt>Full access</dt><dd><form method=\"post\" action=\"{}\">{}\
+             <label for=\"full-minutes\">for</label> <select id=\"full-minutes\" name=\"minutes\">\
+             <option value=\"10\">10 minutes</option><option value=\"30\">30 minutes</option>\
+             <option value=\"60\">1 hour</option></select> \
+             <button type=\"submit\" id=\"full-access\">Ask at the terminal</button> \
+             <span class=\"why\">(you confirm by typing <code>full</code> where the panel runs)</span>\
+             </form></dd></div>",
+            urls.action("full-access"),
+            csrf_field(panel)
+        );
+    }
     let mut notes = String::new();
     for note in &ctx.settings.notes {
         let _ = writeln!(notes, "<p class=\"note\">{}</p>", shown(note));

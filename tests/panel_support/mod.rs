@@ -207,8 +207,8 @@ pub struct PanelRun {
 
 enum Running {
     Plain(Child),
-    // Held for its Drop, which stops the process; read only by rexpect.
-    Terminal(#[allow(dead_code)] rexpect::session::PtySession),
+    // Held for its Drop, which stops the process; the person's side through `terminal`.
+    Terminal(rexpect::session::PtySession),
 }
 
 impl Drop for PanelRun {
@@ -275,6 +275,15 @@ impl PanelRun {
             port: port.parse().expect("a port"),
             base: format!("/{token}"),
             process,
+        }
+    }
+
+    /// The terminal a person started the panel from (panics for a panel started without one).
+    #[allow(dead_code)]
+    pub fn terminal(&mut self) -> &mut rexpect::session::PtySession {
+        match &mut self.process {
+            Running::Terminal(session) => session,
+            Running::Plain(_) => panic!("this panel was started without a terminal"),
         }
     }
 
