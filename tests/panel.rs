@@ -783,7 +783,10 @@ fn full_access_from_the_panel_is_confirmed_at_its_terminal() {
     );
     panel.terminal().exp_string("for 10m").unwrap();
     // The prompt's own line, the last thing before it reads the answer.
-    panel.terminal().exp_string("anything else rejects").unwrap();
+    panel
+        .terminal()
+        .exp_string("anything else rejects")
+        .unwrap();
     panel.terminal().send_line("nope").unwrap();
     assert_eq!(reply.join().unwrap().status, 403);
     assert!(
@@ -795,7 +798,10 @@ fn full_access_from_the_panel_is_confirmed_at_its_terminal() {
         "/s/f/full-access",
         format!("csrf={csrf}&minutes=10"),
     );
-    panel.terminal().exp_string("anything else rejects").unwrap();
+    panel
+        .terminal()
+        .exp_string("anything else rejects")
+        .unwrap();
     panel.terminal().send_line("full").unwrap();
     assert_eq!(reply.join().unwrap().status, 303);
     let changes = mode_changes(&lab, "f");
