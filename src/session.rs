@@ -165,7 +165,7 @@ fn end_expired_mode(
     state: &mut SessionState,
 ) -> Result<()> {
     let now = crate::audit::event::Timestamp::now();
-    let Some(mode) = state.mode.clone().filter(|m| m.expired(now)) else {
+    let Some(mode) = state.mode.as_ref().filter(|m| m.expired(now)).cloned() else {
         return Ok(());
     };
     let back = after_expiry(config, &mode);

@@ -143,16 +143,7 @@ fn mount_error(path: &Path, what: &str, e: &io::Error) -> Error {
 /// mount namespace. Both paths are opened without following symlinks in any component, so the
 /// caller passes canonical paths.
 pub fn bind_file_read_only(source: &Path, target: &Path) -> Result<()> {
-    let from = sys::open_path_no_symlinks(source).map_err(|e| mount_error(source, "open", &e))?;
-    let to = sys::open_path_no_symlinks(target).map_err(|e| mount_error(target, "open", &e))?;
-    sys::mount(
-        Some(&sys::proc_fd_path(&from)),
-        &sys::proc_fd_path(&to),
-        None,
-        libc::MS_BIND,
-        None,
-    )
-    .map_err(|e| mount_error(target, "bind", &e))?;
+    bind_file(source, target)?;
     remount_read_only(target)
 }
 
