@@ -35,25 +35,10 @@ for tool in hyperfine python3 git bash bwrap /usr/bin/time; do
 done
 [ -x "$bin" ] || { echo "sandbox.sh: no $bin; run: cargo build --release" >&2; exit 1; }
 
-# Outside /tmp: a workspace beneath a temp dir would be writable anyway, which is not the case
-# being measured.
-base=${BENCH_DIR:-$root/target/bench}
-mkdir -p "$base"
-work=$(mktemp -d "$base/sandbox.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/ws" "$work/home"
-git -C "$work/ws" init -q
-cd "$work/ws"
-export HOME=$work/home XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config
+# shellcheck source=benches/common.sh
+. "$root/benches/common.sh"
 export SHELLGATE_SESSION=bench
-"$bin" run -- 'echo hi' >/dev/null
-
-prepare=(--prepare 'sleep 0.02')
-schedule="paced (20 ms between runs)"
-if [ -n "${BACK_TO_BACK:-}" ]; then
-    prepare=()
-    schedule="back to back"
-fi
+bench_setup sandbox
 
 bw="bwrap --ro-bind / / --dev /dev --proc /proc --bind $work/ws $work/ws --unshare-net --unshare-pid --die-with-parent"
 hyperfine -N --warmup 30 --runs "$runs" "${prepare[@]}" --export-json "$work/lines.json" \

@@ -24,22 +24,9 @@ done
 [ -x "$bin" ] || { echo "wrap.sh: no $bin; run: cargo build --release" >&2; exit 1; }
 hyperfine=$(command -v hyperfine)
 
-base=${BENCH_DIR:-$root/target/bench}
-mkdir -p "$base"
-work=$(mktemp -d "$base/wrap.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/ws" "$work/home"
-git -C "$work/ws" init -q
-cd "$work/ws"
-export HOME=$work/home XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config
-"$bin" run -- 'echo hi' >/dev/null
-
-prepare=(--prepare 'sleep 0.02')
-schedule="paced (20 ms between runs)"
-if [ -n "${BACK_TO_BACK:-}" ]; then
-    prepare=()
-    schedule="back to back"
-fi
+# shellcheck source=benches/common.sh
+. "$root/benches/common.sh"
+bench_setup wrap
 
 # Inside: hyperfine is the agent, started by a bash that is the agent's own process (so it runs
 # ungated and can name the real bash, which wrap hides behind the entry point). Its results go to
