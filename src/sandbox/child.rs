@@ -140,13 +140,16 @@ pub struct ChildPlan {
     /// byte on the lifeline before it starts the program, which then inherits that group.
     pub await_group: bool,
     /// The stack the program's process starts on (it shares the init's memory until its exec).
-    pub program_stack: Vec<u8>,
+    pub program_stack: super::sys::Stack,
 }
 
 /// The size of [`ChildPlan::program_stack`]: the program's process runs a few small frames.
 pub const PROGRAM_STACK: usize = 256 * 1024;
 
-// The plan is only read in the child, on its own copy of the parent's memory; the raw pointers
+/// The size of the init's stack (see [`init_entry`]): it too runs a few small frames.
+pub const INIT_STACK: usize = 256 * 1024;
+
+// The plan is only read in the child, in the parent's memory (which it shares); the raw pointers
 // point into `Exec::strings` of the same plan.
 // SAFETY: the pointers are never dereferenced by Rust code, only passed to execve in the child.
 unsafe impl Send for ChildPlan {}
@@ -455,8 +458,16 @@ fn apply(step: &Step, slots: &mut [RawFd; MAX_SLOTS]) -> Result<(), (How, Errno)
     }
 }
 
+/// The init's entry point for [`raw::spawn_on_stack`]: `arg` is the parent's `&ChildPlan`.
+pub extern "C" fn init_entry(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `ChildPlan` the parent passed to the clone, which it keeps alive (and
+    // unchanged) until this process has been reaped.
+    let plan = unsafe { &*(arg as *const ChildPlan) };
+    init(plan)
+}
+
 /// The namespace's init. Never returns.
-pub fn init(plan: &ChildPlan) -> ! {
+fn init(plan: &ChildPlan) -> ! {
     // The parent's other descriptors (other lines' pipes and sockets, in the `wrap` broker) must
     // not stay open for as long as this line runs: a reader of one would wait for its EOF.
     let keep = [
@@ -496,17 +507,18 @@ pub fn init(plan: &ChildPlan) -> ! {
         // The parent is gone, or could not move this process: nothing may start.
         raw::exit(EXIT_SETUP_FAILED);
     }
-    // The program's process shares this one's memory until its exec (no page tables copied);
-    // this one waits meanwhile. Its stack is the plan's own buffer, untouched by anything else.
-    let stack = plan.program_stack.as_ptr() as *mut u8;
-    // SAFETY: the buffer is PROGRAM_STACK bytes of this process's memory, owned by the plan,
-    // which outlives the child's use of it (this process is suspended until the exec).
-    let stack = unsafe { std::slice::from_raw_parts_mut(stack, plan.program_stack.len()) };
+    // The program's process shares this memory (as this one shares the parent's) on a stack of
+    // its own; this one waits until its exec (CLONE_VFORK).
     let arg = plan as *const ChildPlan as *mut libc::c_void;
-    let program = match raw::spawn_on_stack(program_entry, stack, arg) {
-        Ok(pid) => pid,
-        Err(e) => fail(plan, phase::FORK, How::Operate, e),
-    };
+    let flags = (libc::CLONE_VM | libc::CLONE_VFORK) as libc::c_ulong;
+    // SAFETY: the stack is the plan's, used by nothing else; `program_entry` runs only this
+    // module's async-signal-safe code on the plan, which the parent keeps alive until this
+    // process has been reaped.
+    let program =
+        match unsafe { raw::spawn_on_stack(flags, program_entry, plan.program_stack.top(), arg) } {
+            Ok(pid) => pid,
+            Err(e) => fail(plan, phase::FORK, How::Operate, e),
+        };
     // The program holds its own copy of the setup pipe until its exec closes it.
     raw::close(plan.setup);
     raw::close(plan.ruleset);

@@ -178,6 +178,20 @@ pub struct Running {
     denials: Vec<Denial>,
     /// Where writes are allowed: for the notes on observed calls.
     scope: notify::WriteScope,
+    /// What the init reads in this process's memory; `None` once it has been reaped (or handed
+    /// to the thread that reaps it).
+    memory: Option<ChildMemory>,
+}
+
+/// What the sandbox's processes read in this process's memory, which they share (`CLONE_VM`):
+/// the plan (and the strings and arrays it points to), the seccomp programs, the init's stack.
+/// It must stay alive and unchanged until the init has been reaped: only then is nothing left
+/// that could read it.
+#[derive(Debug)]
+struct ChildMemory {
+    _plan: Box<ChildPlan>,
+    _seccomp: (seccompiler::BpfProgram, Option<seccompiler::BpfProgram>),
+    _stack: sys::Stack,
 }
 
 /// How the program ended.
@@ -303,7 +317,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         lifeline: pipes.lifeline_read.as_raw_fd(),
         pid_namespace: matches!(namespaces, Namespaces::Own | Namespaces::OwnWithUser),
         await_group: command.process_group.is_some(),
-        program_stack: vec![0; child::PROGRAM_STACK],
+        program_stack: sys::Stack::new(child::PROGRAM_STACK).map_err(no_stack)?,
     };
     let mut filter = filter;
     plan_for_child.seccomp = fprog(&mut filter)?;
@@ -311,11 +325,24 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     if let Some(program) = reported.as_mut() {
         plan_for_child.seccomp_reported = fprog(program)?;
     }
-    let flags = clone_flags(namespaces);
-    let pid = match raw::clone(flags) {
-        Ok(0) => child::init(&plan_for_child),
+    let plan = Box::new(plan_for_child);
+    let stack = sys::Stack::new(child::INIT_STACK).map_err(no_stack)?;
+    // CLONE_VM: the init shares this memory instead of a copy of it (no page table is copied,
+    // nothing is copied on write afterwards); it reads only the plan, on a stack of its own.
+    let flags = clone_flags(namespaces) | libc::CLONE_VM as libc::c_ulong;
+    let arg = &*plan as *const ChildPlan as *mut libc::c_void;
+    // SAFETY: `init_entry` runs only the child module's async-signal-safe code, which touches
+    // nothing but its own stack and the plan; `stack` is used by nothing else; both, and the
+    // seccomp programs the plan points to, are kept unchanged in `ChildMemory` until the init
+    // has been reaped (see `Running`).
+    let pid = match unsafe { raw::spawn_on_stack(flags, child::init_entry, stack.top(), arg) } {
         Ok(pid) => pid,
         Err(errno) => return Err(clone_error(namespaces, errno)),
+    };
+    let memory = ChildMemory {
+        _plan: plan,
+        _seccomp: (filter, reported),
+        _stack: stack,
     };
     // The child has its own copies; these must go, or the pipes never report EOF.
     let Pipes {
@@ -327,13 +354,11 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         lifeline_write,
     } = pipes;
     drop((setup_write, status_write, lifeline_read));
-    if let Some(group) = command.process_group {
-        join_group(pid, group, &lifeline_write)?;
-    }
-    // Kept alive until after the clone: the child reads them from its copy of this memory.
-    drop((filter, reported, ruleset, layers, plan_for_child, passed));
+    // The init has its own descriptors (no CLONE_FILES).
+    drop((ruleset, layers, passed));
     let supervisor = supervisor.map(|(ours, _child)| ours);
-    Ok(Running {
+    let group = command.process_group;
+    let running = Running {
         pid,
         setup: Some(std::fs::File::from(setup_read)),
         status: std::fs::File::from(status_read),
@@ -348,7 +373,13 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         listener: None,
         denials: Vec::new(),
         scope,
-    })
+        memory: Some(memory),
+    };
+    if let Some(group) = group {
+        // On failure `running` is dropped: the init is killed and reaped first.
+        join_group(pid, group, &running._lifeline)?;
+    }
+    Ok(running)
 }
 
 /// Where writes are allowed in this sandbox, for the notes on observed calls: the writable
@@ -390,6 +421,13 @@ fn fprog(program: &mut seccompiler::BpfProgram) -> Result<libc::sock_fprog> {
 
 /// The unix socket pair the program's process sends its seccomp listener over: this process
 /// keeps the first end, the child the second (numbered 10 and above, like the other pipes).
+fn no_stack(e: std::io::Error) -> Error {
+    Error::new(
+        Code::SandboxUnavailable,
+        format!("cannot map a stack for the sandbox's processes: {e}"),
+    )
+}
+
 fn supervisor_pair() -> Result<(OwnedFd, OwnedFd)> {
     let (ours, theirs) = std::os::unix::net::UnixStream::pair().map_err(pipe_error)?;
     let high = |s: std::os::unix::net::UnixStream| {
@@ -1120,19 +1158,31 @@ impl Running {
         }
         self.reaped = true;
         if matches!(raw::waitpid(self.pid, libc::WNOHANG), Ok((pid, _)) if pid == self.pid) {
+            self.memory = None;
             return;
         }
         let pid = self.pid;
+        // The init may still be running (ending its namespaces): its memory goes with the thread
+        // that waits for it, and is freed only after that wait. Should no thread start, it is
+        // never freed, which is safe.
+        let memory: &'static mut Option<ChildMemory> = Box::leak(Box::new(self.memory.take()));
+        let address = memory as *mut Option<ChildMemory> as usize;
         let _ = std::thread::Builder::new()
             .name("sandbox-reaper".into())
-            .spawn(move || raw::waitpid(pid, 0));
+            .spawn(move || {
+                let _ = raw::waitpid(pid, 0);
+                // SAFETY: `address` is the box leaked above, owned by this thread alone; the
+                // init that read it has been reaped.
+                drop(unsafe { Box::from_raw(address as *mut Option<ChildMemory>) });
+            });
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        if !self.reaped && self.started.as_ref().is_none_or(|s| s.is_err()) {
-            // Never waited for: the line must not outlive its supervisor.
+        if !self.reaped {
+            // Never waited for: the line must not outlive its supervisor, and its memory must
+            // outlive the line.
             self.kill();
             let _ = raw::waitpid(self.pid, 0);
         }

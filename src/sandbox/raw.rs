@@ -1,11 +1,14 @@
 //! The system calls made between `clone` and `execve`, where only async-signal-safe code may run.
 //!
-//! The caller of the sandbox may be multi-threaded (a tokio runtime for the reviewer, the `wrap`
-//! broker's threads): after `clone` the child has a copy of every other thread's memory, including
-//! locks those threads held, so it must not allocate, lock, or call anything that might. Every
-//! function here is one raw system call (or a loop around `write`), takes only pointers to data
-//! the parent prepared before the clone, and reports failure as the raw `errno`. Nothing here
-//! allocates, formats or panics.
+//! The sandbox's two processes share the parent's memory (`CLONE_VM`, see
+//! [`crate::sandbox::launch`]): no page table is copied, and the parent goes on running beside
+//! them. So nothing here may allocate, lock, or write any memory but the caller's own stack — not
+//! even `errno`: glibc's wrappers report failure through it, a thread-local variable, and these
+//! processes run on the parent's thread pointer, so a wrapper would write the parent thread's
+//! `errno` while that thread runs. Every function here is therefore one system call made with the
+//! instruction itself ([`syscall`]), whose result comes back in a register as `-errno`; each takes
+//! only pointers to data the parent prepared before the clone and keeps alive until the child is
+//! gone. Nothing here allocates, formats or panics.
 
 use std::ffi::CStr;
 use std::os::fd::RawFd;
@@ -13,19 +16,83 @@ use std::os::fd::RawFd;
 /// A failed system call's `errno`.
 pub type Errno = i32;
 
-fn errno() -> Errno {
-    // SAFETY: `__errno_location` returns the calling thread's errno slot, always valid to read;
-    // reading it is async-signal-safe.
-    unsafe { *libc::__errno_location() }
+/// The system call `number` with six arguments, made with the instruction itself: the kernel's
+/// return value, `-errno` on failure. Touches no memory (no `errno`, no stack of its own).
+///
+/// # Safety
+/// The arguments must be valid for that system call: every pointer among them points to memory
+/// of the size and kind the kernel reads or writes, alive for the call.
+#[cfg(target_arch = "x86_64")]
+unsafe fn syscall(number: libc::c_long, args: [usize; 6]) -> isize {
+    let ret: isize;
+    // SAFETY: the x86_64 Linux system call convention: number in rax, arguments in rdi, rsi,
+    // rdx, r10, r8, r9; the kernel returns in rax and clobbers rcx and r11 only. Memory is
+    // accessed only as the caller's contract for this system call allows.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            inlateout("rax") number as isize => ret,
+            in("rdi") args[0],
+            in("rsi") args[1],
+            in("rdx") args[2],
+            in("r10") args[3],
+            in("r8") args[4],
+            in("r9") args[5],
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack)
+        );
+    }
+    ret
 }
 
-fn check(ret: libc::c_long) -> Result<libc::c_long, Errno> {
-    if ret < 0 { Err(errno()) } else { Ok(ret) }
+/// See the x86_64 version.
+///
+/// # Safety
+/// As for the x86_64 version.
+#[cfg(target_arch = "aarch64")]
+unsafe fn syscall(number: libc::c_long, args: [usize; 6]) -> isize {
+    let ret: isize;
+    // SAFETY: the aarch64 Linux system call convention: number in x8, arguments in x0–x5; the
+    // kernel returns in x0 and preserves every other register.
+    unsafe {
+        std::arch::asm!(
+            "svc 0",
+            in("x8") number,
+            inlateout("x0") args[0] => ret,
+            in("x1") args[1],
+            in("x2") args[2],
+            in("x3") args[3],
+            in("x4") args[4],
+            in("x5") args[5],
+            options(nostack)
+        );
+    }
+    ret
 }
 
-fn fd_of(ret: libc::c_long) -> Result<RawFd, Errno> {
+/// A system call's result: `Err(errno)` for the kernel's `-4095..=-1`.
+fn check(ret: isize) -> Result<usize, Errno> {
+    if (-4095..0).contains(&ret) {
+        Err(-ret as Errno)
+    } else {
+        Ok(ret as usize)
+    }
+}
+
+fn fd_of(ret: isize) -> Result<RawFd, Errno> {
     // A descriptor always fits an int; anything else would be a kernel bug.
     check(ret).map(|fd| fd as RawFd)
+}
+
+/// A pointer as a system call argument.
+fn ptr<T>(p: *const T) -> usize {
+    p as usize
+}
+
+/// An `int` argument, as the kernel reads it (the low 32 bits of the register).
+fn int(value: libc::c_int) -> usize {
+    value as isize as usize
 }
 
 /// `openat2(dir, path, {flags, resolve})`.
@@ -34,50 +101,58 @@ pub fn openat2(dir: RawFd, path: &CStr, flags: libc::c_int, resolve: u64) -> Res
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
     how.flags = flags as u64;
     how.resolve = resolve;
+    let args = [
+        int(dir),
+        ptr(path.as_ptr()),
+        ptr(&how),
+        std::mem::size_of::<libc::open_how>(),
+        0,
+        0,
+    ];
     // SAFETY: `how` is a fully initialised open_how of the size passed; `path` is NUL-terminated
     // and outlives the call. The kernel only reads both.
-    fd_of(unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            dir,
-            path.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    })
+    fd_of(unsafe { syscall(libc::SYS_openat2, args) })
 }
 
 /// `fstat(fd)`: `(st_dev, st_ino, st_mode)`.
 pub fn fstat(fd: RawFd) -> Result<(u64, u64, u32), Errno> {
     // SAFETY: stat is plain old data; all-zero is a valid value.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: `st` is a valid, writable stat buffer on this stack frame.
-    check(unsafe { libc::fstat(fd, &mut st) } as libc::c_long)?;
+    let args = [
+        int(fd),
+        ptr(c"".as_ptr()),
+        ptr(&raw mut st),
+        int(libc::AT_EMPTY_PATH),
+        0,
+        0,
+    ];
+    // SAFETY: `newfstatat(fd, "", &st, AT_EMPTY_PATH)`: `st` is a writable stat buffer (the
+    // kernel's layout on both architectures, which libc's `stat` is) on this stack frame.
+    check(unsafe { syscall(libc::SYS_newfstatat, args) })?;
     Ok((st.st_dev, st.st_ino, st.st_mode))
 }
 
 /// `open_tree(dir, path, flags)`: a detached copy of a mount tree (with `OPEN_TREE_CLONE`).
 pub fn open_tree(dir: RawFd, path: &CStr, flags: u32) -> Result<RawFd, Errno> {
+    let args = [int(dir), ptr(path.as_ptr()), flags as usize, 0, 0, 0];
     // SAFETY: integer arguments and a NUL-terminated path that outlives the call.
-    fd_of(unsafe { libc::syscall(libc::SYS_open_tree, dir, path.as_ptr(), flags) })
+    fd_of(unsafe { syscall(libc::SYS_open_tree, args) })
 }
 
 /// `move_mount(from, "", to, "", F_EMPTY_PATH | T_EMPTY_PATH)`: attaches the mount `from` on
 /// exactly the object `to` refers to, with no path lookup that a rename could redirect.
 pub fn move_mount_fds(from: RawFd, to: RawFd) -> Result<(), Errno> {
     let flags = libc::MOVE_MOUNT_F_EMPTY_PATH | libc::MOVE_MOUNT_T_EMPTY_PATH;
+    let args = [
+        int(from),
+        ptr(c"".as_ptr()),
+        int(to),
+        ptr(c"".as_ptr()),
+        flags as usize,
+        0,
+    ];
     // SAFETY: two descriptors, two empty NUL-terminated strings (static), integer flags.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_move_mount,
-            from,
-            c"".as_ptr(),
-            to,
-            c"".as_ptr(),
-            flags,
-        )
-    })
-    .map(drop)
+    check(unsafe { syscall(libc::SYS_move_mount, args) }).map(drop)
 }
 
 /// `mount_setattr(dir, path, flags, {attr_set, attr_clr, propagation})`.
@@ -94,53 +169,44 @@ pub fn mount_setattr(
         propagation,
         userns_fd: 0,
     };
+    let args = [
+        int(dir),
+        ptr(path.as_ptr()),
+        flags as usize,
+        ptr(&attr),
+        std::mem::size_of::<libc::mount_attr>(),
+        0,
+    ];
     // SAFETY: `attr` is a fully initialised mount_attr of the size passed; `path` outlives the
     // call. The kernel only reads both.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_mount_setattr,
-            dir,
-            path.as_ptr(),
-            flags,
-            &attr as *const libc::mount_attr,
-            std::mem::size_of::<libc::mount_attr>(),
-        )
-    })
-    .map(drop)
+    check(unsafe { syscall(libc::SYS_mount_setattr, args) }).map(drop)
 }
 
 /// A new, detached instance of filesystem `fstype` (`fsopen` + `fsconfig` + `fsmount`), with one
 /// optional string option.
 pub fn new_fs(fstype: &CStr, option: Option<(&CStr, &CStr)>, attrs: u32) -> Result<RawFd, Errno> {
     // SAFETY: NUL-terminated name; the flags are integers.
-    let fs = fd_of(unsafe { libc::syscall(libc::SYS_fsopen, fstype.as_ptr(), 0u32) })?;
+    let fs = fd_of(unsafe { syscall(libc::SYS_fsopen, [ptr(fstype.as_ptr()), 0, 0, 0, 0, 0]) })?;
     let configured = (|| {
         if let Some((key, value)) = option {
+            let set = libc::FSCONFIG_SET_STRING as usize;
+            let args = [int(fs), set, ptr(key.as_ptr()), ptr(value.as_ptr()), 0, 0];
             // SAFETY: key and value are NUL-terminated strings that outlive the call.
-            check(unsafe {
-                libc::syscall(
-                    libc::SYS_fsconfig,
-                    fs,
-                    libc::FSCONFIG_SET_STRING,
-                    key.as_ptr(),
-                    value.as_ptr(),
-                    0,
-                )
-            })?;
+            check(unsafe { syscall(libc::SYS_fsconfig, args) })?;
         }
+        let create = libc::FSCONFIG_CMD_CREATE as usize;
         // SAFETY: FSCONFIG_CMD_CREATE takes no pointers (null key and value).
-        check(unsafe {
-            libc::syscall(
-                libc::SYS_fsconfig,
-                fs,
-                libc::FSCONFIG_CMD_CREATE,
-                std::ptr::null::<libc::c_char>(),
-                std::ptr::null::<libc::c_void>(),
-                0,
-            )
-        })?;
+        check(unsafe { syscall(libc::SYS_fsconfig, [int(fs), create, 0, 0, 0, 0]) })?;
+        let args = [
+            int(fs),
+            libc::FSMOUNT_CLOEXEC as usize,
+            attrs as usize,
+            0,
+            0,
+            0,
+        ];
         // SAFETY: integer arguments only.
-        fd_of(unsafe { libc::syscall(libc::SYS_fsmount, fs, libc::FSMOUNT_CLOEXEC, attrs) })
+        fd_of(unsafe { syscall(libc::SYS_fsmount, args) })
     })();
     close(fs);
     configured
@@ -149,55 +215,61 @@ pub fn new_fs(fstype: &CStr, option: Option<(&CStr, &CStr)>, attrs: u32) -> Resu
 /// `mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL)`: nothing mounted from here on propagates
 /// to the host's mount namespace.
 pub fn make_root_slave() -> Result<(), Errno> {
+    let flags = (libc::MS_REC | libc::MS_SLAVE) as usize;
+    let args = [0, ptr(c"/".as_ptr()), 0, flags, 0, 0];
     // SAFETY: null source, type and data are allowed for a propagation change; "/" is static.
-    check(unsafe {
-        libc::mount(
-            std::ptr::null(),
-            c"/".as_ptr(),
-            std::ptr::null(),
-            libc::MS_REC | libc::MS_SLAVE,
-            std::ptr::null(),
-        )
-    } as libc::c_long)
-    .map(drop)
+    check(unsafe { syscall(libc::SYS_mount, args) }).map(drop)
+}
+
+/// `openat(dir, name, flags, mode)`.
+fn openat(dir: RawFd, name: &CStr, flags: libc::c_int, mode: libc::mode_t) -> Result<RawFd, Errno> {
+    let args = [
+        int(dir),
+        ptr(name.as_ptr()),
+        int(flags),
+        mode as usize,
+        0,
+        0,
+    ];
+    // SAFETY: NUL-terminated name that outlives the call; integer flags and mode.
+    fd_of(unsafe { syscall(libc::SYS_openat, args) })
 }
 
 /// `openat(dir, name, O_CREAT | O_EXCL | O_WRONLY, mode)`, closed again: an empty file.
 pub fn create_empty_file(dir: RawFd, name: &CStr, mode: libc::mode_t) -> Result<(), Errno> {
     let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
-    // SAFETY: NUL-terminated name; integer flags and mode.
-    let fd = fd_of(unsafe { libc::openat(dir, name.as_ptr(), flags, mode) } as libc::c_long)?;
-    close(fd);
+    close(openat(dir, name, flags, mode)?);
     Ok(())
 }
 
 /// `mkdirat(dir, name, mode)`.
 pub fn mkdirat(dir: RawFd, name: &CStr, mode: libc::mode_t) -> Result<(), Errno> {
-    // SAFETY: NUL-terminated name; integer mode.
-    check(unsafe { libc::mkdirat(dir, name.as_ptr(), mode) } as libc::c_long).map(drop)
+    let args = [int(dir), ptr(name.as_ptr()), mode as usize, 0, 0, 0];
+    // SAFETY: NUL-terminated name that outlives the call; integer mode.
+    check(unsafe { syscall(libc::SYS_mkdirat, args) }).map(drop)
 }
 
 /// `close(fd)`, errors ignored (there is nothing to do about them here).
 pub fn close(fd: RawFd) {
     // SAFETY: closing a descriptor this process owns; no Rust object owns it in the child.
     unsafe {
-        libc::close(fd);
+        syscall(libc::SYS_close, [int(fd), 0, 0, 0, 0, 0]);
     }
 }
 
 /// `close_range(first, u32::MAX, CLOSE_RANGE_CLOEXEC)`: every descriptor from `first` on is closed
 /// by the coming `execve`.
 pub fn cloexec_from(first: u32) -> Result<(), Errno> {
+    let args = [
+        first as usize,
+        u32::MAX as usize,
+        libc::CLOSE_RANGE_CLOEXEC as usize,
+        0,
+        0,
+        0,
+    ];
     // SAFETY: integer arguments only.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_close_range,
-            first,
-            u32::MAX,
-            libc::CLOSE_RANGE_CLOEXEC,
-        )
-    })
-    .map(drop)
+    check(unsafe { syscall(libc::SYS_close_range, args) }).map(drop)
 }
 
 /// Closes every descriptor from `first` on except those in `keep` (negative entries ignored),
@@ -220,75 +292,84 @@ pub fn close_all_except<const N: usize>(first: RawFd, mut keep: [RawFd; N]) {
 fn close_range(first: u32, last: u32) {
     // SAFETY: integer arguments only; closes descriptors no Rust object owns in this child.
     unsafe {
-        libc::syscall(libc::SYS_close_range, first, last, 0u32);
+        syscall(
+            libc::SYS_close_range,
+            [first as usize, last as usize, 0, 0, 0, 0],
+        );
     }
 }
 
-/// `dup2(from, to)` (a no-op when they are equal, which must then have `FD_CLOEXEC` cleared).
+/// `dup2(from, to)` (as `dup3`; when they are equal, `to` must have `FD_CLOEXEC` cleared).
 pub fn dup2(from: RawFd, to: RawFd) -> Result<(), Errno> {
     if from == to {
+        let args = [int(from), int(libc::F_SETFD), 0, 0, 0, 0];
         // SAFETY: F_SETFD with an integer flag.
-        return check(unsafe { libc::fcntl(from, libc::F_SETFD, 0) } as libc::c_long).map(drop);
+        return check(unsafe { syscall(libc::SYS_fcntl, args) }).map(drop);
     }
-    // SAFETY: two descriptors; dup2 clears FD_CLOEXEC on the new one.
-    check(unsafe { libc::dup2(from, to) } as libc::c_long).map(drop)
+    // SAFETY: two descriptors and no flags; the new descriptor has FD_CLOEXEC clear.
+    check(unsafe { syscall(libc::SYS_dup3, [int(from), int(to), 0, 0, 0, 0]) }).map(drop)
 }
 
 /// `fchdir(fd)`.
 pub fn fchdir(fd: RawFd) -> Result<(), Errno> {
     // SAFETY: one descriptor.
-    check(unsafe { libc::fchdir(fd) } as libc::c_long).map(drop)
+    check(unsafe { syscall(libc::SYS_fchdir, [int(fd), 0, 0, 0, 0, 0]) }).map(drop)
 }
 
-/// Reads one byte (retrying `EINTR`): `false` at end of file or on an error.
-pub fn read_one(fd: RawFd) -> bool {
-    let mut byte = 0u8;
+/// `read(fd, buf)`, retrying `EINTR`.
+fn read(fd: RawFd, buf: &mut [u8]) -> Result<usize, Errno> {
     loop {
-        // SAFETY: one byte of this stack frame, the length passed.
-        let n = unsafe { libc::read(fd, (&raw mut byte).cast(), 1) };
-        if n < 0 && errno() == libc::EINTR {
-            continue;
+        let args = [int(fd), ptr(buf.as_mut_ptr()), buf.len(), 0, 0, 0];
+        // SAFETY: `buf` is a writable buffer of the length passed.
+        match check(unsafe { syscall(libc::SYS_read, args) }) {
+            Err(libc::EINTR) => continue,
+            other => return other,
         }
-        return n == 1;
     }
+}
+
+/// `write(fd, bytes)`, retrying `EINTR`.
+fn write(fd: RawFd, bytes: &[u8]) -> Result<usize, Errno> {
+    loop {
+        let args = [int(fd), ptr(bytes.as_ptr()), bytes.len(), 0, 0, 0];
+        // SAFETY: `bytes` is a readable buffer of the length passed.
+        match check(unsafe { syscall(libc::SYS_write, args) }) {
+            Err(libc::EINTR) => continue,
+            other => return other,
+        }
+    }
+}
+
+/// Reads one byte: `false` at end of file or on an error.
+pub fn read_one(fd: RawFd) -> bool {
+    let mut byte = [0u8; 1];
+    read(fd, &mut byte) == Ok(1)
 }
 
 /// `setpgid(pid, pgid)`.
 pub fn setpgid(pid: libc::pid_t, pgid: libc::pid_t) -> Result<(), Errno> {
     // SAFETY: two integers; no memory is involved.
-    check(unsafe { libc::setpgid(pid, pgid) } as libc::c_long).map(drop)
+    check(unsafe { syscall(libc::SYS_setpgid, [int(pid), int(pgid), 0, 0, 0, 0]) }).map(drop)
 }
 
-/// Writes all of `bytes` (retrying short writes and `EINTR`).
+/// Writes all of `bytes` (retrying short writes).
 pub fn write_all(fd: RawFd, bytes: &[u8]) {
     let mut rest = bytes;
     while !rest.is_empty() {
-        // SAFETY: `rest` is a valid readable buffer of the length passed.
-        let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
-        if n < 0 && errno() == libc::EINTR {
-            continue;
+        match write(fd, rest) {
+            Ok(n) if n > 0 => rest = &rest[n..],
+            _ => return,
         }
-        if n <= 0 {
-            return;
-        }
-        rest = &rest[n as usize..];
     }
 }
 
 /// Writes `bytes` to an already-open file (`/proc/self/uid_map` and the like) named by `path`.
 pub fn write_file(path: &CStr, bytes: &[u8]) -> Result<(), Errno> {
-    // SAFETY: NUL-terminated path; integer flags.
-    let fd = fd_of(
-        unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) } as libc::c_long,
-    )?;
-    // SAFETY: `bytes` is a valid readable buffer of the length passed.
-    let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-    let result = if n < 0 {
-        Err(errno())
-    } else if n as usize != bytes.len() {
-        Err(libc::EIO)
-    } else {
-        Ok(())
+    let fd = openat(libc::AT_FDCWD, path, libc::O_WRONLY | libc::O_CLOEXEC, 0)?;
+    let result = match write(fd, bytes) {
+        Ok(n) if n == bytes.len() => Ok(()),
+        Ok(_) => Err(libc::EIO),
+        Err(e) => Err(e),
     };
     close(fd);
     result
@@ -296,9 +377,9 @@ pub fn write_file(path: &CStr, bytes: &[u8]) -> Result<(), Errno> {
 
 /// `prctl(option, arg2, 0, 0, 0)` with integer arguments.
 pub fn prctl(option: libc::c_int, arg2: libc::c_ulong) -> Result<libc::c_int, Errno> {
+    let args = [int(option), arg2 as usize, 0, 0, 0, 0];
     // SAFETY: the options used (PDEATHSIG, NO_NEW_PRIVS, SECUREBITS, CAP_AMBIENT) take integers.
-    let ret = unsafe { libc::prctl(option, arg2, 0 as libc::c_ulong, 0 as libc::c_ulong, 0) };
-    check(ret as libc::c_long).map(|r| r as libc::c_int)
+    check(unsafe { syscall(libc::SYS_prctl, args) }).map(|r| r as libc::c_int)
 }
 
 /// `capset` with every set empty, then `capget` to confirm nothing is left.
@@ -325,18 +406,14 @@ pub fn drop_capabilities() -> Result<(), Errno> {
         permitted: 0,
         inheritable: 0,
     }; 2];
+    let args = [ptr(&raw mut header), ptr(empty.as_ptr()), 0, 0, 0, 0];
     // SAFETY: a version-3 header and a two-element data array, the layout capset expects.
-    check(unsafe { libc::syscall(libc::SYS_capset, &mut header as *mut Header, empty.as_ptr()) })?;
+    check(unsafe { syscall(libc::SYS_capset, args) })?;
     let mut now = empty;
     header.version = VERSION_3;
+    let args = [ptr(&raw mut header), ptr(now.as_mut_ptr()), 0, 0, 0, 0];
     // SAFETY: as above, with a writable array for capget to fill.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_capget,
-            &mut header as *mut Header,
-            now.as_mut_ptr(),
-        )
-    })?;
+    check(unsafe { syscall(libc::SYS_capget, args) })?;
     if now
         .iter()
         .any(|d| d.effective | d.permitted | d.inheritable != 0)
@@ -358,55 +435,51 @@ pub fn landlock_add_path_rule(ruleset: RawFd, parent: RawFd, access: u64) -> Res
         parent_fd: parent,
     };
     const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+    let args = [
+        int(ruleset),
+        int(LANDLOCK_RULE_PATH_BENEATH),
+        ptr(&attr),
+        0,
+        0,
+        0,
+    ];
     // SAFETY: `attr` is a fully initialised, packed landlock_path_beneath_attr (the kernel's
     // layout); the kernel only reads it.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_landlock_add_rule,
-            ruleset,
-            LANDLOCK_RULE_PATH_BENEATH,
-            &attr as *const PathBeneathAttr,
-            0u32,
-        )
-    })
-    .map(drop)
+    check(unsafe { syscall(libc::SYS_landlock_add_rule, args) }).map(drop)
 }
 
 /// `landlock_restrict_self(ruleset, flags)`.
 pub fn landlock_restrict_self(ruleset: RawFd, flags: u32) -> Result<(), Errno> {
+    let args = [int(ruleset), flags as usize, 0, 0, 0, 0];
     // SAFETY: integer arguments only.
-    check(unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, flags) }).map(drop)
+    check(unsafe { syscall(libc::SYS_landlock_restrict_self, args) }).map(drop)
+}
+
+/// `seccomp(SECCOMP_SET_MODE_FILTER, flags, prog)`.
+fn seccomp(flags: libc::c_ulong, program: &libc::sock_fprog) -> Result<usize, Errno> {
+    const SECCOMP_SET_MODE_FILTER: usize = 1;
+    let args = [
+        SECCOMP_SET_MODE_FILTER,
+        flags as usize,
+        ptr(program),
+        0,
+        0,
+        0,
+    ];
+    // SAFETY: `program` points to a sock_fprog whose filter array the parent built and keeps
+    // alive until the child is gone; the kernel copies it in.
+    check(unsafe { syscall(libc::SYS_seccomp, args) })
 }
 
 /// `seccomp(SECCOMP_SET_MODE_FILTER, 0, prog)`.
 pub fn seccomp_filter(program: &libc::sock_fprog) -> Result<(), Errno> {
-    const SECCOMP_SET_MODE_FILTER: libc::c_uint = 1;
-    // SAFETY: `program` points to a sock_fprog whose filter array the parent built and keeps
-    // alive (the child's copy of the parent's memory); the kernel copies it in.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            SECCOMP_SET_MODE_FILTER,
-            0u32,
-            program as *const libc::sock_fprog,
-        )
-    })
-    .map(drop)
+    seccomp(0, program).map(drop)
 }
 
 /// `seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, prog)`: the filter, and
 /// the listener descriptor its reported calls go to.
 pub fn seccomp_filter_with_listener(program: &libc::sock_fprog) -> Result<RawFd, Errno> {
-    const SECCOMP_SET_MODE_FILTER: libc::c_uint = 1;
-    // SAFETY: as for `seccomp_filter`; with NEW_LISTENER the kernel returns a new descriptor.
-    fd_of(unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            SECCOMP_SET_MODE_FILTER,
-            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER as libc::c_uint,
-            program as *const libc::sock_fprog,
-        )
-    })
+    seccomp(libc::SECCOMP_FILTER_FLAG_NEW_LISTENER, program).map(|fd| fd as RawFd)
 }
 
 /// Sends descriptor `fd` over the unix socket `socket` (`SCM_RIGHTS`, one byte of data), with a
@@ -424,7 +497,7 @@ pub fn send_fd(socket: RawFd, fd: RawFd) -> Result<(), Errno> {
     };
     // SAFETY: cmsghdr and msghdr are plain old data; all-zero is valid before filling them in.
     let mut control: Control = unsafe { std::mem::zeroed() };
-    // SAFETY: CMSG_LEN only computes a length.
+    // SAFETY: CMSG_LEN only computes a length (a const fn of its argument; no memory).
     control.header.cmsg_len = unsafe { libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) } as _;
     control.header.cmsg_level = libc::SOL_SOCKET;
     control.header.cmsg_type = libc::SCM_RIGHTS;
@@ -435,105 +508,226 @@ pub fn send_fd(socket: RawFd, fd: RawFd) -> Result<(), Errno> {
     message.msg_iovlen = 1;
     message.msg_control = (&mut control as *mut Control).cast();
     message.msg_controllen = std::mem::size_of::<Control>() as _;
+    let args = [int(socket), ptr(&message), 0, 0, 0, 0];
     // SAFETY: every pointer in `message` points to a live stack value of the size given.
-    check(unsafe { libc::sendmsg(socket, &message, 0) } as libc::c_long).map(drop)
+    check(unsafe { syscall(libc::SYS_sendmsg, args) }).map(drop)
 }
+
+/// The kernel's `struct sigaction` for `rt_sigaction` (the same layout on x86_64 and aarch64).
+#[repr(C)]
+struct KernelSigaction {
+    handler: usize,
+    flags: libc::c_ulong,
+    restorer: usize,
+    mask: u64,
+}
+
+/// The size of the kernel's signal set, which `rt_sigaction` and `rt_sigprocmask` take.
+const KERNEL_SIGSET: usize = 8;
 
 /// Sets `signal`'s disposition to the default or to ignored.
 pub fn set_disposition(signal: libc::c_int, ignore: bool) {
-    let handler = if ignore { libc::SIG_IGN } else { libc::SIG_DFL };
-    // SAFETY: installs no code as a handler (only SIG_DFL or SIG_IGN); async-signal-safe.
+    let action = KernelSigaction {
+        handler: if ignore { libc::SIG_IGN } else { libc::SIG_DFL },
+        flags: 0,
+        restorer: 0,
+        mask: 0,
+    };
+    let args = [int(signal), ptr(&action), 0, KERNEL_SIGSET, 0, 0];
+    // SAFETY: installs no code as a handler (only SIG_DFL or SIG_IGN, which need no restorer);
+    // `action` is the kernel's layout, read only.
     unsafe {
-        libc::signal(signal, handler);
+        syscall(libc::SYS_rt_sigaction, args);
     }
 }
 
 /// Unblocks every signal (the mask survives `execve`).
 pub fn unblock_all_signals() {
-    // SAFETY: sigset_t is plain data; sigemptyset initialises it; sigprocmask only reads it.
+    let empty: u64 = 0;
+    let args = [int(libc::SIG_SETMASK), ptr(&empty), 0, KERNEL_SIGSET, 0, 0];
+    // SAFETY: an empty kernel signal set, read only; no old set is asked for.
     unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+        syscall(libc::SYS_rt_sigprocmask, args);
     }
 }
 
-/// The raw `clone(flags | SIGCHLD)` system call with no new stack: like `fork`, the child continues
-/// on a copy of the caller's stack. `flags` may create namespaces.
-pub fn clone(flags: libc::c_ulong) -> Result<libc::pid_t, Errno> {
-    let flags = flags | libc::SIGCHLD as libc::c_ulong;
-    // SAFETY: without CLONE_VM and with a null stack, clone behaves like fork: the child gets a
-    // copy of the address space and returns 0 here. Every pointer argument (parent and child tid,
-    // tls; their order differs between x86_64 and aarch64) is null. The caller runs only
-    // async-signal-safe code in the child.
-    let ret = unsafe { libc::syscall(libc::SYS_clone, flags, 0usize, 0usize, 0usize, 0usize) };
+/// Starts `entry(arg)` in a new process on `stack` (its top, 16-byte aligned): `clone(flags |
+/// SIGCHLD)` with a new stack, the child calling `entry` there and exiting with what it returns.
+/// With `CLONE_VM` no page table is copied: the child shares this address space, so `entry` must
+/// only run the async-signal-safe code of this module, touch no memory but its own stack and what
+/// `arg` points to, and that memory must stay alive for as long as the child runs. The parent's
+/// result: the child's pid.
+///
+/// # Safety
+/// `stack` must be memory nothing else uses while the child runs (a [`super::sys::Stack`]), and
+/// `entry` and `arg` must keep the contract above.
+pub unsafe fn spawn_on_stack(
+    flags: libc::c_ulong,
+    entry: extern "C" fn(*mut libc::c_void) -> libc::c_int,
+    stack: *mut u8,
+    arg: *mut libc::c_void,
+) -> Result<libc::pid_t, Errno> {
+    let flags = (flags | libc::SIGCHLD as libc::c_ulong) as usize;
+    let top = (stack as usize) & !0xf;
+    // SAFETY: the caller's contract; see `clone_call`.
+    let ret = unsafe { clone_call(flags, top, entry, arg) };
     check(ret).map(|pid| pid as libc::pid_t)
 }
 
-/// Starts `entry(arg)` in a new process that shares this one's memory until it execs or exits
-/// (`CLONE_VM | CLONE_VFORK`, as `posix_spawn` does), on `stack`: no page table is copied, and
-/// the caller is suspended until then. `entry` must only run async-signal-safe code and must
-/// not return to the caller's frames (it ends in `execve` or `_exit`).
-pub fn spawn_on_stack(
+/// The `clone` system call with a new stack. In the child (return value 0) the stack pointer is
+/// `top`; it calls `entry(arg)` there, with no frame to return to, then `exit`s with the result.
+///
+/// # Safety
+/// As for [`spawn_on_stack`].
+#[cfg(target_arch = "x86_64")]
+unsafe fn clone_call(
+    flags: usize,
+    top: usize,
     entry: extern "C" fn(*mut libc::c_void) -> libc::c_int,
-    stack: &mut [u8],
     arg: *mut libc::c_void,
-) -> Result<libc::pid_t, Errno> {
-    // The stack grows down on every architecture we support: its top, 16-byte aligned.
-    let top = (stack.as_mut_ptr() as usize + stack.len()) & !0xf;
-    let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD;
-    // SAFETY: glibc's clone wrapper only makes the system call and calls `entry` on the new stack
-    // (no locks, no allocation); `stack` is memory of this address space that nothing else uses
-    // while the child runs (the caller is suspended by CLONE_VFORK until the child execs or
-    // exits); `arg` is passed through untouched.
-    let pid = unsafe { libc::clone(entry, top as *mut libc::c_void, flags, arg) };
-    if pid < 0 { Err(errno()) } else { Ok(pid) }
+) -> isize {
+    let ret: isize;
+    // SAFETY: x86_64 `clone(flags, newsp, parent_tid, child_tid, tls)`: rdi, rsi, rdx, r10, r8.
+    // The parent returns with the pid in rax and every other register but rcx and r11 intact.
+    // The child starts at the instruction after `syscall` on the new stack (16-byte aligned, so
+    // `call` leaves it as the ABI expects), with r12 and r13 (kept by the kernel) holding the
+    // argument and the entry; it never comes back into Rust code here.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            "test rax, rax",
+            "jnz 2f",
+            "xor ebp, ebp",
+            "mov rdi, r12",
+            "call r13",
+            "mov edi, eax",
+            "mov eax, {exit}",
+            "syscall",
+            "ud2",
+            "2:",
+            exit = const libc::SYS_exit,
+            inlateout("rax") libc::SYS_clone as isize => ret,
+            in("rdi") flags,
+            in("rsi") top,
+            in("rdx") 0usize,
+            in("r10") 0usize,
+            in("r8") 0usize,
+            in("r12") arg,
+            in("r13") entry,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack)
+        );
+    }
+    ret
 }
 
-/// `waitpid(pid, &status, flags)`: `(pid, status)`; retries `EINTR`.
+/// See the x86_64 version.
+///
+/// # Safety
+/// As for [`spawn_on_stack`].
+#[cfg(target_arch = "aarch64")]
+unsafe fn clone_call(
+    flags: usize,
+    top: usize,
+    entry: extern "C" fn(*mut libc::c_void) -> libc::c_int,
+    arg: *mut libc::c_void,
+) -> isize {
+    let ret: isize;
+    // SAFETY: aarch64 `clone(flags, newsp, parent_tid, tls, child_tid)`: x0–x4, number in x8.
+    // The parent returns with the pid in x0 and every other register intact. The child starts
+    // after `svc` on the new stack (16-byte aligned), with x9 and x10 (kept by the kernel)
+    // holding the argument and the entry; it never comes back into Rust code here.
+    unsafe {
+        std::arch::asm!(
+            "svc 0",
+            "cbnz x0, 2f",
+            "mov x29, xzr",
+            "mov x30, xzr",
+            "mov x0, x9",
+            "blr x10",
+            "mov x8, {exit}",
+            "svc 0",
+            "brk #0",
+            "2:",
+            exit = const libc::SYS_exit,
+            in("x8") libc::SYS_clone,
+            inlateout("x0") flags => ret,
+            in("x1") top,
+            in("x2") 0usize,
+            in("x3") 0usize,
+            in("x4") 0usize,
+            in("x9") arg,
+            in("x10") entry,
+            options(nostack)
+        );
+    }
+    ret
+}
+
+/// `wait4(pid, &status, flags, NULL)`: `(pid, status)`; retries `EINTR`.
 pub fn waitpid(pid: libc::pid_t, flags: libc::c_int) -> Result<(libc::pid_t, libc::c_int), Errno> {
     loop {
         let mut status: libc::c_int = 0;
-        // SAFETY: `status` is a valid writable int on this stack frame.
-        let ret = unsafe { libc::waitpid(pid, &mut status, flags) };
-        if ret < 0 && errno() == libc::EINTR {
-            continue;
+        let args = [int(pid), ptr(&raw mut status), int(flags), 0, 0, 0];
+        // SAFETY: `status` is a valid writable int on this stack frame; no rusage is asked for.
+        match check(unsafe { syscall(libc::SYS_wait4, args) }) {
+            Err(libc::EINTR) => continue,
+            other => return other.map(|p| (p as libc::pid_t, status)),
         }
-        return check(ret as libc::c_long).map(|p| (p as libc::pid_t, status));
     }
 }
 
 /// `kill(pid, signal)`; `Ok` when at least one process was signalled.
 pub fn kill(pid: libc::pid_t, signal: libc::c_int) -> Result<(), Errno> {
     // SAFETY: integer arguments only.
-    check(unsafe { libc::kill(pid, signal) } as libc::c_long).map(drop)
+    check(unsafe { syscall(libc::SYS_kill, [int(pid), int(signal), 0, 0, 0, 0]) }).map(drop)
 }
 
-/// `poll` on one descriptor with a zero timeout: its `revents`.
+/// `ppoll` on one descriptor with a zero timeout: its `revents`.
 pub fn poll_now(fd: RawFd, events: libc::c_short) -> libc::c_short {
     let mut pfd = libc::pollfd {
         fd,
         events,
         revents: 0,
     };
-    // SAFETY: one valid pollfd on this stack frame.
-    let n = unsafe { libc::poll(&mut pfd, 1, 0) };
-    if n > 0 { pfd.revents } else { 0 }
+    let now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    let args = [ptr(&raw mut pfd), 1, ptr(&now), 0, KERNEL_SIGSET, 0];
+    // SAFETY: one valid pollfd and a zero timeout on this stack frame; no signal mask.
+    match check(unsafe { syscall(libc::SYS_ppoll, args) }) {
+        Ok(n) if n > 0 => pfd.revents,
+        _ => 0,
+    }
 }
 
 /// `execve(path, argv, envp)`; returns only on failure.
 pub fn execve(path: &CStr, argv: &[*const libc::c_char], envp: &[*const libc::c_char]) -> Errno {
+    let args = [
+        ptr(path.as_ptr()),
+        ptr(argv.as_ptr()),
+        ptr(envp.as_ptr()),
+        0,
+        0,
+        0,
+    ];
     // SAFETY: `path` is NUL-terminated; `argv` and `envp` are null-terminated arrays of pointers
-    // to NUL-terminated strings that the parent prepared and that live in this address space
-    // until the exec replaces it.
-    unsafe {
-        libc::execve(path.as_ptr(), argv.as_ptr(), envp.as_ptr());
+    // to NUL-terminated strings that the parent prepared and keeps alive while the child runs.
+    match check(unsafe { syscall(libc::SYS_execve, args) }) {
+        Err(e) => e,
+        Ok(_) => libc::EINVAL,
     }
-    errno()
 }
 
-/// `_exit(status)`: ends the child without running destructors or atexit handlers (the parent's).
+/// `exit_group(status)`: ends the child without running destructors or atexit handlers (the
+/// parent's).
 pub fn exit(status: libc::c_int) -> ! {
-    // SAFETY: _exit is async-signal-safe and never returns.
-    unsafe { libc::_exit(status) }
+    loop {
+        // SAFETY: exit_group takes an integer and does not return.
+        unsafe {
+            syscall(libc::SYS_exit_group, [int(status), 0, 0, 0, 0, 0]);
+        }
+    }
 }

@@ -462,3 +462,60 @@ pub fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
     // SAFETY: `fd` was just returned by the kernel for this process and is owned only here.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
+
+/// A stack for a process started with `CLONE_VM` (see [`super::raw::spawn_on_stack`]): its own
+/// anonymous mapping, with an inaccessible guard page below it, so an overflow faults instead of
+/// writing over the parent's memory. Unmapped on drop: keep it until the process using it is gone.
+#[derive(Debug)]
+pub struct Stack {
+    base: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the mapping is owned by this value alone; moving it to another thread moves ownership.
+unsafe impl Send for Stack {}
+
+impl Stack {
+    /// `size` bytes of stack (rounded up to pages) above one guard page.
+    pub fn new(size: usize) -> io::Result<Stack> {
+        // SAFETY: sysconf only reads a system constant.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        let len = size.div_ceil(page) * page + page;
+        // SAFETY: a new private anonymous mapping at an address the kernel chooses; no existing
+        // memory is touched.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let stack = Stack {
+            base: base.cast(),
+            len,
+        };
+        // SAFETY: the lowest page of the mapping just made, owned by `stack`.
+        check(unsafe { libc::mprotect(base, page, libc::PROT_NONE) })?;
+        Ok(stack)
+    }
+
+    /// The top of the stack (it grows down), for `clone`.
+    pub fn top(&self) -> *mut u8 {
+        self.base.wrapping_add(self.len)
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SAFETY: the mapping this value made and owns; nothing uses it any more (see the type).
+        unsafe {
+            libc::munmap(self.base.cast(), self.len);
+        }
+    }
+}
