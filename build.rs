@@ -9,7 +9,7 @@
 //! install).
 //!
 //! The probes re-run when a program appears (the directories that hold them change) or `PATH`
-//! changes. The shellgate binary itself uses none of this.
+//! changes. The shellgate binary itself uses none of this, with one exception: [`link_unwinder`].
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -30,7 +30,21 @@ struct Probe {
     required: bool,
 }
 
+/// Links GCC's unwinder statically (`libgcc_eh.a`, as a `+crt-static` build does) instead of
+/// `libgcc_s.so.1`, which Rust's standard library otherwise loads in every process: shellgate
+/// starts once for every shell line, and loading that library costs each start about 0.12 ms
+/// (its constructor asks the CPU for its features, which traps in a VM; `benches/sandbox.sh`).
+/// Named before the standard library's own `-lgcc_s`, it provides the unwinder's symbols, and
+/// `--as-needed` then drops `libgcc_s`.
+fn link_unwinder() {
+    let target = std::env::var("TARGET").unwrap_or_default();
+    if target.ends_with("-linux-gnu") {
+        println!("cargo::rustc-link-lib=static:-bundle=gcc_eh");
+    }
+}
+
 fn main() {
+    link_unwinder();
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=PATH");
     println!("cargo::rerun-if-env-changed=SHELLGATE_TEST_REQUIRE_ALL");

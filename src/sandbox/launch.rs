@@ -129,18 +129,14 @@ pub fn record_startup_signals() {
     );
 }
 
+/// The dispositions to start a program with: the caller's, as [`record_startup_signals`] saw them
+/// (shellgate's `main` runs before any runtime of Rust's could change SIGPIPE's), else the
+/// defaults (the library used without shellgate's `main`, as in the unit tests).
 fn startup_signals() -> Vec<(libc::c_int, bool)> {
-    let mut signals = STARTUP_SIGNALS
+    STARTUP_SIGNALS
         .get()
         .cloned()
-        .unwrap_or_else(|| INHERITED_SIGNALS.iter().map(|&s| (s, false)).collect());
-    // Rust's runtime ignores SIGPIPE before `main`: that is shellgate's own, never the caller's.
-    for (signal, ignored) in &mut signals {
-        if *signal == libc::SIGPIPE {
-            *ignored = false;
-        }
-    }
-    signals
+        .unwrap_or_else(|| INHERITED_SIGNALS.iter().map(|&s| (s, false)).collect())
 }
 
 /// How the namespaces are made.
@@ -190,7 +186,10 @@ pub struct Running {
 #[derive(Debug)]
 struct ChildMemory {
     _plan: Box<ChildPlan>,
-    _seccomp: (seccompiler::BpfProgram, Option<seccompiler::BpfProgram>),
+    _seccomp: (
+        Option<seccompiler::BpfProgram>,
+        Option<seccompiler::BpfProgram>,
+    ),
     _stack: sys::Stack,
 }
 
@@ -244,10 +243,16 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         tcp_ports: !spec.tcp_ports.is_empty(),
         unix: spec.unix_sockets,
     };
-    let filter = seccomp::native_program(sockets, false)?;
     // Without the network, refused connections are reported to this process (see `notify`).
     let reported = (!spec.network)
         .then(|| seccomp::native_program(sockets, true))
+        .transpose()?;
+    // The filter without reports is installed when there is no listener, or when the kernel
+    // refuses a second one (EBUSY: this process already runs under a filter with a listener, see
+    // `child::install_seccomp`). A process under no filter at all cannot get that answer, and is
+    // spared compiling it; the child then has an empty program, which the kernel refuses.
+    let filter = (reported.is_none() || seccomp::filtered())
+        .then(|| seccomp::native_program(sockets, false))
         .transpose()?;
     let supervisor = reported.as_ref().map(|_| supervisor_pair()).transpose()?;
     let (steps, descriptions) = match namespaces {
@@ -320,7 +325,9 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         program_stack: sys::Stack::new(child::PROGRAM_STACK).map_err(no_stack)?,
     };
     let mut filter = filter;
-    plan_for_child.seccomp = fprog(&mut filter)?;
+    if let Some(program) = filter.as_mut() {
+        plan_for_child.seccomp = fprog(program)?;
+    }
     let mut reported = reported;
     if let Some(program) = reported.as_mut() {
         plan_for_child.seccomp_reported = fprog(program)?;

@@ -1105,6 +1105,12 @@ pub fn available() -> bool {
     mode >= 0 && std::path::Path::new("/proc/sys/kernel/seccomp/actions_avail").exists()
 }
 
+/// Whether this process already runs under a seccomp filter (mode 2, `SECCOMP_MODE_FILTER`).
+pub fn filtered() -> bool {
+    // SAFETY: prctl(PR_GET_SECCOMP) only reads the calling thread's seccomp mode.
+    unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) == 2 }
+}
+
 fn seccomp_error(e: impl std::fmt::Display) -> Error {
     Error::new(Code::SandboxUnavailable, format!("seccomp: {e}"))
 }
