@@ -53,16 +53,25 @@ pub fn from_env() -> OwnPaths {
 }
 
 /// The effective user's home directory in the password database, when it has an absolute one.
-/// Looked up once per process (an NSS lookup reads files and may ask a daemon).
 pub fn password_home() -> Option<PathBuf> {
-    static HOME: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    HOME.get_or_init(|| {
-        crate::sandbox::sys::passwd_home(crate::sandbox::sys::geteuid())
-            .ok()
-            .flatten()
-            .filter(|d| d.is_absolute() && d != Path::new("/nonexistent"))
-    })
-    .clone()
+    password_entry_home()
+        .ok()
+        .flatten()
+        .filter(|d| d.is_absolute() && d != Path::new("/nonexistent"))
+}
+
+/// The home directory the password database gives the effective user: `Ok(None)` without an
+/// entry, the OS error of a failed lookup. Looked up once per process (an NSS lookup reads files
+/// and may ask a daemon), for every caller: shellgate's own paths and the homes the sandbox
+/// protects cannot come from two lookups that disagree.
+pub fn password_entry_home() -> Result<Option<PathBuf>, i32> {
+    static ENTRY: std::sync::OnceLock<Result<Option<PathBuf>, i32>> = std::sync::OnceLock::new();
+    ENTRY
+        .get_or_init(|| {
+            crate::sandbox::sys::passwd_home(crate::sandbox::sys::geteuid())
+                .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
+        })
+        .clone()
 }
 
 /// The config and state directories (those that can be named).

@@ -61,14 +61,14 @@ pub fn preview(spec: &Spec) -> Result<Plan> {
 /// The workspace of a line in `cwd`: the one resolver, with the homes, configured projects and
 /// shellgate's own directories of this machine. `fixed` is a caller's anchor (`wrap`).
 pub fn workspace_of(cwd: &Path, fixed: Option<&Path>, settings: &SandboxSettings) -> Workspace {
-    let homes = HomeEnv::from_env().map(|env| env.homes).unwrap_or_default();
-    let canonical = |dirs: &[PathBuf]| -> Vec<PathBuf> {
-        dirs.iter()
-            .filter_map(|d| std::fs::canonicalize(d).ok())
-            .collect()
-    };
-    let projects = canonical(&settings.projects);
-    let own = canonical(&crate::paths::own_dirs());
+    let (homes, own) = HomeEnv::from_env()
+        .map(|env| (env.homes, env.own_dirs))
+        .unwrap_or_default();
+    let projects: Vec<PathBuf> = settings
+        .projects
+        .iter()
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .collect();
     let fixed = match fixed.map(|f| policy::open_dir(f, "workspace")) {
         Some(Ok((path, _))) => Some(path),
         Some(Err(e)) => return Workspace::None { reason: e.reason },

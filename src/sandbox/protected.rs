@@ -125,8 +125,9 @@ impl HomeEnv {
                 .filter(|p| p.is_absolute())
         };
         let uid = sys::geteuid();
-        let passwd_home = sys::passwd_home(uid)
-            .map_err(|e| {
+        let passwd_home = crate::paths::password_entry_home()
+            .map_err(|errno| {
+                let e = std::io::Error::from_raw_os_error(errno);
                 Error::new(
                     Code::SandboxUnavailable,
                     format!(
