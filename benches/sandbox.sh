@@ -9,7 +9,10 @@
 #   - bwrap:    bwrap --ro-bind / / --dev /dev --proc /proc --bind WS WS --unshare-net
 #               --unshare-pid --die-with-parent bash -c 'echo hi'   (a bubblewrap sandbox doing
 #               the same job)
-# and, in a second run, /bin/true bare against `shellgate sandbox -- /bin/true`.
+# and, in a second run, /bin/true bare against `shellgate sandbox -- /bin/true`; in a third, a
+# line that creates and removes 1,000 files in the workspace (WRITE_RUNS times, default 30):
+# bare, in the sandbox (every write-like call is observed by the supervisor, to name a refused
+# one), and in the sandbox with the network on (no supervisor: nothing observed).
 #
 # Two schedules, both reported:
 #   - paced (default): hyperfine's --prepare sleeps 20 ms before every timed run. A sandbox's
@@ -50,6 +53,13 @@ hyperfine -N --warmup 30 --runs "$runs" "${prepare[@]}" --export-json "$work/tru
     -n true /bin/true \
     -n sandbox-true "$bin sandbox -- /bin/true" >/dev/null
 
+# shellcheck disable=SC2016 # expanded by the bash that runs the line
+writes='for i in $(seq 1000); do : > f$i; done; rm -f f*'
+hyperfine -N --warmup 3 --runs "${WRITE_RUNS:-30}" --export-json "$work/writes.json" \
+    -n bare-writes "bash -c '$writes'" \
+    -n sandbox-writes "$bin sandbox -- bash -c '$writes'" \
+    -n unobserved-writes "$bin sandbox --network -- bash -c '$writes'" >/dev/null
+
 # Peak RSS of the shellgate process itself (GNU time's %M, in KB), largest of 50 runs. (Python's
 # getrusage of its children also counts the memory of whatever forked them.)
 rss=0
@@ -58,13 +68,13 @@ for _ in $(seq 50); do
     [ "$kb" -gt "$rss" ] && rss=$kb
 done
 
-python3 - "$work/lines.json" "$work/true.json" "$schedule" "$runs" "$rss" <<'PY'
+python3 - "$work/lines.json" "$work/true.json" "$schedule" "$runs" "$rss" "$work/writes.json" <<'PY'
 import json, statistics, sys
-lines, true, schedule, runs, rss = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+lines, true, schedule, runs, rss, writes = sys.argv[1:7]
 def medians(path):
     return {r["command"]: statistics.median(r["times"]) * 1000 for r in json.load(open(path))["results"]}
 print(f"schedule: {schedule}, {runs} runs each; medians")
-for path, base in ((lines, "bare"), (true, "true")):
+for path, base in ((lines, "bare"), (true, "true"), (writes, "bare-writes")):
     m = medians(path)
     b = m[base]
     for name, ms in m.items():

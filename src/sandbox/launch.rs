@@ -1021,6 +1021,9 @@ impl Running {
             return;
         };
         self.listener = sys::receive_fd(socket.as_fd()).ok().flatten();
+        if let Some(listener) = &self.listener {
+            notify::wake_synchronously(listener);
+        }
     }
 
     fn failure(&self, record: &[u8]) -> Error {

@@ -85,6 +85,24 @@ const MAX_DENIALS: usize = 32;
 /// Receives one notification from `listener` and answers it: a reported call with `EPERM`, an
 /// observed one with `CONTINUE`. Returns what it noted, if anything (`None` also when the
 /// notification was withdrawn: the process died, or a signal interrupted the call).
+/// Asks the kernel to hand a reported call to this process on the caller's CPU, and the answer
+/// back the same way (`SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP`, Linux 6.6): the line waits for every
+/// observed call, and a wake-up through the scheduler costs several times the answer itself.
+/// Older kernels refuse the flag; the calls are then answered as before.
+pub fn wake_synchronously(listener: &OwnedFd) {
+    const SECCOMP_IOCTL_NOTIF_SET_FLAGS: libc::c_ulong = 0x4008_2104;
+    const SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: u64 = 1;
+    // SAFETY: the ioctl takes the flags by value (a u64 argument); `listener` is a seccomp
+    // listener this process owns.
+    unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+            SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP,
+        );
+    }
+}
+
 pub fn handle_one(listener: &OwnedFd, scope: &WriteScope) -> io::Result<Option<Denial>> {
     let fd = listener.as_raw_fd();
     // SAFETY: seccomp_notif is plain old data; the kernel requires it zeroed before RECV.
