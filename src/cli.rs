@@ -131,17 +131,17 @@ pub fn visible_command() -> clap::Command {
     root
 }
 
-pub fn main() -> ExitCode {
+/// Runs the command line `args` (`argv`, from the program's name on).
+pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
     // Mounted over a shell by `wrap`, shellgate answers to that shell's name.
-    let mut args = std::env::args_os();
     if let Some(kind) = args
-        .next()
-        .as_deref()
+        .first()
+        .map(std::ffi::OsString::as_os_str)
         .and_then(crate::shell::entry::invoked_as)
     {
-        return crate::shell::entry::run(kind, args.collect());
+        return crate::shell::entry::run(kind, args[1..].to_vec());
     }
-    let cli = match parse(std::env::args_os().collect()) {
+    let cli = match parse(args) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();

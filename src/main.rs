@@ -4,9 +4,10 @@
 //! start-up (`lang_start`) reads `/proc/self/maps` to find the main thread's stack and maps an
 //! alternate signal stack, about 0.07 ms of every line in a VM (`benches/sandbox.sh`), for a
 //! nicer message on a stack overflow (which still faults on the kernel's guard gap without it).
-//! Arguments and the environment come to the standard library from glibc as usual. What
-//! `lang_start` would do that matters is done here: SIGPIPE's default disposition, a panic as exit
-//! status 101, and the exit through `std::process::exit`, which flushes standard output.
+//! The arguments are taken from `main`'s own `argc`/`argv` (the standard library gets them from
+//! glibc without `lang_start`, not from musl). What `lang_start` would do that matters is done
+//! here: SIGPIPE's default disposition, a panic as exit status 101, and the exit through
+//! `std::process::exit`, which flushes standard output.
 // (Under `cargo test` the test harness brings its own `main`.)
 #![cfg_attr(not(test), no_main)]
 
@@ -15,7 +16,7 @@ use std::process::ExitCode;
 /// The C entry point (see the module's documentation).
 #[cfg(not(test))]
 #[unsafe(no_mangle)]
-extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
+extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
     // Before anything changes them: the dispositions a sandboxed program is started with.
     shellgate::sandbox::record_startup_signals();
     // A caller may have left SIGPIPE ignored, which turns `shellgate rules | head` into a panic on
@@ -25,11 +26,27 @@ extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> lib
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let status = match std::panic::catch_unwind(shellgate::cli::main) {
+    let args = arguments(argc, argv);
+    let status = match std::panic::catch_unwind(move || shellgate::cli::main(args)) {
         Ok(code) => exit_status(code),
         Err(_) => 101,
     };
     std::process::exit(i32::from(status))
+}
+
+/// `argv` as the program received it.
+#[cfg(not(test))]
+fn arguments(argc: libc::c_int, argv: *const *const libc::c_char) -> Vec<std::ffi::OsString> {
+    use std::os::unix::ffi::OsStrExt;
+    let count = usize::try_from(argc).unwrap_or(0);
+    (0..count)
+        .map(|i| {
+            // SAFETY: the C runtime passes `argc` valid pointers in `argv`, each to a
+            // NUL-terminated string that lives as long as the process.
+            let arg = unsafe { std::ffi::CStr::from_ptr(*argv.add(i)) };
+            std::ffi::OsStr::from_bytes(arg.to_bytes()).to_owned()
+        })
+        .collect()
 }
 
 /// The status an `ExitCode` stands for (the standard library has no stable way to read it back).

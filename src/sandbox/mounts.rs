@@ -94,6 +94,9 @@ fn remount_read_only(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `statvfs`'s `ST_RELATIME` (the kernel's value; the libc crate names it for glibc only).
+const ST_RELATIME: libc::c_ulong = 4096;
+
 /// `statvfs` flags translated to the `MS_*` flags a remount must repeat.
 fn kept_flags(st: libc::c_ulong) -> libc::c_ulong {
     let pairs = [
@@ -102,7 +105,7 @@ fn kept_flags(st: libc::c_ulong) -> libc::c_ulong {
         (libc::ST_NOEXEC, libc::MS_NOEXEC),
         (libc::ST_NOATIME, libc::MS_NOATIME),
         (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
-        (libc::ST_RELATIME, libc::MS_RELATIME),
+        (ST_RELATIME, libc::MS_RELATIME),
     ];
     pairs
         .iter()

@@ -90,7 +90,7 @@ const MAX_DENIALS: usize = 32;
 /// observed call, and a wake-up through the scheduler costs several times the answer itself.
 /// Older kernels refuse the flag; the calls are then answered as before.
 pub fn wake_synchronously(listener: &OwnedFd) {
-    const SECCOMP_IOCTL_NOTIF_SET_FLAGS: libc::c_ulong = 0x4008_2104;
+    const SECCOMP_IOCTL_NOTIF_SET_FLAGS: libc::Ioctl = 0x4008_2104u32 as libc::Ioctl;
     const SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: u64 = 1;
     // SAFETY: the ioctl takes the flags by value (a u64 argument); `listener` is a seccomp
     // listener this process owns.

@@ -324,16 +324,19 @@ pub fn rename_at(
     let nul = |_| io::Error::new(io::ErrorKind::InvalidInput, "name contains a NUL byte");
     let from = CString::new(from.as_bytes()).map_err(nul)?;
     let to = CString::new(to.as_bytes()).map_err(nul)?;
+    // The system call itself: not every libc has a `renameat2` wrapper (musl before 1.2.5).
     // SAFETY: both names are NUL-terminated and outlive the call; the descriptor is open.
-    check(unsafe {
-        libc::renameat2(
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
             dir.as_raw_fd(),
             from.as_ptr(),
             dir.as_raw_fd(),
             to.as_ptr(),
             libc::RENAME_NOREPLACE,
         )
-    })
+    };
+    check(if ret < 0 { -1 } else { 0 })
 }
 
 /// Whether this process already runs with `no_new_privs` and a seccomp filter (as it does inside
