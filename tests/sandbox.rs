@@ -1108,6 +1108,56 @@ fn tmpdir_never_widens_the_writable_set() {
     }
 }
 
+/// Reads another process's memory, maps and binary link, and tries to attach to it: what the line
+/// could do to the init, which shares the supervisor's memory (`CLONE_VM`), API keys and all.
+/// The probe runs first on a child of its own (where it must succeed, or it proves nothing), then
+/// on the pid given.
+const PROCESS_PROBE: &str = "\
+import ctypes, os, subprocess, sys
+def probe(pid):
+    out = []
+    for name, read in (('mem', lambda: open(f'/proc/{pid}/mem', 'rb').read(0)),
+                       ('maps', lambda: open(f'/proc/{pid}/maps').read(64)),
+                       ('exe', lambda: os.readlink(f'/proc/{pid}/exe'))):
+        try:
+            read()
+            out.append(name + ' read')
+        except OSError:
+            out.append(name + ' denied')
+    libc = ctypes.CDLL(None, use_errno=True)
+    out.append('ptrace attached' if libc.ptrace(16, pid, 0, 0) == 0 else 'ptrace denied')
+    return ' '.join(out)
+child = subprocess.Popen(['sleep', '10'])
+try:
+    print('own child:', probe(child.pid))
+    if len(sys.argv) > 1:
+        print('target:', probe(int(sys.argv[1])))
+finally:
+    child.kill()
+";
+
+#[test]
+fn the_line_cannot_reach_the_memory_it_shares_with_the_supervisor() {
+    let control = me().bare().py(PROCESS_PROBE, &[]);
+    assert_eq!(
+        control.stdout().trim(),
+        "own child: mem read maps read exe read ptrace attached",
+        "control: the probe cannot tell here: {}",
+        control.stderr()
+    );
+    for who in identities() {
+        let s = Scene::new(who);
+        let out = s.sandbox().py(PROCESS_PROBE, &["1"]);
+        assert_eq!(
+            out.stdout().trim(),
+            "own child: mem read maps read exe read ptrace denied\n\
+             target: mem denied maps denied exe denied ptrace denied",
+            "as {who:?}: {}",
+            out.stderr()
+        );
+    }
+}
+
 #[test]
 fn processes_outside_cannot_be_touched() {
     // prlimit (RLIMIT_FSIZE would kill it), renice, CPU affinity, I/O priority, signals.
