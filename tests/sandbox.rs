@@ -1158,6 +1158,50 @@ fn the_line_cannot_reach_the_memory_it_shares_with_the_supervisor() {
     }
 }
 
+/// The init shares the caller's memory, so none of the caller's signal handlers may run in it:
+/// it keeps every signal blocked (SIGKILL cannot be). Read from its `/proc/1/status`, which a line
+/// may read; the control is the line's own shell, which blocks nothing.
+#[test]
+fn the_init_keeps_every_signal_blocked() {
+    let blocked = |status: &str, pid: &str| -> u64 {
+        let line = status
+            .lines()
+            .find(|l| l.starts_with(&format!("{pid} SigBlk:")))
+            .unwrap_or_else(|| panic!("no SigBlk for {pid} in {status}"));
+        u64::from_str_radix(line.rsplit('\t').next().unwrap().trim(), 16).unwrap()
+    };
+    for who in identities() {
+        let out = Scene::new(who)
+            .sandbox()
+            .sh("for p in 1 $$; do sed -n \"s/^SigBlk:/$p SigBlk:/p\" /proc/$p/status; done; echo shell=$$")
+            .ok();
+        let shell = out
+            .lines()
+            .find_map(|l| l.strip_prefix("shell="))
+            .unwrap()
+            .to_string();
+        let init = blocked(&out, "1");
+        for signal in [
+            libc::SIGHUP,
+            libc::SIGINT,
+            libc::SIGTERM,
+            libc::SIGUSR1,
+            libc::SIGCHLD,
+        ] {
+            assert_ne!(
+                init & (1 << (signal - 1)),
+                0,
+                "signal {signal} not blocked in the init as {who:?}: {out}"
+            );
+        }
+        assert_eq!(
+            blocked(&out, &shell),
+            0,
+            "control: the line's shell blocks nothing: {out}"
+        );
+    }
+}
+
 #[test]
 fn processes_outside_cannot_be_touched() {
     // prlimit (RLIMIT_FSIZE would kill it), renice, CPU affinity, I/O priority, signals.

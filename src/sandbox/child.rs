@@ -466,7 +466,10 @@ pub extern "C" fn init_entry(arg: *mut libc::c_void) -> libc::c_int {
     init(plan)
 }
 
-/// The namespace's init. Never returns.
+/// The namespace's init. Never returns. It runs with every signal blocked (the parent blocks them
+/// around the clone, and the init never unblocks them): it shares the parent's memory, so none of
+/// the parent's signal handlers may ever run here. It needs no signal: it waits with `waitpid`,
+/// and SIGKILL, which cannot be blocked, still ends it.
 fn init(plan: &ChildPlan) -> ! {
     // The parent's other descriptors (other lines' pipes and sockets, in the `wrap` broker) must
     // not stay open for as long as this line runs: a reader of one would wait for its EOF.

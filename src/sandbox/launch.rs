@@ -338,11 +338,16 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     // nothing is copied on write afterwards); it reads only the plan, on a stack of its own.
     let flags = clone_flags(namespaces) | libc::CLONE_VM as libc::c_ulong;
     let arg = &*plan as *const ChildPlan as *mut libc::c_void;
+    // The init starts with every signal blocked and keeps them so: a handler this process
+    // installed (`wrap`'s, say) must never run in it, on this memory. SIGKILL still ends it.
+    let blocked = sys::SignalsBlocked::all();
     // SAFETY: `init_entry` runs only the child module's async-signal-safe code, which touches
     // nothing but its own stack and the plan; `stack` is used by nothing else; both, and the
     // seccomp programs the plan points to, are kept unchanged in `ChildMemory` until the init
     // has been reaped (see `Running`).
-    let pid = match unsafe { raw::spawn_on_stack(flags, child::init_entry, stack.top(), arg) } {
+    let cloned = unsafe { raw::spawn_on_stack(flags, child::init_entry, stack.top(), arg) };
+    drop(blocked);
+    let pid = match cloned {
         Ok(pid) => pid,
         Err(errno) => return Err(clone_error(namespaces, errno)),
     };

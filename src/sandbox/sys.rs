@@ -522,3 +522,34 @@ impl Drop for Stack {
         }
     }
 }
+
+/// Every signal blocked on the calling thread until dropped, when the mask it had is restored.
+/// A process cloned meanwhile starts with every signal blocked (as `posix_spawn` does it): none of
+/// this process's handlers can run in it before it sets its own dispositions.
+pub struct SignalsBlocked {
+    before: libc::sigset_t,
+}
+
+impl SignalsBlocked {
+    pub fn all() -> SignalsBlocked {
+        // SAFETY: sigset_t is plain data; sigfillset and sigemptyset initialise the two sets, and
+        // pthread_sigmask only reads the first and writes the second (this thread's own mask).
+        unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            let mut before: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::sigemptyset(&mut before);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut before);
+            SignalsBlocked { before }
+        }
+    }
+}
+
+impl Drop for SignalsBlocked {
+    fn drop(&mut self) {
+        // SAFETY: restores this thread's own mask from the set saved above.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &self.before, std::ptr::null_mut());
+        }
+    }
+}
