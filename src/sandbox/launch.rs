@@ -431,8 +431,7 @@ fn fprog(program: &mut seccompiler::BpfProgram) -> Result<libc::sock_fprog> {
     })
 }
 
-/// The unix socket pair the program's process sends its seccomp listener over: this process
-/// keeps the first end, the child the second (numbered 10 and above, like the other pipes).
+/// A stack for the sandbox's processes could not be mapped: the launch fails closed.
 fn no_stack(e: std::io::Error) -> Error {
     Error::new(
         Code::SandboxUnavailable,
@@ -440,6 +439,8 @@ fn no_stack(e: std::io::Error) -> Error {
     )
 }
 
+/// The unix socket pair the program's process sends its seccomp listener over: this process
+/// keeps the first end, the child the second (numbered 10 and above, like the other pipes).
 fn supervisor_pair() -> Result<(OwnedFd, OwnedFd)> {
     let (ours, theirs) = std::os::unix::net::UnixStream::pair().map_err(pipe_error)?;
     let high = |s: std::os::unix::net::UnixStream| {
@@ -1178,17 +1179,15 @@ impl Running {
         }
         let pid = self.pid;
         // The init may still be running (ending its namespaces): its memory goes with the thread
-        // that waits for it, and is freed only after that wait. Should no thread start, it is
-        // never freed, which is safe.
-        let memory: &'static mut Option<ChildMemory> = Box::leak(Box::new(self.memory.take()));
-        let address = memory as *mut Option<ChildMemory> as usize;
+        // that waits for it, and is freed only after that wait. Should no thread start, the
+        // closure is dropped unrun and `ManuallyDrop` leaves the memory where it is: never freed,
+        // which is safe.
+        let memory = std::mem::ManuallyDrop::new(self.memory.take());
         let _ = std::thread::Builder::new()
             .name("sandbox-reaper".into())
             .spawn(move || {
                 let _ = raw::waitpid(pid, 0);
-                // SAFETY: `address` is the box leaked above, owned by this thread alone; the
-                // init that read it has been reaped.
-                drop(unsafe { Box::from_raw(address as *mut Option<ChildMemory>) });
+                drop(std::mem::ManuallyDrop::into_inner(memory));
             });
     }
 }

@@ -82,9 +82,6 @@ impl Denial {
 /// The most denials one line records (a loop of failing connects says no more after that).
 const MAX_DENIALS: usize = 32;
 
-/// Receives one notification from `listener` and answers it: a reported call with `EPERM`, an
-/// observed one with `CONTINUE`. Returns what it noted, if anything (`None` also when the
-/// notification was withdrawn: the process died, or a signal interrupted the call).
 /// Asks the kernel to hand a reported call to this process on the caller's CPU, and the answer
 /// back the same way (`SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP`, Linux 6.6): the line waits for every
 /// observed call, and a wake-up through the scheduler costs several times the answer itself.
@@ -103,6 +100,9 @@ pub fn wake_synchronously(listener: &OwnedFd) {
     }
 }
 
+/// Receives one notification from `listener` and answers it: a reported call with `EPERM`, an
+/// observed one with `CONTINUE`. Returns what it noted, if anything (`None` also when the
+/// notification was withdrawn: the process died, or a signal interrupted the call).
 pub fn handle_one(listener: &OwnedFd, scope: &WriteScope) -> io::Result<Option<Denial>> {
     let fd = listener.as_raw_fd();
     // SAFETY: seccomp_notif is plain old data; the kernel requires it zeroed before RECV.
