@@ -13,9 +13,20 @@ use crate::mode::{Resolved, SandboxPolicy, SessionFacts, resolve};
 use crate::session::{Context, is_full_access};
 use std::time::Duration;
 
-/// The warning shown before Full access is confirmed.
-pub const FULL_ACCESS_WARNING: &str = "WARNING: Full access runs every command with NO sandbox and \
-NO review, as you, until this shell session ends. Rules that deny (`never`) still apply.";
+/// The warning shown before Full access is confirmed: how long it lasts is said in its middle.
+fn full_access_warning(lasting: Option<Duration>) -> String {
+    let how_long = match lasting {
+        Some(d) => format!(
+            "for {} (or until this shell session ends, if sooner)",
+            humantime::format_duration(d)
+        ),
+        None => "until this shell session ends".to_owned(),
+    };
+    format!(
+        "WARNING: Full access runs every command with NO sandbox and NO review, as you, \
+         {how_long}. Rules that deny (`never`) still apply."
+    )
+}
 
 /// The longest time-boxed Full access.
 pub const MAX_LASTING: Duration = Duration::from_secs(24 * 3600);
@@ -102,16 +113,7 @@ fn mark_prompt(ctx: &Context, full: bool, expires: Option<Timestamp>) {
 }
 
 fn confirm_full_access(ctx: &Context, id: &str, lasting: Option<Duration>) -> Result<()> {
-    let why = match lasting {
-        Some(d) => FULL_ACCESS_WARNING.replace(
-            "until this shell session ends",
-            &format!(
-                "for {} (or until this shell session ends, if sooner)",
-                humantime::format_duration(d)
-            ),
-        ),
-        None => FULL_ACCESS_WARNING.to_owned(),
-    };
+    let why = full_access_warning(lasting);
     let question = Question {
         line: format!("shellgate mode {id}"),
         cwd: ctx.cwd.to_string_lossy().into_owned(),
