@@ -776,34 +776,28 @@ fn full_access_from_the_panel_is_confirmed_at_its_terminal() {
             .contains("id=\"full-access\"")
     );
     let csrf = panel.csrf("f");
-    let reply = post_in_background(
-        &panel,
-        "/s/f/full-access",
-        format!("csrf={csrf}&minutes=10"),
-    );
-    panel.terminal().exp_string("for 10m").unwrap();
-    // The prompt's own line, the last thing before it reads the answer.
-    panel
-        .terminal()
-        .exp_string("anything else rejects")
-        .unwrap();
-    panel.terminal().send_line("nope").unwrap();
-    assert_eq!(reply.join().unwrap().status, 403);
+    // Clicks the button for 10 minutes and answers the question on the panel's terminal.
+    let mut click_and_answer = |answer: &str| {
+        let reply = post_in_background(
+            &panel,
+            "/s/f/full-access",
+            format!("csrf={csrf}&minutes=10"),
+        );
+        panel.terminal().exp_string("for 10m").unwrap();
+        // The prompt's own line, the last thing before it reads the answer.
+        panel
+            .terminal()
+            .exp_string("anything else rejects")
+            .unwrap();
+        panel.terminal().send_line(answer).unwrap();
+        reply.join().unwrap().status
+    };
+    assert_eq!(click_and_answer("nope"), 403);
     assert!(
         mode_changes(&lab, "f").is_empty(),
         "a click alone changed the mode"
     );
-    let reply = post_in_background(
-        &panel,
-        "/s/f/full-access",
-        format!("csrf={csrf}&minutes=10"),
-    );
-    panel
-        .terminal()
-        .exp_string("anything else rejects")
-        .unwrap();
-    panel.terminal().send_line("full").unwrap();
-    assert_eq!(reply.join().unwrap().status, 303);
+    assert_eq!(click_and_answer("full"), 303);
     let changes = mode_changes(&lab, "f");
     assert_eq!(changes.len(), 1, "{changes:?}");
     let change = &changes[0];
