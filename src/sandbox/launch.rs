@@ -781,9 +781,19 @@ fn mount_steps(
         };
         steps.push(step);
     }
+    let empty_source = (!plan.hidden.is_empty()).then_some(writable.len());
+    if let Some(slot) = empty_source {
+        steps.push((
+            Step::EmptySource { slot },
+            "make the empty view that hides credential stores".to_owned(),
+        ));
+    }
     let shm = open_target(Path::new(SHM)).map_err(|e| unopenable(Path::new(SHM), &e))?;
     steps.push((
-        Step::PrivateTmpfs { target: shm },
+        Step::PrivateTmpfs {
+            target: shm,
+            under: empty_source,
+        },
         format!("mount a private {SHM}"),
     ));
     let proc = open_target(Path::new("/proc")).map_err(|e| unopenable(Path::new("/proc"), &e))?;
@@ -804,12 +814,7 @@ fn mount_steps(
             ));
         }
     }
-    if !plan.hidden.is_empty() {
-        let source = writable.len();
-        steps.push((
-            Step::EmptySource { slot: source },
-            "make the empty view that hides credential stores".to_owned(),
-        ));
+    if let Some(source) = empty_source {
         for path in &plan.hidden {
             let target = open_target(path).map_err(|e| unopenable(path, &e))?;
             let shape = if path.is_dir() {
