@@ -1,9 +1,21 @@
-# Sourced by benches/sandbox.sh and benches/wrap.sh: the scratch workspace and the schedule they
-# share. Expects `root` (the clone) and `bin` (the shellgate binary); sets `work` (removed on exit,
-# with `ws` and `home` in it), `prepare` (hyperfine's pacing flags) and `schedule` (its name), and
+# Sourced by the benches/*.sh scripts. bench_binary: the shellgate binary measured. bench_setup
+# (benches/sandbox.sh and benches/wrap.sh): the scratch workspace and the schedule they share.
+# Both expect `root` (the clone); bench_setup also `bin`. It sets `work` (removed on exit, with
+# `ws` and `home` in it), `prepare` (hyperfine's pacing flags) and `schedule` (its name), and
 # leaves the shell in "$work/ws", a git workspace, with HOME and the XDG state/config dirs of its
 # own. Usage: bench_setup NAME
 # shellcheck shell=bash disable=SC2034,SC2154 # sets and reads the caller's variables (see above)
+
+# Sets `bin`: $SHELLGATE_BIN, else the binary ./install.sh builds here (the static musl build
+# where it exists, else glibc's), and says which. Usage: bench_binary NAME
+bench_binary() {
+    bin=${SHELLGATE_BIN:-$root/target/$(uname -m)-unknown-linux-musl/release/shellgate}
+    [ -n "${SHELLGATE_BIN:-}" ] || [ -x "$bin" ] || bin=$root/target/release/shellgate
+    [ -x "$bin" ] || { echo "$1.sh: no $bin; run: ./install.sh, or cargo build --release" >&2; exit 1; }
+    local linked=glibc
+    ldd "$bin" >/dev/null 2>&1 || linked="static"
+    echo "$1.sh: measuring $bin ($linked)" >&2
+}
 
 bench_setup() {
     # Outside /tmp: a workspace beneath a temp dir would be writable anyway, which is not the case

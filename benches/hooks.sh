@@ -14,17 +14,18 @@
 # in a pseudo-terminal, Enter to the next prompt): the shell with the README's init line and the
 # same shell without it, taking turns line by line; medians, p95 and the ratio from that run.
 #
-# Usage: benches/hooks.sh              (build first: cargo build --release)
+# Usage: benches/hooks.sh              (build first: ./install.sh, or cargo build --release)
 #   RUNS=500 benches/hooks.sh
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-bin=${SHELLGATE_BIN:-$root/target/release/shellgate}
+# shellcheck source=benches/common.sh
+. "$root/benches/common.sh"
+bench_binary hooks
 runs=${RUNS:-300}
 for tool in hyperfine python3 git bash; do
     command -v "$tool" >/dev/null || { echo "hooks.sh: $tool is required" >&2; exit 1; }
 done
-[ -x "$bin" ] || { echo "hooks.sh: no $bin; run: cargo build --release" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/shellgate-hook-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT

@@ -26,21 +26,20 @@
 # Prints medians, the time added over bare and the ratio to bare (same run), and the peak RSS of
 # `shellgate run` (GNU time, max of 50 runs).
 #
-# Usage: benches/sandbox.sh              (build first: cargo build --release)
+# Usage: benches/sandbox.sh              (build first: ./install.sh, or cargo build --release)
 #   RUNS=1000 benches/sandbox.sh
 #   BACK_TO_BACK=1 benches/sandbox.sh
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-bin=${SHELLGATE_BIN:-$root/target/release/shellgate}
+# shellcheck source=benches/common.sh
+. "$root/benches/common.sh"
+bench_binary sandbox
 runs=${RUNS:-300}
 for tool in hyperfine python3 git bash bwrap /usr/bin/time; do
     command -v "$tool" >/dev/null || { echo "sandbox.sh: $tool is required" >&2; exit 1; }
 done
-[ -x "$bin" ] || { echo "sandbox.sh: no $bin; run: cargo build --release" >&2; exit 1; }
 
-# shellcheck source=benches/common.sh
-. "$root/benches/common.sh"
 export SHELLGATE_SESSION=bench
 bench_setup sandbox
 

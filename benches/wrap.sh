@@ -12,20 +12,19 @@
 # Reported: medians, each line's cost over its run's bare, and wrap's cost over run's.
 #
 # Paced like benches/sandbox.sh (20 ms between runs; BACK_TO_BACK=1 for none).
-# Usage: benches/wrap.sh   (build first: cargo build --release)   RUNS=300 by default
+# Usage: benches/wrap.sh   (build first: ./install.sh, or cargo build --release)   RUNS=300 by default
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-bin=${SHELLGATE_BIN:-$root/target/release/shellgate}
+# shellcheck source=benches/common.sh
+. "$root/benches/common.sh"
+bench_binary wrap
 runs=${RUNS:-300}
 for tool in hyperfine python3 git bash; do
     command -v "$tool" >/dev/null || { echo "wrap.sh: $tool is required" >&2; exit 1; }
 done
-[ -x "$bin" ] || { echo "wrap.sh: no $bin; run: cargo build --release" >&2; exit 1; }
 hyperfine=$(command -v hyperfine)
 
-# shellcheck source=benches/common.sh
-. "$root/benches/common.sh"
 bench_setup wrap
 
 # Inside: hyperfine is the agent, started by a bash that is the agent's own process (so it runs

@@ -511,6 +511,13 @@ fn doctor_reports_every_layer_and_what_the_workspace_protects() {
         String::from_utf8_lossy(&out.stderr)
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The build it names is the one it is: static musl has no program interpreter.
+    let build = report["build"].as_str().unwrap();
+    assert_eq!(
+        build.starts_with("static musl"),
+        !has_interpreter(&binary()),
+        "{build}"
+    );
     assert_eq!(report["default_policy_enforceable"], true);
     assert!(
         report["probes"]
@@ -539,6 +546,20 @@ fn doctor_reports_every_layer_and_what_the_workspace_protects() {
         .output()
         .unwrap();
     assert_eq!(refused.status.code(), Some(SANDBOX_UNAVAILABLE));
+}
+
+/// Whether the ELF64 executable at `path` names a program interpreter (`PT_INTERP`): a
+/// dynamically linked one.
+fn has_interpreter(path: &Path) -> bool {
+    let elf = fs::read(path).unwrap();
+    assert_eq!(&elf[..4], b"\x7fELF", "{}", path.display());
+    let word = |at: usize, len: usize| {
+        let mut bytes = [0u8; 8];
+        bytes[..len].copy_from_slice(&elf[at..at + len]);
+        u64::from_le_bytes(bytes) as usize
+    };
+    let (offset, size, count) = (word(0x20, 8), word(0x36, 2), word(0x38, 2));
+    (0..count).any(|i| word(offset + i * size, 4) == 3)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1578,9 +1599,11 @@ impl Swapper {
         let handle = std::thread::spawn(move || {
             let mut swaps = 0;
             while !flag.load(Ordering::Relaxed) {
-                // SAFETY: two NUL-terminated paths; renameat2 only reads them.
+                // SAFETY: two NUL-terminated paths; renameat2 only reads them. The system call
+                // itself: musl before 1.2.5 has no wrapper.
                 let ret = unsafe {
-                    libc::renameat2(
+                    libc::syscall(
+                        libc::SYS_renameat2,
                         libc::AT_FDCWD,
                         a.as_ptr(),
                         libc::AT_FDCWD,

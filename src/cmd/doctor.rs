@@ -24,6 +24,8 @@ const DEFAULT_POLICY: Policy = Policy::WorkspaceWrite;
 
 #[derive(Debug, Serialize)]
 struct Report {
+    /// How this binary was built: `static musl` or `glibc` (see install.sh).
+    build: &'static str,
     #[serde(flatten)]
     support: Support,
     /// A real `shellgate sandbox` launch per policy, in a scratch git workspace.
@@ -84,6 +86,7 @@ pub fn run(args: &Args, config_files: Option<Vec<PathBuf>>) -> ExitCode {
     let probes = Policy::ALL.into_iter().map(probe).collect::<Vec<_>>();
     let default_policy_enforceable = verdict(&support, &probes, DEFAULT_POLICY);
     let report = Report {
+        build: BUILD,
         support,
         probes,
         workspace: workspace_report(),
@@ -248,10 +251,19 @@ fn version_of(shell: &Path) -> Option<String> {
     text.lines().next().map(|l| l.trim().to_string())
 }
 
+/// The C library this binary is linked with. musl looks users up in `/etc/passwd` (and nscd)
+/// only, glibc through NSS as well: the home the password database gives can differ.
+const BUILD: &str = if cfg!(target_env = "musl") {
+    "static musl (users from /etc/passwd or nscd; no NSS modules)"
+} else {
+    "glibc"
+};
+
 fn render(report: &Report) -> String {
     let s = &report.support;
     let mut out = String::new();
     let mut line = |label: &str, value: String| out.push_str(&format!("{label:<28} {value}\n"));
+    line("build", report.build.to_owned());
     line("kernel", format!("Linux {} ({})", s.kernel, s.arch));
     line("landlock", landlock_line(s));
     line(

@@ -181,7 +181,7 @@ mod tests {
 
     #[test]
     fn remount_keeps_locked_flags() {
-        let st = libc::ST_NOSUID | libc::ST_NODEV | libc::ST_RELATIME;
+        let st = libc::ST_NOSUID | libc::ST_NODEV | ST_RELATIME;
         assert_eq!(
             kept_flags(st),
             libc::MS_NOSUID | libc::MS_NODEV | libc::MS_RELATIME

@@ -141,17 +141,23 @@ impl HomeEnv {
         for home in abs("HOME").into_iter().chain(passwd_home) {
             push_new(&mut env.homes, canonical_or_self(home));
         }
-        let own = crate::paths::own_dirs();
-        for dir in own.iter().cloned().map(canonical_or_self) {
-            push_new(&mut env.own_dirs, dir);
+        for dir in crate::paths::own_dirs() {
+            push_new(&mut env.own_dirs, canonical_or_self(dir));
         }
-        let named = ["XDG_CONFIG_HOME", "ZDOTDIR", "BASH_ENV"]
+        // Each path is resolved once: the homes and own directories above already are.
+        let named: Vec<PathBuf> = ["XDG_CONFIG_HOME", "ZDOTDIR", "BASH_ENV"]
             .into_iter()
-            .filter_map(abs);
+            .filter_map(abs)
+            .map(canonical_or_self)
+            .collect();
         let binary = std::fs::canonicalize("/proc/self/exe").ok();
-        let homes = env.homes.clone();
-        for tree in homes.into_iter().chain(named).chain(own).chain(binary) {
-            push_new(&mut env.trees, canonical_or_self(tree));
+        let trees: Vec<PathBuf> = (env.homes.iter().cloned())
+            .chain(named)
+            .chain(env.own_dirs.iter().cloned())
+            .chain(binary)
+            .collect();
+        for tree in trees {
+            push_new(&mut env.trees, tree);
         }
         Ok(env)
     }

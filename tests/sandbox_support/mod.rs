@@ -23,7 +23,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 /// The binary under test: `$SHELLGATE_TEST_BIN` when set (CI copies the binaries somewhere an
-/// unprivileged user can read them, to run this suite as that user), else the one cargo built.
+/// unprivileged user can read them, to run this suite as that user, and runs it against the
+/// binary install.sh builds), else the one cargo built.
 pub fn shellgate() -> PathBuf {
     std::env::var_os("SHELLGATE_TEST_BIN")
         .map(PathBuf::from)
