@@ -515,7 +515,7 @@ fn doctor_reports_every_layer_and_what_the_workspace_protects() {
     let build = report["build"].as_str().unwrap();
     assert_eq!(
         build.starts_with("static musl"),
-        !has_interpreter(&binary()),
+        !has_interpreter(binary()),
         "{build}"
     );
     assert_eq!(report["default_policy_enforceable"], true);
