@@ -68,8 +68,24 @@ const SSH_PUBLIC: [&str; 4] = [
 pub fn hidden_paths(homes: &[PathBuf], extra: &[PathBuf], unhide: &[PathBuf]) -> Vec<PathBuf> {
     let mut candidates: Vec<PathBuf> = Vec::new();
     for home in homes {
-        candidates.extend(HIDDEN.iter().map(|rel| home.join(rel)));
-        candidates.extend(ssh_secrets(&home.join(".ssh")));
+        // Most stores do not exist: one listing of the home rules out those whose first
+        // component is not there, without a lookup each (a home that cannot be listed is
+        // checked store by store).
+        let top = top_level_names(home);
+        let present = |rel: &str| {
+            let first = rel.split('/').next().unwrap_or(rel);
+            top.as_ref()
+                .is_none_or(|names| names.contains(std::ffi::OsStr::new(first)))
+        };
+        candidates.extend(
+            HIDDEN
+                .iter()
+                .filter(|rel| present(rel))
+                .map(|rel| home.join(rel)),
+        );
+        if present(".ssh") {
+            candidates.extend(ssh_secrets(&home.join(".ssh")));
+        }
     }
     candidates.extend(extra.iter().cloned());
     let unhidden: Vec<PathBuf> = unhide
@@ -78,7 +94,7 @@ pub fn hidden_paths(homes: &[PathBuf], extra: &[PathBuf], unhide: &[PathBuf]) ->
         .collect();
     let mut hidden: Vec<PathBuf> = Vec::new();
     for candidate in candidates {
-        // Most stores do not exist: one lstat says so, before the resolution of every component.
+        // One lstat says whether it exists, before the resolution of every component.
         if std::fs::symlink_metadata(&candidate).is_err() {
             continue;
         }
@@ -95,6 +111,12 @@ pub fn hidden_paths(homes: &[PathBuf], extra: &[PathBuf], unhide: &[PathBuf]) ->
     hidden.retain(|p| !all.iter().any(|q| q != p && p.starts_with(q)));
     hidden.sort();
     hidden
+}
+
+/// The names in `dir`, or `None` when it cannot be listed.
+fn top_level_names(dir: &Path) -> Option<std::collections::HashSet<std::ffi::OsString>> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    Some(entries.flatten().map(|entry| entry.file_name()).collect())
 }
 
 /// The entries of `~/.ssh` that are not known to be public.
