@@ -12,8 +12,8 @@ bench_binary() {
     bin=${SHELLGATE_BIN:-$root/target/$(uname -m)-unknown-linux-musl/release/shellgate}
     [ -n "${SHELLGATE_BIN:-}" ] || [ -x "$bin" ] || bin=$root/target/release/shellgate
     [ -x "$bin" ] || { echo "$1.sh: no $bin; run: ./install.sh, or cargo build --release" >&2; exit 1; }
-    local linked=glibc
-    ldd "$bin" >/dev/null 2>&1 || linked="static"
+    local linked=dynamic
+    case $(ldd "$bin" 2>&1) in *"statically linked"* | *"not a dynamic"*) linked=static ;; esac
     echo "$1.sh: measuring $bin ($linked)" >&2
 }
 

@@ -13,12 +13,6 @@
 
 use std::process::ExitCode;
 
-/// musl's allocator is slow for the parser's many small allocations (`cargo bench --bench
-/// decision`: 1.5-3x slower than glibc's); the musl build allocates with mimalloc.
-#[cfg(target_env = "musl")]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// The C entry point (see the module's documentation).
 #[cfg(not(test))]
 #[unsafe(no_mangle)]
