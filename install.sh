@@ -8,7 +8,7 @@
 # Needs Rust (cargo, 1.88 or newer) and a C compiler (the shell grammars are C). Nothing is
 # downloaded except crates by cargo. Where Rust's musl target and musl-gcc are installed
 # (rustup target add x86_64-unknown-linux-musl; apt-get install musl-tools), the binary is static
-# musl: a line costs 0.25-0.45 ms less in a VM (docs/sandbox.md, Figures); otherwise glibc.
+# musl: a `run` line costs ~0.44 ms less in a VM (docs/sandbox.md, Figures); otherwise glibc.
 set -euo pipefail
 
 prefix="${HOME}/.local"
