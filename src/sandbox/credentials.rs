@@ -73,7 +73,7 @@ pub fn hidden_paths(homes: &[PathBuf], extra: &[PathBuf], unhide: &[PathBuf]) ->
         // checked store by store).
         let top = top_level_names(home);
         let present = |rel: &str| {
-            let first = rel.split('/').next().unwrap_or(rel);
+            let first = rel.split_once('/').map_or(rel, |(first, _)| first);
             top.as_ref()
                 .is_none_or(|names| names.contains(std::ffi::OsStr::new(first)))
         };
@@ -113,10 +113,14 @@ pub fn hidden_paths(homes: &[PathBuf], extra: &[PathBuf], unhide: &[PathBuf]) ->
     hidden
 }
 
-/// The names in `dir`, or `None` when it cannot be listed.
+/// The names in `dir`, or `None` when it cannot be listed whole (an entry that fails to read
+/// must not make a store look absent).
 fn top_level_names(dir: &Path) -> Option<std::collections::HashSet<std::ffi::OsString>> {
-    let entries = std::fs::read_dir(dir).ok()?;
-    Some(entries.flatten().map(|entry| entry.file_name()).collect())
+    std::fs::read_dir(dir)
+        .ok()?
+        .map(|entry| entry.map(|entry| entry.file_name()))
+        .collect::<std::io::Result<_>>()
+        .ok()
 }
 
 /// The entries of `~/.ssh` that are not known to be public.
