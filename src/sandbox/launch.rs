@@ -789,12 +789,16 @@ fn mount_steps(
         ));
     }
     let shm = open_target(Path::new(SHM)).map_err(|e| unopenable(Path::new(SHM), &e))?;
+    let what = match empty_source {
+        Some(_) => format!("mount a private {SHM} over the empty view's source"),
+        None => format!("mount a private {SHM}"),
+    };
     steps.push((
         Step::PrivateTmpfs {
             target: shm,
             under: empty_source,
         },
-        format!("mount a private {SHM}"),
+        what,
     ));
     let proc = open_target(Path::new("/proc")).map_err(|e| unopenable(Path::new("/proc"), &e))?;
     steps.push((

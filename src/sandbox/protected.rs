@@ -150,14 +150,15 @@ impl HomeEnv {
             .filter_map(abs)
             .map(canonical_or_self)
             .collect();
-        let binary = std::fs::canonicalize("/proc/self/exe").ok();
-        let trees: Vec<PathBuf> = (env.homes.iter().cloned())
-            .chain(named)
-            .chain(env.own_dirs.iter().cloned())
-            .chain(binary)
-            .collect();
-        for tree in trees {
-            push_new(&mut env.trees, tree);
+        let binary = crate::paths::binary();
+        for tree in env
+            .homes
+            .iter()
+            .chain(&named)
+            .chain(&env.own_dirs)
+            .chain(&binary)
+        {
+            push_new(&mut env.trees, tree.clone());
         }
         Ok(env)
     }

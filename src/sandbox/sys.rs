@@ -13,8 +13,9 @@ fn cstring(path: &Path) -> io::Result<CString> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
 }
 
-fn check(ret: libc::c_int) -> io::Result<()> {
-    if ret == -1 {
+/// A libc call's result: `-1` is the error in `errno` (from an `int`, or `syscall`'s `long`).
+fn check(ret: impl Into<i64>) -> io::Result<()> {
+    if ret.into() == -1 {
         Err(io::Error::last_os_error())
     } else {
         Ok(())
@@ -336,7 +337,7 @@ pub fn rename_at(
             libc::RENAME_NOREPLACE,
         )
     };
-    check(if ret < 0 { -1 } else { 0 })
+    check(ret)
 }
 
 /// Whether this process already runs with `no_new_privs` and a seccomp filter (as it does inside
