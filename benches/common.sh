@@ -6,11 +6,16 @@
 # own. Usage: bench_setup NAME
 # shellcheck shell=bash disable=SC2034,SC2154 # sets and reads the caller's variables (see above)
 
-# Sets `bin`: $SHELLGATE_BIN, else the binary ./install.sh builds here (the static musl build
-# where it exists, else glibc's), and says which. Usage: bench_binary NAME
+# Sets `bin`: $SHELLGATE_BIN, else the newer of the two release builds here (./install.sh's
+# static musl one, or glibc's), and says which. Usage: bench_binary NAME
 bench_binary() {
-    bin=${SHELLGATE_BIN:-$root/target/$(uname -m)-unknown-linux-musl/release/shellgate}
-    [ -n "${SHELLGATE_BIN:-}" ] || [ -x "$bin" ] || bin=$root/target/release/shellgate
+    local musl glibc
+    musl=$root/target/$(uname -m)-unknown-linux-musl/release/shellgate
+    glibc=$root/target/release/shellgate
+    bin=${SHELLGATE_BIN:-$glibc}
+    if [ -z "${SHELLGATE_BIN:-}" ] && [ "$musl" -nt "$glibc" ]; then
+        bin=$musl
+    fi
     [ -x "$bin" ] || { echo "$1.sh: no $bin; run: ./install.sh, or cargo build --release" >&2; exit 1; }
     local linked=dynamic
     case $(ldd "$bin" 2>&1) in *"statically linked"* | *"not a dynamic"*) linked=static ;; esac
