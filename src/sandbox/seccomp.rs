@@ -744,40 +744,71 @@ impl Linked {
         }
     }
 
+    /// How many instructions the jump from `at` to `to` skips.
+    fn reach(&self, to: To, at: usize) -> usize {
+        self.target(to, at).saturating_sub(at + 1)
+    }
+
+    /// A conditional jump that reaches more than 255 instructions ahead: the branch (true first)
+    /// that is too far, or `None`.
+    fn far_branch(&self, at: usize) -> Option<bool> {
+        let (code, _, if_true, if_false) = self.code[at];
+        if !matches!(code, BPF_JEQ_K | BPF_JGE_K | BPF_JSET_K) {
+            return None;
+        }
+        if self.reach(if_true, at) > 255 {
+            Some(true)
+        } else if self.reach(if_false, at) > 255 {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
     /// A conditional jump reaches at most 255 instructions ahead; a farther one goes through an
-    /// unconditional `JA` (32-bit offset) placed right after it. Inserting one moves what follows,
-    /// so this repeats until every conditional jump fits.
+    /// unconditional `JA` (32-bit offset) placed right after it. Every far jump of a pass gets its
+    /// trampoline in one rebuild of the code; the trampolines move what follows, which can put
+    /// another jump out of reach, so passes repeat until every conditional jump fits (one or two
+    /// in practice; each pass only adds instructions, so this ends).
     fn lengthen_far_jumps(&mut self) {
         loop {
-            let far = self
-                .code
-                .iter()
-                .enumerate()
-                .find_map(|(at, &(code, _, t, f))| {
-                    let conditional = matches!(code, BPF_JEQ_K | BPF_JGE_K | BPF_JSET_K);
-                    let too_far = |to: To| self.target(to, at) - at - 1 > 255;
-                    (conditional && (too_far(t) || too_far(f))).then_some(at)
-                });
-            let Some(at) = far else { return };
-            let (code, k, if_true, if_false) = self.code[at];
-            let true_is_far = self.target(if_true, at) - at - 1 > 255;
-            // Everything after `at` moves down by one.
-            for label in &mut self.labels {
-                if *label > at {
-                    *label += 1;
-                }
+            let far: Vec<(usize, bool)> = (0..self.code.len())
+                .filter_map(|at| self.far_branch(at).map(|branch| (at, branch)))
+                .collect();
+            if far.is_empty() {
+                return;
             }
-            self.labels.push(at + 2);
+            self.insert_trampolines(&far);
+        }
+    }
+
+    /// Puts a trampoline after each of `far` (ascending instruction indices, each with the
+    /// branch that is too far): that branch falls into the trampoline, the other skips it.
+    fn insert_trampolines(&mut self, far: &[(usize, bool)]) {
+        // Where old instruction `i` lands: after every trampoline inserted before it.
+        let moved = |i: usize| i + far.partition_point(|&(at, _)| at < i);
+        for label in &mut self.labels {
+            *label = moved(*label);
+        }
+        let mut code = Vec::with_capacity(self.code.len() + far.len());
+        let mut pending = far.iter().peekable();
+        for (at, &(op, k, if_true, if_false)) in self.code.iter().enumerate() {
+            let Some(&(_, true_is_far)) = pending.next_if(|&&(f, _)| f == at) else {
+                code.push((op, k, if_true, if_false));
+                continue;
+            };
+            // The instruction after the trampoline: where the old `at + 1` now is.
+            self.labels.push(moved(at + 1));
             let after = To::Label(self.labels.len() - 1);
-            // The far branch falls into the trampoline; the other skips it.
             let (new_true, new_false, far_to) = if true_is_far {
                 (To::Next, after_or(if_false, after), if_true)
             } else {
                 (after_or(if_true, after), To::Next, if_false)
             };
-            self.code[at] = (code, k, new_true, new_false);
-            self.code.insert(at + 1, (BPF_JA, 0, far_to, To::Next));
+            code.push((op, k, new_true, new_false));
+            code.push((BPF_JA, 0, far_to, To::Next));
         }
+        self.code = code;
     }
 
     /// The instructions, each jump as the relative offset BPF wants.
@@ -901,6 +932,11 @@ pub fn assemble(arch: Arch, sockets: Sockets, reported: bool) -> Result<BpfProgr
                 })
                 .collect(),
         };
+        // A call refused (or reported) whatever its arguments goes there straight from the tree.
+        if let Some(&(ArgCheck::Any, to)) = checks.first() {
+            entries.push((*number, to));
+            continue;
+        }
         let block = asm.label();
         blocks.push((block, checks));
         entries.push((*number, block));
@@ -1315,8 +1351,10 @@ mod tests {
                 .max()
                 .unwrap();
             eprintln!(
-                "{arch:?}: {} instructions, longest path {longest} (seccompiler {theirs_longest})",
-                ours.len()
+                "{arch:?}: {} instructions ({} with reported calls), longest path {longest} \
+                 (seccompiler {theirs_longest})",
+                ours.len(),
+                program_with(arch, lines(false), true).len()
             );
             assert!(
                 longest <= 24,
