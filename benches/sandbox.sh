@@ -9,7 +9,8 @@
 #   - bwrap:    bwrap --ro-bind / / --dev /dev --proc /proc --bind WS WS --unshare-net
 #               --unshare-pid --die-with-parent bash -c 'echo hi'   (a bubblewrap sandbox doing
 #               the same job)
-# and, in a second run, /bin/true bare against `shellgate sandbox -- /bin/true`; in a third, a
+# and, in a second run, /bin/true bare against `shellgate sandbox -- /bin/true` and two floors (one
+# more process; mount and PID namespaces without a sandbox, by `unshare`); in a third, a
 # line that opens /dev/null for writing 2,000 times (WRITE_RUNS times, default 30): bare, in the
 # sandbox (every write-like call is observed by the supervisor, to name a refused one), and in
 # the sandbox with the network on (no supervisor: nothing observed). /dev/null keeps the disk out
@@ -36,7 +37,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/benches/common.sh"
 bench_binary sandbox
 runs=${RUNS:-300}
-for tool in hyperfine python3 git bash bwrap /usr/bin/time; do
+for tool in hyperfine python3 git bash bwrap unshare env /usr/bin/time; do
     command -v "$tool" >/dev/null || { echo "sandbox.sh: $tool is required" >&2; exit 1; }
 done
 
@@ -49,8 +50,15 @@ hyperfine -N --warmup 30 --runs "$runs" "${prepare[@]}" --export-json "$work/lin
     -n sandbox "$bin sandbox -- bash -c 'echo hi'" \
     -n run "$bin run -- 'echo hi'" \
     -n bwrap "$bw bash -c 'echo hi'" >/dev/null
+# Two floors beside it: one more process that only execs /bin/true (`env`), and util-linux's
+# `unshare` making mount and PID namespaces and forking into them, no sandbox at all (a user
+# namespace too when not root). Any launcher that is a process of its own and gives the line
+# those namespaces pays at least that.
+userns=$([ "$(id -u)" = 0 ] || echo -r)
 hyperfine -N --warmup 30 --runs "$runs" "${prepare[@]}" --export-json "$work/true.json" \
     -n true /bin/true \
+    -n env-true "env /bin/true" \
+    -n unshare-true "unshare $userns -m -p -f /bin/true" \
     -n sandbox-true "$bin sandbox -- /bin/true" >/dev/null
 
 # shellcheck disable=SC2016 # expanded by the bash that runs the line
