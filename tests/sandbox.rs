@@ -1016,6 +1016,90 @@ fn a_second_mount_of_the_workspace_is_read_only() {
 }
 
 #[test]
+fn a_mount_beneath_the_workspace_is_read_only() {
+    assert_eq!(
+        geteuid(),
+        0,
+        "needs root to bind-mount an outside directory into the workspace (--skip it when \
+         unprivileged)"
+    );
+    let mount_door = |s: &Scene| {
+        s.git_repo();
+        outside_file(s, "data\n");
+        let door = s.ws.join("door");
+        fs::create_dir_all(&door).unwrap();
+        let ok = Command::new("mount")
+            .arg("--bind")
+            .arg(&s.outside)
+            .arg(&door)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "bind mount");
+    };
+    let unmount_door = |s: &Scene| {
+        // Lazy: never busy, also when the run failed half-way.
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(s.ws.join("door"))
+            .status();
+    };
+    conformance(Attack::new(
+        "mount beneath the workspace",
+        &mount_door,
+        &|s, mut run| {
+            let out = run.sh("echo evil > door/f; echo new > door/new");
+            unmount_door(s);
+            out
+        },
+        &|s, _| {
+            unmount_door(s);
+            changed(&s.outside.join("f"), "data\n").or_else(|| {
+                s.outside
+                    .join("new")
+                    .exists()
+                    .then(|| "made a file through the mount".into())
+            })
+        },
+    ));
+    // The workspace around the mount stays writable.
+    for who in identities() {
+        let s = Scene::new(who);
+        mount_door(&s);
+        let out = s.sandbox().sh("echo x > beside && cat door/f");
+        unmount_door(&s);
+        assert_eq!(out.stdout(), "data\n", "{who:?}: {}", out.stderr());
+        assert_eq!(
+            read(&s.ws.join("beside")).as_deref(),
+            Some("x\n"),
+            "{who:?}"
+        );
+    }
+    // Kept writable on purpose (`wrap`'s own file mounts), one mount and only that one; a path
+    // that is not a mount is refused.
+    let s = Scene::new(Who::Me);
+    mount_door(&s);
+    let door = s.ws.join("door");
+    let out = s
+        .sandbox()
+        .flags(["--writable-mount", door.to_str().unwrap()])
+        .sh("echo granted > door/f");
+    let refused = s
+        .sandbox()
+        .flags(["--writable-mount", s.ws.to_str().unwrap()])
+        .sh("true");
+    unmount_door(&s);
+    assert_eq!(out.code(), Some(0), "{}", out.stderr());
+    assert_eq!(read(&s.outside.join("f")).as_deref(), Some("granted\n"));
+    assert_eq!(refused.code(), Some(2), "{}", refused.stderr());
+    assert!(
+        refused.stderr().contains("not the root of a mount"),
+        "{}",
+        refused.stderr()
+    );
+}
+
+#[test]
 fn the_binary_beneath_a_writable_root_stays_read_only() {
     for who in identities() {
         let s = Scene::new(who);

@@ -41,6 +41,9 @@ pub struct Args {
     /// Keep this directory read-only inside a writable one (a contained agent's shell snapshots).
     #[arg(long = "read-only", value_name = "DIR", hide = true)]
     pub read_only: Vec<PathBuf>,
+    /// Keep this mount beneath a writable root writable (a contained agent's own file mounts).
+    #[arg(long = "writable-mount", value_name = "PATH", hide = true)]
+    pub writable_mount: Vec<PathBuf>,
     /// Let the program read this credential store (a contained agent's own login).
     #[arg(long = "unhide", value_name = "PATH", hide = true)]
     pub unhide: Vec<PathBuf>,
@@ -112,6 +115,9 @@ fn spec(args: &Args) -> Result<Spec> {
     }
     for dir in &args.read_only {
         spec = spec.with_read_only(dir)?;
+    }
+    for path in &args.writable_mount {
+        spec = spec.with_writable_mount(path)?;
     }
     for path in &args.unhide {
         spec = spec.unhiding(path);

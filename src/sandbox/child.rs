@@ -58,7 +58,8 @@ pub enum Step {
     CloneTree { target: Target, slot: usize },
     /// Every mount, recursively, read-only and nosuid.
     ReadOnlyEverything,
-    /// Attach the copy in `slot` back on `target`: a writable root.
+    /// Attach the copy in `slot` back on `target`: a writable root. Only its own mount stays
+    /// writable; every mount beneath it is made read-only first.
     Attach { slot: usize, target: Target },
     /// A fresh tmpfs on `target` (the private `/dev/shm`). `under`: the slot of the empty source,
     /// attached first on the same mount point, so the tmpfs covers it. Attached, the source is torn
@@ -79,6 +80,9 @@ pub enum Step {
         shape: Shape,
         slot: usize,
     },
+    /// Make the mount at `target`, beneath a writable root, writable again (only that mount): a
+    /// contained agent's own file mount.
+    KeepWritable { target: Target },
     /// Bind `target` onto itself read-only (recursively): a protected path in a writable root.
     ReadOnlyBind { target: Target },
     /// Bind `target` onto itself: a mount point cannot be renamed or removed, so the directories
@@ -317,6 +321,8 @@ const MOUNT_ATTR_NOSUID: u64 = 0x02;
 const MOUNT_ATTR_NODEV: u64 = 0x04;
 const MOUNT_ATTR_NOEXEC: u64 = 0x08;
 const MS_SLAVE: u64 = 1 << 19;
+/// `statfs.f_flags`: the mount is read-only.
+const ST_RDONLY: u64 = 1;
 /// The name of the empty file in the empty source.
 const EMPTY_FILE: &CStr = c"f";
 /// The name of the empty directory in the empty source.
@@ -338,6 +344,29 @@ fn read_only_copy(fd: RawFd, name: &CStr, recursive: bool) -> Result<RawFd, (How
         return Err((How::Operate, e));
     }
     Ok(copy)
+}
+
+/// The copy of a writable root, before it is attached: every mount beneath it (a bind mount of
+/// some other directory, a second mount of the workspace) read-only, like everything outside the
+/// writable roots; the root's own mount as it was (writable, unless it already was read-only).
+fn only_the_root_writable(copy: RawFd) -> Result<(), (How, Errno)> {
+    let was_read_only = op(raw::mount_flags(copy))? & ST_RDONLY != 0;
+    op(raw::mount_setattr(
+        copy,
+        c"",
+        AT_EMPTY_PATH | AT_RECURSIVE,
+        MOUNT_ATTR_RDONLY,
+        0,
+    ))?;
+    if was_read_only {
+        return Ok(());
+    }
+    op(raw::mount_clearattr(
+        copy,
+        c"",
+        AT_EMPTY_PATH,
+        MOUNT_ATTR_RDONLY,
+    ))
 }
 
 /// Attaches `mount` (consumed) on `target_fd` (consumed).
@@ -369,6 +398,11 @@ fn apply(step: &Step, slots: &mut [RawFd; MAX_SLOTS]) -> Result<(), (How, Errno)
         Step::Attach { slot, target } => {
             let fd = open_checked(target, libc::O_DIRECTORY)?;
             let mount = std::mem::replace(&mut slots[*slot], -1);
+            if let Err(e) = only_the_root_writable(mount) {
+                raw::close(mount);
+                raw::close(fd);
+                return Err(e);
+            }
             attach(mount, fd)
         }
         Step::PrivateTmpfs { target, under } => {
@@ -447,6 +481,17 @@ fn apply(step: &Step, slots: &mut [RawFd; MAX_SLOTS]) -> Result<(), (How, Errno)
                     Err(e)
                 }
             }
+        }
+        Step::KeepWritable { target } => {
+            let fd = open_checked(target, 0)?;
+            let result = op(raw::mount_clearattr(
+                fd,
+                c"",
+                AT_EMPTY_PATH,
+                MOUNT_ATTR_RDONLY,
+            ));
+            raw::close(fd);
+            result
         }
         Step::ReadOnlyBind { target } => {
             let fd = open_checked(target, 0)?;

@@ -781,6 +781,11 @@ fn mount_steps(
         };
         steps.push(step);
     }
+    for path in &spec.writable_mounts {
+        if let Some(step) = keep_writable(path, plan)? {
+            steps.push((step, format!("keep the mount {} writable", path.display())));
+        }
+    }
     let empty_source = (!plan.hidden.is_empty()).then_some(writable.len());
     if let Some(slot) = empty_source {
         steps.push((
@@ -837,6 +842,26 @@ fn mount_steps(
         }
     }
     Ok(steps.into_iter().unzip())
+}
+
+/// The step that keeps a mount beneath a writable root writable; none for a mount that was
+/// read-only already (it stays so). One outside every writable root is refused.
+fn keep_writable(path: &Path, plan: &Plan) -> Result<Option<Step>> {
+    if !plan.writable_at(path) {
+        return Err(Error::new(
+            Code::SandboxUnavailable,
+            format!(
+                "the mount {} is not beneath a writable root, so it cannot stay writable",
+                path.display()
+            ),
+        ));
+    }
+    let flags = sys::mount_flags(path).map_err(|e| unopenable(path, &e))?;
+    if flags & libc::ST_RDONLY != 0 {
+        return Ok(None);
+    }
+    let target = open_target(path).map_err(|e| unopenable(path, &e))?;
+    Ok(Some(Step::KeepWritable { target }))
 }
 
 fn show(target: &Target) -> String {

@@ -191,6 +191,11 @@ pub struct Spec {
     /// Trees kept read-only inside writable roots besides the protected ones (canonical,
     /// existing): a contained agent's shell snapshots, which only the `wrap` broker writes.
     pub read_only_trees: Vec<PathBuf>,
+    /// Mounts beneath a writable root that stay writable (canonical, each the root of a mount):
+    /// a contained agent's own file mounts (`wrap`'s binds). Every other mount beneath a
+    /// writable root is read-only.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub writable_mounts: Vec<PathBuf>,
     /// Credential stores covered by empty read-only views (canonical, existing).
     pub hidden: Vec<PathBuf>,
     /// Protections a configuration dropped explicitly because this system cannot enforce them.
@@ -245,6 +250,7 @@ impl Spec {
             tcp_ports: Vec::new(),
             unix_sockets: false,
             read_only_trees: Vec::new(),
+            writable_mounts: Vec::new(),
             hidden: Vec::new(),
             dropped: BTreeSet::new(),
         })
@@ -295,6 +301,24 @@ impl Spec {
         let dir = canonical_dir(dir, "read-only tree")?;
         if !self.read_only_trees.contains(&dir) {
             self.read_only_trees.push(dir);
+        }
+        Ok(self)
+    }
+
+    /// Keeps the mount at `path` (a file or a directory, the root of a mount beneath a writable
+    /// root) writable: a contained agent's own file mount. Anything else is an error.
+    pub fn with_writable_mount(mut self, path: &Path) -> Result<Spec> {
+        let refuse =
+            |why: &str| Error::usage(format!("--writable-mount {}: {why}", path.display()));
+        if self.policy == Policy::ReadOnly {
+            return Err(refuse("read-only takes no writable mounts"));
+        }
+        let canonical = std::fs::canonicalize(path).map_err(|e| refuse(&e.to_string()))?;
+        if !crate::sandbox::sys::is_mount_root(&canonical).unwrap_or(false) {
+            return Err(refuse("not the root of a mount"));
+        }
+        if !self.writable_mounts.contains(&canonical) {
+            self.writable_mounts.push(canonical);
         }
         Ok(self)
     }

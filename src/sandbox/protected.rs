@@ -207,6 +207,12 @@ impl Plan {
             Layer::ReadOnly(_) => None,
         })
     }
+
+    /// Whether `path` is writable under the layers: its nearest enclosing layer is a writable
+    /// root.
+    pub fn writable_at(&self, path: &Path) -> bool {
+        writable_at(&self.layers, path)
+    }
 }
 
 /// Works out the plan for `spec`, creating the missing git paths it may create.
@@ -293,7 +299,8 @@ fn plan_with(spec: &Spec, env: &HomeEnv, creating: Creating) -> Result<Plan> {
 
 /// The layers for these writable roots and protected trees, shallow first: an outermost root; a
 /// protected tree whose nearest enclosing layer is writable; a root whose nearest enclosing layer
-/// is read-only. Anything else is already what its enclosing layer makes it.
+/// is read-only, or that is a mount of its own (the mounts beneath a writable root are made
+/// read-only). Anything else is already what its enclosing layer makes it.
 fn layers(roots: &[PathBuf], trees: &[PathBuf]) -> Vec<Layer> {
     let mut all: Vec<Layer> = roots
         .iter()
@@ -316,7 +323,7 @@ fn layers(roots: &[PathBuf], trees: &[PathBuf]) -> Vec<Layer> {
         let path = layer_path(&layer);
         let writable_here = writable_at(&layers, path);
         let keep = match layer {
-            Layer::Writable(_) => !writable_here,
+            Layer::Writable(_) => !writable_here || is_mount_root(path),
             Layer::ReadOnly(_) => writable_here,
         };
         if keep && !layers.iter().any(|l| layer_path(l) == path) {
@@ -324,6 +331,11 @@ fn layers(roots: &[PathBuf], trees: &[PathBuf]) -> Vec<Layer> {
         }
     }
     layers
+}
+
+/// Whether `path` is the root of a mount (an unreadable or absent path is not).
+fn is_mount_root(path: &Path) -> bool {
+    sys::is_mount_root(path).unwrap_or(false)
 }
 
 fn layer_path(layer: &Layer) -> &Path {

@@ -132,6 +132,35 @@ pub fn fstat(fd: RawFd) -> Result<(u64, u64, u32), Errno> {
     Ok((st.st_dev, st.st_ino, st.st_mode))
 }
 
+/// The kernel's `struct statfs` on 64-bit architectures (asm-generic/statfs.h, which x86_64 and
+/// aarch64 use): libc's own type hides `f_flags` on glibc.
+#[repr(C)]
+#[derive(Default)]
+struct KernelStatfs {
+    f_type: i64,
+    f_bsize: i64,
+    f_blocks: u64,
+    f_bfree: u64,
+    f_bavail: u64,
+    f_files: u64,
+    f_ffree: u64,
+    f_fsid: [i32; 2],
+    f_namelen: i64,
+    f_frsize: i64,
+    f_flags: i64,
+    f_spare: [i64; 4],
+}
+
+/// `fstatfs(fd)`'s `f_flags`: the flags (`ST_RDONLY`, ...) of the mount `fd` is on.
+pub fn mount_flags(fd: RawFd) -> Result<u64, Errno> {
+    let mut st = KernelStatfs::default();
+    let args = [int(fd), ptr(&raw mut st), 0, 0, 0, 0];
+    // SAFETY: `fstatfs(fd, &st)`: `st` is a writable buffer of the kernel's statfs layout on this
+    // stack frame.
+    check(unsafe { syscall(libc::SYS_fstatfs, args) })?;
+    Ok(st.f_flags as u64)
+}
+
 /// `open_tree(dir, path, flags)`: a detached copy of a mount tree (with `OPEN_TREE_CLONE`).
 pub fn open_tree(dir: RawFd, path: &CStr, flags: u32) -> Result<RawFd, Errno> {
     let args = [int(dir), ptr(path.as_ptr()), flags as usize, 0, 0, 0];
@@ -155,7 +184,7 @@ pub fn move_mount_fds(from: RawFd, to: RawFd) -> Result<(), Errno> {
     check(unsafe { syscall(libc::SYS_move_mount, args) }).map(drop)
 }
 
-/// `mount_setattr(dir, path, flags, {attr_set, attr_clr, propagation})`.
+/// `mount_setattr(dir, path, flags, {attr_set, 0, propagation})`.
 pub fn mount_setattr(
     dir: RawFd,
     path: &CStr,
@@ -163,9 +192,25 @@ pub fn mount_setattr(
     attr_set: u64,
     propagation: u64,
 ) -> Result<(), Errno> {
+    mount_attrs(dir, path, flags, attr_set, 0, propagation)
+}
+
+/// `mount_setattr(dir, path, flags, {0, attr_clr, 0})`.
+pub fn mount_clearattr(dir: RawFd, path: &CStr, flags: u32, attr_clr: u64) -> Result<(), Errno> {
+    mount_attrs(dir, path, flags, 0, attr_clr, 0)
+}
+
+fn mount_attrs(
+    dir: RawFd,
+    path: &CStr,
+    flags: u32,
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+) -> Result<(), Errno> {
     let attr = libc::mount_attr {
         attr_set,
-        attr_clr: 0,
+        attr_clr,
         propagation,
         userns_fd: 0,
     };

@@ -216,6 +216,13 @@ fn launch(options: &EnterOptions) -> ExitCode {
         for u in &options.unhide {
             command.arg("--unhide").arg(u);
         }
+        // The agent's own file mounts (made in `prepare`) lie beneath its writable roots, where
+        // every other mount is read-only.
+        for bind in &options.bind {
+            if let Ok((_, target)) = split_bind(bind) {
+                command.arg("--writable-mount").arg(target);
+            }
+        }
         command.arg("--").arg(&exe);
         command
     } else {
