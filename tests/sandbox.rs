@@ -1100,6 +1100,27 @@ fn a_mount_beneath_the_workspace_is_read_only() {
 }
 
 #[test]
+fn a_stream_on_a_file_in_a_protected_tree_cannot_be_reopened_for_writing() {
+    // The home lies beneath a writable root (the whole scene), so it is a protected tree bound
+    // read-only; a standard stream the caller opened on a file in it carries the caller's
+    // writable mount, which `/proc/self/fd/0` would reopen.
+    let attack = Attack::new(
+        "stream on a protected tree",
+        &|s| s.write(&s.home.join(".bashrc"), "# rc\n"),
+        &|s, mut run| {
+            let file = fs::File::open(s.home.join(".bashrc")).unwrap();
+            run.stdin_file(file).sh("echo evil >> /proc/self/fd/0")
+        },
+        &|s, _| changed(&s.home.join(".bashrc"), "# rc\n"),
+    );
+    conformance_with(attack, |s| {
+        let mut run = s.sandbox();
+        run.flags(["--writable", s.root.to_str().unwrap()]);
+        run
+    });
+}
+
+#[test]
 fn the_binary_beneath_a_writable_root_stays_read_only() {
     for who in identities() {
         let s = Scene::new(who);

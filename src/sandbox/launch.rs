@@ -217,7 +217,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         Some(fds) => fds.iter().map(AsRawFd::as_raw_fd).collect(),
         None => vec![0, 1, 2],
     };
-    check_streams(&stdio, &plan)?;
+    check_streams(&stdio, &command.passed, &plan)?;
     let layers = open_layers(&plan)?;
     check_workspace_identity(spec, &layers)?;
     if spec.contains_cwd {
@@ -893,14 +893,34 @@ fn check_already_enforced(plan: &Plan) -> Result<()> {
     }
 }
 
-/// A standard stream that is a directory (or an `O_PATH` handle) would be a handle on the host's
-/// tree below the read-only mounts (`openat(0, ".git/config")`), and one on a protected file
-/// could be reopened for writing through `/proc/self/fd/N`: refused rather than guessed.
-fn check_streams(fds: &[RawFd], plan: &Plan) -> Result<()> {
-    for (index, fd) in fds.iter().enumerate() {
-        let name = ["stdin", "stdout", "stderr"][index];
-        if sys::fd_file_type(*fd) == Some(libc::S_IFDIR)
-            || sys::fd_status_flags(*fd).is_some_and(|f| f & libc::O_PATH != 0)
+/// A standard stream (or a passed descriptor) that is a directory or an `O_PATH` handle would be
+/// a handle on the host's tree below the read-only mounts (`openat(0, ".git/config")`), and one
+/// on a protected file, or a file in a protected tree, could be reopened for writing through
+/// `/proc/self/fd/N`, whose path is the caller's writable mount: refused rather than guessed.
+fn check_streams(stdio: &[RawFd], passed: &[(OwnedFd, RawFd)], plan: &Plan) -> Result<()> {
+    let streams = stdio
+        .iter()
+        .zip([(0, "stdin"), (1, "stdout"), (2, "stderr")])
+        .map(|(fd, (number, name))| (*fd, name.to_owned(), number))
+        .chain(passed.iter().map(|(fd, number)| {
+            (
+                fd.as_raw_fd(),
+                format!("the passed descriptor {number}"),
+                *number,
+            )
+        }));
+    let protected: Vec<&Path> = plan
+        .read_only
+        .iter()
+        .map(PathBuf::as_path)
+        .chain(plan.layers.iter().filter_map(|layer| match layer {
+            Layer::ReadOnly(tree) => Some(tree.as_path()),
+            Layer::Writable(_) => None,
+        }))
+        .collect();
+    for (fd, name, number) in streams {
+        if sys::fd_file_type(fd) == Some(libc::S_IFDIR)
+            || sys::fd_status_flags(fd).is_some_and(|f| f & libc::O_PATH != 0)
         {
             return Err(Error::new(
                 Code::SandboxUnavailable,
@@ -912,12 +932,12 @@ fn check_streams(fds: &[RawFd], plan: &Plan) -> Result<()> {
         let Ok(target) = std::fs::read_link(format!("/proc/self/fd/{fd}")) else {
             continue;
         };
-        if plan.read_only.iter().any(|p| target.starts_with(p)) {
+        if protected.iter().any(|p| target.starts_with(p)) {
             return Err(Error::new(
                 Code::SandboxUnavailable,
                 format!(
                     "{name} is {}, a protected path: the program could reopen it for writing \
-                     through /proc/self/fd/{index}",
+                     through /proc/self/fd/{number}",
                     target.display()
                 ),
             ));

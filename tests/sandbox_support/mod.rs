@@ -270,6 +270,7 @@ impl Scene {
             who: self.who,
             sandboxed: true,
             stdin: None,
+            stdin_file: None,
             extra_fd: None,
         }
     }
@@ -284,6 +285,7 @@ impl Scene {
             who: self.who,
             sandboxed: false,
             stdin: None,
+            stdin_file: None,
             extra_fd: None,
         }
     }
@@ -329,6 +331,7 @@ pub struct Run {
     who: Who,
     sandboxed: bool,
     stdin: Option<Vec<u8>>,
+    stdin_file: Option<std::fs::File>,
     extra_fd: Option<(std::fs::File, i32)>,
 }
 
@@ -358,6 +361,12 @@ impl Run {
         self
     }
 
+    /// Runs with `file` as standard input (as a calling shell's `< file` would).
+    pub fn stdin_file(&mut self, file: std::fs::File) -> &mut Run {
+        self.stdin_file = Some(file);
+        self
+    }
+
     /// Hands `file` to the program as descriptor `fd` (as a calling shell's `exec 7>>f` would).
     pub fn with_fd(&mut self, file: std::fs::File, fd: i32) -> &mut Run {
         self.extra_fd = Some((file, fd));
@@ -377,10 +386,10 @@ impl Run {
         self.command
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .stdin(if self.stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
+            .stdin(match (&self.stdin, self.stdin_file.take()) {
+                (Some(_), _) => Stdio::piped(),
+                (None, Some(file)) => Stdio::from(file),
+                (None, None) => Stdio::null(),
             });
         if let Some((file, target)) = self.extra_fd.take() {
             use std::os::fd::IntoRawFd;
