@@ -284,18 +284,9 @@ fn fail(plan: &ChildPlan, step: u16, how: How, errno: Errno) -> ! {
     raw::exit(status)
 }
 
-const RESOLVE_NO_SYMLINKS: u64 = 0x04;
-const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
-
 /// Opens `target` without following any symlink and checks it is the object the parent saw.
 fn open_checked(target: &Target, flags: libc::c_int) -> Result<RawFd, (How, Errno)> {
-    let fd = raw::openat2(
-        libc::AT_FDCWD,
-        &target.path,
-        flags | libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW,
-        RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-    )
-    .map_err(|e| (How::Open, e))?;
+    let fd = raw::open_no_symlinks(&target.path, flags).map_err(|e| (How::Open, e))?;
     match raw::fstat(fd) {
         Ok((dev, ino, _)) if dev == target.id.dev && ino == target.id.ino => Ok(fd),
         Ok(_) => {
@@ -724,12 +715,7 @@ fn install_seccomp(plan: &ChildPlan) {
 }
 
 fn add_shm_rule(plan: &ChildPlan) {
-    let fd = match raw::openat2(
-        libc::AT_FDCWD,
-        c"/dev/shm",
-        libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        RESOLVE_NO_SYMLINKS,
-    ) {
+    let fd = match raw::open_no_symlinks(c"/dev/shm", libc::O_DIRECTORY) {
         Ok(fd) => fd,
         Err(e) => fail(plan, phase::SHM_RULE, How::Open, e),
     };

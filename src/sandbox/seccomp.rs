@@ -7,12 +7,13 @@
 //! ~400 instructions for this table cost ~0.2 ms; ours are ~70. The unit tests compile the same
 //! table with seccompiler and check both filters give the same verdict on every probe.
 //!
-//! Two calls answer `ENOSYS` instead of `EPERM`: `clone3` (its flags live in memory seccomp cannot
-//! read; libc falls back to `clone`, whose flags are checked) and the x32 syscall range on
-//! x86_64. (`openat2`'s mode lives in memory too, but it stays allowed: shellgate's own launcher
-//! needs it for its race-free opens when it runs nested in a sandbox. A set-id bit in the mode of
-//! a file created through a raw `openat2` is the one way left to make one; see docs/sandbox.md.) A call through a *foreign* syscall ABI (e.g. `int 0x80` on x86_64) is killed: no rule
-//! of ours would apply to it. Nothing else is ever killed.
+//! Three answer `ENOSYS` instead of `EPERM`: `clone3` (its flags live in memory seccomp cannot
+//! read; libc falls back to `clone`, whose flags are checked), `openat2` (its mode, set-id bits
+//! among them, lives in memory too; programs fall back to `openat`, whose mode is checked, and
+//! shellgate's own launcher nested in a sandbox walks its paths with `openat`), and the x32
+//! syscall range on x86_64 (see [`ENOSYS_CALLS`]). A call through a *foreign* syscall ABI (e.g.
+//! `int 0x80` on x86_64) is killed: no rule of ours would apply to it. Nothing else is ever
+//! killed.
 //!
 //! Syscall numbers are written out per architecture (checked against `libc` for the native one
 //! in the tests) so the aarch64 filter is built and tested on x86_64 too.
@@ -866,8 +867,8 @@ fn jump(code: u16, k: u32, jt: u8, jf: u8) -> sock_filter {
     sock_filter { code, jt, jf, k }
 }
 
-/// The filter for `arch`: allow by default, `EPERM` for the rule table, `ENOSYS` for `clone3` and
-/// x32 calls, kill for a foreign architecture (the tests' entry point; see [`assemble`]).
+/// The filter for `arch`: allow by default, `EPERM` for the rule table, `ENOSYS` for `clone3`,
+/// `openat2` and x32 calls, kill for a foreign architecture (the tests' entry point; see [`assemble`]).
 #[cfg(test)]
 pub fn program(arch: Arch, sockets: Sockets) -> BpfProgram {
     program_with(arch, sockets, false)
@@ -880,8 +881,8 @@ pub fn program_with(arch: Arch, sockets: Sockets, reported: bool) -> BpfProgram 
     assemble(arch, sockets, reported).unwrap()
 }
 
-/// The filter for `arch`: allow by default, `EPERM` for the rule table, `ENOSYS` for `clone3` and
-/// x32 calls, kill for a foreign architecture; with `reported`, [`Deny::Reported`] calls are sent
+/// The filter for `arch`: allow by default, `EPERM` for the rule table, `ENOSYS` for `clone3`,
+/// `openat2` and x32 calls, kill for a foreign architecture; with `reported`, [`Deny::Reported`] calls are sent
 /// to a supervisor (`SECCOMP_RET_USER_NOTIF`), and the filter must be installed with a listener.
 pub fn assemble(arch: Arch, sockets: Sockets, reported: bool) -> Result<BpfProgram> {
     let mut asm = Assembler::default();
@@ -904,9 +905,10 @@ pub fn assemble(arch: Arch, sockets: Sockets, reported: bool) -> Result<BpfProgr
         .filter_map(|(sys, rule)| Some((nr(sys, arch)?, rule)))
         .collect();
     // Every mentioned number with where it goes, sorted for the search tree.
-    let mut entries: Vec<(u32, To)> = nr(Sys::Clone3, arch)
-        .map(|clone3| (clone3, enosys))
-        .into_iter()
+    let mut entries: Vec<(u32, To)> = ENOSYS_CALLS
+        .iter()
+        .filter_map(|sys| nr(*sys, arch))
+        .map(|number| (number, enosys))
         .collect();
     let mut blocks: Vec<(To, Vec<(ArgCheck, To)>)> = Vec::new();
     for (number, rule) in &table {
@@ -966,14 +968,20 @@ pub fn assemble(arch: Arch, sockets: Sockets, reported: bool) -> Result<BpfProgr
     asm.finish()
 }
 
+/// Calls that answer `ENOSYS`, as on a kernel without them, so that libc and programs fall back
+/// to the older call the filter can read: `clone3` (its flags, namespaces among them, are in
+/// memory; `clone` has them in a register) and `openat2` (its mode, set-id bits among them, is in
+/// memory; `openat` has it in a register). shellgate's own launcher, nested in a sandbox, walks
+/// paths with `openat` instead ([`crate::sandbox::raw::open_no_symlinks`]).
+const ENOSYS_CALLS: [Sys; 2] = [Sys::Clone3, Sys::Openat2];
+
 /// The calls that change the filesystem by path (or through a descriptor): observed, so that a
 /// write the sandbox refuses outside the writable roots can be named. `openat` and `open` only
 /// when they open for writing, creating or truncating. A call that already has a rule keeps it,
 /// observed for what the rule lets through.
-const OBSERVED_WRITES: [(Sys, Option<u8>); 31] = [
+const OBSERVED_WRITES: [(Sys, Option<u8>); 30] = [
     (Sys::Open, Some(1)),
     (Sys::Openat, Some(2)),
-    (Sys::Openat2, None),
     (Sys::Creat, None),
     (Sys::Mkdir, None),
     (Sys::Mkdirat, None),
@@ -1393,7 +1401,7 @@ mod tests {
                 .filter(|n| *n != ABSENT)
                 .collect();
             numbers.extend([0, 1, 2, 3, 45, 59, 207, 221, 257, 500]);
-            numbers.retain(|n| *n != Sys::Clone3.number(arch));
+            numbers.retain(|n| !ENOSYS_CALLS.iter().any(|sys| *n == sys.number(arch)));
             numbers
         };
         for arch in ARCHES {
@@ -1757,6 +1765,12 @@ mod tests {
                 ALLOW
             );
             assert_eq!(verdict(arch, true, Sys::Clone3, &[]), ENOSYS);
+            // And in both variants, whatever the arguments: `openat2`'s mode is out of reach.
+            for reported in [false, true] {
+                let program = program_with(arch, lines(false), reported);
+                let call = Call::new(arch, Sys::Openat2, &[0, 0, 0, 24]);
+                assert_eq!(run(&program, &call), ENOSYS, "{arch:?} reported={reported}");
+            }
         }
     }
 

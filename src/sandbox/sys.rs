@@ -2,6 +2,7 @@
 //! file with the reason it is sound. Each wrapper returns `io::Result` and adds no policy; the
 //! one rule about errors lives here too: only `ENOENT`/`ENOTDIR` mean "does not exist".
 
+use super::raw;
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -73,34 +74,18 @@ pub fn mount(
     })
 }
 
-/// Opens `path` with `O_PATH`, refusing a symlink in *any* component (`RESOLVE_NO_SYMLINKS`), so
-/// a path checked for symlinks cannot be swapped for one before it is mounted on.
+/// Opens `path` with `O_PATH`, refusing a symlink in *any* component, so a path checked for
+/// symlinks cannot be swapped for one before it is mounted on ([`raw::open_no_symlinks`]:
+/// `openat2`, or a walk of `openat`s inside a sandbox that refuses `openat2`).
 pub fn open_path_no_symlinks(path: &Path) -> io::Result<OwnedFd> {
     let c_path = cstring(path)?;
-    // SAFETY: open_how is plain old data (three u64 fields); all-zero is a valid value.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
-    how.resolve = libc::RESOLVE_NO_SYMLINKS;
-    // SAFETY: openat2 reads `how` (a valid, fully initialised struct of the size passed) and the
-    // NUL-terminated path; on success it returns a new fd that nothing else owns.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            libc::AT_FDCWD,
-            c_path.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let fd = raw::open_no_symlinks(&c_path, 0).map_err(io::Error::from_raw_os_error)?;
     // SAFETY: `fd` was just returned by the kernel and is owned by no one else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// Opens `relative` beneath the directory `dir` with `O_PATH`, refusing `..`, absolute paths and
-/// symlinks (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`).
+/// symlinks ([`raw::open_dir_beneath`]).
 pub fn open_beneath(dir: std::os::fd::BorrowedFd, relative: &Path) -> io::Result<OwnedFd> {
     let relative = if relative.as_os_str().is_empty() {
         Path::new(".")
@@ -108,26 +93,10 @@ pub fn open_beneath(dir: std::os::fd::BorrowedFd, relative: &Path) -> io::Result
         relative
     };
     let c_path = cstring(relative)?;
-    // SAFETY: open_how is plain old data (three u64 fields); all-zero is a valid value.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY) as u64;
-    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS;
-    // SAFETY: openat2 reads `how` (valid, of the size passed) and the NUL-terminated path; the
-    // directory descriptor is borrowed, so open.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            dir.as_raw_fd(),
-            c_path.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let fd =
+        raw::open_dir_beneath(dir.as_raw_fd(), &c_path).map_err(io::Error::from_raw_os_error)?;
     // SAFETY: `fd` was just returned by the kernel and is owned by no one else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// The `/proc/self/fd/N` path of an fd: mounting on it acts on exactly the opened file.
