@@ -54,7 +54,8 @@ pub enum Shape {
 pub enum Step {
     /// Stop mounts made from here on from propagating to the host.
     MakeRootSlave,
-    /// A detached, recursive copy of the mount tree at `target` (still writable), kept in `slot`.
+    /// A detached, recursive copy of the mount tree at `target` (still writable), kept in `slot`:
+    /// a writable root, or a writable mount beneath one (a file mount too).
     CloneTree { target: Target, slot: usize },
     /// Every mount, recursively, read-only and nosuid.
     ReadOnlyEverything,
@@ -80,9 +81,6 @@ pub enum Step {
         shape: Shape,
         slot: usize,
     },
-    /// Make the mount at `target`, beneath a writable root, writable again (only that mount): a
-    /// contained agent's own file mount.
-    KeepWritable { target: Target },
     /// Bind `target` onto itself read-only (recursively): a protected path in a writable root.
     ReadOnlyBind { target: Target },
     /// Bind `target` onto itself: a mount point cannot be renamed or removed, so the directories
@@ -372,7 +370,9 @@ fn apply(step: &Step, slots: &mut [RawFd; MAX_SLOTS]) -> Result<(), (How, Errno)
     match step {
         Step::MakeRootSlave => op(raw::make_root_slave()),
         Step::CloneTree { target, slot } => {
-            let fd = open_checked(target, libc::O_DIRECTORY)?;
+            // A directory, or a file mount (a contained agent's own): what the parent opened,
+            // which the identity check makes sure of.
+            let fd = open_checked(target, 0)?;
             let flags = OPEN_TREE_CLONE | AT_RECURSIVE | AT_EMPTY_PATH | libc::O_CLOEXEC as u32;
             let copy = op(raw::open_tree(fd, c"", flags));
             raw::close(fd);
@@ -387,7 +387,7 @@ fn apply(step: &Step, slots: &mut [RawFd; MAX_SLOTS]) -> Result<(), (How, Errno)
             MS_SLAVE,
         )),
         Step::Attach { slot, target } => {
-            let fd = open_checked(target, libc::O_DIRECTORY)?;
+            let fd = open_checked(target, 0)?;
             let mount = std::mem::replace(&mut slots[*slot], -1);
             if let Err(e) = only_the_root_writable(mount) {
                 raw::close(mount);
@@ -472,17 +472,6 @@ fn apply(step: &Step, slots: &mut [RawFd; MAX_SLOTS]) -> Result<(), (How, Errno)
                     Err(e)
                 }
             }
-        }
-        Step::KeepWritable { target } => {
-            let fd = open_checked(target, 0)?;
-            let result = op(raw::mount_clearattr(
-                fd,
-                c"",
-                AT_EMPTY_PATH,
-                MOUNT_ATTR_RDONLY,
-            ));
-            raw::close(fd);
-            result
         }
         Step::ReadOnlyBind { target } => {
             let fd = open_checked(target, 0)?;

@@ -226,9 +226,14 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     if namespaces == Namespaces::Nested {
         check_already_enforced(&plan)?;
     }
+    // The writable mounts lie beneath a writable root, whose rule covers them (and one that is a
+    // file could take no directory rights): layers for the mount tree only.
     let writable: Vec<BorrowedFd> = layers
         .iter()
-        .filter(|(layer, _, _)| matches!(layer, Layer::Writable(_)))
+        .filter(|(layer, _, _)| match layer {
+            Layer::Writable(path) => !spec.writable_mounts.contains(path),
+            Layer::ReadOnly(_) => false,
+        })
         .map(|(_, fd, _)| fd.as_fd())
         .collect();
     let grants = Grants {
@@ -781,11 +786,6 @@ fn mount_steps(
         };
         steps.push(step);
     }
-    for path in &spec.writable_mounts {
-        if let Some(step) = keep_writable(path, plan)? {
-            steps.push((step, format!("keep the mount {} writable", path.display())));
-        }
-    }
     let empty_source = (!plan.hidden.is_empty()).then_some(writable.len());
     if let Some(slot) = empty_source {
         steps.push((
@@ -842,26 +842,6 @@ fn mount_steps(
         }
     }
     Ok(steps.into_iter().unzip())
-}
-
-/// The step that keeps a mount beneath a writable root writable; none for a mount that was
-/// read-only already (it stays so). One outside every writable root is refused.
-fn keep_writable(path: &Path, plan: &Plan) -> Result<Option<Step>> {
-    if !plan.writable_at(path) {
-        return Err(Error::new(
-            Code::SandboxUnavailable,
-            format!(
-                "the mount {} is not beneath a writable root, so it cannot stay writable",
-                path.display()
-            ),
-        ));
-    }
-    let flags = sys::mount_flags(path).map_err(|e| unopenable(path, &e))?;
-    if flags & libc::ST_RDONLY != 0 {
-        return Ok(None);
-    }
-    let target = open_target(path).map_err(|e| unopenable(path, &e))?;
-    Ok(Some(Step::KeepWritable { target }))
 }
 
 fn show(target: &Target) -> String {

@@ -306,7 +306,8 @@ impl Spec {
     }
 
     /// Keeps the mount at `path` (a file or a directory, the root of a mount beneath a writable
-    /// root) writable: a contained agent's own file mount. Anything else is an error.
+    /// root added before it) writable: a contained agent's own file mount. Anything else is an
+    /// error.
     pub fn with_writable_mount(mut self, path: &Path) -> Result<Spec> {
         let refuse =
             |why: &str| Error::usage(format!("--writable-mount {}: {why}", path.display()));
@@ -316,6 +317,13 @@ impl Spec {
         let canonical = std::fs::canonicalize(path).map_err(|e| refuse(&e.to_string()))?;
         if !crate::sandbox::sys::is_mount_root(&canonical).unwrap_or(false) {
             return Err(refuse("not the root of a mount"));
+        }
+        let beneath_a_root = self
+            .writable_roots()
+            .iter()
+            .any(|root| canonical.starts_with(root) && canonical != *root);
+        if !beneath_a_root {
+            return Err(refuse("not beneath a writable root"));
         }
         if !self.writable_mounts.contains(&canonical) {
             self.writable_mounts.push(canonical);

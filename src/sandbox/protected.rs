@@ -207,12 +207,6 @@ impl Plan {
             Layer::ReadOnly(_) => None,
         })
     }
-
-    /// Whether `path` is writable under the layers: its nearest enclosing layer is a writable
-    /// root.
-    pub fn writable_at(&self, path: &Path) -> bool {
-        writable_at(&self.layers, path)
-    }
 }
 
 /// Works out the plan for `spec`, creating the missing git paths it may create.
@@ -247,7 +241,21 @@ fn plan_with(spec: &Spec, env: &HomeEnv, creating: Creating) -> Result<Plan> {
         .chain(&spec.read_only_trees)
         .cloned()
         .collect();
-    plan.layers = layers(&spec.writable_roots(), &trees);
+    plan.layers = layers(&spec.writable_roots(), &spec.writable_mounts, &trees);
+    let writable_layer = |path: &PathBuf| {
+        plan.layers
+            .iter()
+            .any(|layer| matches!(layer, Layer::Writable(p) if p == path))
+    };
+    if let Some(kept_read_only) = spec.writable_mounts.iter().find(|m| !writable_layer(m)) {
+        return Err(Error::new(
+            Code::SandboxUnavailable,
+            format!(
+                "the mount {} lies in a protected tree, so it cannot be kept writable",
+                kept_read_only.display()
+            ),
+        ));
+    }
     if spec.dropped.contains(&Protection::ProtectedPaths) {
         return Ok(plan);
     }
@@ -297,13 +305,16 @@ fn plan_with(spec: &Spec, env: &HomeEnv, creating: Creating) -> Result<Plan> {
     Ok(plan)
 }
 
-/// The layers for these writable roots and protected trees, shallow first: an outermost root; a
-/// protected tree whose nearest enclosing layer is writable; a root whose nearest enclosing layer
-/// is read-only, or that is a mount of its own (the mounts beneath a writable root are made
-/// read-only). Anything else is already what its enclosing layer makes it.
-fn layers(roots: &[PathBuf], trees: &[PathBuf]) -> Vec<Layer> {
+/// The layers for these writable roots, writable mounts and protected trees, shallow first: an
+/// outermost root; a protected tree whose nearest enclosing layer is writable; a root whose
+/// nearest enclosing layer is read-only, or that is a mount of its own (the mounts beneath a
+/// writable root are made read-only); a writable mount (a mount of its own, see
+/// [`Spec::writable_mounts`]) whose nearest enclosing layer is writable, never one in a protected
+/// tree. Anything else is already what its enclosing layer makes it.
+fn layers(roots: &[PathBuf], mounts: &[PathBuf], trees: &[PathBuf]) -> Vec<Layer> {
     let mut all: Vec<Layer> = roots
         .iter()
+        .chain(mounts)
         .cloned()
         .map(Layer::Writable)
         .chain(
@@ -323,6 +334,7 @@ fn layers(roots: &[PathBuf], trees: &[PathBuf]) -> Vec<Layer> {
         let path = layer_path(&layer);
         let writable_here = writable_at(&layers, path);
         let keep = match layer {
+            Layer::Writable(_) if mounts.iter().any(|m| m == path) => writable_here,
             Layer::Writable(_) => !writable_here || is_mount_root(path),
             Layer::ReadOnly(_) => writable_here,
         };
@@ -644,6 +656,28 @@ mod tests {
         // The scratch repositories live under /tmp, itself a writable root by default.
         spec.temp_dirs.clear();
         spec
+    }
+
+    #[test]
+    fn a_writable_mount_is_a_layer_only_where_its_enclosing_layer_is_writable() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        let (home, agent) = (root.join("home"), root.join("home/.agent"));
+        fs::create_dir_all(&agent).unwrap();
+        // A protected home inside the root, the agent's own directory a root inside the home.
+        let mounts = [agent.join("state.json"), home.join("x.json")];
+        let got = layers(
+            &[root.clone(), agent.clone()],
+            &mounts,
+            std::slice::from_ref(&home),
+        );
+        let writable = |path: &Path| {
+            got.iter()
+                .any(|l| matches!(l, Layer::Writable(p) if p == path))
+        };
+        assert!(writable(&agent), "{got:?}");
+        assert!(writable(&agent.join("state.json")), "{got:?}");
+        assert!(!writable(&home.join("x.json")), "{got:?}");
     }
 
     #[test]

@@ -219,9 +219,10 @@ fn launch(options: &EnterOptions) -> ExitCode {
         // The agent's own file mounts (made in `prepare`) lie beneath its writable roots, where
         // every other mount is read-only.
         for bind in &options.bind {
-            if let Ok((_, target)) = split_bind(bind) {
-                command.arg("--writable-mount").arg(target);
-            }
+            match split_bind(bind) {
+                Ok((_, target)) => command.arg("--writable-mount").arg(target),
+                Err(e) => return refuse(&e),
+            };
         }
         command.arg("--").arg(&exe);
         command
