@@ -170,31 +170,28 @@ fn walk(
     flags: libc::c_int,
     dotdot: bool,
 ) -> Result<RawFd, Errno> {
-    let mut names = rest
-        .split(|b| *b == b'/')
-        .filter(|n| !n.is_empty())
-        .peekable();
-    let first_flags = if names.peek().is_some() {
-        libc::O_DIRECTORY
-    } else {
-        flags
-    };
-    let mut current = open_component(dir, first, first_flags)?;
+    let rest = rest.split(|b| *b == b'/').filter(|n| !n.is_empty());
+    let mut names = std::iter::once(first).chain(rest).peekable();
+    // `dir` until the first component is open, then the descriptor this walk owns.
+    let mut current = None;
     while let Some(name) = names.next() {
-        if name == b".." && !dotdot {
-            close(current);
-            return Err(libc::EXDEV);
-        }
-        let wanted = if names.peek().is_some() {
-            libc::O_DIRECTORY
+        let next = if name == b".." && !dotdot {
+            Err(libc::EXDEV)
         } else {
-            flags
+            let wanted = if names.peek().is_some() {
+                libc::O_DIRECTORY
+            } else {
+                flags
+            };
+            open_component(current.unwrap_or(dir), name, wanted)
         };
-        let next = open_component(current, name, wanted);
-        close(current);
-        current = next?;
+        if let Some(fd) = current {
+            close(fd);
+        }
+        current = Some(next?);
     }
-    Ok(current)
+    // `first` is always there, so the loop ran.
+    current.ok_or(libc::EINVAL)
 }
 
 /// `openat(dir, name, O_PATH | O_NOFOLLOW | flags)` for one path component, refusing a symlink.
