@@ -42,16 +42,17 @@ if [ "$libc" = auto ] && command -v musl-gcc >/dev/null 2>&1 &&
   target=$musl
 fi
 out="${CARGO_TARGET_DIR:-$here/target}"
+target_args=()
 if [ -n "$target" ]; then
   echo "building shellgate (release, static, $target)…" >&2
-  cargo build --release --locked --target "$target" --manifest-path "$here/Cargo.toml" >&2
-  built="$out/$target/release/shellgate"
+  target_args=(--target "$target")
+  out="$out/$target"
 else
   echo "building shellgate (release, glibc)…" >&2
   [ "$libc" = auto ] && echo "note: for the faster static build: rustup target add $musl; apt-get install musl-tools" >&2
-  cargo build --release --locked --manifest-path "$here/Cargo.toml" >&2
-  built="$out/release/shellgate"
 fi
+cargo build --release --locked "${target_args[@]}" --manifest-path "$here/Cargo.toml" >&2
+built="$out/release/shellgate"
 
 bindir="$prefix/bin"
 mkdir -p "$bindir"

@@ -868,7 +868,8 @@ fn jump(code: u16, k: u32, jt: u8, jf: u8) -> sock_filter {
 }
 
 /// The filter for `arch`: allow by default, `EPERM` for the rule table, `ENOSYS` for `clone3`,
-/// `openat2` and x32 calls, kill for a foreign architecture (the tests' entry point; see [`assemble`]).
+/// `openat2` and x32 calls, kill for a foreign architecture (the tests' entry point; see
+/// [`assemble`]).
 #[cfg(test)]
 pub fn program(arch: Arch, sockets: Sockets) -> BpfProgram {
     program_with(arch, sockets, false)
@@ -881,9 +882,10 @@ pub fn program_with(arch: Arch, sockets: Sockets, reported: bool) -> BpfProgram 
     assemble(arch, sockets, reported).unwrap()
 }
 
-/// The filter for `arch`: allow by default, `EPERM` for the rule table, `ENOSYS` for `clone3`,
-/// `openat2` and x32 calls, kill for a foreign architecture; with `reported`, [`Deny::Reported`] calls are sent
-/// to a supervisor (`SECCOMP_RET_USER_NOTIF`), and the filter must be installed with a listener.
+/// The filter for `arch`: allow by default, `EPERM` for the rule table, `ENOSYS` for
+/// [`ENOSYS_CALLS`] and x32 calls, kill for a foreign architecture; with `reported`,
+/// [`Deny::Reported`] calls are sent to a supervisor (`SECCOMP_RET_USER_NOTIF`), and the filter
+/// must be installed with a listener.
 pub fn assemble(arch: Arch, sockets: Sockets, reported: bool) -> Result<BpfProgram> {
     let mut asm = Assembler::default();
     let (allow, deny, enosys, kill) = (asm.label(), asm.label(), asm.label(), asm.label());
