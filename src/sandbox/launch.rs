@@ -909,8 +909,18 @@ fn check_streams(stdio: &[RawFd], passed: &[(OwnedFd, RawFd)], plan: &Plan) -> R
                 ),
             ));
         }
-        let Ok(target) = std::fs::read_link(format!("/proc/self/fd/{fd}")) else {
-            continue;
+        let target = match std::fs::read_link(format!("/proc/self/fd/{fd}")) {
+            Ok(target) => target,
+            // Not open: nothing to reopen.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                return Err(Error::new(
+                    Code::SandboxUnavailable,
+                    format!(
+                        "cannot tell what {name} is (/proc/self/fd/{fd}: {e}), so it cannot be checked"
+                    ),
+                ));
+            }
         };
         if protected.iter().any(|p| target.starts_with(p)) {
             return Err(Error::new(
