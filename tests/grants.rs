@@ -33,13 +33,10 @@ impl Lab {
         let bin = dir.path().join("bin");
         std::fs::create_dir_all(&bin).unwrap();
         let client = bin.join("fetchx");
-        std::fs::write(
+        support::write_executable(
             &client,
             "#!/bin/bash\nexec 3<>\"/dev/tcp/$1/$2\" || exit 7\necho connected\n",
-        )
-        .unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&client, std::fs::Permissions::from_mode(0o755)).unwrap();
+        );
         Lab { dir, user }
     }
 

@@ -593,8 +593,7 @@ fn lines_change_the_shell(shell: &str) {
     std::fs::create_dir_all(f.ws.join("venv/bin")).unwrap();
     std::fs::write(f.ws.join("venv/bin/activate"), ACTIVATE).unwrap();
     let tool = f.ws.join("venv/bin/venvtool");
-    std::fs::write(&tool, "#!/bin/sh\necho VENV-TOOL-$((2*21))\n").unwrap();
-    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    support::write_executable(&tool, "#!/bin/sh\necho VENV-TOOL-$((2*21))\n");
     let mut sh = f.interactive(shell);
     sh.line("cd sub");
     let out = sh.line("pwd");
@@ -900,8 +899,7 @@ fn own_commands_run_outside_the_sandbox_by_the_hooks_binary(shell: &str) {
     let f = Fixture::with_rc(&format!("PATH=\"$HOME/{fake}:$PATH\""));
     std::fs::create_dir_all(f.home.join(fake)).unwrap();
     let script = f.home.join(fake).join("shellgate");
-    std::fs::write(&script, "#!/bin/sh\necho FAKE-SHELLGATE\n").unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    support::write_executable(&script, "#!/bin/sh\necho FAKE-SHELLGATE\n");
     let mut sh = f.interactive(shell);
     let (out, status) = sh.run("shellgate doctor", &[]);
     assert!(

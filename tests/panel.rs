@@ -543,12 +543,10 @@ fn the_open_launcher_is_removed_once_the_browser_came_in() {
     std::fs::create_dir_all(&bin).unwrap();
     let seen = lab.path("seen.html");
     let opener = bin.join("xdg-open");
-    std::fs::write(
+    support::write_executable(
         &opener,
         format!("#!/bin/sh\ncp \"$1\" '{}'\n", seen.display()),
-    )
-    .unwrap();
-    std::fs::set_permissions(&opener, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let path = format!("{}:/usr/bin:/bin", bin.display());
     let panel = PanelRun::start_with_env(&lab, &["--session", "l", "--open"], &[("PATH", path)]);
     let launcher = lab.path("state").join("shellgate/panel-open.html");

@@ -244,7 +244,7 @@ fn file_capabilities_grant_nothing_inside() {
     );
     let s = me();
     let cat = s.ws.join("cat");
-    fs::copy("/bin/cat", &cat).unwrap();
+    support::copy_executable(Path::new("/bin/cat"), &cat);
     let ok = Command::new(setcap)
         .args(["cap_dac_override,cap_sys_admin+ep"])
         .arg(&cat)
@@ -1132,7 +1132,7 @@ fn the_binary_beneath_a_writable_root_stays_read_only() {
         let s = Scene::new(who);
         let copy = s.ws.join("bin/shellgate");
         fs::create_dir_all(copy.parent().unwrap()).unwrap();
-        fs::copy(binary(), &copy).unwrap();
+        support::copy_executable(binary(), &copy);
         s.chown(&s.ws.join("bin"));
         let before = fs::read(&copy).unwrap();
         let out = s

@@ -301,12 +301,10 @@ fn an_agent_started_through_a_shim_script_is_gated() {
     )
     .unwrap();
     let shim = shim_dir.join("python3");
-    std::fs::write(
+    support::write_executable(
         &shim,
         "#!/bin/bash\n# a version-manager shim\nexec /usr/bin/python3 \"$@\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let marker = f.outside.join("made");
     let out = f.wrap(
         &[],
@@ -515,8 +513,7 @@ fn real_agent(agent: &str, lines: &[&str], used_before: bool, delay: &str) -> Ag
     let bin = dir.path().join("extra-bin");
     std::fs::create_dir_all(&bin).unwrap();
     let tool = bin.join("extra-tool");
-    std::fs::write(&tool, "#!/bin/sh\necho extra-tool-ran\n").unwrap();
-    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    support::write_executable(&tool, "#!/bin/sh\necho extra-tool-ran\n");
     let path = format!(
         "{}:{}",
         bin.display(),

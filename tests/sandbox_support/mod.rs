@@ -124,8 +124,7 @@ pub fn binary() -> &'static Path {
             return copy;
         }
         let partial = dir.join(format!("shellgate.partial-{}", std::process::id()));
-        std::fs::copy(original, &partial).unwrap();
-        std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o755)).unwrap();
+        crate::support::copy_executable(&original, &partial);
         std::fs::rename(&partial, &copy).unwrap();
         copy
     })

@@ -9,6 +9,8 @@
 //!   running the tests), and the default disposition of every signal: a parent started with `&`
 //!   or `nohup` ignores SIGINT, and an ignored signal stays ignored across `exec`.
 //! * [`detach`]: no controlling terminal, as for an agent's subprocess or CI.
+//! * [`write_executable`], [`copy_executable`]: a program a test makes is written by a child
+//!   process, never by the test process (see there).
 
 #![allow(dead_code)] // Each test binary uses its own part of this module.
 
@@ -19,6 +21,48 @@ use std::process::Command;
 /// Directories the sandbox makes writable (`/tmp`, `/var/tmp`) or private (`/dev/shm`, a fresh
 /// one in every sandbox): no place for files a sandboxed line must see but not change.
 const SANDBOX_TEMP_ROOTS: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
+
+/// Writes `contents` to `path` as a program (mode 0755) from a child process. A descriptor this
+/// process held open for writing would be inherited by every child another test thread forks
+/// meanwhile, and executing the file before that child reaches its own `exec` fails with
+/// `ETXTBSY` ("Text file busy"); a file written by a child is open for writing nowhere once the
+/// child has exited.
+pub fn write_executable(path: &Path, contents: impl AsRef<[u8]>) {
+    use std::io::Write;
+    let mut child = Command::new("/bin/sh")
+        .args(["-c", "cat > \"$1\" && chmod 0755 \"$1\"", "sh"])
+        .arg(path)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("sh starts");
+    let mut stdin = child.stdin.take().expect("a pipe to sh");
+    stdin
+        .write_all(contents.as_ref())
+        .expect("the program is written");
+    drop(stdin);
+    let status = child.wait().expect("sh finishes");
+    assert!(
+        status.success(),
+        "writing {} failed: {status}",
+        path.display()
+    );
+}
+
+/// Copies the program `from` to `to` (mode 0755) from a child process, for the reason given at
+/// [`write_executable`].
+pub fn copy_executable(from: &Path, to: &Path) {
+    let status = Command::new("install")
+        .args(["-m", "0755"])
+        .arg(from)
+        .arg(to)
+        .status()
+        .expect("install starts");
+    assert!(
+        status.success(),
+        "copying {} failed: {status}",
+        from.display()
+    );
+}
 
 /// A fresh directory outside every directory the sandbox makes writable or private, removed when
 /// dropped (see [`scratch_base`]).
