@@ -803,9 +803,13 @@ fn writing_truncating_and_renaming_outside() {
                 outside_file(s, "data\n");
             },
             &|s, mut run| {
-                run.sh(&line
-                    .replace("OUT", s.outside.to_str().unwrap())
-                    .replace("WS", s.ws.to_str().unwrap()))
+                // One pass over the template: a scene's random name may itself hold "WS".
+                let filled = line
+                    .split("OUT")
+                    .map(|part| part.replace("WS", s.ws.to_str().unwrap()))
+                    .collect::<Vec<_>>()
+                    .join(s.outside.to_str().unwrap());
+                run.sh(&filled)
             },
             &|s, _| {
                 changed(&s.outside.join("f"), "data\n")
