@@ -390,22 +390,32 @@ impl Run {
                 (None, Some(file)) => Stdio::from(file),
                 (None, None) => Stdio::null(),
             });
-        if let Some((file, target)) = self.extra_fd.take() {
-            use std::os::fd::IntoRawFd;
-            let raw = file.into_raw_fd();
-            // SAFETY: dup2 between fork and exec is async-signal-safe; `raw` stays open in the
-            // parent until the child has been spawned (it is leaked into the child on purpose).
+        // Kept open in this process until the child has been spawned, then closed.
+        let passed = self.extra_fd.take().map(|(file, target)| {
+            use std::os::fd::AsRawFd;
+            let raw = file.as_raw_fd();
+            // SAFETY: dup2 and fcntl between fork and exec are async-signal-safe; `raw` is open
+            // until after `spawn` (the `File` lives in `passed`). `dup2(fd, fd)` keeps the
+            // close-on-exec flag, so a descriptor that already has the target number has the flag
+            // cleared instead.
             unsafe {
                 self.command.pre_exec(move || {
-                    if libc::dup2(raw, target) < 0 {
+                    let done = if raw == target {
+                        libc::fcntl(raw, libc::F_SETFD, 0)
+                    } else {
+                        libc::dup2(raw, target)
+                    };
+                    if done < 0 {
                         return Err(std::io::Error::last_os_error());
                     }
                     Ok(())
                 });
             }
-        }
+            file
+        });
         self.who.apply(&mut self.command);
         let mut child = self.command.spawn().expect("the program starts");
+        drop(passed);
         if let Some(bytes) = self.stdin.take() {
             use std::io::Write;
             let mut stdin = child.stdin.take().unwrap();
