@@ -187,6 +187,13 @@ impl Code {
         }
     }
 
+    /// Whether the line ran before this outcome: the sandbox refused it something
+    /// (`SANDBOX_DENIED`) or its guard moved aside what it planted (`SANDBOX_VIOLATION`). Every
+    /// other refusal comes before the line starts.
+    pub fn line_ran(self) -> bool {
+        matches!(self, Code::SandboxDenied | Code::SandboxViolation)
+    }
+
     /// The marker that opens the agent-facing refusal block on stderr.
     pub fn marker(self) -> &'static str {
         match self {
@@ -311,11 +318,12 @@ pub fn refusal_block(code: Code, reason: &str) -> String {
     )
 }
 
-/// The refusal as a person at an interactive prompt reads it: what did not run and why, in one
-/// line, and what they can do about it. An agent gets [`refusal_block`] instead, with its
+/// The refusal as a person at an interactive prompt reads it: what did not run (or failed in the
+/// sandbox) and why, in one line, and what they can do about it. An agent gets [`refusal_block`] instead, with its
 /// instruction not to route around the refusal; a person is the one who decides.
 pub fn person_message(code: Code, reason: &str) -> String {
     let what = match code.kind() {
+        _ if code.line_ran() => "shellgate: failed in the sandbox",
         CodeKind::Failure => "shellgate: not run (a failure, not a verdict on the line)",
         _ => "shellgate: not run",
     };
@@ -500,7 +508,12 @@ mod tests {
             let text = person_message(code, "because");
             assert!(!text.contains("Do not try"), "{code}: {text}");
             assert!(!text.contains("\n\n"), "{code}: a blank line in {text:?}");
-            assert!(text.starts_with("shellgate: not run"), "{code}: {text}");
+            let opening = if code.line_ran() {
+                "shellgate: failed in the sandbox: "
+            } else {
+                "shellgate: not run"
+            };
+            assert!(text.starts_with(opening), "{code}: {text}");
         }
     }
 }

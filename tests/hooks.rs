@@ -246,11 +246,20 @@ fn plain(text: &str) -> String {
 fn allowed_line_runs_once(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
-    let out = sh.line(&format!(
-        "echo A$((40+2)); touch {}",
-        f.marker("once").display()
-    ));
+    let (out, status) = sh.run(
+        &format!("echo A$((40+2)); touch {}", f.marker("once").display()),
+        &[],
+    );
     assert!(out.contains("A42"), "{out}");
+    // The line ran; the person is told it failed in the sandbox, not that it did not run.
+    assert_eq!(status, 217, "{out}");
+    assert!(
+        out.contains(
+            "shellgate: failed in the sandbox: the line exited 1 after the sandbox refused"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("not run"), "{out}");
     assert_eq!(
         out.matches("A42").count(),
         1,
