@@ -310,8 +310,6 @@ const MOUNT_ATTR_NOSUID: u64 = 0x02;
 const MOUNT_ATTR_NODEV: u64 = 0x04;
 const MOUNT_ATTR_NOEXEC: u64 = 0x08;
 const MS_SLAVE: u64 = 1 << 19;
-/// `statfs.f_flags`: the mount is read-only.
-const ST_RDONLY: u64 = 1;
 /// The name of the empty file in the empty source.
 const EMPTY_FILE: &CStr = c"f";
 /// The name of the empty directory in the empty source.
@@ -339,7 +337,7 @@ fn read_only_copy(fd: RawFd, name: &CStr, recursive: bool) -> Result<RawFd, (How
 /// some other directory, a second mount of the workspace) read-only, like everything outside the
 /// writable roots; the root's own mount as it was (writable, unless it already was read-only).
 fn only_the_root_writable(copy: RawFd) -> Result<(), (How, Errno)> {
-    let was_read_only = op(raw::mount_flags(copy))? & ST_RDONLY != 0;
+    let was_read_only = op(raw::mount_flags(copy))? & libc::ST_RDONLY != 0;
     op(raw::mount_setattr(
         copy,
         c"",

@@ -183,7 +183,7 @@ fn walk(
             } else {
                 flags
             };
-            open_component(current.unwrap_or(dir), name, wanted)
+            open_walked_component(current.unwrap_or(dir), name, wanted)
         };
         if let Some(fd) = current {
             close(fd);
@@ -194,8 +194,24 @@ fn walk(
     current.ok_or(libc::EINVAL)
 }
 
-/// `openat(dir, name, O_PATH | O_NOFOLLOW | flags)` for one path component, refusing a symlink.
-fn open_component(dir: RawFd, name: &[u8], flags: libc::c_int) -> Result<RawFd, Errno> {
+/// `openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC | flags)`: one path component as a
+/// handle; a symlink is opened as itself.
+pub fn open_component(dir: RawFd, name: &CStr, flags: libc::c_int) -> Result<RawFd, Errno> {
+    let args = [
+        int(dir),
+        ptr(name.as_ptr()),
+        int(flags | COMPONENT_FLAGS),
+        0,
+        0,
+        0,
+    ];
+    // SAFETY: a NUL-terminated name and integer flags.
+    fd_of(unsafe { syscall(libc::SYS_openat, args) })
+}
+
+/// One component of a walk ([`open_component`]), refusing a symlink (`ELOOP`) and, with
+/// `O_DIRECTORY` in `flags`, anything but a directory (`ENOTDIR`).
+fn open_walked_component(dir: RawFd, name: &[u8], flags: libc::c_int) -> Result<RawFd, Errno> {
     // NAME_MAX is 255: the name and its NUL fit, on this stack frame.
     let mut buf = [0u8; 256];
     let Some(slot) = buf.get_mut(..name.len()) else {
@@ -207,16 +223,7 @@ fn open_component(dir: RawFd, name: &[u8], flags: libc::c_int) -> Result<RawFd, 
     };
     // Opened without `O_DIRECTORY`, so that a symlink is always opened as itself and named as
     // one (`ELOOP`), then checked for being a directory when one is wanted.
-    let args = [
-        int(dir),
-        ptr(c_name.as_ptr()),
-        int((flags & !libc::O_DIRECTORY) | COMPONENT_FLAGS),
-        0,
-        0,
-        0,
-    ];
-    // SAFETY: a NUL-terminated name on this stack frame and integer flags.
-    let fd = fd_of(unsafe { syscall(libc::SYS_openat, args) })?;
+    let fd = open_component(dir, c_name, flags & !libc::O_DIRECTORY)?;
     let refused = match fstat(fd) {
         Ok((_, _, mode)) if mode & libc::S_IFMT == libc::S_IFLNK => libc::ELOOP,
         Ok((_, _, mode))

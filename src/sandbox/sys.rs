@@ -129,14 +129,15 @@ pub fn is_mount_root(path: &Path) -> io::Result<bool> {
     Ok(buf.stx_attributes & bit != 0)
 }
 
-/// `statvfs(2)` mount flags (`ST_*`).
-pub fn mount_flags(path: &Path) -> io::Result<libc::c_ulong> {
-    let c_path = cstring(path)?;
-    // SAFETY: statvfs is plain old data; an all-zero value is valid.
-    let mut buf: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `buf` is valid and writable, `c_path` is NUL-terminated.
-    check(unsafe { libc::statvfs(c_path.as_ptr(), &mut buf) })?;
-    Ok(buf.f_flag)
+/// The flags (`ST_*`) of the mount `path` is on, symlinks followed ([`raw::mount_flags`] on an
+/// `O_PATH` handle).
+pub fn mount_flags(path: &Path) -> io::Result<u64> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let handle = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH)
+        .open(path)?;
+    raw::mount_flags(handle.as_raw_fd()).map_err(io::Error::from_raw_os_error)
 }
 
 /// `capget`/`capset` header and data (linux/capability.h, version 3: two 32-bit words).
@@ -344,16 +345,12 @@ pub fn root_locked() -> bool {
 }
 
 /// `openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC)`: one path component, not followed if it
-/// is a symlink (the descriptor then refers to the symlink itself).
+/// is a symlink (the descriptor then refers to the symlink itself; [`raw::open_component`]).
 pub fn open_component(dir: std::os::fd::BorrowedFd, name: &std::ffi::OsStr) -> io::Result<OwnedFd> {
     let c_name = CString::new(name.as_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "name contains a NUL byte"))?;
-    let flags = libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    // SAFETY: a NUL-terminated name and a borrowed (open) directory descriptor.
-    let fd = unsafe { libc::openat(dir.as_raw_fd(), c_name.as_ptr(), flags) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let fd =
+        raw::open_component(dir.as_raw_fd(), &c_name, 0).map_err(io::Error::from_raw_os_error)?;
     // SAFETY: `fd` was just returned by the kernel and is owned by no one else.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
