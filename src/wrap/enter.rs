@@ -51,16 +51,24 @@ pub struct EnterOptions {
 }
 
 pub fn run(options: &EnterOptions) -> ExitCode {
-    match prepare(options) {
-        Ok(()) => launch(options),
+    let ready = this_binary().and_then(|exe| {
+        let binds = options
+            .bind
+            .iter()
+            .map(split_bind)
+            .collect::<Result<Vec<_>>>()?;
+        prepare(options, &exe, &binds)?;
+        Ok((exe, binds))
+    });
+    match ready {
+        Ok((exe, binds)) => launch(options, &exe, &binds),
         Err(e) => refuse(&e),
     }
 }
 
-/// The private mount namespace: a tmpfs with the hook files and the real shells, and shellgate
-/// over the shells' usual paths.
-fn prepare(options: &EnterOptions) -> Result<()> {
-    let exe = this_binary()?;
+/// The private mount namespace: a tmpfs with the hook files and the real shells, shellgate over
+/// the shells' usual paths, and the agent's file mounts (`binds`: `(source, target)`).
+fn prepare(options: &EnterOptions, exe: &Path, binds: &[(PathBuf, PathBuf)]) -> Result<()> {
     mounts::enter().map_err(|why| {
         Error::new(
             Code::SandboxUnavailable,
@@ -68,7 +76,7 @@ fn prepare(options: &EnterOptions) -> Result<()> {
         )
     })?;
     mounts::mount_private_tmp(&options.dir)?;
-    write_hook_files(&options.dir, &exe)?;
+    write_hook_files(&options.dir, exe)?;
     for (_, name, path) in SHELLS {
         let Ok(real) = std::fs::canonicalize(path) else {
             continue;
@@ -76,12 +84,11 @@ fn prepare(options: &EnterOptions) -> Result<()> {
         let hidden = options.dir.join(name);
         std::fs::write(&hidden, b"").map_err(|e| io_error(&hidden, &e))?;
         mounts::bind_file_read_only(&real, &hidden)?;
-        mounts::bind_file_read_only(&exe, &real)?;
+        mounts::bind_file_read_only(exe, &real)?;
     }
     mounts::remount_tmpfs_read_only(&options.dir)?;
-    for bind in &options.bind {
-        let (source, target) = split_bind(bind)?;
-        mounts::bind_file(&source, &target)?;
+    for (source, target) in binds {
+        mounts::bind_file(source, target)?;
     }
     Ok(())
 }
@@ -193,13 +200,9 @@ fn io_error(path: &Path, e: &std::io::Error) -> Error {
 }
 
 /// Start `wrap-agent`: inside the workspace-write sandbox (network on), or as is.
-fn launch(options: &EnterOptions) -> ExitCode {
-    let exe = match this_binary() {
-        Ok(exe) => exe,
-        Err(e) => return refuse(&e),
-    };
+fn launch(options: &EnterOptions, exe: &Path, binds: &[(PathBuf, PathBuf)]) -> ExitCode {
     let mut command = if options.contain {
-        let mut command = Command::new(&exe);
+        let mut command = Command::new(exe);
         command.arg0("shellgate").args([
             "sandbox",
             "--policy",
@@ -218,16 +221,13 @@ fn launch(options: &EnterOptions) -> ExitCode {
         }
         // The agent's own file mounts (made in `prepare`) lie beneath its writable roots, where
         // every other mount is read-only.
-        for bind in &options.bind {
-            match split_bind(bind) {
-                Ok((_, target)) => command.arg("--writable-mount").arg(target),
-                Err(e) => return refuse(&e),
-            };
+        for (_, target) in binds {
+            command.arg("--writable-mount").arg(target);
         }
-        command.arg("--").arg(&exe);
+        command.arg("--").arg(exe);
         command
     } else {
-        let mut command = Command::new(&exe);
+        let mut command = Command::new(exe);
         command.arg0("shellgate");
         command
     };
