@@ -315,8 +315,10 @@ impl Spec {
             return Err(refuse("read-only takes no writable mounts"));
         }
         let canonical = std::fs::canonicalize(path).map_err(|e| refuse(&e.to_string()))?;
-        if !crate::sandbox::sys::is_mount_root(&canonical).unwrap_or(false) {
-            return Err(refuse("not the root of a mount"));
+        match crate::sandbox::sys::is_mount_root(&canonical) {
+            Ok(true) => {}
+            Ok(false) => return Err(refuse("not the root of a mount")),
+            Err(e) => return Err(refuse(&format!("cannot tell whether it is a mount: {e}"))),
         }
         let beneath_a_root = self
             .writable_roots()
