@@ -319,13 +319,15 @@ pub fn refusal_block(code: Code, reason: &str) -> String {
 }
 
 /// The refusal as a person at an interactive prompt reads it: what did not run (or failed in the
-/// sandbox) and why, in one line, and what they can do about it. An agent gets [`refusal_block`] instead, with its
-/// instruction not to route around the refusal; a person is the one who decides.
+/// sandbox) and why, in one line, and what they can do about it. An agent gets [`refusal_block`]
+/// instead, with its instruction not to route around the refusal; a person is the one who decides.
 pub fn person_message(code: Code, reason: &str) -> String {
-    let what = match code.kind() {
-        _ if code.line_ran() => "shellgate: failed in the sandbox",
-        CodeKind::Failure => "shellgate: not run (a failure, not a verdict on the line)",
-        _ => "shellgate: not run",
+    let what = if code.line_ran() {
+        "shellgate: failed in the sandbox"
+    } else if code.kind() == CodeKind::Failure {
+        "shellgate: not run (a failure, not a verdict on the line)"
+    } else {
+        "shellgate: not run"
     };
     let hint = match code {
         Code::NeverPolicy => {
