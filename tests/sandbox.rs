@@ -993,31 +993,19 @@ fn a_second_mount_of_the_workspace_is_read_only() {
         "second mount",
         &|s| {
             s.git_repo();
-            let alias = s.root.join("alias");
-            fs::create_dir_all(&alias).unwrap();
-            let ok = Command::new("mount")
-                .args(["--bind"])
-                .arg(&s.ws)
-                .arg(&alias)
-                .status()
-                .unwrap()
-                .success();
-            assert!(ok, "bind mount");
+            s.bind_mount(&s.ws, &s.root.join("alias"));
         },
         &|s, mut run| {
             let out = run.sh(&format!(
                 "echo '[core] fsmonitor = evil' >> {0}/alias/.git/config; echo x > {0}/alias/.git/hooks/pre-commit",
                 s.root.display()
             ));
-            let _ = Command::new("umount").arg(s.root.join("alias")).status();
+            s.unmount(&s.root.join("alias"));
             out
         },
         &|s, _| {
-            // Also when the attack's run failed before its own umount (lazy: never busy).
-            let _ = Command::new("umount")
-                .arg("-l")
-                .arg(s.root.join("alias"))
-                .status();
+            // Also when the attack's run failed before its own unmount.
+            s.unmount(&s.root.join("alias"));
             let config = read(&s.ws.join(".git/config")).unwrap_or_default();
             (config.contains("evil") || s.ws.join(".git/hooks/pre-commit").exists())
                 .then(|| "wrote .git through the second mount".into())
@@ -1036,24 +1024,9 @@ fn a_mount_beneath_the_workspace_is_read_only() {
     let mount_door = |s: &Scene| {
         s.git_repo();
         outside_file(s, "data\n");
-        let door = s.ws.join("door");
-        fs::create_dir_all(&door).unwrap();
-        let ok = Command::new("mount")
-            .arg("--bind")
-            .arg(&s.outside)
-            .arg(&door)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "bind mount");
+        s.bind_mount(&s.outside, &s.ws.join("door"));
     };
-    let unmount_door = |s: &Scene| {
-        // Lazy: never busy, also when the run failed half-way.
-        let _ = Command::new("umount")
-            .arg("-l")
-            .arg(s.ws.join("door"))
-            .status();
-    };
+    let unmount_door = |s: &Scene| s.unmount(&s.ws.join("door"));
     conformance(Attack::new(
         "mount beneath the workspace",
         &mount_door,

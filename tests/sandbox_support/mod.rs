@@ -191,6 +191,29 @@ impl Scene {
         }
     }
 
+    /// `mount --bind source at` (needs root), `at` made first.
+    pub fn bind_mount(&self, source: &Path, at: &Path) {
+        std::fs::create_dir_all(at).unwrap();
+        let ok = Command::new("mount")
+            .arg("--bind")
+            .arg(source)
+            .arg(at)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "mount --bind {} {}", source.display(), at.display());
+    }
+
+    /// Unmounts `at` lazily (never busy, also after a run that failed half-way); nothing when it is
+    /// not a mount any more.
+    pub fn unmount(&self, at: &Path) {
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(at)
+            .stderr(Stdio::null())
+            .status();
+    }
+
     /// Writes a file as the scene's user would have (creating parents).
     pub fn write(&self, path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -22,34 +22,22 @@ use std::process::Command;
 /// one in every sandbox): no place for files a sandboxed line must see but not change.
 const SANDBOX_TEMP_ROOTS: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
 
-/// Writes `contents` to `path` as a program (mode 0755) from a child process. A descriptor this
-/// process held open for writing would be inherited by every child another test thread forks
-/// meanwhile, and executing the file before that child reaches its own `exec` fails with
-/// `ETXTBSY` ("Text file busy"); a file written by a child is open for writing nowhere once the
-/// child has exited.
+/// Writes `contents` to `path` as a program (mode 0755): drafted beside it, then copied into
+/// place by a child process ([`copy_executable`]).
 pub fn write_executable(path: &Path, contents: impl AsRef<[u8]>) {
-    use std::io::Write;
-    let mut child = Command::new("/bin/sh")
-        .args(["-c", "cat > \"$1\" && chmod 0755 \"$1\"", "sh"])
-        .arg(path)
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .expect("sh starts");
-    let mut stdin = child.stdin.take().expect("a pipe to sh");
-    stdin
-        .write_all(contents.as_ref())
-        .expect("the program is written");
-    drop(stdin);
-    let status = child.wait().expect("sh finishes");
-    assert!(
-        status.success(),
-        "writing {} failed: {status}",
-        path.display()
-    );
+    let mut draft = path.as_os_str().to_owned();
+    draft.push(".draft");
+    let draft = PathBuf::from(draft);
+    std::fs::write(&draft, contents).expect("the draft is written");
+    copy_executable(&draft, path);
+    std::fs::remove_file(&draft).expect("the draft is removed");
 }
 
-/// Copies the program `from` to `to` (mode 0755) from a child process, for the reason given at
-/// [`write_executable`].
+/// Copies the program `from` to `to` (mode 0755) from a child process (`install`). A descriptor
+/// this process held open for writing on `to` would be inherited by every child another test
+/// thread forks meanwhile, and executing `to` before that child reaches its own `exec` fails
+/// with `ETXTBSY` ("Text file busy"); a file written by a child that has exited is open for
+/// writing nowhere.
 pub fn copy_executable(from: &Path, to: &Path) {
     let status = Command::new("install")
         .args(["-m", "0755"])
