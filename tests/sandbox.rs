@@ -1125,6 +1125,111 @@ fn the_binary_beneath_a_writable_root_stays_read_only() {
     }
 }
 
+/// Installs a seccomp filter that allows every call (`SECCOMP_RET_ALLOW`), with `no_new_privs`,
+/// then execs its arguments: some other tool's filter, not shellgate's.
+const FOREIGN_SECCOMP: &str = "\
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class Filter(ctypes.Structure):
+    _fields_ = [('code', ctypes.c_ushort), ('jt', ctypes.c_ubyte), ('jf', ctypes.c_ubyte), ('k', ctypes.c_uint)]
+class Prog(ctypes.Structure):
+    _fields_ = [('len', ctypes.c_ushort), ('filter', ctypes.POINTER(Filter))]
+allow = (Filter * 1)(Filter(0x06, 0, 0, 0x7fff0000))
+prog = Prog(1, allow)
+assert libc.prctl(38, 1, 0, 0, 0) == 0
+assert libc.prctl(22, 2, ctypes.byref(prog), 0, 0) == 0, ctypes.get_errno()
+os.execv(sys.argv[1], sys.argv[1:])
+";
+
+/// The weaker nested mode (no namespaces of its own, see docs/sandbox.md "Nesting") is chosen only
+/// when the kernel refuses to make namespaces, never by the environment: under some other tool's
+/// seccomp filter with `SHELLGATE_SANDBOXED` set, the full sandbox is built, so the binary beneath
+/// the workspace stays read-only. (Before, the variable and any filter chose the nested mode, whose
+/// check skipped the protected trees, and the line replaced the binary.)
+#[test]
+fn the_environment_cannot_choose_the_weaker_nested_mode() {
+    for who in identities() {
+        let s = Scene::new(who);
+        let copy = s.ws.join("bin/shellgate");
+        fs::create_dir_all(copy.parent().unwrap()).unwrap();
+        support::copy_executable(binary(), &copy);
+        s.chown(&s.ws.join("bin"));
+        let before = fs::read(&copy).unwrap();
+        let mut command = Command::new(PYTHON);
+        command
+            .args(["-c", FOREIGN_SECCOMP])
+            .arg(&copy)
+            .args(["sandbox", "--workspace"])
+            .arg(&s.ws)
+            .args(["--", "/bin/sh", "-c"])
+            .arg("echo evil > bin/shellgate; echo x > other && echo wrote-other")
+            .current_dir(&s.ws)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", &s.home)
+            .env("SHELLGATE_SANDBOXED", "workspace-write");
+        who.apply(&mut command);
+        let out = command.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("wrote-other"),
+            "as {who:?}: {stdout} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            fs::read(&copy).unwrap(),
+            before,
+            "the binary was replaced as {who:?}"
+        );
+    }
+}
+
+/// The sandbox's processes share the caller's memory, so none of the caller's signal handlers may
+/// stay installed in them (blocking cannot hold every signal, and the program's process unblocks
+/// them before its exec): the init catches nothing. Through the library, from a caller that
+/// catches SIGUSR1 (as `wrap` catches SIGTERM and SIGHUP); the control is this process's own
+/// status.
+#[test]
+fn the_sandbox_processes_keep_no_handler_of_the_caller() {
+    extern "C" fn ignore(_: libc::c_int) {}
+    let handler: extern "C" fn(libc::c_int) = ignore;
+    // SAFETY: installs a handler that does nothing, for a signal nothing in this test sends.
+    unsafe { libc::signal(libc::SIGUSR1, handler as libc::sighandler_t) };
+    let caught = |status: &str| -> u64 {
+        let line = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .unwrap_or_else(|| panic!("no SigCgt in {status}"));
+        u64::from_str_radix(line.trim(), 16).unwrap()
+    };
+    let usr1 = 1 << (libc::SIGUSR1 - 1);
+    assert_ne!(
+        caught(&fs::read_to_string("/proc/self/status").unwrap()) & usr1,
+        0,
+        "control: this process does not catch SIGUSR1"
+    );
+    let s = me();
+    let spec =
+        shellgate::sandbox::Spec::new(shellgate::mode::SandboxPolicy::WorkspaceWrite, Some(&s.ws))
+            .unwrap();
+    let mut command = shellgate::sandbox::Command::new(
+        "/bin/sh".into(),
+        vec!["-c".into(), "grep SigCgt /proc/1/status".into()],
+        s.ws.clone(),
+    );
+    let out = tempfile::NamedTempFile::new_in(&s.root).unwrap();
+    let stdout = std::os::fd::OwnedFd::from(out.reopen().unwrap());
+    let null = || std::os::fd::OwnedFd::from(fs::File::open("/dev/null").unwrap());
+    command.stdio = Some([null(), stdout, null()]);
+    let finished = shellgate::sandbox::spawn(&spec, command)
+        .unwrap()
+        .wait(None)
+        .unwrap();
+    assert!(finished.status.success());
+    let status = fs::read_to_string(out.path()).unwrap();
+    assert_eq!(caught(&status), 0, "the init kept handlers: {status}");
+}
+
 #[test]
 fn a_line_in_the_home_cannot_write_the_home() {
     // Even with a dotfiles repository at the home and the line started there.

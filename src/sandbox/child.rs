@@ -504,10 +504,14 @@ pub extern "C" fn init_entry(arg: *mut libc::c_void) -> libc::c_int {
 }
 
 /// The namespace's init. Never returns. It runs with every signal blocked (the parent blocks them
-/// around the clone, and the init never unblocks them): it shares the parent's memory, so none of
-/// the parent's signal handlers may ever run here. It needs no signal: it waits with `waitpid`,
+/// around the clone, and the init never unblocks them) and no handler of the parent's installed:
+/// it shares the parent's memory, so none of them may ever run here. It needs no signal: it waits with `waitpid`,
 /// and SIGKILL, which cannot be blocked, still ends it.
 fn init(plan: &ChildPlan) -> ! {
+    // Blocking cannot hold every signal (glibc keeps two of its own unblockable), and the caller's
+    // handlers are code in this shared memory: none of them may run here, or in the program's
+    // process, which copies this table.
+    raw::reset_caught_signals();
     // The parent's other descriptors (other lines' pipes and sockets, in the `wrap` broker) must
     // not stay open for as long as this line runs: a reader of one would wait for its EOF.
     let keep = [
@@ -637,10 +641,12 @@ fn start_program(plan: &ChildPlan) -> ! {
             fail(plan, phase::STDIO, How::Operate, e);
         }
     }
-    raw::unblock_all_signals();
+    // The init reset every handler before it cloned this process (which copied its table), and
+    // every signal is still blocked (the clone inherited its mask).
     for (signal, ignored) in &plan.signals {
         raw::set_disposition(*signal, *ignored);
     }
+    raw::unblock_all_signals();
     if let Some(cwd) = &plan.cwd {
         match open_checked(cwd, libc::O_DIRECTORY) {
             Ok(fd) => {

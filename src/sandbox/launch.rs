@@ -458,7 +458,10 @@ fn namespaces(spec: &Spec) -> Result<Namespaces> {
     if spec.dropped.contains(&Protection::ProtectedPaths) {
         return Ok(Namespaces::None);
     }
-    if std::env::var_os(SANDBOXED_ENV).is_some() && sys::confined() {
+    // The weaker nested mode needs the kernel's word that no namespace can be made here (the outer
+    // filter refuses them), not only the environment's: a variable and some unrelated seccomp
+    // filter must never choose it where the full sandbox could be built.
+    if std::env::var_os(SANDBOXED_ENV).is_some() && sys::confined() && sys::namespaces_refused() {
         return Ok(Namespaces::Nested);
     }
     // The test seam: it can only take the namespaces away, which refuses (it never weakens).
@@ -848,18 +851,25 @@ fn show(target: &Target) -> String {
     target.path.to_string_lossy().into_owned()
 }
 
-/// Inside another shellgate sandbox no namespace can be made: what this one protects must already
-/// be protected by the outer one (a read-only mount), or the launch is refused.
+/// Inside another shellgate sandbox no namespace can be made: everything this one would make
+/// read-only — protected trees (the binary, the homes, shellgate's own directories), protected
+/// paths, hidden stores — must already be a read-only mount of the outer one, and every directory
+/// it would pin a mount point, or the launch is refused.
 fn check_already_enforced(plan: &Plan) -> Result<()> {
-    let enforced = |path: &Path| {
+    let read_only = |path: &Path| {
         sys::is_mount_root(path).unwrap_or(false)
             && sys::mount_flags(path).is_ok_and(|f| f & libc::ST_RDONLY != 0)
     };
-    let missing = plan
-        .read_only
-        .iter()
+    let pinned = |path: &Path| sys::is_mount_root(path).unwrap_or(false);
+    let trees = plan.layers.iter().filter_map(|layer| match layer {
+        Layer::ReadOnly(tree) => Some(tree),
+        Layer::Writable(_) => None,
+    });
+    let missing = trees
+        .chain(&plan.read_only)
         .chain(&plan.hidden)
-        .find(|path| !enforced(path));
+        .find(|path| !read_only(path))
+        .or_else(|| plan.pins.iter().find(|path| !pinned(path)));
     match missing {
         None => Ok(()),
         Some(path) => Err(Error::new(

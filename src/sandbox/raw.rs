@@ -710,6 +710,35 @@ pub fn set_disposition(signal: libc::c_int, ignore: bool) {
     }
 }
 
+/// The highest signal number the kernel has (`_NSIG - 1` on x86_64 and aarch64).
+const LAST_SIGNAL: libc::c_int = 64;
+
+/// Every signal this process catches goes back to its default disposition; ignored ones stay
+/// ignored (as `execve` itself would leave them). The sandbox's processes start with a copy of the
+/// caller's handlers, which are code in the memory they share with it: none of them may run here,
+/// so this comes before any signal is unblocked.
+pub fn reset_caught_signals() {
+    for signal in 1..=LAST_SIGNAL {
+        if signal == libc::SIGKILL || signal == libc::SIGSTOP {
+            continue;
+        }
+        let mut old = KernelSigaction {
+            handler: 0,
+            flags: 0,
+            restorer: 0,
+            mask: 0,
+        };
+        let args = [int(signal), 0, ptr(&mut old), KERNEL_SIGSET, 0, 0];
+        // SAFETY: a null new action only reads the current one into `old`, which is the kernel's
+        // layout and writable.
+        let read = check(unsafe { syscall(libc::SYS_rt_sigaction, args) });
+        // A signal that cannot be read is reset all the same: the default is always safe here.
+        if read.is_err() || (old.handler != libc::SIG_DFL && old.handler != libc::SIG_IGN) {
+            set_disposition(signal, false);
+        }
+    }
+}
+
 /// Unblocks every signal (the mask survives `execve`).
 pub fn unblock_all_signals() {
     let empty: u64 = 0;

@@ -326,6 +326,16 @@ pub fn confined() -> bool {
     field("NoNewPrivs:").as_deref() == Some("1") && field("Seccomp:").as_deref() == Some("2")
 }
 
+/// Whether a seccomp filter this process runs under refuses to make namespaces: evidence from the
+/// kernel, not from the environment, that a sandbox launched here cannot make its own. The probe
+/// is an `unshare` the kernel itself would reject (`CLONE_VFORK` is no `unshare` flag: `EINVAL`,
+/// nothing changes) but whose `CLONE_NEWNS` a filter refuses first (`EPERM`).
+pub fn namespaces_refused() -> bool {
+    // SAFETY: unshare takes no pointer; with an invalid flag it changes nothing.
+    let ret = unsafe { libc::unshare(libc::CLONE_NEWNS | libc::CLONE_VFORK) };
+    ret == -1 && io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
 /// The disposition of `signal` now: whether it is ignored.
 pub fn is_ignored(signal: libc::c_int) -> bool {
     // SAFETY: sigaction is plain old data; all-zero is valid. A null new action only queries.
