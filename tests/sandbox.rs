@@ -1293,29 +1293,62 @@ fn a_home_beneath_a_writable_root_stays_read_only() {
 fn tmpdir_never_widens_the_writable_set() {
     for who in identities() {
         let s = Scene::new(who);
-        // Neither an arbitrary directory nor the runtime directory becomes writable.
+        // Neither an arbitrary directory, nor the runtime directory, nor /var/tmp itself, nor a
+        // shared directory beneath it becomes writable; a private one (the scene's) does.
         let runtime = format!("/run/user/{}", who.uid());
         let made_runtime = !Path::new(&runtime).exists() && geteuid() == 0;
         if made_runtime {
             fs::create_dir_all(&runtime).unwrap();
             s.chown(Path::new(&runtime));
         }
-        for dir in [s.outside.to_str().unwrap(), runtime.as_str()] {
+        let shared = tempfile::Builder::new()
+            .prefix("shellgate-test-shared-")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        fs::set_permissions(shared.path(), fs::Permissions::from_mode(0o1777)).unwrap();
+        let name = format!(
+            "sg-tmpdir-{}",
+            s.root.file_name().unwrap().to_string_lossy()
+        );
+        let script = format!("echo x > \"$TMPDIR/{name}\" && echo wrote; echo ran");
+        let dirs = [
+            s.outside.to_str().unwrap(),
+            runtime.as_str(),
+            "/var/tmp",
+            shared.path().to_str().unwrap(),
+        ];
+        for dir in dirs {
             if !Path::new(dir).exists() {
                 continue;
             }
-            let target = Path::new(dir).join(format!("sg-tmpdir-{}", std::process::id()));
-            let out = s
-                .sandbox()
-                .env("TMPDIR", dir)
-                .sh("echo x > \"$TMPDIR/sg-tmpdir-$PPID\"; echo x > \"$TMPDIR/f\"");
-            let _ = out;
+            let target = Path::new(dir).join(&name);
+            let control = s.bare().env("TMPDIR", dir).sh(&script);
+            let writable = target.exists();
+            let _ = fs::remove_file(&target);
+            let out = s.sandbox().env("TMPDIR", dir).sh(&script);
+            assert!(out.stdout().contains("ran"), "{dir}: {}", out.stderr());
             assert!(
-                !Path::new(dir).join("f").exists(),
-                "{dir} became writable as {who:?}"
+                !target.exists(),
+                "{dir} became writable as {who:?}: {}",
+                out.stdout()
             );
-            assert!(!target.exists());
+            assert!(
+                out.stderr().contains("is not writable in this sandbox"),
+                "{dir}: no note: {}",
+                out.stderr()
+            );
+            let _ = fs::remove_file(&target);
+            if dir == "/var/tmp" {
+                assert!(
+                    writable,
+                    "control: /var/tmp is not writable here: {}",
+                    control.stderr()
+                );
+            }
         }
+        let out = s.sandbox().env("TMPDIR", &s.tmpdir).sh(&script);
+        assert!(out.stdout().contains("wrote"), "{}", out.stderr());
+        assert!(s.tmpdir.join(&name).exists());
         if made_runtime {
             let _ = fs::remove_dir_all(&runtime);
         }

@@ -339,7 +339,7 @@ fn render_workspace(w: &WorkspaceReport, line: &mut impl FnMut(&str, String)) {
     let mut temp = paths(&w.temp_dirs, None);
     if let Some(tmpdir) = &w.ignored_tmpdir {
         temp.push_str(&format!(
-            " ($TMPDIR {} ignored: not beneath /tmp or /var/tmp; name it in sandbox.writable)",
+            " ($TMPDIR {} ignored: not a private directory beneath /tmp or /var/tmp; name it in sandbox.writable)",
             tmpdir.display()
         ));
     }

@@ -1030,8 +1030,9 @@ fn write_notes(spec: &Spec, plan: &Plan, stderr: RawFd) {
         return;
     }
     let note = format!(
-        "[shellgate] note: $TMPDIR ({}) is not writable in this sandbox: only a TMPDIR beneath \
-         /tmp or /var/tmp is; name another temp dir in the configuration's sandbox.writable\n",
+        "[shellgate] note: $TMPDIR ({}) is not writable in this sandbox: only a TMPDIR that is \
+         a directory of your own beneath /tmp or /var/tmp, writable by nobody else (mktemp -d), \
+         is; name another temp dir in the configuration's sandbox.writable\n",
         tmpdir.display()
     );
     sys::write_raw(stderr, note.as_bytes());

@@ -168,7 +168,8 @@ pub struct Spec {
     pub contains_cwd: bool,
     /// Extra writable roots (canonical; `--writable`, `[sandbox] writable`). Empty for read-only.
     pub writable: Vec<PathBuf>,
-    /// `/tmp`, and `$TMPDIR` when it lies beneath `/tmp` or `/var/tmp` (see [`TempDirs`]),
+    /// `/tmp`, and `$TMPDIR` when it is a private directory beneath `/tmp` or `/var/tmp` (see
+    /// [`TempDirs`]),
     /// canonical and existing, for workspace-write; empty for read-only, which writes only to its
     /// private `/dev/shm`.
     pub temp_dirs: Vec<PathBuf>,
@@ -374,9 +375,10 @@ impl Spec {
     }
 }
 
-/// Where temporary files may go: `/tmp`, and `$TMPDIR` only when it lies (after resolving
-/// symlinks) beneath `/tmp` or `/var/tmp`. Never `/run/user/<uid>`: the runtime dir holds the
-/// session bus, the systemd user manager's units and agents' sockets.
+/// Where temporary files may go: `/tmp`, and `$TMPDIR` only when it is (after resolving symlinks)
+/// a directory strictly beneath `/tmp` or `/var/tmp`, owned by the caller and writable by nobody
+/// else. Never `/var/tmp` itself, never `/run/user/<uid>`: the runtime dir holds the session bus,
+/// the systemd user manager's units and agents' sockets.
 ///
 /// The launcher inherits its environment from whoever starts it; in hook mode that is the
 /// agent's shell, where one sandboxed line cannot but the agent itself can `export TMPDIR=$HOME`.
@@ -386,7 +388,7 @@ impl Spec {
 pub struct TempDirs {
     /// The writable temp dirs, canonical and existing.
     pub writable: Vec<PathBuf>,
-    /// `$TMPDIR` when it is set, absolute and existing but not beneath a temp dir (ignored).
+    /// `$TMPDIR` when it is set, absolute and existing but not a private temp dir (ignored).
     pub ignored_tmpdir: Option<PathBuf>,
 }
 
@@ -408,7 +410,7 @@ impl TempDirs {
         if !canonical.is_dir() || temp.writable.contains(&canonical) {
             return temp;
         }
-        if is_beneath_a_temp_dir(&canonical) {
+        if is_a_private_temp_dir(&canonical) {
             temp.writable.push(canonical);
         } else {
             temp.ignored_tmpdir = Some(tmpdir);
@@ -417,12 +419,29 @@ impl TempDirs {
     }
 }
 
-/// Whether a canonical directory is `/tmp` or `/var/tmp` or lies beneath one.
-fn is_beneath_a_temp_dir(canonical: &Path) -> bool {
+/// Whether a canonical directory is a temp dir of the caller's own: strictly beneath `/tmp` or
+/// `/var/tmp` (never `/var/tmp` itself, which every user and service shares), owned by the caller
+/// and writable by nobody else (`mktemp -d` makes one). Anything wider would let `TMPDIR` make a
+/// shared directory writable for every line.
+fn is_a_private_temp_dir(canonical: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let strictly_beneath =
+        temp_bases().any(|base| canonical.starts_with(&base) && canonical != base);
+    strictly_beneath
+        && std::fs::metadata(canonical)
+            .is_ok_and(|m| m.uid() == super::sys::geteuid() && m.mode() & 0o022 == 0)
+}
+
+/// `/tmp` and `/var/tmp`, canonical.
+fn temp_bases() -> impl Iterator<Item = PathBuf> {
     ["/tmp", "/var/tmp"]
         .iter()
         .filter_map(|base| std::fs::canonicalize(base).ok())
-        .any(|base| canonical.starts_with(base))
+}
+
+/// Whether a canonical directory is `/tmp` or `/var/tmp` or lies beneath one.
+fn is_beneath_a_temp_dir(canonical: &Path) -> bool {
+    temp_bases().any(|base| canonical.starts_with(base))
 }
 
 /// A linked worktree's git dirs, writable so `git commit` works there. `.git` must be readable:
