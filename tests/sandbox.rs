@@ -294,9 +294,19 @@ fn stdin_and_stdout_pass_through() {
 fn the_terminal_works_inside() {
     let script = which("script").expect("script (util-linux) is installed");
     let s = me();
+    // Its own terminal is reachable by the name `tty` prints (the private /dev binds it as
+    // `console`), through /dev/tty, and new terminals (a pty of its own) work.
+    s.write(
+        &s.ws.join("term.sh"),
+        &format!(
+            "tty; stty size >/dev/null && echo stty-ok\n\
+             echo via-dev-tty > /dev/tty; echo via-its-name > \"$(tty)\"\n\
+             {PYTHON} -c 'import os, pty; m, s = pty.openpty(); os.write(m, b\"in\\n\"); \
+             print(\"new pty\", os.ttyname(s), os.read(s, 8))'\n"
+        ),
+    );
     let inner = format!(
-        "{} sandbox --workspace {} -- sh -c 'tty; stty size >/dev/null && echo stty-ok; \
-         echo via-dev-tty > /dev/tty'",
+        "{} sandbox --workspace {1} -- sh {1}/term.sh",
         binary().display(),
         s.ws.display()
     );
@@ -306,9 +316,11 @@ fn the_terminal_works_inside() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("/dev/pts/"), "{text}");
+    assert!(text.contains("/dev/console"), "{text}");
     assert!(text.contains("stty-ok"), "{text}");
     assert!(text.contains("via-dev-tty"), "{text}");
+    assert!(text.contains("via-its-name"), "{text}");
+    assert!(text.contains("new pty /dev/pts/0 b'in\\n'"), "{text}");
 }
 
 #[test]
@@ -1443,6 +1455,172 @@ fn the_init_keeps_every_signal_blocked() {
             0,
             "control: a program of the line blocks nothing, as {who:?}: {out}"
         );
+    }
+}
+
+/// System V IPC through ctypes: `make` creates a 0600 shared-memory segment and a 0600 message
+/// queue and prints their ids; `attack SHM MSQ` writes into the segment and sends into the queue;
+/// `look SHM MSQ` prints what the segment holds and the message waiting (`-` for none).
+const SYSV_IPC: &str = "\
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+IPC_PRIVATE, IPC_CREAT, IPC_NOWAIT = 0, 0o1000, 0o4000
+class Msg(ctypes.Structure):
+    _fields_ = [('mtype', ctypes.c_long), ('mtext', ctypes.c_char * 8)]
+cmd = sys.argv[1]
+if cmd == 'make':
+    shm = libc.shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0o600)
+    msq = libc.msgget(IPC_PRIVATE, IPC_CREAT | 0o600)
+    print(shm, msq)
+    sys.exit(0)
+shm, msq = int(sys.argv[2]), int(sys.argv[3])
+if cmd == 'attack':
+    addr = libc.shmat(shm, None, 0)
+    if addr not in (None, ctypes.c_void_p(-1).value):
+        ctypes.memmove(addr, b'PWNED', 5)
+        print('shm written')
+    m = Msg(1, b'PWNED')
+    if libc.msgsnd(msq, ctypes.byref(m), 8, IPC_NOWAIT) == 0:
+        print('message sent')
+else:
+    addr = libc.shmat(shm, None, 0)
+    data = ctypes.string_at(addr, 5) if addr not in (None, ctypes.c_void_p(-1).value) else b''
+    m = Msg()
+    got = libc.msgrcv(msq, ctypes.byref(m), 8, 0, IPC_NOWAIT) >= 0
+    print(data.decode(errors='replace').strip(chr(0)) or '-', m.mtext.decode() if got else '-')
+";
+
+/// A line has a System V IPC namespace of its own: another process's 0600 shared memory and
+/// message queue (its own user's) cannot be written or sent into, in either policy.
+#[test]
+fn system_v_ipc_outside_is_out_of_reach() {
+    for policy in ["workspace-write", "read-only"] {
+        let ids = std::cell::RefCell::new(String::new());
+        let setup = |s: &Scene| {
+            let out = s.bare().py(SYSV_IPC, &["make"]).ok();
+            *ids.borrow_mut() = out.trim().to_owned();
+        };
+        let act = |_: &Scene, mut run: Run| {
+            let ids = ids.borrow().clone();
+            let mut args = vec!["attack"];
+            args.extend(ids.split(' '));
+            if run.is_sandboxed() {
+                run.flags(["--policy", policy]);
+            }
+            run.py(SYSV_IPC, &args)
+        };
+        let effect = |s: &Scene, _: &Outcome| {
+            let ids = ids.borrow().clone();
+            let mut args = vec!["look"];
+            args.extend(ids.split(' '));
+            let seen = s.bare().py(SYSV_IPC, &args).ok();
+            for (flag, id) in [("-m", 0), ("-q", 1)] {
+                let _ = Command::new("ipcrm")
+                    .args([flag, ids.split(' ').nth(id).unwrap_or("")])
+                    .stderr(std::process::Stdio::null())
+                    .status();
+            }
+            (seen.trim() != "- -").then(|| format!("{policy}: the segment and queue hold {seen}"))
+        };
+        conformance(Attack::new("System V IPC", &setup, &act, &effect));
+    }
+}
+
+/// The line's /dev holds its devices, its own terminal and a devpts of its own, nothing else:
+/// another terminal of the same user (a pty this test opens) can be neither read, written nor
+/// reconfigured (its echo turned off), and as root no block device can be read.
+#[test]
+fn other_terminals_and_block_devices_are_out_of_reach() {
+    let pty = std::cell::RefCell::new(None::<(std::fs::File, String)>);
+    let setup = |s: &Scene| {
+        let mut master = 0;
+        let mut slave = 0;
+        // SAFETY: openpty writes the two descriptors; no name, termios or window size is passed.
+        let made = unsafe {
+            libc::openpty(
+                &mut master,
+                &mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(made, 0);
+        let name = fs::read_link(format!("/proc/self/fd/{slave}")).unwrap();
+        s.chown(&name);
+        // SAFETY: both descriptors were just opened here; the master is owned by the File.
+        let master = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(master) };
+        // The slave stays open (leaked for the test's life) so the terminal exists.
+        *pty.borrow_mut() = Some((master, name.display().to_string()));
+    };
+    let act = |_: &Scene, mut run: Run| {
+        let name = pty.borrow().as_ref().unwrap().1.clone();
+        run.sh(&format!(
+            "stty -F {name} -echo 2>/dev/null && echo reconfigured; \
+             echo INJECTED > {name} 2>/dev/null && echo written"
+        ))
+    };
+    let effect = |_: &Scene, out: &Outcome| {
+        let borrowed = pty.borrow();
+        let (master, name) = borrowed.as_ref().unwrap();
+        // SAFETY: tcgetattr writes into `t` only.
+        let mut t: libc::termios = unsafe { std::mem::zeroed() };
+        let slave = fs::OpenOptions::new().read(true).open(name).unwrap();
+        use std::os::fd::AsRawFd;
+        // SAFETY: as above, on a descriptor this test holds.
+        unsafe { libc::tcgetattr(slave.as_raw_fd(), &mut t) };
+        let echo_off = t.c_lflag & libc::ECHO == 0;
+        let mut seen = [0u8; 64];
+        // SAFETY: a non-blocking read into `seen` from the master this test holds.
+        let n = unsafe {
+            let fd = master.as_raw_fd();
+            libc::fcntl(fd, libc::F_SETFL, libc::O_NONBLOCK);
+            libc::read(fd, seen.as_mut_ptr().cast(), seen.len())
+        };
+        let injected = n > 0 && String::from_utf8_lossy(&seen[..n as usize]).contains("INJECTED");
+        (echo_off || injected || out.stdout().contains("written"))
+            .then(|| format!("echo off: {echo_off}, text reached it: {injected}"))
+    };
+    conformance(Attack::new("another terminal", &setup, &act, &effect));
+
+    // Reading the terminal's input: what the test types into the master must not reach the line.
+    let s = me();
+    setup(&s);
+    let name = pty.borrow().as_ref().unwrap().1.clone();
+    let out = s
+        .sandbox()
+        .sh(&format!("cat {name} 2>&1 | head -c 200; ls /dev"))
+        .ok();
+    assert!(out.contains("No such file"), "{out}");
+    let listed: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(
+        listed,
+        [
+            "fd", "full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin", "stdout",
+            "tty", "urandom", "zero"
+        ],
+        "{out}"
+    );
+
+    if geteuid() == 0 {
+        let root = Command::new("findmnt")
+            .args(["-n", "-o", "SOURCE", "/"])
+            .output()
+            .unwrap();
+        let device = String::from_utf8_lossy(&root.stdout).trim().to_owned();
+        // Where root may read it outside (not every machine lets even root: then the listing
+        // above, with no block device in it, is what shows it).
+        let read = format!("head -c 512 {device} 2>/dev/null | wc -c");
+        if device.starts_with("/dev/") && me().bare().sh(&read).ok().trim() == "512" {
+            let out = me().sandbox().sh(&read);
+            assert_eq!(
+                out.stdout().trim(),
+                "0",
+                "{device} was read: {}",
+                out.stderr()
+            );
+        }
     }
 }
 

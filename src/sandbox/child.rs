@@ -62,18 +62,23 @@ pub enum Step {
     /// Attach the copy in `slot` back on `target`: a writable root. Only its own mount stays
     /// writable; every mount beneath it is made read-only first.
     Attach { slot: usize, target: Target },
-    /// A fresh tmpfs on `target` (the private `/dev/shm`). `under`: the slot of the empty source,
-    /// attached first on the same mount point, so the tmpfs covers it. Attached, the source is torn
-    /// down with the namespace; closed detached, it would cost an RCU grace period (~0.13 ms here)
-    /// on the way to `execve`.
-    PrivateTmpfs {
+    /// A private `/dev` on `target` (the host's, which it covers): a read-only tmpfs holding only
+    /// `nodes` (each the host's node the parent checked, bound in), the line's own terminal as
+    /// `console`, the standard links (`fd`, `stdin`, `stdout`, `stderr`, `ptmx`), a devpts of its
+    /// own on `pts` and a fresh tmpfs on `shm`. `shm_under`: the slot of the empty source,
+    /// attached first on `shm`, so the tmpfs covers it: attached, the source is torn down with
+    /// the namespace; closed detached, it would cost an RCU grace period (~0.13 ms here) on the
+    /// way to `execve`.
+    PrivateDev {
         target: Target,
-        under: Option<usize>,
+        nodes: Vec<DevNode>,
+        terminal: Option<Target>,
+        shm_under: Option<usize>,
     },
     /// A `/proc` of this PID namespace on `target`.
     Proc { target: Target },
     /// A read-only tmpfs holding one empty file and one empty directory, kept in `slot`: the
-    /// source of every empty view (attached beneath the private `/dev/shm`, see `PrivateTmpfs`).
+    /// source of every empty view (attached beneath the private `/dev/shm`, see `PrivateDev`).
     EmptySource { slot: usize },
     /// Cover `target` with an empty read-only directory or file from the source in `slot`.
     Hide {
@@ -87,6 +92,17 @@ pub enum Step {
     /// above a protected path stay where they are.
     Pin { target: Target },
 }
+
+/// A device node of the host's that the private `/dev` holds: its name there, and the node the
+/// parent checked.
+#[derive(Debug, Clone)]
+pub struct DevNode {
+    pub name: CString,
+    pub source: Target,
+}
+
+/// The most device nodes a private `/dev` holds (besides the terminal).
+pub const MAX_DEV_NODES: usize = 8;
 
 /// The user namespace's one-line maps (`"1000 1000 1"`), for a caller that is not root.
 #[derive(Debug, Clone)]
@@ -125,8 +141,11 @@ pub struct ChildPlan {
     pub signals: Vec<(libc::c_int, bool)>,
     pub ruleset: RawFd,
     pub landlock_flags: u32,
-    /// Landlock access granted beneath the private `/dev/shm` (added inside, where it exists).
+    /// Landlock access granted beneath the private `/dev/shm` (added inside, where it exists;
+    /// `0`: no private `/dev`).
     pub shm_access: u64,
+    /// Landlock access granted beneath the private `/dev/pts` (added inside too).
+    pub pts_access: u64,
     pub seccomp: libc::sock_fprog,
     /// The variant of the filter whose reported calls go to a supervisor, and the unix socket the
     /// listener is sent over (`-1`: no supervision).
@@ -394,29 +413,30 @@ fn apply(step: &Step, slots: &mut [RawFd; MAX_SLOTS]) -> Result<(), (How, Errno)
             }
             attach(mount, fd)
         }
-        Step::PrivateTmpfs { target, under } => {
-            let fd = open_checked(target, libc::O_DIRECTORY)?;
-            if let Some(slot) = under {
-                // The slot keeps its descriptor: the empty views are copied from it afterwards.
-                if let Err(e) = raw::move_mount_fds(slots[*slot], fd) {
-                    raw::close(fd);
-                    return Err((How::Operate, e));
-                }
+        Step::PrivateDev {
+            target,
+            nodes,
+            terminal,
+            shm_under,
+        } => {
+            let mut copies = [-1; MAX_DEV_NODES + 1];
+            let result = private_dev(
+                target,
+                nodes,
+                terminal.as_ref(),
+                *shm_under,
+                slots,
+                &mut copies,
+            );
+            for fd in copies.into_iter().filter(|fd| *fd >= 0) {
+                raw::close(fd);
             }
-            let attrs = (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) as u32;
-            let fs = raw::new_fs(c"tmpfs", Some((c"mode", c"1777")), attrs);
-            match fs {
-                Ok(fs) => attach(fs, fd),
-                Err(e) => {
-                    raw::close(fd);
-                    Err((How::Operate, e))
-                }
-            }
+            result
         }
         Step::Proc { target } => {
             let fd = open_checked(target, libc::O_DIRECTORY)?;
             let attrs = (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) as u32;
-            match raw::new_fs(c"proc", None, attrs) {
+            match raw::new_fs(c"proc", &[], attrs) {
                 Ok(fs) => attach(fs, fd),
                 Err(e) => {
                     raw::close(fd);
@@ -426,7 +446,7 @@ fn apply(step: &Step, slots: &mut [RawFd; MAX_SLOTS]) -> Result<(), (How, Errno)
         }
         Step::EmptySource { slot } => {
             let attrs = (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) as u32;
-            let fs = op(raw::new_fs(c"tmpfs", Some((c"mode", c"0555")), attrs))?;
+            let fs = op(raw::new_fs(c"tmpfs", &[(c"mode", c"0555")], attrs))?;
             let made = op(raw::create_empty_file(fs, EMPTY_FILE, 0o444))
                 .and_then(|()| op(raw::mkdirat(fs, EMPTY_DIR, 0o555)))
                 .and_then(|()| {
@@ -493,6 +513,121 @@ fn apply(step: &Step, slots: &mut [RawFd; MAX_SLOTS]) -> Result<(), (How, Errno)
             }
         }
     }
+}
+
+/// Builds the private `/dev` (see [`Step::PrivateDev`]). `copies` holds the copies of the host's
+/// nodes (the terminal's last) until they are attached; the caller closes what is left.
+fn private_dev(
+    target: &Target,
+    nodes: &[DevNode],
+    terminal: Option<&Target>,
+    shm_under: Option<usize>,
+    slots: &[RawFd; MAX_SLOTS],
+    copies: &mut [RawFd; MAX_DEV_NODES + 1],
+) -> Result<(), (How, Errno)> {
+    // Copies of the nodes first, while the host's `/dev` is still in sight.
+    for (node, copy) in nodes.iter().zip(copies.iter_mut()) {
+        *copy = copy_of_node(&node.source)?;
+    }
+    if let Some(terminal) = terminal {
+        copies[MAX_DEV_NODES] = copy_of_node(terminal)?;
+    }
+    let dev = open_checked(target, libc::O_DIRECTORY)?;
+    let attrs = (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) as u32;
+    let fs = match raw::new_fs(c"tmpfs", &[(c"mode", c"0755")], attrs) {
+        Ok(fs) => fs,
+        Err(e) => {
+            raw::close(dev);
+            return Err((How::Operate, e));
+        }
+    };
+    let attached = op(raw::move_mount_fds(fs, dev));
+    raw::close(dev);
+    let built = attached.and_then(|()| fill_dev(fs, nodes, terminal, shm_under, slots, copies));
+    raw::close(fs);
+    built
+}
+
+/// A detached copy of the mount of one node (a file), checked to be the node the parent saw.
+fn copy_of_node(node: &Target) -> Result<RawFd, (How, Errno)> {
+    let fd = open_checked(node, 0)?;
+    let flags = OPEN_TREE_CLONE | AT_EMPTY_PATH | libc::O_CLOEXEC as u32;
+    let copy = op(raw::open_tree(fd, c"", flags));
+    raw::close(fd);
+    copy
+}
+
+/// The private `/dev`'s contents, on the attached tmpfs `dev`, which ends read-only.
+fn fill_dev(
+    dev: RawFd,
+    nodes: &[DevNode],
+    terminal: Option<&Target>,
+    shm_under: Option<usize>,
+    slots: &[RawFd; MAX_SLOTS],
+    copies: &mut [RawFd; MAX_DEV_NODES + 1],
+) -> Result<(), (How, Errno)> {
+    let links: [(&CStr, &CStr); 5] = [
+        (c"fd", c"/proc/self/fd"),
+        (c"stdin", c"/proc/self/fd/0"),
+        (c"stdout", c"/proc/self/fd/1"),
+        (c"stderr", c"/proc/self/fd/2"),
+        (c"ptmx", c"pts/ptmx"),
+    ];
+    for (name, to) in links {
+        op(raw::symlinkat(to, dev, name))?;
+    }
+    for (node, copy) in nodes.iter().zip(copies.iter_mut()) {
+        bind_node(dev, &node.name, copy)?;
+    }
+    if terminal.is_some() {
+        bind_node(dev, c"console", &mut copies[MAX_DEV_NODES])?;
+    }
+    op(raw::mkdirat(dev, c"pts", 0o755))?;
+    let attrs = (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC) as u32;
+    // Every mount of devpts is an instance of its own (Linux 4.7): only the line's terminals.
+    let pts = op(raw::new_fs(
+        c"devpts",
+        &[(c"ptmxmode", c"0666"), (c"mode", c"0620")],
+        attrs,
+    ))?;
+    match raw::open_component(dev, c"pts", libc::O_DIRECTORY) {
+        Ok(at) => attach(pts, at)?,
+        Err(e) => {
+            raw::close(pts);
+            return Err((How::Operate, e));
+        }
+    }
+    op(raw::mkdirat(dev, c"shm", 0o755))?;
+    let shm = op(raw::open_component(dev, c"shm", libc::O_DIRECTORY))?;
+    if let Some(slot) = shm_under {
+        // The slot keeps its descriptor: the empty views are copied from it afterwards.
+        if let Err(e) = raw::move_mount_fds(slots[slot], shm) {
+            raw::close(shm);
+            return Err((How::Operate, e));
+        }
+    }
+    let attrs = (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) as u32;
+    match raw::new_fs(c"tmpfs", &[(c"mode", c"1777")], attrs) {
+        Ok(fs) => attach(fs, shm)?,
+        Err(e) => {
+            raw::close(shm);
+            return Err((How::Operate, e));
+        }
+    }
+    op(raw::mount_setattr(
+        dev,
+        c"",
+        AT_EMPTY_PATH,
+        MOUNT_ATTR_RDONLY,
+        0,
+    ))
+}
+
+/// Binds the node copy in `copy` (consumed) onto a new empty file `name` in `dev`.
+fn bind_node(dev: RawFd, name: &CStr, copy: &mut RawFd) -> Result<(), (How, Errno)> {
+    op(raw::create_empty_file(dev, name, 0o600))?;
+    let at = op(raw::open_component(dev, name, 0))?;
+    attach(std::mem::replace(copy, -1), at)
 }
 
 /// The init's entry point for [`raw::spawn_on_stack`]: `arg` is the parent's `&ChildPlan`.
@@ -660,7 +795,7 @@ fn start_program(plan: &ChildPlan) -> ! {
         }
     }
     if plan.shm_access != 0 {
-        add_shm_rule(plan);
+        add_private_dev_rules(plan);
     }
     drop_privileges(plan);
     if let Err(e) = raw::landlock_restrict_self(plan.ruleset, plan.landlock_flags) {
@@ -707,15 +842,22 @@ fn install_seccomp(plan: &ChildPlan) {
     }
 }
 
-fn add_shm_rule(plan: &ChildPlan) {
-    let fd = match raw::open_no_symlinks(c"/dev/shm", libc::O_DIRECTORY) {
-        Ok(fd) => fd,
-        Err(e) => fail(plan, phase::SHM_RULE, How::Open, e),
-    };
-    let added = raw::landlock_add_path_rule(plan.ruleset, fd, plan.shm_access);
-    raw::close(fd);
-    if let Err(e) = added {
-        fail(plan, phase::SHM_RULE, How::Operate, e);
+/// The Landlock rules for what exists only inside: the private `/dev/shm` (every right) and the
+/// line's own devpts (its terminals' rights).
+fn add_private_dev_rules(plan: &ChildPlan) {
+    for (path, access) in [
+        (c"/dev/shm", plan.shm_access),
+        (c"/dev/pts", plan.pts_access),
+    ] {
+        let fd = match raw::open_no_symlinks(path, libc::O_DIRECTORY) {
+            Ok(fd) => fd,
+            Err(e) => fail(plan, phase::SHM_RULE, How::Open, e),
+        };
+        let added = raw::landlock_add_path_rule(plan.ruleset, fd, access);
+        raw::close(fd);
+        if let Err(e) = added {
+            fail(plan, phase::SHM_RULE, How::Operate, e);
+        }
     }
 }
 

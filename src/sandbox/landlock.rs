@@ -30,7 +30,9 @@ pub const DEVICES: [&str; 7] = [
     "/dev/ptmx",
 ];
 
-/// Directories of terminal devices: new ptys (`openpty`) and the caller's own terminal.
+/// Directories of terminal devices: new ptys (`openpty`), where the line sees the host's
+/// `/dev` (no private one: a nested sandbox, or the mount layer dropped). With a private `/dev`
+/// the host's is out of sight, and its own devpts gets its rule inside.
 const TERMINAL_DIRS: [&str; 1] = ["/dev/pts"];
 
 /// What the ruleset grants beyond "read and execute everything".
@@ -39,8 +41,8 @@ pub struct Grants<'a> {
     /// Directories beneath which everything is allowed, opened by the caller (the rule applies to
     /// the opened inode: no path is looked up again).
     pub writable: Vec<BorrowedFd<'a>>,
-    /// The terminal devices of the launcher's stdin/stdout/stderr (e.g. `/dev/ttyS0`), which may
-    /// live outside `/dev/pts`.
+    /// The terminal devices of the launcher's stdin/stdout/stderr (`/dev/pts/3`, `/dev/ttyS0`):
+    /// rules on their nodes, which the private `/dev` binds as `console`.
     pub terminals: Vec<PathBuf>,
     /// Keep TCP bind/connect unrestricted.
     pub network: bool,
@@ -57,6 +59,9 @@ pub struct Prepared {
     /// Every filesystem right of the effective ABI, as the kernel's bit mask: what the private
     /// `/dev/shm` gets.
     pub all_fs_access: u64,
+    /// What a terminal directory gets (read, write, list, truncate, device ioctl): the private
+    /// `/dev/pts`.
+    pub terminal_dir_access: u64,
 }
 
 /// Builds the ruleset (without enforcing it: the caller is not the sandboxed process).
@@ -72,6 +77,7 @@ pub fn prepare(abi: &DetectedAbi, grants: &Grants) -> Result<Prepared> {
     Ok(Prepared {
         fd,
         all_fs_access: AccessFs::from_all(abi.landlock_abi()).bits(),
+        terminal_dir_access: device_access(abi.landlock_abi()).bits(),
     })
 }
 

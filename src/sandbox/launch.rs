@@ -236,9 +236,10 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         })
         .map(|(_, fd, _)| fd.as_fd())
         .collect();
+    let terminals = terminals(&stdio);
     let grants = Grants {
         writable,
-        terminals: terminals(&stdio),
+        terminals: terminals.iter().map(|(path, _)| path.clone()).collect(),
         network: spec.network,
         tcp_ports: spec.tcp_ports.clone(),
     };
@@ -261,7 +262,10 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         .transpose()?;
     let supervisor = reported.as_ref().map(|_| supervisor_pair()).transpose()?;
     let (steps, descriptions) = match namespaces {
-        Namespaces::Own | Namespaces::OwnWithUser => mount_steps(spec, &plan, &layers)?,
+        Namespaces::Own | Namespaces::OwnWithUser => {
+            let terminal = terminals.into_iter().next().map(|(_, target)| target);
+            mount_steps(spec, &plan, &layers, terminal)?
+        }
         Namespaces::Nested | Namespaces::None => (Vec::new(), Vec::new()),
     };
     let exec = exec_plan(spec, &command)?;
@@ -308,6 +312,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
             Namespaces::Own | Namespaces::OwnWithUser => ruleset.all_fs_access,
             Namespaces::Nested | Namespaces::None => 0,
         },
+        pts_access: ruleset.terminal_dir_access,
         seccomp: libc::sock_fprog {
             len: 0,
             filter: std::ptr::null_mut(),
@@ -487,7 +492,9 @@ fn namespaces(spec: &Spec) -> Result<Namespaces> {
 }
 
 fn clone_flags(namespaces: Namespaces) -> libc::c_ulong {
-    let own = (libc::CLONE_NEWNS | libc::CLONE_NEWPID) as libc::c_ulong;
+    // A System V IPC namespace of its own too: the host's shared memory, semaphores and message
+    // queues (and POSIX message queues) are not the line's to reach.
+    let own = (libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC) as libc::c_ulong;
     match namespaces {
         Namespaces::Own => own,
         Namespaces::OwnWithUser => own | libc::CLONE_NEWUSER as libc::c_ulong,
@@ -736,6 +743,7 @@ fn mount_steps(
     spec: &Spec,
     plan: &Plan,
     layers: &[(Layer, OwnedFd, Target)],
+    terminal: Option<Target>,
 ) -> Result<(Vec<Step>, Vec<String>)> {
     let mut steps = vec![(
         Step::MakeRootSlave,
@@ -796,17 +804,16 @@ fn mount_steps(
             "make the empty view that hides credential stores".to_owned(),
         ));
     }
-    let shm = open_target(Path::new(SHM)).map_err(|e| unopenable(Path::new(SHM), &e))?;
-    let what = match empty_source {
-        Some(_) => format!("mount a private {SHM} over the empty view's source"),
-        None => format!("mount a private {SHM}"),
-    };
+    let dev = open_target(Path::new("/dev")).map_err(|e| unopenable(Path::new("/dev"), &e))?;
     steps.push((
-        Step::PrivateTmpfs {
-            target: shm,
-            under: empty_source,
+        Step::PrivateDev {
+            target: dev,
+            nodes: dev_nodes(),
+            terminal,
+            shm_under: empty_source,
         },
-        what,
+        "mount a private /dev (its devices, the line's terminal, its own devpts and /dev/shm)"
+            .to_owned(),
     ));
     let proc = open_target(Path::new("/proc")).map_err(|e| unopenable(Path::new("/proc"), &e))?;
     steps.push((
@@ -946,14 +953,54 @@ fn check_streams(stdio: &[RawFd], passed: &[(OwnedFd, RawFd)], plan: &Plan) -> R
     Ok(())
 }
 
-/// The terminal devices behind the standard streams, so a program can reopen its own terminal.
-fn terminals(fds: &[RawFd]) -> Vec<PathBuf> {
+/// The terminal devices behind the standard streams (`/dev/pts/3`, `/dev/ttyS0`), so a program
+/// can reopen its own terminal: each opened by its path and checked to be the very node behind
+/// the stream (a terminal closed since, whose name another took, is left out).
+fn terminals(fds: &[RawFd]) -> Vec<(PathBuf, Target)> {
+    let mut found: Vec<(PathBuf, Target)> = Vec::new();
+    for &fd in fds {
+        // SAFETY: isatty only asks the kernel about the descriptor (an ioctl that reads nothing
+        // of ours).
+        if unsafe { libc::isatty(fd) } != 1 {
+            continue;
+        }
+        let Ok(path) = std::fs::read_link(format!("/proc/self/fd/{fd}")) else {
+            continue;
+        };
+        if !path.starts_with("/dev/") || found.iter().any(|(p, _)| *p == path) {
+            continue;
+        }
+        // SAFETY: fstat writes only into `st`, a zeroed stat of the right layout.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above; `fd` is one of the streams this process holds.
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            continue;
+        }
+        match open_target(&path) {
+            Ok(target) if target.id.dev == st.st_dev && target.id.ino == st.st_ino => {
+                found.push((path, target));
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+/// The host's device nodes the private `/dev` holds: [`landlock::DEVICES`] that exist here, but
+/// `/dev/ptmx`, which is the private devpts' own (a link to `pts/ptmx`).
+fn dev_nodes() -> Vec<child::DevNode> {
     use std::os::unix::fs::FileTypeExt;
-    fds.iter()
-        .filter_map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok())
-        .filter(|p| p.starts_with("/dev/") && !p.starts_with("/dev/pts"))
-        .filter(|p| !landlock::DEVICES.iter().any(|d| p.as_os_str() == *d))
-        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.file_type().is_char_device()))
+    landlock::DEVICES
+        .iter()
+        .filter(|path| **path != "/dev/ptmx")
+        .map(Path::new)
+        .filter(|path| std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device()))
+        .filter_map(|path| {
+            let name = CString::new(path.file_name()?.as_bytes()).ok()?;
+            let source = open_target(path).ok()?;
+            Some(child::DevNode { name, source })
+        })
+        .take(child::MAX_DEV_NODES)
         .collect()
 }
 

@@ -351,13 +351,13 @@ fn mount_attrs(
     check(unsafe { syscall(libc::SYS_mount_setattr, args) }).map(drop)
 }
 
-/// A new, detached instance of filesystem `fstype` (`fsopen` + `fsconfig` + `fsmount`), with one
-/// optional string option.
-pub fn new_fs(fstype: &CStr, option: Option<(&CStr, &CStr)>, attrs: u32) -> Result<RawFd, Errno> {
+/// A new, detached instance of filesystem `fstype` (`fsopen` + `fsconfig` + `fsmount`), with
+/// string options.
+pub fn new_fs(fstype: &CStr, options: &[(&CStr, &CStr)], attrs: u32) -> Result<RawFd, Errno> {
     // SAFETY: NUL-terminated name; the flags are integers.
     let fs = fd_of(unsafe { syscall(libc::SYS_fsopen, [ptr(fstype.as_ptr()), 0, 0, 0, 0, 0]) })?;
     let configured = (|| {
-        if let Some((key, value)) = option {
+        for (key, value) in options {
             let set = libc::FSCONFIG_SET_STRING as usize;
             let args = [int(fs), set, ptr(key.as_ptr()), ptr(value.as_ptr()), 0, 0];
             // SAFETY: key and value are NUL-terminated strings that outlive the call.
@@ -409,6 +409,13 @@ pub fn create_empty_file(dir: RawFd, name: &CStr, mode: libc::mode_t) -> Result<
     let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
     close(openat(dir, name, flags, mode)?);
     Ok(())
+}
+
+/// `symlinkat(target, dir, name)`.
+pub fn symlinkat(target: &CStr, dir: RawFd, name: &CStr) -> Result<(), Errno> {
+    let args = [ptr(target.as_ptr()), int(dir), ptr(name.as_ptr()), 0, 0, 0];
+    // SAFETY: two NUL-terminated strings that outlive the call, and a descriptor.
+    check(unsafe { syscall(libc::SYS_symlinkat, args) }).map(drop)
 }
 
 /// `mkdirat(dir, name, mode)`.
@@ -728,7 +735,7 @@ pub fn reset_caught_signals() {
             restorer: 0,
             mask: 0,
         };
-        let args = [int(signal), 0, ptr(&mut old), KERNEL_SIGSET, 0, 0];
+        let args = [int(signal), 0, ptr(&raw mut old), KERNEL_SIGSET, 0, 0];
         // SAFETY: a null new action only reads the current one into `old`, which is the kernel's
         // layout and writable.
         let read = check(unsafe { syscall(libc::SYS_rt_sigaction, args) });

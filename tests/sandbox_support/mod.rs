@@ -368,6 +368,11 @@ impl Run {
         self
     }
 
+    /// Whether this runs in the sandbox (not the control).
+    pub fn is_sandboxed(&self) -> bool {
+        self.sandboxed
+    }
+
     pub fn env(&mut self, key: &str, value: impl AsRef<OsStr>) -> &mut Run {
         self.command.env(key, value);
         self
