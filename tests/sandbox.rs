@@ -1624,6 +1624,257 @@ fn other_terminals_and_block_devices_are_out_of_reach() {
     }
 }
 
+/// Makes each system call of a list and prints, per call, its name, result and errno. The list is
+/// JSON on stdin: `[name, number, [args…], expected errno]`; an argument `"P"` is the address of
+/// a path that does not exist (`/nonexistent-shellgate-probe/x`).
+const SYSCALL_PROBE: &str = "\
+import ctypes, json, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+path = ctypes.create_string_buffer(b'/nonexistent-shellgate-probe/x')
+for name, nr, args, expected in json.load(sys.stdin):
+    values = [ctypes.c_long(ctypes.addressof(path) if a == 'P' else a) for a in args]
+    ctypes.set_errno(0)
+    rc = libc.syscall(ctypes.c_long(nr), *values)
+    print(name, rc, ctypes.get_errno() if rc == -1 else 0)
+";
+
+/// An argument of a probed call: a number, or the address of a path that does not exist.
+#[derive(Clone, Copy)]
+enum ProbeArg {
+    N(i64),
+    Path,
+}
+
+/// Arguments for each refused call that the kernel itself would reject harmlessly if the filter
+/// let the call through (a bad descriptor, a null pointer, an invalid flag, a process that does
+/// not exist), so the probe is safe to run outside the sandbox too, as root.
+fn probe_defaults(sys: shellgate::sandbox::seccomp::Sys) -> Option<Vec<ProbeArg>> {
+    use ProbeArg::{N, Path};
+    use shellgate::sandbox::seccomp::Sys::*;
+    let none = 0x7fff_ffff; // a pid that does not exist
+    let fd = -1;
+    Some(match sys {
+        Socket => vec![N(libc::AF_INET.into()), N(libc::SOCK_STREAM.into()), N(0)],
+        Socketpair => vec![
+            N(libc::AF_UNIX.into()),
+            N(libc::SOCK_STREAM.into()),
+            N(0),
+            N(0),
+        ],
+        Connect | Accept | Accept4 | Bind | Listen | Getpeername | Getsockname | Shutdown
+        | Sendto | Sendmsg | Sendmmsg | Recvmmsg | Getsockopt | Setsockopt | IoUringEnter
+        | IoUringRegister | Fsconfig | Fsmount | Fspick | OpenTree | OpenTreeAttr | MoveMount
+        | MountSetattr | Setns | FinitModule | ProcessMadvise | ProcessMrelease | PidfdGetfd
+        | Fchmod | Openat2 | Bpf | Keyctl => vec![N(fd), N(0), N(0), N(0), N(0), N(0)],
+        Ptrace => vec![N(3), N(none), N(0), N(0)],
+        ProcessVmReadv | ProcessVmWritev | MigratePages | MovePages => {
+            vec![N(none), N(0), N(0), N(0), N(0), N(0)]
+        }
+        IoUringSetup | PerfEventOpen | AddKey | RequestKey | Mount | Umount2 | PivotRoot
+        | Fsopen | InitModule | DeleteModule | Reboot | Swapon | Swapoff | Clone3 => {
+            vec![N(0), N(0), N(0), N(0), N(0), N(0)]
+        }
+        Unshare => vec![N(libc::CLONE_VFORK.into())],
+        Clone => vec![N(libc::CLONE_THREAD.into()), N(0), N(0), N(0), N(0)],
+        KexecLoad => vec![N(0), N(0), N(0), N(0xffff_0000)],
+        KexecFileLoad => vec![N(fd), N(fd), N(0), N(0), N(0xffff_ffff)],
+        Ioctl => vec![N(fd), N(0), N(0)],
+        Userfaultfd => vec![N(-1)],
+        Prlimit64 => vec![N(1), N(libc::RLIMIT_FSIZE.into()), N(0), N(0)],
+        Setpriority | IoprioSet => vec![N(99), N(0), N(0)],
+        SchedSetaffinity | SchedSetscheduler | SchedSetparam | SchedSetattr => {
+            vec![N(1), N(-1), N(0)]
+        }
+        Syslog => vec![N(10), N(0), N(0)],
+        Chmod | Creat => vec![Path, N(0o644)],
+        Fchmodat | Fchmodat2 => vec![N(libc::AT_FDCWD.into()), Path, N(0o644), N(0)],
+        Open => vec![Path, N((libc::O_CREAT | libc::O_WRONLY).into()), N(0o644)],
+        Openat => vec![
+            N(libc::AT_FDCWD.into()),
+            Path,
+            N((libc::O_CREAT | libc::O_WRONLY).into()),
+            N(0o644),
+        ],
+        Mknod => vec![Path, N(libc::S_IFREG.into()), N(0)],
+        Mknodat => vec![
+            N(libc::AT_FDCWD.into()),
+            Path,
+            N(libc::S_IFREG.into()),
+            N(0),
+        ],
+        _ => return None,
+    })
+}
+
+/// Every call the line's filter refuses — every rule of its table, each argument check of a rule
+/// made true in turn, the calls that answer ENOSYS and the x32 range — is made for real inside a
+/// sandbox, as each identity, and must fail with the table's errno. The list comes from the rule
+/// table itself, so a rule cannot be added without its probe. The control runs the same calls
+/// outside, where the kernel answers otherwise (a bad descriptor, a missing file, …) for most of
+/// them: those the probe can tell apart.
+#[test]
+fn every_call_the_filter_refuses_is_refused_inside() {
+    use shellgate::sandbox::seccomp::{self, ArgCheck, Deny, Sockets, Table, Verdict};
+    let Some(arch) = seccomp::Arch::native() else {
+        return;
+    };
+    let sockets = Sockets::default();
+    let table = Table::new(arch, sockets, false);
+    let mut probes: Vec<(String, i64, Vec<ProbeArg>, i32)> = Vec::new();
+    let mut add = |name: String, nr: i64, args: Vec<ProbeArg>| {
+        let mut values = [0u64; 6];
+        for (slot, arg) in values.iter_mut().zip(&args) {
+            *slot = match arg {
+                ProbeArg::N(n) => *n as u64,
+                ProbeArg::Path => 1,
+            };
+        }
+        if let Verdict::Errno(errno) = table.verdict(nr, &values) {
+            probes.push((name, nr, args, errno));
+        }
+    };
+    for (sys, deny) in seccomp::rules(sockets) {
+        let nr = sys.number(arch);
+        if nr < 0 {
+            continue;
+        }
+        let base = probe_defaults(sys).unwrap_or_else(|| panic!("no probe for {sys:?}: add one"));
+        let checks: Vec<ArgCheck> = match &deny {
+            Deny::Always | Deny::Reported => vec![ArgCheck::Any],
+            Deny::When(checks) => checks.clone(),
+            Deny::Checked(checks) => checks.iter().map(|(c, _)| *c).collect(),
+        };
+        for check in checks {
+            let set = |arg: u8, f: &dyn Fn(i64) -> i64| {
+                let mut args = base.clone();
+                while args.len() <= usize::from(arg) {
+                    args.push(ProbeArg::N(0));
+                }
+                let old = match args[usize::from(arg)] {
+                    ProbeArg::N(n) => n,
+                    ProbeArg::Path => 1,
+                };
+                args[usize::from(arg)] = ProbeArg::N(f(old));
+                args
+            };
+            let variants: Vec<Vec<ProbeArg>> = match check {
+                ArgCheck::Any => vec![base.clone()],
+                ArgCheck::Equals { arg, value } => vec![set(arg, &|_| i64::from(value))],
+                ArgCheck::NotEquals { arg, value } => {
+                    vec![set(arg, &|old| {
+                        if old as u32 == value {
+                            i64::from(value ^ 1)
+                        } else {
+                            old
+                        }
+                    })]
+                }
+                ArgCheck::AnyBit { arg, mask } => (0..32)
+                    .filter(|b| mask & (1 << b) != 0)
+                    .map(|b| set(arg, &move |old| old | (1i64 << b)))
+                    .collect(),
+                ArgCheck::NonZero { arg } => vec![set(arg, &|_| 1)],
+                ArgCheck::MaskedEquals { arg, mask, value } => {
+                    vec![set(arg, &|old| (old & !i64::from(mask)) | i64::from(value))]
+                }
+                ArgCheck::MaskedNotEquals { arg, mask, value } => vec![set(arg, &|old| {
+                    (old & !i64::from(mask)) | (i64::from(value.wrapping_add(1)) & i64::from(mask))
+                })],
+                ArgCheck::NotIn { arg, values } => {
+                    let outside = [1u32, 3, 16].into_iter().find(|v| !values.contains(v));
+                    vec![set(arg, &|old| outside.map_or(old, i64::from))]
+                }
+            };
+            for args in variants {
+                add(format!("{sys:?}"), nr, args);
+            }
+        }
+    }
+    for sys in [seccomp::Sys::Clone3, seccomp::Sys::Openat2] {
+        add(
+            format!("{sys:?}"),
+            sys.number(arch),
+            probe_defaults(sys).unwrap(),
+        );
+    }
+    if arch == seccomp::Arch::X86_64 {
+        add(
+            "X32Getpid".into(),
+            0x4000_0000 | libc::SYS_getpid,
+            Vec::new(),
+        );
+    }
+    assert!(probes.len() > 80, "only {} probes", probes.len());
+    let list = format!(
+        "[{}]",
+        probes
+            .iter()
+            .map(|(name, nr, args, errno)| {
+                let args: Vec<String> = args
+                    .iter()
+                    .map(|a| match a {
+                        ProbeArg::N(n) => n.to_string(),
+                        ProbeArg::Path => "\"P\"".to_owned(),
+                    })
+                    .collect();
+                format!("[\"{name}\", {nr}, [{}], {errno}]", args.join(", "))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let results = |out: &Outcome| -> Vec<(i64, i32)> {
+        let text = out.ok();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), probes.len(), "{text}");
+        lines
+            .iter()
+            .map(|l| {
+                let mut words = l.split(' ').skip(1);
+                let mut number = || words.next().and_then(|w| w.parse().ok());
+                let rc = number().unwrap_or_else(|| panic!("unreadable: {l}"));
+                let errno = number().unwrap_or_else(|| panic!("unreadable: {l}"));
+                (rc, errno as i32)
+            })
+            .collect()
+    };
+    let control = results(&me().bare().stdin(list.as_bytes()).py(SYSCALL_PROBE, &[]));
+    let told_apart: Vec<bool> = control
+        .iter()
+        .zip(&probes)
+        .map(|((rc, errno), (_, _, _, want))| *rc != -1 || errno != want)
+        .collect();
+    for who in identities() {
+        let out = Scene::new(who)
+            .sandbox()
+            .stdin(list.as_bytes())
+            .py(SYSCALL_PROBE, &[]);
+        for ((rc, errno), (name, nr, args, want)) in results(&out).iter().zip(&probes) {
+            let args: Vec<String> = args
+                .iter()
+                .map(|a| match a {
+                    ProbeArg::N(n) => format!("{n:#x}"),
+                    ProbeArg::Path => "path".into(),
+                })
+                .collect();
+            assert!(
+                *rc == -1 && errno == want,
+                "as {who:?}: {name} (nr {nr}, {args:?}) gave {rc} errno {errno}, not errno {want}"
+            );
+        }
+    }
+    let apart = told_apart.iter().filter(|t| **t).count();
+    eprintln!(
+        "{} calls refused inside; outside, {apart} of them answered otherwise",
+        probes.len()
+    );
+    assert!(
+        apart * 2 > probes.len(),
+        "control: outside, only {apart} of {} calls answered otherwise",
+        probes.len()
+    );
+}
+
 #[test]
 fn processes_outside_cannot_be_touched() {
     // prlimit (RLIMIT_FSIZE would kill it), renice, CPU affinity, I/O priority, signals.

@@ -280,7 +280,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         )
     })?;
     write_notes(spec, &plan, stdio[2]);
-    let scope = write_scope(spec, &plan);
+    let scope = write_scope(spec, &plan, sockets)?;
     let guard = Guard::new(
         &plan.guarded,
         workspace_repo(spec)
@@ -406,7 +406,13 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
 
 /// Where writes are allowed in this sandbox, for the notes on observed calls: the writable
 /// layers and the private `/dev/shm`, except the read-only layers and protected paths.
-fn write_scope(spec: &Spec, plan: &Plan) -> notify::WriteScope {
+fn write_scope(spec: &Spec, plan: &Plan, sockets: seccomp::Sockets) -> Result<notify::WriteScope> {
+    let arch = seccomp::Arch::native().ok_or_else(|| {
+        Error::new(
+            Code::SandboxUnavailable,
+            "no seccomp filter for this architecture",
+        )
+    })?;
     let mut writable: Vec<PathBuf> = plan.writable_roots().map(Path::to_path_buf).collect();
     if spec.policy == Policy::WorkspaceWrite {
         writable.extend(spec.writable_roots());
@@ -421,7 +427,8 @@ fn write_scope(spec: &Spec, plan: &Plan) -> notify::WriteScope {
         })
         .chain(plan.read_only.iter().cloned())
         .collect();
-    notify::WriteScope {
+    Ok(notify::WriteScope {
+        filter: seccomp::Table::new(arch, sockets, false),
         writable,
         read_only,
         tcp_ports: if spec.network {
@@ -429,7 +436,7 @@ fn write_scope(spec: &Spec, plan: &Plan) -> notify::WriteScope {
         } else {
             spec.tcp_ports.clone()
         },
-    }
+    })
 }
 
 fn fprog(program: &mut seccompiler::BpfProgram) -> Result<libc::sock_fprog> {

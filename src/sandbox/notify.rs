@@ -16,7 +16,7 @@
 //! kernel, a path the line changes between the look and the call only makes the note wrong, never
 //! the sandbox weaker.
 
-use crate::sandbox::seccomp::{Arch, Sys};
+use crate::sandbox::seccomp::{Arch, Sys, Table, Verdict};
 use serde::Serialize;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -40,9 +40,13 @@ pub enum Denial {
     },
 }
 
-/// Where writes are allowed, for the notes on observed calls.
-#[derive(Debug, Clone, Default)]
+/// Where writes are allowed, for the notes on observed calls, and the filter's own rule table
+/// (without a supervisor), which every notification is checked against again.
+#[derive(Debug, Clone)]
 pub struct WriteScope {
+    /// What the filter would answer each call with nobody to report to: only a call it allows
+    /// may go on (`CONTINUE`); anything else that reaches the supervisor is refused.
+    pub filter: Table,
     /// Beneath these, writes are allowed (canonical).
     pub writable: Vec<PathBuf>,
     /// ...except beneath these (protected paths, read-only trees).
@@ -116,33 +120,18 @@ pub fn handle_one(listener: &OwnedFd, scope: &WriteScope) -> io::Result<Option<D
             _ => Err(e),
         };
     }
-    let observed = observed_call(notif.data.nr as i64);
-    let denial = match observed {
-        Some(sys) => write_outside(&notif, sys, scope),
-        None => Some(denial_of(&notif)),
-    };
-    // A connection to a granted port goes on to Landlock (which enforces the ports whatever the
-    // line changes in its memory after this look); any other is refused here.
-    let granted = matches!(
-        &denial,
-        Some(Denial::Connect { address }) if scope.tcp_ports.contains(&address.port())
-    );
-    let (observed, denial) = if granted {
-        (Some(Sys::Connect), None)
-    } else {
-        (observed, denial)
-    };
+    let (go_on, denial) = decide(&notif, scope);
     // The answer. A reported call fails with EPERM, as it would have without a supervisor; an
     // observed one goes on to the kernel's own checks. A withdrawn notification (ENOENT) needs
     // no answer.
-    let response = match observed {
-        Some(_) => libc::seccomp_notif_resp {
+    let response = match go_on {
+        true => libc::seccomp_notif_resp {
             id: notif.id,
             val: 0,
             error: 0,
             flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
         },
-        None => libc::seccomp_notif_resp {
+        false => libc::seccomp_notif_resp {
             id: notif.id,
             val: 0,
             error: -libc::EPERM,
@@ -157,7 +146,32 @@ pub fn handle_one(listener: &OwnedFd, scope: &WriteScope) -> io::Result<Option<D
     Ok(denial)
 }
 
-/// The observed syscall `nr` is, on this architecture (`None`: a reported one).
+/// Whether a notified call may go on (`CONTINUE`), and what to note. Decided on the call's
+/// registers by the filter's own table without a supervisor ([`WriteScope::filter`]): a call it
+/// would refuse is refused here too, whatever sent it (so a mistake in the program's order of
+/// deny and notify cannot let one through). What it allows goes on when it is an observed write
+/// (the kernel's layers decide; the note names a write outside the writable roots), or a
+/// connection to a granted port (Landlock enforces the ports whatever the line changes in its
+/// memory after this look); anything else is refused.
+fn decide(notif: &libc::seccomp_notif, scope: &WriteScope) -> (bool, Option<Denial>) {
+    let nr = notif.data.nr as i64;
+    match scope.filter.verdict(nr, &notif.data.args) {
+        Verdict::Allow => {}
+        Verdict::Errno(_) | Verdict::Notify | Verdict::Kill => {
+            let reported = [libc::SYS_socket, libc::SYS_connect].contains(&nr);
+            return (false, reported.then(|| denial_of(notif)));
+        }
+    }
+    if let Some(sys) = observed_call(nr) {
+        return (true, write_outside(notif, sys, scope));
+    }
+    match denial_of(notif) {
+        Denial::Connect { address } if scope.tcp_ports.contains(&address.port()) => (true, None),
+        denial => (false, Some(denial)),
+    }
+}
+
+/// The observed syscall `nr` is, on this architecture (`None`: not an observed write).
 fn observed_call(nr: i64) -> Option<Sys> {
     let arch = Arch::native()?;
     crate::sandbox::seccomp::observed_calls().find(|sys| sys.number(arch) == nr)
@@ -319,11 +333,44 @@ mod tests {
         assert_eq!(socket_address(&[1, 0]), None);
     }
 
+    /// A notification the filter's own table refuses is refused by the supervisor too, whatever
+    /// sent it: a set-id chmod that reached it (as a wrong order of deny and notify in the program
+    /// would send it) is not let go on, while an ordinary observed write is.
+    #[test]
+    fn a_call_the_table_refuses_never_goes_on() {
+        let Some(arch) = Arch::native() else { return };
+        let scope = WriteScope {
+            filter: Table::new(arch, Default::default(), false),
+            writable: vec![PathBuf::from("/")],
+            read_only: Vec::new(),
+            tcp_ports: Vec::new(),
+        };
+        // SAFETY: seccomp_notif is plain old data; all-zero is valid.
+        let mut notif: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+        notif.pid = std::process::id();
+        notif.data.nr = Sys::Fchmodat.number(arch) as i32;
+        notif.data.args = [
+            libc::AT_FDCWD as u64,
+            0,
+            u64::from(libc::S_ISUID) | 0o755,
+            0,
+            0,
+            0,
+        ];
+        assert_eq!(decide(&notif, &scope), (false, None));
+        notif.data.args[2] = 0o755;
+        assert!(decide(&notif, &scope).0, "an ordinary chmod goes on");
+        notif.data.nr = Sys::Ptrace.number(arch) as i32;
+        assert_eq!(decide(&notif, &scope), (false, None));
+    }
+
     #[test]
     fn writes_to_the_kernels_trees_are_never_noted() {
         let scope = WriteScope {
+            filter: Table::new(Arch::X86_64, Default::default(), false),
             writable: vec![PathBuf::from("/ws")],
-            ..WriteScope::default()
+            read_only: Vec::new(),
+            tcp_ports: Vec::new(),
         };
         for path in ["/proc/self/fd/1", "/dev/stdout", "/sys/kernel/x"] {
             assert!(!scope.refuses(Path::new(path)), "{path}");
