@@ -2146,6 +2146,193 @@ fn a_nested_repository_staged_as_a_gitlink_runs_nothing_in_git_outside() {
     ));
 }
 
+/// A nested repository staged the way `git add <repo>` stages one (a gitlink), outside.
+fn embedded_repository(s: &Scene, name: &str) {
+    s.git_repo();
+    let sub = s.ws.join(name);
+    fs::create_dir_all(&sub).unwrap();
+    s.chown(&sub);
+    s.git_in(&sub, &["init", "-q", "-b", "main"]);
+    s.write(&sub.join("f"), "f\n");
+    s.git_in(&sub, &["add", "f"]);
+    s.git_in(&sub, &["commit", "-qm", "sub"]);
+    s.git_in(&s.ws, &["add", name]);
+    s.git_in(&s.ws, &["commit", "-qm", "embed"]);
+}
+
+/// The gitlinked directory renamed away and a new repository made in its place.
+#[test]
+fn a_gitlinked_repository_swapped_for_a_new_one_runs_nothing_in_git_outside() {
+    conformance(Attack::new(
+        "gitlinked repository swapped",
+        &|s| embedded_repository(s, "sub"),
+        &|s, mut run| {
+            run.sh(&format!(
+                "mv sub sub-old && git init -q sub && git -C sub config core.fsmonitor '{}'",
+                fsmonitor(s)
+            ))
+        },
+        &|s, _| git_status_ran_code(s),
+    ));
+}
+
+/// A gitlink staged into a split index (`git update-index --split-index`), whose entries live in
+/// a shared index the old guard never read.
+#[test]
+fn a_gitlink_staged_through_a_split_index_runs_nothing_in_git_outside() {
+    conformance(Attack::new(
+        "gitlink in a split index",
+        &|s| {
+            s.git_repo();
+            s.git_in(&s.ws, &["update-index", "--split-index"]);
+        },
+        &|s, mut run| {
+            run.sh(&format!(
+                "git init -q sub && git -C sub commit -q --allow-empty -m x && \
+                 git -C sub config core.fsmonitor '{}' && \
+                 git update-index --split-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub",
+                fsmonitor(s)
+            ))
+        },
+        &|s, _| git_status_ran_code(s),
+    ));
+}
+
+/// A repository made in one line and staged as a gitlink in the next.
+#[test]
+fn a_repository_made_in_one_line_and_staged_in_the_next_runs_nothing_in_git_outside() {
+    conformance(Attack::new(
+        "repository staged a line later",
+        &|s| s.git_repo(),
+        &|s, mut run| {
+            let second = if run.is_sandboxed() {
+                s.sandbox()
+            } else {
+                s.bare()
+            };
+            run.sh(&format!(
+                "git init -q sub && git -C sub commit -q --allow-empty -m x && \
+                 git -C sub config core.fsmonitor '{}'",
+                fsmonitor(s)
+            ));
+            // The next line starts in a later second of the clock (the old guard compared whole
+            // seconds): waited for by watching the clock, not for a fixed time.
+            let second_of = || {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_secs()
+            };
+            let made = second_of();
+            while second_of() == made {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let mut second = second;
+            second.sh("git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub")
+        },
+        &|s, _| git_status_ran_code(s),
+    ));
+}
+
+/// `core.hooksPath` in the worktree (husky's `.husky`): a hook the line writes there would run at
+/// the next `git commit` outside.
+#[test]
+fn a_hook_written_where_core_hooks_path_points_runs_nothing_in_git_outside() {
+    conformance(Attack::new(
+        "core.hooksPath in the worktree",
+        &|s| {
+            s.git_repo();
+            s.git_in(&s.ws, &["config", "core.hooksPath", ".husky"]);
+            fs::create_dir_all(s.ws.join(".husky")).unwrap();
+            s.chown(&s.ws.join(".husky"));
+        },
+        &|s, mut run| {
+            run.sh(&format!(
+                "printf '#!/bin/sh\\ntouch {}\\n' > .husky/pre-commit && chmod +x .husky/pre-commit",
+                s.victim.display()
+            ))
+        },
+        &|s, _| {
+            let _ = s.git_output(&s.ws, &["commit", "-q", "--allow-empty", "-m", "x"]);
+            s.victim
+                .exists()
+                .then(|| "git commit outside ran a hook the line wrote".into())
+        },
+    ));
+}
+
+/// `include.path` naming a file in the worktree: a line that writes it sets `core.fsmonitor` for
+/// the next `git status` outside.
+#[test]
+fn an_included_config_file_in_the_worktree_runs_nothing_in_git_outside() {
+    conformance(Attack::new(
+        "include.path in the worktree",
+        &|s| {
+            s.git_repo();
+            s.git_in(&s.ws, &["config", "include.path", "../.gitconfig-local"]);
+        },
+        &|s, mut run| {
+            run.sh(&format!(
+                "printf '[core]\\n\\tfsmonitor = \"{}\"\\n' > .gitconfig-local",
+                fsmonitor(s)
+            ))
+        },
+        &|s, _| git_status_ran_code(s),
+    ));
+}
+
+/// A planted `commondir` in a `.git` the line then makes read-only, so that moving it aside fails
+/// for an owner without privileges (root is not stopped by the mode).
+#[test]
+fn a_planted_commondir_in_a_read_only_git_dir_runs_nothing_in_git_outside() {
+    conformance(
+        Attack::new(
+            "commondir, then .git read-only",
+            &|s| {
+                s.git_repo();
+                let evil = s.root.join("evil.git");
+                s.git_in(&s.root, &["init", "-q", "--bare", evil.to_str().unwrap()]);
+                s.git_in(&evil, &["config", "core.fsmonitor", &fsmonitor(s)]);
+                s.git_in(&evil, &["config", "core.bare", "false"]);
+                s.chown(&evil);
+            },
+            &|s, mut run| {
+                run.sh(&format!(
+                    "echo {}/evil.git > .git/commondir; chmod a-w .git",
+                    s.root.display()
+                ))
+            },
+            &|s, _| {
+                let ran = git_status_ran_code(s);
+                let _ = fs::set_permissions(s.ws.join(".git"), fs::Permissions::from_mode(0o755));
+                ran
+            },
+        )
+        .only(|who| !who.is_root()),
+    );
+}
+
+/// A superproject holding an embedded repository whose index has stale stat data: `git status`
+/// in the superproject refreshes it (git runs in the embedded repository and rewrites its index).
+/// That is ordinary work: it must run, and nothing may be moved aside.
+#[test]
+fn git_status_in_a_superproject_with_an_embedded_repository_works() {
+    for who in identities() {
+        let s = Scene::new(who);
+        embedded_repository(&s, "emb");
+        // Stale stat data in both indexes.
+        s.write(&s.ws.join("emb/f"), "f\n");
+        s.write(&s.ws.join("README"), "hello\n");
+        let out = s
+            .sandbox()
+            .sh("git status --porcelain; git -C emb status --porcelain; echo done");
+        assert_eq!(out.code(), Some(0), "as {who:?}: {}", out.stderr());
+        assert!(out.stdout().contains("done"), "{}", out.stderr());
+        assert!(s.ws.join("emb/.git/config").exists());
+        assert!(!out.stderr().contains("quarantine"), "{}", out.stderr());
+    }
+}
+
 #[test]
 fn hooks_and_config_cannot_be_planted() {
     conformance(Attack::new(

@@ -119,15 +119,99 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// A gitlink's mode: submodules and nested repositories added to the index.
+const GITLINK: u32 = 0o160000;
+
+/// One index file read: its entries (`mode`, path: empty for an entry that replaces one of the
+/// shared index, in split-index mode) and, in split-index mode, its link to the shared index.
+#[derive(Debug, Default)]
+struct Index {
+    entries: Vec<(u32, Vec<u8>)>,
+    /// The shared index's object id (hex), and the positions of its entries that the stripped
+    /// entries above replace, in order.
+    link: Option<(String, Vec<usize>)>,
+}
+
 /// The paths of the gitlinks (mode `160000`: submodules, nested repositories added to the index)
 /// in a git index file, or `None` when the file is not an index this parser knows (versions 2–4).
 ///
 /// `git status` in the superproject runs git in every gitlinked directory that has a `.git`, which
 /// reads that repository's config: a line that stages a gitlink and plants a nested repository
 /// would otherwise run its `core.fsmonitor` at the next plain `git status` outside.
+#[cfg(test)]
 pub fn gitlinks(index: &[u8], sha256: bool) -> Option<Vec<PathBuf>> {
+    let index = parse_index(index, sha256)?;
+    Some(
+        index
+            .entries
+            .iter()
+            .filter(|(mode, path)| mode & 0o170000 == GITLINK && !path.is_empty())
+            .map(|(_, path)| path_of(path))
+            .collect(),
+    )
+}
+
+/// The gitlinks of the index in `git_dir`, following a split index to its shared index
+/// (`sharedindex.<id>`, `git update-index --split-index`): every gitlink of the shared index (a
+/// deleted one too: more, never fewer) and of the split one, an entry that replaces a shared one
+/// named by the shared entry's path. `Ok(None)`: no index; `Err`: one this parser cannot read,
+/// or a shared index that is missing.
+pub fn gitlinks_of(git_dir: &Path) -> io::Result<Option<Vec<PathBuf>>> {
+    let unreadable = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_owned());
+    let Some(bytes) = missing_as_none(std::fs::read(git_dir.join("index")))? else {
+        return Ok(None);
+    };
+    let sha256 = uses_sha256(git_dir);
+    let index = parse_index(&bytes, sha256).ok_or_else(|| unreadable("an unreadable index"))?;
+    let mut links: Vec<PathBuf> = Vec::new();
+    let mut shared_entries = Vec::new();
+    if let Some((id, _)) = &index.link {
+        let shared = std::fs::read(git_dir.join(format!("sharedindex.{id}")))?;
+        shared_entries = parse_index(&shared, sha256)
+            .ok_or_else(|| unreadable("an unreadable shared index"))?
+            .entries;
+        links.extend(
+            shared_entries
+                .iter()
+                .filter(|(mode, path)| mode & 0o170000 == GITLINK && !path.is_empty())
+                .map(|(_, path)| path_of(path)),
+        );
+    }
+    let replaced = index
+        .link
+        .as_ref()
+        .map(|(_, r)| r.as_slice())
+        .unwrap_or(&[]);
+    let mut replacements = replaced.iter();
+    for (mode, path) in &index.entries {
+        let path = if path.is_empty() {
+            // A stripped entry replaces the next shared entry the bitmap names.
+            let at = replacements.next().ok_or_else(|| {
+                unreadable("a split index with more replacements than its bitmap")
+            })?;
+            let shared = shared_entries
+                .get(*at)
+                .ok_or_else(|| unreadable("a split index naming no shared entry"))?;
+            &shared.1
+        } else {
+            path
+        };
+        if mode & 0o170000 == GITLINK {
+            links.push(path_of(path));
+        }
+    }
+    links.sort();
+    links.dedup();
+    Ok(Some(links))
+}
+
+fn path_of(bytes: &[u8]) -> PathBuf {
     use std::os::unix::ffi::OsStrExt;
-    const GITLINK: u32 = 0o160000;
+    PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
+}
+
+/// Reads an index file (`DIRC`, versions 2–4): its entries and its `link` extension.
+fn parse_index(index: &[u8], sha256: bool) -> Option<Index> {
     let be32 = |at: usize| -> Option<u32> {
         Some(u32::from_be_bytes(index.get(at..at + 4)?.try_into().ok()?))
     };
@@ -142,7 +226,7 @@ pub fn gitlinks(index: &[u8], sha256: bool) -> Option<Vec<PathBuf>> {
     let oid = if sha256 { 32 } else { 20 };
     let mut at = 12;
     let mut previous: Vec<u8> = Vec::new();
-    let mut links = Vec::new();
+    let mut entries = Vec::with_capacity(count.min(1 << 20));
     for _ in 0..count {
         let entry = at;
         let mode = be32(entry + 24)?;
@@ -168,12 +252,73 @@ pub fn gitlinks(index: &[u8], sha256: bool) -> Option<Vec<PathBuf>> {
             at = entry + (len + 8) / 8 * 8;
             path
         };
-        if mode & 0o170000 == GITLINK {
-            links.push(PathBuf::from(std::ffi::OsStr::from_bytes(&path)));
-        }
-        previous = path;
+        previous.clone_from(&path);
+        entries.push((mode, path));
     }
-    Some(links)
+    // Extensions, up to the trailing checksum: a signature, a size, the data.
+    let mut link = None;
+    while at + 8 + oid <= index.len() {
+        let signature = index.get(at..at + 4)?;
+        let size = be32(at + 4)? as usize;
+        let data = index.get(at + 8..at + 8 + size)?;
+        if signature == b"link" {
+            let id: String = data
+                .get(..oid)?
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            let mut rest = data.get(oid..)?;
+            let mut replaced = Vec::new();
+            if !rest.is_empty() {
+                // The delete bitmap, then the replace bitmap.
+                let (_, used) = ewah_positions(rest)?;
+                rest = rest.get(used..)?;
+                replaced = ewah_positions(rest)?.0;
+            }
+            link = Some((id, replaced));
+        }
+        at += 8 + size;
+    }
+    Some(Index { entries, link })
+}
+
+/// The set bits of an EWAH-compressed bitmap (git's `ewah/`), and the bytes it took: a bit count,
+/// a word count, the words (each run-length word: bit 0 the running bit, 32 bits of running length
+/// in words, 31 bits of literal words following it), the position of the last run-length word.
+fn ewah_positions(data: &[u8]) -> Option<(Vec<usize>, usize)> {
+    let be32 = |at: usize| -> Option<u32> {
+        Some(u32::from_be_bytes(data.get(at..at + 4)?.try_into().ok()?))
+    };
+    let words = be32(4)? as usize;
+    let word = |i: usize| -> Option<u64> {
+        Some(u64::from_be_bytes(
+            data.get(8 + 8 * i..16 + 8 * i)?.try_into().ok()?,
+        ))
+    };
+    let mut positions = Vec::new();
+    let mut bit = 0usize;
+    let mut i = 0;
+    while i < words {
+        let rlw = word(i)?;
+        i += 1;
+        let running = (rlw >> 1) & 0xffff_ffff;
+        let literals = (rlw >> 33) as usize;
+        let run_bits = usize::try_from(running).ok()?.checked_mul(64)?;
+        if rlw & 1 == 1 {
+            if run_bits > 1 << 24 {
+                return None;
+            }
+            positions.extend(bit..bit + run_bits);
+        }
+        bit = bit.checked_add(run_bits)?;
+        for _ in 0..literals {
+            let literal = word(i)?;
+            i += 1;
+            positions.extend((0..64).filter(|b| literal >> b & 1 == 1).map(|b| bit + b));
+            bit += 64;
+        }
+    }
+    Some((positions, 8 + 8 * words + 4))
 }
 
 /// Git's offset varint (index v4): 7 bits a byte, high bit = more, each continuation adds one.
@@ -306,5 +451,63 @@ mod tests {
         }
         assert_eq!(gitlinks(b"not an index", false), None);
         assert_eq!(gitlinks(b"DIRC\0\0\0\x02\0\0\0\x05", false), None);
+    }
+
+    /// A split index (`git update-index --split-index`) keeps most entries in a shared index and
+    /// writes only changes to the main one: a gitlink added there, and one that replaces a shared
+    /// entry (written with its name stripped), are both found — in index versions 2 and 4.
+    #[test]
+    fn gitlinks_are_found_through_a_split_index() {
+        for version in ["2", "4"] {
+            let dir = tempfile::tempdir().unwrap();
+            init_repo(dir.path(), &[]);
+            let git = |args: &[&str]| {
+                let ok = std::process::Command::new("git")
+                    .args(args)
+                    .current_dir(dir.path())
+                    .env("GIT_CONFIG_NOSYSTEM", "1")
+                    .env("HOME", dir.path())
+                    .status()
+                    .unwrap()
+                    .success();
+                assert!(ok, "git {args:?}");
+            };
+            git(&["update-index", "--index-version", version]);
+            git(&["update-index", "--split-index"]);
+            let oid = "b".repeat(40);
+            // A new entry, in the split index with its name.
+            git(&[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("160000,{oid},new-sub"),
+            ]);
+            // A shared entry replaced by a gitlink: written stripped, named by the bitmap.
+            git(&[
+                "update-index",
+                "--cacheinfo",
+                &format!("160000,{oid},a.txt"),
+            ]);
+            let git_dir = dir.path().join(".git");
+            let shared = fs::read_dir(&git_dir)
+                .unwrap()
+                .filter_map(|e| e.ok())
+                .any(|e| e.file_name().to_string_lossy().starts_with("sharedindex."));
+            assert!(shared, "v{version}: no shared index was written");
+            let links = gitlinks_of(&git_dir).unwrap().unwrap();
+            for want in ["a.txt", "deep/sub", "new-sub"] {
+                assert!(
+                    links.contains(&PathBuf::from(want)),
+                    "v{version}: {links:?}"
+                );
+            }
+            // The main index alone does not name the replaced entry.
+            let main = fs::read(git_dir.join("index")).unwrap();
+            assert!(
+                !gitlinks(&main, false)
+                    .unwrap()
+                    .contains(&PathBuf::from("a.txt"))
+            );
+        }
     }
 }

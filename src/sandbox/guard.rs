@@ -12,10 +12,12 @@
 //! `NAME.shellgate-quarantine-<time>` in the same directory), recorded as a sandbox violation, and
 //! the line fails closed.
 //!
-//! Repositories nested in the workspace through *gitlinks* in its index are guarded the same way:
-//! a plain `git status` in the superproject runs git in each of them. Their `.git` and the files
-//! in it that git executes or reads configuration from may not change during a line, and a gitlink
-//! that appears during the line may not lead to a repository created during it.
+//! Repositories nested in the workspace through *gitlinks* in its index are watched the same way
+//! while the line runs (a plain `git status` in the superproject runs git in each of them): their
+//! `.git` may not be replaced, nor the files in it that git executes or reads configuration from.
+//! What the line leaves behind — new gitlinks, new repositories, includes, a `core.hooksPath`
+//! in the worktree — is judged after it by the whole git surface (see [`super::surface`]); this
+//! watch only shortens the time a concurrent git outside could see a change.
 
 use crate::sandbox::git;
 use crate::sandbox::sys;
@@ -26,13 +28,16 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// What a name was before the line: absent, or this file.
+/// What a name was before the line: absent, or this file. A directory is only its identity:
+/// git rewrites files in a `.git` directory (its index) on a plain `git status`, which changes the
+/// directory's times but nothing git executes (the files in it that matter are watched
+/// themselves).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Stamp {
     dev: u64,
     ino: u64,
-    ctime: (i64, i64),
-    size: i64,
+    /// `(ctime, size)` of anything but a directory.
+    content: Option<((i64, i64), i64)>,
 }
 
 /// One guarded name: `name` in the directory `dir` (opened once, without following symlinks).
@@ -48,15 +53,6 @@ struct Item {
 
 /// The files of a git dir that git executes or reads configuration from.
 const GIT_DIR_FILES: [&str; 4] = ["config", "hooks", "commondir", "config.worktree"];
-
-/// The workspace's own repository, whose index names the nested ones.
-#[derive(Debug)]
-struct Superproject {
-    worktree: PathBuf,
-    git_dir: PathBuf,
-    index_before: Option<Stamp>,
-    gitlinks_before: Vec<PathBuf>,
-}
 
 /// A guarded name that changed during the line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -76,51 +72,37 @@ pub const WATCH_INTERVAL: Duration = Duration::from_millis(20);
 #[derive(Debug)]
 pub struct Guard {
     items: Vec<Item>,
-    superproject: Option<Superproject>,
-    started: SystemTime,
 }
 
 impl Guard {
     /// A guard that watches nothing.
     pub fn none() -> Guard {
-        Guard {
-            items: Vec::new(),
-            superproject: None,
-            started: SystemTime::now(),
-        }
+        Guard { items: Vec::new() }
     }
 
     /// Records the guarded names (paths whose nearest existing ancestor is watched) and the
     /// repositories gitlinked from `repo`'s index (`(worktree, git dir)`).
     pub fn new(guarded: &[PathBuf], repo: Option<(&Path, &Path)>) -> Guard {
-        let started = SystemTime::now();
-        let mut guard = Guard {
-            items: Vec::new(),
-            superproject: None,
-            started,
-        };
+        let mut guard = Guard { items: Vec::new() };
         for path in guarded {
             guard.watch_first_missing(path);
         }
-        if let Some((worktree, git_dir)) = repo {
-            let index = git_dir.join("index");
-            let gitlinks = read_gitlinks(git_dir);
-            for link in &gitlinks {
+        if let Some((worktree, git_dir)) = repo
+            && let Ok(Some(links)) = git::gitlinks_of(git_dir)
+        {
+            for link in links
+                .iter()
+                .filter(|l| super::surface::is_plain_relative(l))
+            {
                 guard.watch_nested(&worktree.join(link));
             }
-            guard.superproject = Some(Superproject {
-                worktree: worktree.to_path_buf(),
-                git_dir: git_dir.to_path_buf(),
-                index_before: stamp_path(&index),
-                gitlinks_before: gitlinks,
-            });
         }
         guard
     }
 
     /// Whether there is anything to look at while the line runs.
     pub fn is_watching(&self) -> bool {
-        !self.items.is_empty() || self.superproject.is_some()
+        !self.items.is_empty()
     }
 
     /// Checks every guarded name; moves aside what appeared or changed.
@@ -138,39 +120,7 @@ impl Guard {
             };
             violations.push(quarantine(item, what));
         }
-        violations.extend(self.check_new_gitlinks());
         violations
-    }
-
-    /// Gitlinks staged during the line that lead to a repository made during the line.
-    fn check_new_gitlinks(&mut self) -> Vec<Violation> {
-        let Some(sp) = &mut self.superproject else {
-            return Vec::new();
-        };
-        if stamp_path(&sp.git_dir.join("index")) == sp.index_before {
-            return Vec::new();
-        }
-        let started = self.started;
-        let mut found = Vec::new();
-        for link in read_gitlinks(&sp.git_dir) {
-            if sp.gitlinks_before.contains(&link) {
-                continue;
-            }
-            sp.gitlinks_before.push(link.clone());
-            let dot_git = sp.worktree.join(&link).join(".git");
-            if changed_since(&dot_git, started) {
-                found.push(dot_git);
-            }
-        }
-        found
-            .into_iter()
-            .map(|dot_git| {
-                quarantine_path(
-                    &dot_git,
-                    "a repository made during the line, staged as a gitlink",
-                )
-            })
-            .collect()
     }
 
     /// Guards `path`, or — when its parent is missing too — the first missing component of it.
@@ -218,42 +168,17 @@ impl Guard {
     }
 }
 
-fn read_gitlinks(git_dir: &Path) -> Vec<PathBuf> {
-    std::fs::read(git_dir.join("index"))
-        .ok()
-        .and_then(|index| git::gitlinks(&index, git::uses_sha256(git_dir)))
-        .unwrap_or_default()
-}
-
-/// Whether `path` (or, for a directory, one of git's files in it) was created or changed at or
-/// after `since`: the change time cannot be set back by the program (utimes sets it to now).
-fn changed_since(path: &Path, since: SystemTime) -> bool {
-    let since = since
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let recent = |p: &Path| stamp_path(p).is_some_and(|s| s.ctime.0 >= since);
-    recent(path) || GIT_DIR_FILES.iter().any(|name| recent(&path.join(name)))
-}
-
-fn stamp_path(path: &Path) -> Option<Stamp> {
-    let parent = path.parent()?;
-    let name = path.file_name()?;
-    let dir = sys::open_path_no_symlinks(parent).ok()?;
-    stamp_at(dir.as_fd(), name)
-}
-
 fn stamp_at(dir: BorrowedFd, name: &std::ffi::OsStr) -> Option<Stamp> {
     let st = sys::fstatat_nofollow(dir, name).ok()??;
+    let is_dir = st.st_mode & libc::S_IFMT == libc::S_IFDIR;
     Some(Stamp {
         dev: st.st_dev,
         ino: st.st_ino,
-        ctime: (st.st_ctime, st.st_ctime_nsec),
-        size: st.st_size,
+        content: (!is_dir).then_some(((st.st_ctime, st.st_ctime_nsec), st.st_size)),
     })
 }
 
-fn quarantine_name(name: &std::ffi::OsStr) -> OsString {
+pub(super) fn quarantine_name(name: &std::ffi::OsStr) -> OsString {
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -275,21 +200,6 @@ fn quarantine(item: &Item, what: &str) -> Violation {
     Violation {
         what: format!("{} {what}", path.display()),
         path,
-        quarantined,
-    }
-}
-
-fn quarantine_path(path: &Path, what: &str) -> Violation {
-    let quarantined = (|| {
-        let dir = sys::open_path_no_symlinks(path.parent()?).ok()?;
-        let name = path.file_name()?;
-        let moved = quarantine_name(name);
-        sys::rename_at(dir.as_fd(), name, &moved).ok()?;
-        Some(path.with_file_name(moved))
-    })();
-    Violation {
-        what: format!("{}: {what}", path.display()),
-        path: path.to_path_buf(),
         quarantined,
     }
 }

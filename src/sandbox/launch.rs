@@ -20,7 +20,7 @@ use super::notify::{self, Denial};
 use super::policy::{Policy, Protection, Spec};
 use super::protected::{self, HomeEnv, Layer, Plan};
 use super::requirements::{self, Gap};
-use super::{abi::DetectedAbi, raw, seccomp, sys};
+use super::{abi::DetectedAbi, raw, seccomp, surface, sys};
 use crate::error::{Code, Error, Result};
 use std::ffi::{CString, OsStr, OsString};
 use std::io::Read;
@@ -166,6 +166,8 @@ pub struct Running {
     cwd: PathBuf,
     started: Option<Result<()>>,
     guard: Guard,
+    /// The git surface before the line, when it could write one.
+    surface: Option<surface::Watch>,
     reaped: bool,
     /// Our end of the socket the seccomp listener arrives on, until it has.
     supervisor: Option<OwnedFd>,
@@ -287,6 +289,19 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
             .as_ref()
             .map(|(w, g)| (w.as_path(), g.as_path())),
     );
+    // What git outside would read or run, before the line: compared after it (see `surface`).
+    // A read-only line writes nowhere git reads from.
+    let surface = (spec.policy == Policy::WorkspaceWrite).then(|| {
+        let writable = plan
+            .writable_roots()
+            .map(Path::to_path_buf)
+            .chain(spec.writable_roots())
+            .collect();
+        surface::Watch::new(
+            surface::Reach::line(spec.workspace.as_deref(), &cwd_path),
+            writable,
+        )
+    });
     let pipes = Pipes::new()?;
     let passed = passed_fds(&command.passed)?;
     let mut plan_for_child = ChildPlan {
@@ -390,6 +405,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         cwd: command.cwd,
         started: None,
         guard,
+        surface,
         reaped: false,
         supervisor,
         listener: None,
@@ -1185,6 +1201,9 @@ impl Running {
         // nothing can plant anything after this check. The init itself exits on its own: waiting
         // for its namespaces to be torn down would only add their cost to the line.
         violations.extend(self.guard.check());
+        if let Some(surface) = &self.surface {
+            violations.extend(surface.check());
+        }
         self.reap_if_done();
         let (status, left_running) = status;
         Ok(Finished {

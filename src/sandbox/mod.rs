@@ -20,6 +20,7 @@ pub mod abi;
 mod child;
 pub mod credentials;
 mod git;
+mod gitconfig;
 pub mod guard;
 pub mod landlock;
 pub mod launch;
@@ -31,6 +32,7 @@ mod raw;
 mod requirements;
 pub mod seccomp;
 pub mod support;
+pub mod surface;
 pub(crate) mod sys;
 pub mod workspace;
 
