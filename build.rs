@@ -45,6 +45,8 @@ fn link_unwinder() {
 
 fn main() {
     link_unwinder();
+    // The panic test's seam (src/main.rs `panic_seam`), set only by that test's own build.
+    println!("cargo::rustc-check-cfg=cfg(shellgate_panic_seam)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=PATH");
     println!("cargo::rerun-if-env-changed=SHELLGATE_TEST_REQUIRE_ALL");

@@ -199,6 +199,82 @@ fn a_log_that_cannot_be_written_stops_the_line() {
     assert!(!env.work().join("marker").exists());
 }
 
+/// The binary as the release profile builds it where a panic is concerned (its `panic` strategy,
+/// `abort`), with the panic seam (src/main.rs `panic_seam`): `cargo build --profile panic-check`
+/// with `--cfg shellgate_panic_seam`, into this build's target directory (`panic-check/`), where
+/// it is kept between runs. The first build compiles every dependency again, unoptimised.
+fn panic_seam_binary() -> PathBuf {
+    let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["build", "--locked", "--offline", "--quiet", "--profile"])
+        .args(["panic-check", "--bin", "shellgate", "--manifest-path"])
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target)
+        // RUSTFLAGS is read only when the encoded form is not set.
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env("RUSTFLAGS", "--cfg shellgate_panic_seam")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the panic-check build failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    target.join("panic-check/shellgate")
+}
+
+/// A panic is a failure that says so, in the binary people install too: `INTERNAL` (219) and its
+/// refusal naming the panic, from the main thread or another one; the line never runs. (With
+/// `panic = "abort"` the process used to die of SIGABRT: `catch_unwind` never caught.)
+#[test]
+fn a_panic_ends_the_release_build_with_internal() {
+    let binary = panic_seam_binary();
+    let env = Env::new();
+    let run = |panic: Option<&str>| {
+        let mut c = Command::new(&binary);
+        support::isolate(&mut c, &env.user)
+            .current_dir(env.work())
+            .args(["run", "--", "touch marker"])
+            .env("SHELLGATE_SESSION", "run-tests")
+            .stdin(Stdio::null());
+        if let Some(place) = panic {
+            c.env("SHELLGATE_TEST_PANIC", place);
+        }
+        c.output().unwrap()
+    };
+    for place in ["main", "thread"] {
+        let out = run(Some(place));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(219),
+            "{place}: {:?} {stderr}",
+            out.status
+        );
+        assert!(
+            stderr.contains("INTERNAL: shellgate panicked at src/main.rs:")
+                && stderr.contains("the test seam's deliberate panic"),
+            "{place}: {stderr}"
+        );
+        assert!(!env.work().join("marker").exists(), "{place}: the line ran");
+    }
+    // The control: the same binary without the seam's variable runs the line.
+    let out = run(None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(env.work().join("marker").exists());
+}
+
 #[test]
 fn a_broken_config_stops_every_line() {
     let env = Env::new();
