@@ -554,11 +554,18 @@ fn escalate(
     let (decider, granted) = match approved {
         Ok(allowed) => allowed,
         Err(e) => {
-            let _ = record(
+            // The refusal goes on record like every other decision; a log that cannot take it
+            // is the failure the agent is told about (the line had failed already).
+            if let Err(logged) = record(
                 ctx,
                 request,
                 decided(LoggedDecision::Deny, decider_of(&e), &e.code, &e.reason),
-            );
+            ) {
+                return Outcome::Refused(Error::new(
+                    logged.code,
+                    format!("{}; the line had failed: {}", logged.reason, refusal.reason),
+                ));
+            }
             // Nobody to ask, or nobody said yes: the sandbox's refusal is what the agent gets.
             return match e.code {
                 Code::ApprovalUnavailable | Code::ReviewerUnconfigured => Outcome::Refused(refusal),
@@ -700,7 +707,9 @@ fn spawn_and_wait(
     record_finished(ctx, request, grant, &status, timer);
     if let Some(refusal) = violation_refusal(&finished.violations) {
         for violation in &finished.violations {
-            let _ = record(
+            // A violation the log cannot take fails the line as an audit failure, naming what
+            // was moved aside, since the log will not.
+            record(
                 ctx,
                 request,
                 EventBody::SandboxViolation(SandboxViolation {
@@ -711,7 +720,13 @@ fn spawn_and_wait(
                         .map(|p| p.to_string_lossy().into_owned()),
                     what: violation.what.clone(),
                 }),
-            );
+            )
+            .map_err(|logged| {
+                Error::new(
+                    logged.code,
+                    format!("{}; not recorded: {}", logged.reason, refusal.reason),
+                )
+            })?;
         }
         return Err(refusal);
     }

@@ -90,6 +90,11 @@ impl Lab {
     /// `shellgate run -- LINE` with a person at a pseudo-terminal, answering each question in
     /// turn; everything the terminal showed and the exit status.
     fn person_runs(&self, line: &str, answers: &[&str]) -> (String, i32) {
+        self.person_runs_and(line, answers, || {})
+    }
+
+    /// [`Lab::person_runs`], calling `meanwhile` while each question waits for its answer.
+    fn person_runs_and(&self, line: &str, answers: &[&str], meanwhile: impl Fn()) -> (String, i32) {
         let c = self.command(&["run", "--", line]);
         let mut pty = rexpect::session::spawn_command(c, Some(TIMEOUT_MS)).unwrap();
         let mut seen = String::new();
@@ -99,6 +104,7 @@ impl Lab {
                 .unwrap_or_else(|e| panic!("no question for {line:?}: {e}\n{seen}"));
             seen.push_str(&before);
             seen.push_str(&matched);
+            meanwhile();
             pty.send_line(answer).unwrap();
         }
         seen.push_str(&pty.exp_eof().unwrap());
@@ -260,6 +266,33 @@ fn escalation_runs_a_refused_connection_again_once_with_that_port() {
         2,
         "{kinds:?}"
     );
+}
+
+/// The person's "no" to an escalation is recorded like every other decision; a log that cannot
+/// take it fails the line as an audit failure (naming the sandbox's refusal), never a refusal
+/// that went unrecorded. The log breaks while the question waits for its answer.
+#[test]
+fn an_escalation_refusal_the_log_cannot_take_fails_as_an_audit_failure() {
+    let lab = Lab::new();
+    let (granted, a) = listener();
+    let (wanted, b) = listener();
+    lab.rule(Some(&format!("{{ network = [{a}] }}")));
+    let log = lab
+        .user
+        .state()
+        .join("shellgate/sessions/grants-test.jsonl");
+    let (seen, code) = lab.person_runs_and(&format!("fetchx 127.0.0.1 {b}"), &["n"], || {
+        // Its last megabyte holds no event: every later append fails.
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        file.write_all("x\n".repeat(1 << 20).as_bytes()).unwrap();
+    });
+    assert_eq!(code, 213, "{seen}");
+    assert!(
+        seen.contains("AUDIT_UNAVAILABLE") && seen.contains(&format!("127.0.0.1:{b}")),
+        "{seen}"
+    );
+    assert!(!reached(&wanted) && !reached(&granted), "{seen}");
 }
 
 #[test]

@@ -275,6 +275,47 @@ fn a_panic_ends_the_release_build_with_internal() {
     assert!(env.work().join("marker").exists());
 }
 
+/// Makes the session log refuse every later append (its last megabyte holds no event), as a
+/// full disk or a damaged file would.
+fn break_the_log(env: &Env) {
+    use std::io::Write;
+    let path = env.state().join("shellgate/sessions/run-tests.jsonl");
+    let mut log = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    log.write_all("x\n".repeat(1 << 20).as_bytes()).unwrap();
+}
+
+/// A sandbox violation the log cannot take fails the line as an audit failure that names the file
+/// moved aside, instead of being dropped for the violation's own refusal: no audit event is lost
+/// silently. The log breaks while the line runs (its start recorded, its violation not yet).
+#[test]
+fn a_violation_the_log_cannot_take_fails_as_an_audit_failure() {
+    let env = Env::new();
+    let mut c = env.shellgate();
+    c.args(["run", "--"])
+        .arg("echo x > .git/commondir; touch started; while [ ! -e go ]; do sleep 0.01; done")
+        .env("SHELLGATE_SESSION", "run-tests")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = c.spawn().unwrap();
+    while !env.work().join("started").exists() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    break_the_log(&env);
+    std::fs::write(env.work().join("go"), "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(213), "{stderr}");
+    assert!(
+        stderr.contains("AUDIT_UNAVAILABLE") && stderr.contains("commondir"),
+        "{stderr}"
+    );
+    assert!(
+        !env.work().join(".git/commondir").exists(),
+        "not moved aside"
+    );
+}
+
 #[test]
 fn a_broken_config_stops_every_line() {
     let env = Env::new();
