@@ -4,13 +4,13 @@
 #   ./install.sh                 # installs ~/.local/bin/shellgate (and ~/.local/share/...)
 #   ./install.sh --prefix /usr/local   # installs /usr/local/bin/shellgate (and /usr/local/share/...)
 #   ./install.sh --glibc         # links against glibc even where the musl build is possible
-#   ./install.sh --max-speed     # whole-program LTO: ~0.3 ms quicker per line, ~30 s longer build
+#   ./install.sh --max-speed     # whole-program LTO: ~0.3 ms quicker per line, 20-30 s longer build
 #
 # Needs Rust (cargo, 1.88 or newer) and a C compiler (the shell grammars are C). Nothing is
 # downloaded except crates by cargo. Where Rust's musl target and musl-gcc are installed
 # (rustup target add x86_64-unknown-linux-musl; apt-get install musl-tools), the binary is static
 # musl: a `run` line costs ~0.44 ms less in a VM (docs/sandbox.md, Figures); otherwise glibc.
-# A clean build takes ~2.5 minutes on 2 cores (cargo shows its progress), --max-speed ~3.
+# A clean build takes ~2 minutes on 2 cores (cargo shows its progress), --max-speed ~2.5.
 set -euo pipefail
 
 prefix="${HOME}/.local"
