@@ -15,11 +15,27 @@ Two wire formats, each with SSE streaming (and plain JSON when a request does no
               shell tool's schema: exec_command {"cmd"}, shell {"command": argv},
               shell_command {"command"}, or a local_shell_call.
 
+A third endpoint plays shellgate's reviewer (`shellgate eval --sessions`):
+
+  reviewer    POST /v1/chat/completions (OpenAI Chat Completions, as shellgate's reviewer with
+              provider "openai" asks): a verdict for the line between the prompt's command-line
+              markers, from the first of the script's reviewer rules whose `line_contains` it
+              holds (a rule with `times` stops applying after that many), else allow, risk low.
+              A prompt that says a person approved the line once (`One-shot approval: `) is
+              allowed, as a reviewer that respects the person's word would.
+
+A line may name the server's own port as `{model_port}` (a local address for network cases). The
+script may also hold steps a person takes between turns (`person`): `after` N tool results, before
+the next answer, `shellgate ARGS --session ID` runs on a pseudo-terminal of its own, as a person
+at a terminal would run it, in the session of the agent's `shellgate wrap`.
+
 Files written in the log directory (one JSON object per line):
 
   requests.jsonl      every request: method, path, a few headers (never a key), body, how answered
-  scripted.jsonl      every shell call handed out
+  scripted.jsonl      every shell call handed out, with its line (`{model_port}` filled in)
   tool_results.jsonl  every tool result received, once each: id, is_error, exit_code, content
+  reviews.jsonl       every verdict the reviewer endpoint gave: the line, the verdict, the rule
+  person.jsonl        every person step: its arguments, exit status and what the terminal showed
 
 Only the standard library. Serves 127.0.0.1 by default, and is meant to run inside a network
 namespace that has nothing but loopback (run_agent.py). Standalone:
@@ -32,7 +48,9 @@ import argparse
 import http.server
 import json
 import os
+import pty
 import re
+import select
 import threading
 import time
 import uuid
@@ -44,16 +62,32 @@ LOGGED_HEADERS = ("user-agent", "content-type", "anthropic-version", "anthropic-
                   "accept", "openai-beta", "originator", "session_id")
 
 
+#: The markers around the line in shellgate's review prompt (src/review/prompt.rs), and what the
+#: prompt says when a person approved the line once after a denial.
+LINE_START = "<<<UNTRUSTED COMMAND LINE START>>>"
+LINE_END = "<<<UNTRUSTED COMMAND LINE END>>>"
+ONE_SHOT_APPROVAL = "One-shot approval: "
+
+
 class Script:
     """The lines to hand out, and the record of the conversation."""
 
-    def __init__(self, lines, log_dir, delay=0.0):
+    def __init__(self, lines, log_dir, delay=0.0, reviewer=None, person=None, person_env=None):
         self.lines = list(lines)
         self.log_dir = log_dir
         self.delay = delay
         self.lock = threading.Lock()
         self.seen_results = set()
         self.counter = 0
+        #: The server's port, for `{model_port}` in lines (set once it listens).
+        self.port = 0
+        #: Reviewer rules: line_contains, decision, risk, reason, optional times.
+        self.reviewer = [dict(rule) for rule in reviewer or []]
+        #: Person steps: after (tool results), args (shellgate's); run once each.
+        self.person = [dict(step) for step in person or []]
+        #: (shellgate binary, environment, state directory) for the person's steps.
+        self.person_env = person_env
+        self.person_done = set()
         os.makedirs(log_dir, exist_ok=True)
 
     def new_id(self, prefix):
@@ -67,8 +101,34 @@ class Script:
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
 
     def next_line(self, results_so_far):
-        """The line for the turn after `results_so_far` tool results, or None when all ran."""
-        return self.lines[results_so_far] if results_so_far < len(self.lines) else None
+        """The line for the turn after `results_so_far` tool results, or None when all ran. The
+        person's steps due after that many results are taken first."""
+        self.take_person_steps(results_so_far)
+        if results_so_far >= len(self.lines):
+            return None
+        return self.lines[results_so_far].replace("{model_port}", str(self.port))
+
+    def take_person_steps(self, results_so_far):
+        for index, step in enumerate(self.person):
+            with self.lock:
+                if step.get("after") != results_so_far or index in self.person_done:
+                    continue
+                self.person_done.add(index)
+            self.log("person.jsonl", dict(run_person_step(step, self.person_env), after=step["after"]))
+
+    def verdict(self, line):
+        """(decision, risk, reason, rule index or None) for a reviewed line."""
+        with self.lock:
+            for index, rule in enumerate(self.reviewer):
+                if rule.get("line_contains", "") not in line:
+                    continue
+                if rule.get("times") is not None:
+                    if rule["times"] <= 0:
+                        continue
+                    rule["times"] -= 1
+                return (rule.get("decision", "deny"), rule.get("risk", "high"),
+                        rule.get("reason", "the scripted reviewer denies this line"), index)
+        return "allow", "low", "the scripted reviewer allows what no rule of the case names", None
 
     def record_result(self, result_id, content, is_error=None, exit_code=None):
         """Records a tool result the first time it is seen (agents resend the whole history)."""
@@ -78,6 +138,77 @@ class Script:
             self.seen_results.add(result_id)
         self.log("tool_results.jsonl", {"id": result_id, "is_error": is_error,
                                         "exit_code": exit_code, "content": content})
+
+
+def run_person_step(step, person_env):
+    """Runs `shellgate ARGS --session ID` on a pseudo-terminal of its own (its controlling
+    terminal), as a person at a terminal would; what it showed and its status."""
+    record = {"args": list(step.get("args") or [])}
+    if not person_env:
+        return dict(record, error="no shellgate to run the person's step with")
+    shellgate, env, state = person_env
+    sessions = os.path.join(state, "shellgate", "sessions")
+    try:
+        logs = sorted(f for f in os.listdir(sessions) if f.endswith(".jsonl"))
+    except OSError as e:
+        return dict(record, error="no session log yet: %s" % e)
+    if len(logs) != 1:
+        return dict(record, error="expected one session log, found %s" % logs)
+    argv = [shellgate] + record["args"] + ["--session", logs[0][:-len(".jsonl")]]
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            os.execve(shellgate, argv, env)
+        finally:
+            os._exit(127)
+    shown = b""
+    while True:
+        ready, _, _ = select.select([fd], [], [], 1.0)
+        if not ready:
+            continue
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    return dict(record, status=os.waitstatus_to_exitcode(status),
+                shown=shown.decode("utf-8", "replace"))
+
+
+class ChatCompletionsReviewer:
+    """POST /v1/chat/completions: shellgate's reviewer asks; the script's rules answer."""
+
+    def __init__(self, script):
+        self.script = script
+
+    def answer(self, request):
+        messages = request.get("messages") or []
+        users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+        prompt = text_of(users[-1].get("content")) if users else ""
+        start, end = prompt.rfind(LINE_START), prompt.rfind(LINE_END)
+        line = prompt[start + len(LINE_START):end].strip("\n") if 0 <= start < end else ""
+        if ONE_SHOT_APPROVAL in prompt[:max(start, 0)]:
+            # As a reviewer that respects the person: allowed, once.
+            decision, risk, rule = "allow", "low", None
+            reason = "a person at the terminal approved this line once"
+        else:
+            decision, risk, reason, rule = self.script.verdict(line)
+        self.script.log("reviews.jsonl", {"line": line, "decision": decision, "risk": risk,
+                                          "reason": reason, "rule": rule})
+        content = json.dumps({"answer": {"decision": decision, "riskLevel": risk,
+                                         "reason": reason}})
+        return "review", {
+            "id": self.script.new_id("chatcmpl"), "object": "chat.completion",
+            "created": int(time.time()), "model": request.get("model") or "fake-reviewer",
+            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                         "message": {"role": "assistant", "content": content,
+                                     "refusal": None}}],
+            "usage": {"prompt_tokens": len(prompt) // 4 + 1, "completion_tokens": 30,
+                      "total_tokens": len(prompt) // 4 + 31}}
 
 
 def text_of(content):
@@ -142,7 +273,7 @@ class AnthropicMessages:
         if line is not None:
             call = {"type": "tool_use", "id": self.script.new_id("toolu"), "name": tool["name"],
                     "input": {"command": line, "description": "Run the scripted command"}}
-            self.script.log("scripted.jsonl", {"tool": tool["name"], "call": call})
+            self.script.log("scripted.jsonl", {"tool": tool["name"], "line": line, "call": call})
             kind, content, stop = "turn%d" % (len(results) + 1), [call], "tool_use"
         elif results:
             kind, stop = "final", "end_turn"
@@ -247,7 +378,8 @@ class OpenAIResponses:
         line = self.script.next_line(len(outputs)) if tool else None
         if line is not None:
             item = self.call(tool, line)
-            self.script.log("scripted.jsonl", {"tool": self.name_of(tool), "call": item})
+            self.script.log("scripted.jsonl", {"tool": self.name_of(tool), "line": line,
+                                               "call": item})
             kind = "turn%d" % (len(outputs) + 1)
         else:
             kind = "final" if outputs else "side"
@@ -355,6 +487,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except ValueError:
             body = None
         path = self.path.split("?")[0].rstrip("/")
+        if path.endswith("/chat/completions") and isinstance(body, dict):
+            kind, answer = ChatCompletionsReviewer(self.script).answer(body)
+            self.record(kind, body, answer)
+            return self.send_json(200, answer)
         if self.api is AnthropicMessages and path.endswith("/messages/count_tokens"):
             self.record("count_tokens", body)
             return self.send_json(200, {"input_tokens": len(raw) // 4 + 1})
@@ -379,6 +515,7 @@ def make_server(api, script, host="127.0.0.1", port=0):
     handler = type("ScriptedHandler", (Handler,), {"api": APIS[api], "script": script})
     server = http.server.ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
+    script.port = server.server_address[1]
     return server
 
 

@@ -1,11 +1,19 @@
 #!/usr/bin/env python3
-"""Run a REAL coding agent (Claude Code or Codex CLI) for one headless turn against a scripted
-model (fake_model.py), in a network namespace that has nothing but loopback, and report what
-happened: whether the scripted line took effect (a marker file in the workspace), what the agent's
-shell tool gave back, and the agent's exit status.
+"""Run a REAL coding agent (Claude Code or Codex CLI), or the scripted stand-in
+(standin_agent.py), for one headless turn against a scripted model (fake_model.py), in a network
+namespace that has nothing but loopback, and report what happened: whether the scripted line took
+effect (a marker file in the workspace), what the agent's shell tool gave back, and the agent's
+exit status.
 
-  run_agent.py claude|codex --run-dir DIR --agents-dir DIR [--line LINE]... [--expect present|absent]
-               [-- WRAPPER...]
+  run_agent.py claude|codex|standin --run-dir DIR --agents-dir DIR [--line LINE]...
+               [--expect present|absent] [--case FILE] [--install-only] [-- WRAPPER...]
+
+--case FILE (JSON, written by `shellgate eval --sessions`) gives the session: `lines`, `files`
+seeded into the workspace (and committed), `home_files` seeded into the home, `config` (the text of
+shellgate's user config; `{model_port}` in it is the fake model's port), `reviewer` rules and
+`person` steps for the fake model (see fake_model.py), `shellgate` (the binary the person's steps
+run) and `prompt`. The agent's pid is written to agent.pid in the run directory while it runs.
+--install-only installs the agent when missing and exits (0, or 3).
 
 The agent is installed with npm (Claude Code 2.1.197, Codex CLI 0.171.0) into --agents-dir when it
 is missing there. The run directory holds ws/ (a git workspace with one commit), home/ (the agent's
@@ -80,7 +88,10 @@ class Agent:
 AGENTS = {
     "claude": Agent("claude", "@anthropic-ai/claude-code", "2.1.197", "anthropic", ".claude"),
     "codex": Agent("codex", "@openai/codex", "0.171.0", "openai", ".codex"),
+    # Nothing to install: standin_agent.py beside this file, run by this Python.
+    "standin": Agent("standin", "standin_agent.py", "1", "openai", ".standin"),
 }
+STANDIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "standin_agent.py")
 
 
 def is_elf(path):
@@ -102,6 +113,10 @@ def beneath(path, roots):
 
 def install(agent, agents_dir, allowed):
     """The agent's binary, installed into agents_dir first when missing (and allowed)."""
+    if agent.name == "standin":
+        if not os.path.isfile(STANDIN):
+            raise InstallError("the stand-in agent %s is missing" % STANDIN)
+        return STANDIN
     prefix = agent.prefix(agents_dir)
     found = agent.binary(prefix)
     if found:
@@ -208,8 +223,18 @@ def plain_env():
             "LANG": "C.UTF-8", "GIT_CONFIG_NOSYSTEM": "1"}
 
 
-def prepare(run_dir, agent, used_before):
-    """The workspace, the agent's home and the log directory, all fresh."""
+def write_tree(root, files):
+    """Writes {relative path: text} beneath root (paths were checked by the caller)."""
+    for relative, text in sorted((files or {}).items()):
+        path = os.path.join(root, relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+
+
+def prepare(run_dir, agent, used_before, case=None):
+    """The workspace, the agent's home and the log directory, all fresh; a case's files seeded
+    into the workspace (committed) and the home, and its shellgate config written."""
     ws, home, log = (os.path.join(run_dir, d) for d in ("ws", "home", "log"))
     for d in (ws, home, log):
         shutil.rmtree(d, ignore_errors=True)
@@ -228,21 +253,47 @@ def prepare(run_dir, agent, used_before):
     if used_before:
         # As for a user who has run the agent before: its state directory exists.
         os.makedirs(os.path.join(home, agent.state_dir))
+    if case:
+        if case.get("files"):
+            write_tree(ws, case["files"])
+            git(ws, "add", "-A")
+            git(ws, "commit", "-q", "-m", "the case's files")
+        write_tree(home, case.get("home_files"))
     return ws, home, log
+
+
+def write_config(home, case, port):
+    """shellgate's user config for the case, with the fake model's port filled in."""
+    text = (case or {}).get("config")
+    if text:
+        write_tree(home, {".config/shellgate/config.toml": text.replace("{model_port}", str(port))})
+
+
+def base_env(home, tmp):
+    """The environment the agent (and a person's step) starts with, built from nothing. The XDG
+    directories are named, in the run's home: shellgate finds its config and state through them
+    or else in the home of the password database, which is not the run's."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "USER": "harness",
+            "SHELL": "/bin/bash", "TERM": "dumb", "LANG": "C.UTF-8", "TMPDIR": tmp,
+            "XDG_CONFIG_HOME": os.path.join(home, ".config"),
+            "XDG_STATE_HOME": os.path.join(home, ".local", "state"),
+            "XDG_CACHE_HOME": os.path.join(home, ".cache"),
+            "XDG_DATA_HOME": os.path.join(home, ".local", "share")}
 
 
 def agent_command(agent, binary, port, ws, home, tmp, args):
     """(argv, environment) for the agent's one headless turn."""
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "USER": "harness",
-           "SHELL": "/bin/bash", "TERM": "dumb", "LANG": "C.UTF-8", "TMPDIR": tmp}
-    if agent.name == "claude":
+    env = base_env(home, tmp)
+    if agent.name == "standin":
+        argv = [sys.executable, binary, "--base-url", "http://127.0.0.1:%d/v1" % port, args.prompt]
+    elif agent.name == "claude":
         env.update(ANTHROPIC_BASE_URL="http://127.0.0.1:%d" % port, ANTHROPIC_API_KEY="test",
                    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1",
                    DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1")
         # Claude's own permission checks off (root needs IS_SANDBOX=1 for that): only the gate
         # under test stands between the line and the shell.
         env["IS_SANDBOX"] = "1"
-        argv = [binary, "-p", PROMPT, "--output-format", "json",
+        argv = [binary, "-p", args.prompt, "--output-format", "json",
                 "--permission-mode", "bypassPermissions"]
     else:
         codex_home = os.path.join(home, ".codex")
@@ -252,7 +303,7 @@ def agent_command(agent, binary, port, ws, home, tmp, args):
         env.update(CODEX_HOME=codex_home, FAKE_MODEL_KEY="test")
         argv = [binary, "exec", "--dangerously-bypass-approvals-and-sandbox",
                 "--skip-git-repo-check", "--color", "never", "-C", ws,
-                "-o", os.path.join(tmp, "last_message.txt"), PROMPT]
+                "-o", os.path.join(tmp, "last_message.txt"), args.prompt]
     return list(args.wrap) + argv, env
 
 
@@ -289,6 +340,9 @@ def run_agent(argv, env, ws, run_dir, timeout):
             open(os.path.join(run_dir, "agent.err"), "wb") as err:
         child = subprocess.Popen(argv, cwd=ws, env=env, stdin=subprocess.DEVNULL, stdout=out,
                                  stderr=err, start_new_session=True)
+        # Whoever runs this harness can end the agent's session too if the harness itself hangs.
+        with open(os.path.join(run_dir, "agent.pid"), "w") as f:
+            f.write("%d\n" % child.pid)
         try:
             status = child.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -302,6 +356,8 @@ def run_agent(argv, env, ws, run_dir, timeout):
                     continue
             err.write(b"\nrun_agent: the agent did not finish in %d s; killed\n" % timeout)
             status = 124
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(os.path.join(run_dir, "agent.pid"))
     return status, int((time.monotonic() - start) * 1000)
 
 
@@ -368,12 +424,29 @@ def main():
     parser.add_argument("--used-before", action="store_true",
                         help="the agent's state dir (~/.claude, ~/.codex) exists: not a first run")
     parser.add_argument("--timeout", type=int, default=180, help="seconds before the agent is killed")
+    parser.add_argument("--case", help="a session case (JSON) from shellgate eval --sessions")
+    parser.add_argument("--prompt", default=PROMPT, help="what the agent is asked (%r)" % PROMPT)
+    parser.add_argument("--install-only", action="store_true",
+                        help="install the agent when missing, and do nothing else")
     words = sys.argv[1:]
     wrap = words[words.index("--") + 1:] if "--" in words else []
     args = parser.parse_args(words[:len(words) - len(wrap) - (1 if "--" in words else 0)])
     args.wrap = wrap
+    case = None
+    if args.case:
+        with open(args.case, encoding="utf-8") as f:
+            case = json.load(f)
+        args.line = args.line or case.get("lines")
+        args.prompt = case.get("prompt") or args.prompt
     args.line = args.line or [DEFAULT_LINE]
     agent = AGENTS[args.agent]
+    if args.install_only:
+        try:
+            install(agent, os.path.abspath(args.agents_dir), not args.no_install)
+        except InstallError as e:
+            print("run_agent: %s" % e, file=sys.stderr)
+            return 3
+        return 0
     # A parent that ignores SIGINT (started with `&` or nohup) would pass that on to the agent.
     for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
         if signal.getsignal(sig) == signal.SIG_IGN:
@@ -385,13 +458,19 @@ def main():
         os.makedirs(args.run_dir, exist_ok=True)
         run_dir = os.path.realpath(args.run_dir)
         binary = install(agent, os.path.abspath(args.agents_dir), not args.no_install)
-        ws, home, log = prepare(run_dir, agent, args.used_before)
+        ws, home, log = prepare(run_dir, agent, args.used_before, case)
         enter_loopback_only_namespace()
-        script = fake_model.Script(args.line, log, args.delay)
+        case = case or {}
+        script = fake_model.Script(args.line, log, args.delay, case.get("reviewer"),
+                                   case.get("person"))
         server = fake_model.make_server(agent.api, script)
+        write_config(home, case, server.server_address[1])
         threading.Thread(target=server.serve_forever, daemon=True).start()
         # The agent's TMPDIR is where a user's is: under /tmp.
         with tempfile.TemporaryDirectory(prefix="shellgate-agent-") as tmp:
+            if case.get("shellgate"):
+                script.person_env = (case["shellgate"], base_env(home, tmp),
+                                     os.path.join(home, ".local", "state"))
             argv, env = agent_command(agent, binary, server.server_address[1], ws, home, tmp, args)
             status, ms = run_agent(argv, env, ws, run_dir, args.timeout)
             last = os.path.join(tmp, "last_message.txt")
