@@ -298,6 +298,9 @@ struct CaseSpec {
 struct TomlFile {
     #[serde(default)]
     case: Vec<toml::Spanned<CaseSpec>>,
+    /// Session cases: another kind of file (`shellgate eval --sessions`, `eval::sessions`).
+    #[serde(default)]
+    session: Vec<toml::Value>,
 }
 
 /// The case files among `paths`: files as given, directories searched (recursively, sorted) for
@@ -350,12 +353,19 @@ fn format_of(path: &Path) -> Option<Format> {
     }
 }
 
-/// Loads every case of every file; ids must be unique across all of them.
-pub fn load(files: &[PathBuf]) -> Result<Vec<Case>, Error> {
+/// Loads every case of every file; ids must be unique across all of them. Files of session
+/// cases (`[[session]]` tables) are not line-case files: their paths come back as the second
+/// value, for the caller to say they were left out.
+pub fn load(files: &[PathBuf]) -> Result<(Vec<Case>, Vec<PathBuf>), Error> {
     let mut cases = Vec::new();
+    let mut sessions = Vec::new();
     let mut seen: HashMap<String, String> = HashMap::new();
     for file in files {
-        for case in load_file(file)? {
+        let Some(file_cases) = load_file(file)? else {
+            sessions.push(file.clone());
+            continue;
+        };
+        for case in file_cases {
             if let Some(first) = seen.insert(case.id.clone(), case.source.clone()) {
                 return Err(usage(format!(
                     "{}: case id `{}` is already used at {first}",
@@ -366,12 +376,20 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Case>, Error> {
         }
     }
     if cases.is_empty() {
-        return Err(usage("no cases: the case files given hold none".to_owned()));
+        let hint = if sessions.is_empty() {
+            ""
+        } else {
+            " (they hold session cases: run them with --sessions)"
+        };
+        return Err(usage(format!(
+            "no cases: the case files given hold none{hint}"
+        )));
     }
-    Ok(cases)
+    Ok((cases, sessions))
 }
 
-fn load_file(path: &Path) -> Result<Vec<Case>, Error> {
+/// The cases of one file, or `None` for a file of session cases.
+fn load_file(path: &Path) -> Result<Option<Vec<Case>>, Error> {
     let Some(format) = format_of(path) else {
         return Err(usage(format!(
             "{}: a case file is TOML (.toml) or JSON lines (.jsonl)",
@@ -384,11 +402,11 @@ fn load_file(path: &Path) -> Result<Vec<Case>, Error> {
         .map_err(|_| usage(format!("{}: not valid UTF-8", path.display())))?;
     match format {
         Format::Toml => load_toml(path, &text),
-        Format::JsonLines => load_json_lines(path, &text),
+        Format::JsonLines => load_json_lines(path, &text).map(Some),
     }
 }
 
-fn load_toml(path: &Path, text: &str) -> Result<Vec<Case>, Error> {
+fn load_toml(path: &Path, text: &str) -> Result<Option<Vec<Case>>, Error> {
     let file: TomlFile = toml::from_str(text).map_err(|e| {
         let (line, column) = e
             .span()
@@ -399,6 +417,16 @@ fn load_toml(path: &Path, text: &str) -> Result<Vec<Case>, Error> {
             e.message().trim_end()
         ))
     })?;
+    if !file.session.is_empty() {
+        if !file.case.is_empty() {
+            return Err(usage(format!(
+                "{}: holds both line cases ([[case]]) and session cases ([[session]]); put them \
+                 in files of their own",
+                path.display()
+            )));
+        }
+        return Ok(None);
+    }
     file.case
         .into_iter()
         .map(|spanned| {
@@ -410,7 +438,8 @@ fn load_toml(path: &Path, text: &str) -> Result<Vec<Case>, Error> {
             };
             validate(spec, id, source)
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
 }
 
 fn load_json_lines(path: &Path, text: &str) -> Result<Vec<Case>, Error> {
@@ -553,7 +582,7 @@ mod tests {
     use super::*;
 
     fn toml_cases(text: &str) -> Result<Vec<Case>, Error> {
-        load_toml(Path::new("cases.toml"), text)
+        load_toml(Path::new("cases.toml"), text).map(Option::unwrap_or_default)
     }
 
     #[test]
@@ -684,6 +713,10 @@ expect = { decision = "deny", code = "NEVER_POLICY", route = "rule", rule = "bui
         )
         .unwrap();
         let e = load(&[a.clone(), b]).unwrap_err().reason;
+        let sessions = dir.path().join("s.toml");
+        std::fs::write(&sessions, "[[session]]\nid = \"s\"\n").unwrap();
+        let (cases, skipped) = load(&[a.clone(), sessions.clone()]).unwrap();
+        assert_eq!((cases.len(), skipped), (1, vec![sessions]));
         assert!(e.contains("b.jsonl:1:1"), "{e}");
         assert!(e.contains(&format!("{}:1:1", a.display())), "{e}");
     }

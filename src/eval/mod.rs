@@ -10,6 +10,7 @@
 
 pub mod cases;
 pub mod report;
+pub mod sessions;
 
 use crate::audit::RequestId;
 use crate::audit::fold::SessionState;
