@@ -28,7 +28,8 @@ pub struct Cli {
 pub enum Command {
     /// Decide a line without running it: allow, deny, review or ask.
     Check(cmd::check::CheckArgs),
-    /// Run labelled cases through the rules and the reviewer; write a report (exit 0: all passed).
+    /// Run labelled cases through the rules and the reviewer, or (`--sessions`) whole agent
+    /// sessions under `wrap`; write a report (exit 0: all passed).
     Eval(cmd::eval::EvalArgs),
     /// Decide a line, ask whoever must be asked, run it in the sandbox, and record it.
     Run(cmd::run::RunArgs),
