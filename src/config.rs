@@ -39,6 +39,9 @@ pub struct SandboxSettings {
     pub project_policy: Option<SandboxPolicy>,
     /// A project file turned the network off.
     pub project_network_off: bool,
+    /// What one line may take of the machine (`[sandbox.limits]`, user file only; the machine's
+    /// defaults otherwise).
+    pub limits: crate::sandbox::policy::Limits,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -372,6 +375,20 @@ struct UserSandbox {
     hide: Vec<String>,
     #[serde(default)]
     unhide: Vec<String>,
+    #[serde(default)]
+    limits: Option<UserLimits>,
+}
+
+/// `[sandbox.limits]`: counts and sizes (`"8G"`, `"512M"`, `"100k"` or a number of bytes).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UserLimits {
+    #[serde(default)]
+    processes: Option<Spanned<u64>>,
+    #[serde(default)]
+    memory: Option<Spanned<String>>,
+    #[serde(default)]
+    file_size: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -653,6 +670,9 @@ fn apply_user(config: &mut Config, text: &str, path: &Path) -> Result<(), Error>
                 into.push(expand_home(&dir));
             }
         }
+        if let Some(limits) = sandbox.limits {
+            apply_limits(config, limits, text, path, &source)?;
+        }
     }
     if let Some(reviewer) = file.reviewer {
         config.provenance.push(row(
@@ -674,6 +694,82 @@ fn apply_user(config: &mut Config, text: &str, path: &Path) -> Result<(), Error>
         config.approval = approval;
     }
     Ok(())
+}
+
+/// `[sandbox.limits]` into the settings: each at least 1, sizes with a unit.
+fn apply_limits(
+    config: &mut Config,
+    limits: UserLimits,
+    text: &str,
+    path: &Path,
+    source: &str,
+) -> Result<(), Error> {
+    if let Some(processes) = limits.processes {
+        if *processes.get_ref() == 0 {
+            return Err(invalid(
+                path,
+                Some((text, processes.span())),
+                "`sandbox.limits.processes` must be at least 1",
+            ));
+        }
+        config.provenance.push(row(
+            "sandbox.limits.processes",
+            &processes.get_ref().to_string(),
+            source,
+        ));
+        config.sandbox.limits.processes = processes.into_inner();
+    }
+    let sizes = [
+        ("sandbox.limits.memory", limits.memory),
+        ("sandbox.limits.file_size", limits.file_size),
+    ];
+    for (key, value) in sizes {
+        let Some(value) = value else { continue };
+        let bytes = parse_size(value.get_ref()).ok_or_else(|| {
+            invalid(
+                path,
+                Some((text, value.span())),
+                &format!(
+                    "`{key} = \"{}\"` is not a size: use a number of bytes or one with K, M, G or T \
+                     (\"8G\"), at least 1",
+                    crate::intake::visible(value.get_ref())
+                ),
+            )
+        })?;
+        config.provenance.push(row(key, value.get_ref(), source));
+        match key {
+            "sandbox.limits.memory" => config.sandbox.limits.memory = bytes,
+            _ => config.sandbox.limits.file_size = bytes,
+        }
+    }
+    Ok(())
+}
+
+/// `"8G"`, `"512m"`, `"100K"`, `"2T"` or `"4096"` as bytes (binary units); at least 1.
+fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, ""),
+    };
+    let shift = match unit
+        .trim()
+        .to_ascii_uppercase()
+        .trim_end_matches("IB")
+        .trim_end_matches('B')
+    {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return None,
+    };
+    digits
+        .parse::<u64>()
+        .ok()?
+        .checked_mul(1 << shift)
+        .filter(|bytes| *bytes > 0)
 }
 
 fn apply_project(config: &mut Config, text: &str, path: &Path) -> Result<(), Error> {
@@ -866,6 +962,35 @@ mod tests {
     fn user(text: &str) -> Result<Config, Error> {
         let mut config = Config::builtin();
         apply_user(&mut config, text, Path::new("/u/config.toml")).map(|_| config)
+    }
+
+    #[test]
+    fn sandbox_limits_are_read_with_their_units() {
+        assert_eq!(parse_size("8G"), Some(8 << 30));
+        assert_eq!(parse_size("512m"), Some(512 << 20));
+        assert_eq!(parse_size("100KiB"), Some(100 << 10));
+        assert_eq!(parse_size("4096"), Some(4096));
+        for bad in ["", "0", "8X", "-1", "1.5G", "G"] {
+            assert_eq!(parse_size(bad), None, "{bad}");
+        }
+        let config =
+            user("[sandbox.limits]\nprocesses = 64\nmemory = \"1G\"\nfile_size = \"10M\"\n")
+                .unwrap();
+        assert_eq!(config.sandbox.limits.processes, 64);
+        assert_eq!(config.sandbox.limits.memory, 1 << 30);
+        assert_eq!(config.sandbox.limits.file_size, 10 << 20);
+        let untouched = user("").unwrap().sandbox.limits;
+        assert_eq!(
+            untouched.processes,
+            crate::sandbox::policy::Limits::PROCESSES
+        );
+        for bad in [
+            "[sandbox.limits]\nprocesses = 0\n",
+            "[sandbox.limits]\nmemory = \"lots\"\n",
+            "[sandbox.limits]\ncpu = 1\n",
+        ] {
+            assert_eq!(user(bad).unwrap_err().code, Code::ConfigInvalid, "{bad}");
+        }
     }
 
     fn project(text: &str) -> Result<Config, Error> {

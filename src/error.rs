@@ -50,6 +50,9 @@ pub enum Code {
     /// The line ran and failed where the sandbox refused it something (a connection, a write
     /// outside the writable roots): the refusal names what, and the grant that would allow it.
     SandboxDenied,
+    /// The line ran and was ended by one of its limits (`[sandbox.limits]`: the size of a file it
+    /// wrote).
+    SandboxLimit,
     /// The auto-review circuit breaker is open and refuses lines until a person resets it.
     CircuitOpen,
     /// The command needs a person at a terminal (for example turning review back on).
@@ -80,7 +83,7 @@ pub enum CodeKind {
 
 impl Code {
     /// Every code, in documentation order.
-    pub const ALL: [Code; 21] = [
+    pub const ALL: [Code; 22] = [
         Code::Allowed,
         Code::NeedsApproval,
         Code::NeedsReview,
@@ -100,6 +103,7 @@ impl Code {
         Code::TerminalRequired,
         Code::SandboxViolation,
         Code::SandboxDenied,
+        Code::SandboxLimit,
         Code::Usage,
         Code::Internal,
     ];
@@ -126,6 +130,7 @@ impl Code {
             Code::TerminalRequired => "TERMINAL_REQUIRED",
             Code::SandboxViolation => "SANDBOX_VIOLATION",
             Code::SandboxDenied => "SANDBOX_DENIED",
+            Code::SandboxLimit => "SANDBOX_LIMIT",
             Code::Usage => "USAGE",
             Code::Internal => "INTERNAL",
         }
@@ -158,6 +163,7 @@ impl Code {
             Code::TerminalRequired => 215,
             Code::SandboxViolation => 216,
             Code::SandboxDenied => 217,
+            Code::SandboxLimit => 218,
             Code::Internal => 219,
         }
     }
@@ -182,6 +188,7 @@ impl Code {
             | Code::AuditUnavailable
             | Code::CircuitOpen
             | Code::TerminalRequired
+            | Code::SandboxLimit
             | Code::Usage
             | Code::Internal => CodeKind::Failure,
         }
@@ -191,7 +198,10 @@ impl Code {
     /// (`SANDBOX_DENIED`) or its guard moved aside what it planted (`SANDBOX_VIOLATION`). Every
     /// other refusal comes before the line starts.
     pub fn line_ran(self) -> bool {
-        matches!(self, Code::SandboxDenied | Code::SandboxViolation)
+        matches!(
+            self,
+            Code::SandboxDenied | Code::SandboxViolation | Code::SandboxLimit
+        )
     }
 
     /// The marker that opens the agent-facing refusal block on stderr.
@@ -238,6 +248,9 @@ impl Code {
             }
             Code::SandboxDenied => {
                 "the line ran and failed where the sandbox refused it something; the missing grant is named"
+            }
+            Code::SandboxLimit => {
+                "the line ran and was ended by one of its limits (`sandbox.limits`); the limit is named"
             }
             Code::Usage => "bad command-line usage",
             Code::Internal => "internal error",
@@ -355,6 +368,7 @@ pub fn person_message(code: Code, reason: &str) -> String {
         Code::SandboxUnavailable => "`shellgate doctor` shows what this system lacks",
         Code::AuditUnavailable => "check that shellgate's state directory is writable",
         Code::SandboxViolation => "the file was moved aside; `shellgate log` has the details",
+        Code::SandboxLimit => "`[sandbox.limits]` in the configuration raises it",
         Code::TerminalRequired => "run it at a terminal",
         _ => "",
     };

@@ -730,6 +730,9 @@ fn spawn_and_wait(
         }
         return Err(refusal);
     }
+    if let Some(refusal) = crate::sandbox::limit_refusal(&status, &spec.limits) {
+        return Err(refusal);
+    }
     Ok(Ran {
         status,
         denials: finished.denials,

@@ -225,8 +225,22 @@ fn no_new_privs_no_capabilities_pid_one_is_the_init() {
             "SIGPIPE stayed ignored"
         );
         assert!(out.contains("marker=workspace-write"));
-        // The shell is the init's child; only the line's own processes are visible.
-        assert!(out.contains("pid=2\n"), "{out}");
+        // The shell is the init's child, its pid past 300 (where the line's pids start, see
+        // the limits); only the line's own processes are visible.
+        let pid: u32 = out
+            .lines()
+            .find_map(|l| l.strip_prefix("pid="))
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no pid in {out}"));
+        let per_namespace = fs::read_to_string("/proc/sys/kernel/osrelease")
+            .map(|r| {
+                let mut n = r
+                    .split(|c: char| !c.is_ascii_digit())
+                    .map(|p| p.parse::<u32>().unwrap_or(0));
+                (n.next().unwrap_or(0), n.next().unwrap_or(0)) >= (6, 14)
+            })
+            .unwrap_or(false);
+        assert!(if per_namespace { pid > 300 } else { pid == 2 }, "{out}");
         let visible: u32 = out.lines().last().unwrap().trim().parse().unwrap();
         assert!(visible <= 4, "{visible} processes visible: {out}");
     }
@@ -1873,6 +1887,86 @@ fn every_call_the_filter_refuses_is_refused_inside() {
         "control: outside, only {apart} of {} calls answered otherwise",
         probes.len()
     );
+}
+
+/// Writes `[sandbox.limits]` into the scene's user config (`XDG_CONFIG_HOME` is `root/config`).
+fn limits(s: &Scene, table: &str) {
+    s.write(
+        &s.root.join("config/shellgate/config.toml"),
+        &format!("[sandbox.limits]\n{table}\n"),
+    );
+}
+
+/// A fork bomb stays below the line's process limit: with `processes = 64`, a line that starts
+/// 300 sleeping processes has at most 64 alive (plus its init), as each identity; the control
+/// starts them all.
+#[test]
+fn a_line_cannot_start_more_processes_than_its_limit() {
+    let bomb = "\
+import os, time
+kids = []
+for _ in range(300):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    kids.append(pid)
+alive = sum(1 for d in os.listdir('/proc') if d.isdigit())
+print(len(kids), alive)
+for kid in kids:
+    os.kill(kid, 9)
+";
+    let control = me().bare().py(bomb, &[]).ok();
+    assert!(control.starts_with("300 "), "control: {control}");
+    for who in identities() {
+        let s = Scene::new(who);
+        limits(&s, "processes = 64");
+        let out = s.sandbox().py(bomb, &[]).ok();
+        let counts: Vec<u32> = out.split_whitespace().map(|n| n.parse().unwrap()).collect();
+        // The program and its children: 64 at most; /proc shows the init besides.
+        assert!(counts[0] < 64, "as {who:?}: started {}", counts[0]);
+        assert!(counts[1] <= 65, "as {who:?}: {} alive", counts[1]);
+    }
+}
+
+/// A file past the size limit ends the line with `SANDBOX_LIMIT` naming it, and stays at the
+/// limit; the control writes it whole.
+#[test]
+fn a_file_past_the_size_limit_ends_the_line() {
+    let write = "head -c 3000000 /dev/zero > big";
+    let s = me();
+    s.bare().sh(write).ok();
+    assert_eq!(fs::metadata(s.ws.join("big")).unwrap().len(), 3_000_000);
+    for who in identities() {
+        let s = Scene::new(who);
+        limits(&s, "file_size = \"1M\"");
+        let out = s.sandbox().sh(write);
+        let line = out.refused_with(218, "SANDBOX_LIMIT");
+        assert!(line.contains("1048576 bytes"), "{line}");
+        assert!(fs::metadata(s.ws.join("big")).unwrap().len() <= 1 << 20);
+    }
+}
+
+/// A process cannot take more memory than its limit: a 300 MiB allocation fails under
+/// `memory = "100M"` and succeeds outside.
+#[test]
+fn a_process_cannot_take_more_memory_than_its_limit() {
+    let grab = "x = bytearray(300 * 1024 * 1024); print('got it')";
+    assert_eq!(me().bare().py(grab, &[]).ok().trim(), "got it", "control");
+    for who in identities() {
+        let s = Scene::new(who);
+        limits(&s, "memory = \"100M\"");
+        let out = s.sandbox().py(grab, &[]);
+        assert!(
+            out.stderr().contains("MemoryError"),
+            "as {who:?}: {}",
+            out.stderr()
+        );
+        assert!(!out.stdout().contains("got it"));
+    }
 }
 
 #[test]

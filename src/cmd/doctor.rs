@@ -32,6 +32,8 @@ struct Report {
     probes: Vec<Probe>,
     /// What workspace-write would protect in the current directory's workspace.
     workspace: WorkspaceReport,
+    /// What one line may take of the machine, and how each limit is held here.
+    limits: LimitsReport,
     shells: Vec<Shell>,
     /// CONFIG FILES IN EFFECT: filled in by the caller (the config module), in precedence
     /// order; `null` while no caller reports them.
@@ -72,6 +74,18 @@ struct WorkspaceReport {
     error: Option<String>,
 }
 
+/// The limits of a line (`[sandbox.limits]` or the defaults) and the mechanism of each.
+#[derive(Debug, Serialize)]
+struct LimitsReport {
+    processes: u64,
+    /// How the process limit is held on this kernel, for this user.
+    processes_by: &'static str,
+    memory_per_process: u64,
+    file_size: u64,
+    /// Control groups are not used (no limit on a line's total memory or on disk written).
+    cgroup: &'static str,
+}
+
 #[derive(Debug, Serialize)]
 struct Shell {
     name: &'static str,
@@ -90,6 +104,7 @@ pub fn run(args: &Args, config_files: Option<Vec<PathBuf>>) -> ExitCode {
         support,
         probes,
         workspace: workspace_report(),
+        limits: limits_report(),
         shells: shells(),
         config_files,
         default_policy: DEFAULT_POLICY,
@@ -212,6 +227,27 @@ fn workspace_report() -> WorkspaceReport {
     }
 }
 
+fn limits_report() -> LimitsReport {
+    let cwd = crate::session::working_dir(None);
+    let limits = crate::config::load_for(&cwd)
+        .map(|c| c.sandbox.limits)
+        .unwrap_or_default();
+    let processes_by = if sandbox::sys::per_namespace_pid_max() {
+        "the line's own pid_max (its PID namespace, Linux 6.14+) and RLIMIT_NPROC"
+    } else if sandbox::sys::geteuid() != 0 {
+        "RLIMIT_NPROC in the line's user namespace"
+    } else {
+        "NOT limited: root is exempt from RLIMIT_NPROC, and this kernel (before 6.14) has no pid_max per namespace"
+    };
+    LimitsReport {
+        processes: limits.processes,
+        processes_by,
+        memory_per_process: limits.memory,
+        file_size: limits.file_size,
+        cgroup: "not used: each process's memory and each file's size are limited (rlimits), not a line's total memory or the disk it writes",
+    }
+}
+
 fn shells() -> Vec<Shell> {
     ["bash", "zsh", "pwsh"]
         .into_iter()
@@ -282,6 +318,20 @@ fn render(report: &Report) -> String {
     );
     line("mount namespace", namespace_line(s));
     render_workspace(&report.workspace, &mut line);
+    let l = &report.limits;
+    line(
+        "limit processes",
+        format!("{} alive at once, by {}", l.processes, l.processes_by),
+    );
+    line(
+        "limit memory",
+        format!("{} bytes per process (RLIMIT_DATA)", l.memory_per_process),
+    );
+    line(
+        "limit file size",
+        format!("{} bytes per file (RLIMIT_FSIZE)", l.file_size),
+    );
+    line("limit cgroup", l.cgroup.to_owned());
     for p in &s.protections {
         let value = match &p.reason {
             None => "enforceable".to_string(),

@@ -84,6 +84,9 @@ fn supervise(args: &Args) -> Result<ExitCode> {
     if let Some(refusal) = crate::gate::violation_refusal(&finished.violations) {
         return Err(refusal);
     }
+    if let Some(refusal) = sandbox::limit_refusal(&finished.status, &spec.limits) {
+        return Err(refusal);
+    }
     if !finished.denials.is_empty() {
         let what: Vec<String> = finished.denials.iter().map(|d| d.describe()).collect();
         eprintln!("[shellgate] the sandbox refused {}", what.join(", "));

@@ -169,6 +169,15 @@ pub struct ChildPlan {
     pub await_group: bool,
     /// The stack the program's process starts on (it shares the init's memory until its exec).
     pub program_stack: super::sys::Stack,
+    /// Resource limits the program's process sets on itself before its exec (`prlimit64` on
+    /// itself, soft and hard): `(resource, value)`.
+    pub rlimits: [(u32, u64); 3],
+    /// The PID namespace's own `pid_max` (Linux 6.14 keeps one per namespace) and its
+    /// `ns_last_pid`, written by the init as decimal text before it starts the program: once the
+    /// last pid is past 300, pids are taken from `[300, pid_max)` only (as in every namespace),
+    /// so the line's live processes and threads are at most `pid_max - 300`; and the program's
+    /// pid (`$$`) differs from line to line.
+    pub pid_max: Option<(CString, CString)>,
 }
 
 /// The size of [`ChildPlan::program_stack`]: the program's process runs a few small frames.
@@ -196,6 +205,7 @@ pub mod phase {
     pub const SECCOMP: u16 = 0xff09;
     pub const DESCRIPTORS: u16 = 0xff0a;
     pub const EXEC: u16 = 0xff0b;
+    pub const LIMITS: u16 = 0xff0c;
 }
 
 /// How a step failed.
@@ -682,6 +692,17 @@ fn init(plan: &ChildPlan) -> ! {
     for fd in slots.into_iter().filter(|fd| *fd >= 0) {
         raw::close(fd);
     }
+    if let Some((pid_max, last_pid)) = &plan.pid_max {
+        let writes = [
+            (c"/proc/sys/kernel/pid_max", pid_max),
+            (c"/proc/sys/kernel/ns_last_pid", last_pid),
+        ];
+        for (path, text) in writes {
+            if let Err(e) = raw::write_file(path, text.to_bytes()) {
+                fail(plan, phase::LIMITS, How::Operate, e);
+            }
+        }
+    }
     if plan.await_group && !raw::read_one(plan.lifeline) {
         // The parent is gone, or could not move this process: nothing may start.
         raw::exit(EXIT_SETUP_FAILED);
@@ -796,6 +817,11 @@ fn start_program(plan: &ChildPlan) -> ! {
     }
     if plan.shm_access != 0 {
         add_private_dev_rules(plan);
+    }
+    for (resource, value) in plan.rlimits {
+        if let Err(e) = raw::set_own_rlimit(resource, value) {
+            fail(plan, phase::LIMITS, How::Operate, e);
+        }
     }
     drop_privileges(plan);
     if let Err(e) = raw::landlock_restrict_self(plan.ruleset, plan.landlock_flags) {

@@ -348,6 +348,14 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         pid_namespace: matches!(namespaces, Namespaces::Own | Namespaces::OwnWithUser),
         await_group: command.process_group.is_some(),
         program_stack: sys::Stack::new(child::PROGRAM_STACK).map_err(no_stack)?,
+        rlimits: [
+            (RLIMIT_NPROC, spec.limits.processes),
+            (RLIMIT_DATA, spec.limits.memory),
+            (RLIMIT_FSIZE, spec.limits.file_size),
+        ],
+        pid_max: (matches!(namespaces, Namespaces::Own | Namespaces::OwnWithUser)
+            && sys::per_namespace_pid_max())
+        .then(|| pid_max_text(spec.limits.processes)),
     };
     let mut filter = filter;
     if let Some(program) = filter.as_mut() {
@@ -453,6 +461,26 @@ fn write_scope(spec: &Spec, plan: &Plan, sockets: seccomp::Sockets) -> Result<no
             spec.tcp_ports.clone()
         },
     })
+}
+
+// The resources as the kernel numbers them (glibc types them `u32`, musl `c_int`).
+#[allow(clippy::unnecessary_cast)]
+const RLIMIT_NPROC: u32 = libc::RLIMIT_NPROC as u32;
+#[allow(clippy::unnecessary_cast)]
+const RLIMIT_DATA: u32 = libc::RLIMIT_DATA as u32;
+#[allow(clippy::unnecessary_cast)]
+const RLIMIT_FSIZE: u32 = libc::RLIMIT_FSIZE as u32;
+
+/// The line's `pid_max` and the `ns_last_pid` it starts from (see [`ChildPlan::pid_max`]):
+/// `processes + 300` (at least the kernel's minimum, 301), and a last pid somewhere in
+/// `[300, pid_max)`, so the program's pid is not the same in every line.
+fn pid_max_text(processes: u64) -> (CString, CString) {
+    let pid_max = processes.saturating_add(300).clamp(301, 1 << 22);
+    let mut random = [0u8; 8];
+    let _ = getrandom::getrandom(&mut random);
+    let last = 300 + u64::from_le_bytes(random) % (pid_max - 300);
+    let text = |n: u64| CString::new(n.to_string()).unwrap_or_default();
+    (text(pid_max), text(last))
 }
 
 fn fprog(program: &mut seccompiler::BpfProgram) -> Result<libc::sock_fprog> {
@@ -1371,6 +1399,7 @@ fn describe_failure(
         phase::LANDLOCK => "enter the Landlock domain".to_owned(),
         phase::SECCOMP => "install the seccomp filter".to_owned(),
         phase::DESCRIPTORS => "close the inherited descriptors".to_owned(),
+        phase::LIMITS => "set the line's limits (sandbox.limits)".to_owned(),
         index => steps
             .get(usize::from(index))
             .cloned()

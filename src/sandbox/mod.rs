@@ -129,6 +129,29 @@ pub fn grant_spec(
     Ok(spec)
 }
 
+/// The refusal for a line one of its limits ended: a process killed for writing past the file-size
+/// limit (`SIGXFSZ`, or a shell's status for a command it killed, 153). Processes and memory past their limits fail in the line itself (`fork`
+/// answers `EAGAIN`, an allocation `ENOMEM`), which its own error shows.
+pub fn limit_refusal(
+    status: &std::process::ExitStatus,
+    limits: &policy::Limits,
+) -> Option<crate::error::Error> {
+    use std::os::unix::process::ExitStatusExt;
+    // Killed by SIGXFSZ itself, or a shell reporting a command of it killed so (128 + 25).
+    let killed =
+        status.signal() == Some(libc::SIGXFSZ) || status.code() == Some(128 + libc::SIGXFSZ);
+    killed.then(|| {
+        crate::error::Error::new(
+            crate::error::Code::SandboxLimit,
+            format!(
+                "the line wrote a file past its size limit ({} bytes, sandbox.limits.file_size) \
+                 and was ended",
+                limits.file_size
+            ),
+        )
+    })
+}
+
 /// The directory to grant for a write the sandbox refused at `path`, as a grant names it
 /// (`~/…`): the nearest existing directory holding it, when that lies beneath the user's home
 /// (not the home itself, not beneath its hidden directories — `~/.config`, `~/.local/bin`,
@@ -193,6 +216,7 @@ pub fn line_spec(
             spec = spec.with_writable(dir)?;
         }
     }
+    spec.limits = settings.limits;
     Ok(spec
         .with_network(network)
         .with_hidden(hidden_paths(settings)))

@@ -201,6 +201,58 @@ pub struct Spec {
     pub hidden: Vec<PathBuf>,
     /// Protections a configuration dropped explicitly because this system cannot enforce them.
     pub dropped: BTreeSet<Protection>,
+    /// What one line may take of the machine.
+    pub limits: Limits,
+}
+
+/// What one line may take of the machine, so that no line can take it down: its live processes
+/// (threads count), the memory of each process, the size of each file it writes. The defaults are
+/// far above ordinary work (a parallel build, a test suite, a large download); `[sandbox.limits]`
+/// changes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Limits {
+    /// Live processes and threads of the line together.
+    pub processes: u64,
+    /// Bytes of data (heap and private writable mappings) of each process (`RLIMIT_DATA`).
+    pub memory: u64,
+    /// Bytes of each file a process writes (`RLIMIT_FSIZE`; past it, `SIGXFSZ`).
+    pub file_size: u64,
+}
+
+impl Limits {
+    /// Live processes and threads of a line, by default.
+    pub const PROCESSES: u64 = 4096;
+    /// The largest file a line may write, by default: 64 GiB.
+    pub const FILE_SIZE: u64 = 64 << 30;
+
+    /// The defaults on this machine: each process may use as much memory as the machine has, no
+    /// more (a process past that would only push the machine into swap).
+    pub fn machine_default() -> Limits {
+        // SAFETY: sysconf only reads system constants.
+        let (pages, page) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
+        let memory = u64::try_from(pages)
+            .ok()
+            .zip(u64::try_from(page).ok())
+            .and_then(|(pages, page)| pages.checked_mul(page))
+            .filter(|bytes| *bytes > 0)
+            .unwrap_or(u64::MAX);
+        Limits {
+            processes: Limits::PROCESSES,
+            memory,
+            file_size: Limits::FILE_SIZE,
+        }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits::machine_default()
+    }
 }
 
 /// Name lookups over TCP go to this port (a port grant always includes it).
@@ -254,6 +306,7 @@ impl Spec {
             writable_mounts: Vec::new(),
             hidden: Vec::new(),
             dropped: BTreeSet::new(),
+            limits: Limits::default(),
         })
     }
 

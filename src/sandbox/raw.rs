@@ -411,6 +411,15 @@ pub fn create_empty_file(dir: RawFd, name: &CStr, mode: libc::mode_t) -> Result<
     Ok(())
 }
 
+/// `prlimit64(0, resource, {value, value}, NULL)`: this process's soft and hard limit.
+pub fn set_own_rlimit(resource: u32, value: u64) -> Result<(), Errno> {
+    let limit = [value, value];
+    let args = [0, resource as usize, ptr(&limit), 0, 0, 0];
+    // SAFETY: `limit` is a `struct rlimit64` (two u64) on this stack frame, read only; no old
+    // limit is asked for.
+    check(unsafe { syscall(libc::SYS_prlimit64, args) }).map(drop)
+}
+
 /// `symlinkat(target, dir, name)`.
 pub fn symlinkat(target: &CStr, dir: RawFd, name: &CStr) -> Result<(), Errno> {
     let args = [ptr(target.as_ptr()), int(dir), ptr(name.as_ptr()), 0, 0, 0];

@@ -336,6 +336,32 @@ pub fn namespaces_refused() -> bool {
     ret == -1 && io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
+/// Whether this kernel keeps a `pid_max` per PID namespace (Linux 6.14): only then may a line's
+/// init write its own. Before, the value is the whole machine's, and root writing it would lower
+/// the host's limit.
+pub fn per_namespace_pid_max() -> bool {
+    // SAFETY: utsname is plain old data; uname fills it in.
+    let mut name: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `name` is a writable utsname.
+    if unsafe { libc::uname(&mut name) } != 0 {
+        return false;
+    }
+    // SAFETY: uname NUL-terminates the release string within its array.
+    let release = unsafe { std::ffi::CStr::from_ptr(name.release.as_ptr()) };
+    kernel_at_least(&release.to_string_lossy(), (6, 14))
+}
+
+/// Whether a kernel release string (`6.18.44-fc`, `6.1.0-28-amd64`) is at least `version`.
+fn kernel_at_least(release: &str, version: (u32, u32)) -> bool {
+    let mut numbers = release
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|part| part.parse::<u32>().ok());
+    match (numbers.next().flatten(), numbers.next().flatten()) {
+        (Some(major), Some(minor)) => (major, minor) >= version,
+        _ => false,
+    }
+}
+
 /// The disposition of `signal` now: whether it is ignored.
 pub fn is_ignored(signal: libc::c_int) -> bool {
     // SAFETY: sigaction is plain old data; all-zero is valid. A null new action only queries.
