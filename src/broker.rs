@@ -288,7 +288,14 @@ pub fn submit(path: &Path, request: &Request, streams: [RawFd; 3]) -> Result<Rep
     };
     let (address, _dir) = reachable_path(path)?;
     let mut stream = UnixStream::connect(&address).map_err(|e| unreachable(&e))?;
-    let cmsg = [ControlMessage::ScmRights(&streams)];
+    // Who is calling goes with the greeting, checked by the kernel (a process can name only
+    // itself): the connection's own credentials are its connector's, which for a contained
+    // agent is the supervisor that makes the connection for it (see `sandbox::unix_connect`).
+    let credentials = nix::sys::socket::UnixCredentials::new();
+    let cmsg = [
+        ControlMessage::ScmRights(&streams),
+        ControlMessage::ScmCredentials(&credentials),
+    ];
     sendmsg::<()>(
         stream.as_raw_fd(),
         &[IoSlice::new(HELLO)],
@@ -357,16 +364,20 @@ fn forward_or_fail(path: &Path, req: &LineRequest) -> Result<Reply> {
 // ---------------------------------------------------------------------------------------------
 // Server (the `wrap` process).
 
-/// One accepted conversation: its socket and the caller's stdin, stdout, stderr.
+/// One accepted conversation: its socket, the caller's stdin, stdout, stderr, and its pid (in
+/// this process's PID namespace) as the kernel vouched for it in the greeting.
 pub struct Conversation {
     pub socket: UnixStream,
     pub streams: [OwnedFd; 3],
+    pub caller: Option<libc::pid_t>,
 }
 
 /// Receive the greeting of a new connection: the caller's three streams.
 pub fn greet(socket: UnixStream) -> Result<Conversation> {
+    use nix::sys::socket::{setsockopt, sockopt::PassCred};
+    setsockopt(&socket, PassCred, &true).map_err(|e| os_error("broker greeting", e))?;
     let mut buf = [0u8; 64];
-    let mut cmsg_space = nix::cmsg_space!([RawFd; 3]);
+    let mut cmsg_space = nix::cmsg_space!([RawFd; 3], libc::ucred);
     let mut iov = [IoSliceMut::new(&mut buf)];
     let msg = recvmsg::<()>(
         socket.as_raw_fd(),
@@ -376,13 +387,23 @@ pub fn greet(socket: UnixStream) -> Result<Conversation> {
     )
     .map_err(|e| os_error("broker greeting", e))?;
     let mut fds: Vec<OwnedFd> = Vec::new();
+    let mut caller = None;
     for cmsg in msg.cmsgs().map_err(|e| os_error("broker greeting", e))? {
-        if let ControlMessageOwned::ScmRights(received) = cmsg {
-            for fd in received {
-                // SAFETY: the kernel just installed `fd` in this process for this message
-                // (SCM_RIGHTS); nothing else owns it, so wrapping it takes ownership exactly once.
-                fds.push(unsafe { OwnedFd::from_raw_fd(fd) });
+        match cmsg {
+            ControlMessageOwned::ScmRights(received) => {
+                for fd in received {
+                    // SAFETY: the kernel just installed `fd` in this process for this message
+                    // (SCM_RIGHTS); nothing else owns it, so wrapping it takes ownership exactly
+                    // once.
+                    fds.push(unsafe { OwnedFd::from_raw_fd(fd) });
+                }
             }
+            // The kernel checked the pid against the sender and put it in this namespace (0: a
+            // sender this namespace cannot see).
+            ControlMessageOwned::ScmCredentials(credentials) => {
+                caller = Some(credentials.pid()).filter(|pid| *pid > 0);
+            }
+            _ => {}
         }
     }
     let len = msg.bytes;
@@ -392,17 +413,20 @@ pub fn greet(socket: UnixStream) -> Result<Conversation> {
     let streams: [OwnedFd; 3] = fds
         .try_into()
         .map_err(|_| Error::internal("the broker greeting must carry three descriptors"))?;
-    Ok(Conversation { socket, streams })
+    Ok(Conversation {
+        socket,
+        streams,
+        caller,
+    })
 }
 
 /// The process group a line of this caller runs in: the caller's own, when it is in this
 /// process's session (a wrapped interactive shell's job, so that the line is the terminal's
 /// foreground job when its caller is). A caller in another session (an agent's detached shell)
 /// or one that cannot be identified gets none: the line then has a group of its own.
-pub fn caller_group(socket: &UnixStream) -> Option<libc::pid_t> {
-    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+pub fn caller_group(caller: Option<libc::pid_t>) -> Option<libc::pid_t> {
     use nix::unistd::{Pid, getpgid, getsid};
-    let pid = Pid::from_raw(getsockopt(socket, PeerCredentials).ok()?.pid());
+    let pid = Pid::from_raw(caller?);
     if pid.as_raw() <= 0 || getsid(Some(pid)).ok()? != getsid(None).ok()? {
         return None;
     }

@@ -606,6 +606,9 @@ fn missing_grant(denials: &[crate::sandbox::Denial]) -> Option<Needs> {
                 needs.network = needs.network.union(&Network::tcp([address.port()]));
             }
             Denial::ConnectElsewhere | Denial::Udp => needs.network = Network::On,
+            // Lines get no unix socket: none is grantable to one (only `wrap`'s contained agent
+            // reaches one, the broker's).
+            Denial::UnixSocket { .. } => {}
             Denial::Write { path, .. } => {
                 if let Some(dir) = crate::sandbox::grantable_dir(path)
                     && !needs.writable.contains(&dir)

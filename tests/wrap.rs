@@ -165,6 +165,83 @@ fn a_home_of_any_length_works() {
     assert!(f.ws.join("made.txt").exists(), "{all}");
 }
 
+/// The contained agent reaches one unix socket, the broker's (its shells' lines still run), and
+/// no other: not a stream socket a daemon outside listens on (by its path, or by a path through
+/// `/proc/self/fd`), not a datagram socket. Without containment (`--no-contain`, the control) it
+/// reaches them all.
+#[test]
+#[cfg_attr(
+    not(all(has_git, has_python3)),
+    ignore = "needs /usr/bin/git and /usr/bin/python3 (apt-get install git python3)"
+)]
+fn the_contained_agent_reaches_no_unix_socket_but_the_brokers() {
+    use std::os::unix::net::{UnixDatagram, UnixListener};
+    let f = Fixture::new();
+    let stream_path = f.outside.join("daemon.sock");
+    let dgram_path = f.outside.join("log.sock");
+    let listener = UnixListener::bind(&stream_path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let datagrams = UnixDatagram::bind(&dgram_path).unwrap();
+    datagrams.set_nonblocking(true).unwrap();
+    let agent = format!(
+        "import os, socket, subprocess\n\
+         for how, path in (('path', {stream:?}), ('fd', None)):\n\
+         \x20   s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n\
+         \x20   if path is None:\n\
+         \x20       d = os.open({dir:?}, os.O_RDONLY)\n\
+         \x20       path = '/proc/self/fd/%d/daemon.sock' % d\n\
+         \x20   try:\n\
+         \x20       s.connect(path)\n\
+         \x20       s.send(b'hello')\n\
+         \x20       print(how, 'connected')\n\
+         \x20   except OSError as e:\n\
+         \x20       print(how, 'refused', e.errno)\n\
+         try:\n\
+         \x20   d = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n\
+         \x20   d.sendto(b'hello', {dgram:?})\n\
+         \x20   print('datagram sent')\n\
+         except OSError as e:\n\
+         \x20   print('datagram refused', e.errno)\n\
+         p = subprocess.run(['/bin/bash', '-c', 'echo through-the-broker'], capture_output=True, text=True)\n\
+         print('line', p.stdout.strip(), p.returncode)\n",
+        stream = stream_path.to_str().unwrap(),
+        dir = f.outside.to_str().unwrap(),
+        dgram = dgram_path.to_str().unwrap(),
+    );
+    let reached = |listener: &UnixListener, datagrams: &UnixDatagram| {
+        let mut connections = 0;
+        while listener.accept().is_ok() {
+            connections += 1;
+        }
+        let mut buf = [0u8; 16];
+        let mut sent = 0;
+        while datagrams.recv(&mut buf).is_ok() {
+            sent += 1;
+        }
+        (connections, sent)
+    };
+    let control = f.wrap(&["--no-contain"], &["/usr/bin/python3", "-c", &agent]);
+    let text_control = text(&control);
+    assert!(text_control.contains("path connected"), "{text_control}");
+    assert_eq!(
+        reached(&listener, &datagrams),
+        (2, 1),
+        "control: {text_control}"
+    );
+    let out = f.wrap(&[], &["/usr/bin/python3", "-c", &agent]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(all.contains("path refused 13"), "{all}");
+    assert!(all.contains("fd refused 13"), "{all}");
+    assert!(all.contains("datagram refused 1"), "{all}");
+    assert!(all.contains("line through-the-broker 0"), "{all}");
+    assert_eq!(
+        reached(&listener, &datagrams),
+        (0, 0),
+        "the agent reached them: {all}"
+    );
+}
+
 #[test]
 #[cfg_attr(not(has_git), ignore = "needs /usr/bin/git (apt-get install git)")]
 fn the_agent_itself_is_contained_unless_told_not_to() {

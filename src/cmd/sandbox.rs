@@ -35,9 +35,10 @@ pub struct Args {
     /// port 53 comes with it, for name lookups over TCP).
     #[arg(long = "tcp-port", value_name = "PORT", conflicts_with = "network")]
     pub tcp_port: Vec<u16>,
-    /// Let the program connect to unix sockets by path (a contained agent reaching `wrap`).
-    #[arg(long, hide = true)]
-    pub unix_sockets: bool,
+    /// Let the program connect to this unix socket by name (repeatable; a contained agent
+    /// reaching `wrap`'s broker): every connect is made by shellgate, to these only.
+    #[arg(long = "unix-socket", value_name = "PATH", hide = true)]
+    pub unix_socket: Vec<PathBuf>,
     /// Keep this directory read-only inside a writable one (a contained agent's shell snapshots).
     #[arg(long = "read-only", value_name = "DIR", hide = true)]
     pub read_only: Vec<PathBuf>,
@@ -126,7 +127,7 @@ fn spec(args: &Args) -> Result<Spec> {
         spec = spec.unhiding(path);
     }
     spec = spec.with_tcp_ports(&args.tcp_port);
-    spec.unix_sockets = args.unix_sockets;
+    spec.unix_sockets.clone_from(&args.unix_socket);
     for protection in &args.drop_protection {
         spec = spec.dropping(*protection);
     }

@@ -249,10 +249,11 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     let sockets = seccomp::Sockets {
         network: spec.network,
         tcp_ports: !spec.tcp_ports.is_empty(),
-        unix: spec.unix_sockets,
+        unix: !spec.unix_sockets.is_empty(),
     };
-    // Without the network, refused connections are reported to this process (see `notify`).
-    let reported = (!spec.network)
+    // Without the network, refused connections are reported to this process (see `notify`);
+    // with named unix sockets, every connect is decided here (see `unix_connect`).
+    let reported = (!spec.network || !spec.unix_sockets.is_empty())
         .then(|| seccomp::native_program(sockets, true))
         .transpose()?;
     // The filter without reports is installed when there is no listener, or when the kernel
@@ -460,6 +461,8 @@ fn write_scope(spec: &Spec, plan: &Plan, sockets: seccomp::Sockets) -> Result<no
         } else {
             spec.tcp_ports.clone()
         },
+        network: spec.network,
+        unix_sockets: super::unix_connect::Allowed::new(&spec.unix_sockets),
     })
 }
 

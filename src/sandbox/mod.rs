@@ -34,6 +34,7 @@ pub mod seccomp;
 pub mod support;
 pub mod surface;
 pub(crate) mod sys;
+mod unix_connect;
 pub mod workspace;
 
 pub use abi::{ABI_MAX_ENV, DetectedAbi, Feature};

@@ -33,6 +33,8 @@ pub enum Denial {
     ConnectElsewhere,
     /// A UDP socket: a DNS lookup, most often.
     Udp,
+    /// A connection to the unix socket `path` (by name), which is not one the program may reach.
+    UnixSocket { path: PathBuf },
     /// A change to `path` outside the writable roots (or in a protected path).
     Write {
         path: PathBuf,
@@ -53,6 +55,11 @@ pub struct WriteScope {
     pub read_only: Vec<PathBuf>,
     /// A port grant: connections to these TCP ports go on (Landlock decides); others are refused.
     pub tcp_ports: Vec<u16>,
+    /// The network is on: an internet socket's `connect` goes on.
+    pub network: bool,
+    /// The unix sockets the program may connect to by name (`wrap`'s broker, for its contained
+    /// agent); empty: none, and unix sockets are never sent here.
+    pub unix_sockets: super::unix_connect::Allowed,
 }
 
 impl WriteScope {
@@ -78,6 +85,9 @@ impl Denial {
             Denial::Connect { address } => format!("a connection to {address}"),
             Denial::ConnectElsewhere => "a network connection".to_owned(),
             Denial::Udp => "a UDP socket (a DNS lookup, most often)".to_owned(),
+            Denial::UnixSocket { path } => {
+                format!("a connection to the unix socket {}", path.display())
+            }
             Denial::Write { path, operation } => format!("{operation} {}", path.display()),
         }
     }
@@ -120,21 +130,29 @@ pub fn handle_one(listener: &OwnedFd, scope: &WriteScope) -> io::Result<Option<D
             _ => Err(e),
         };
     }
-    let (go_on, denial) = decide(&notif, scope);
+    let (answer, denial) =
+        if notif.data.nr as i64 == libc::SYS_connect && !scope.unix_sockets.is_empty() {
+            connect_by_name(&notif, scope)
+        } else {
+            match decide(&notif, scope) {
+                (true, denial) => (Reply::GoOn, denial),
+                (false, denial) => (Reply::Result(-libc::EPERM), denial),
+            }
+        };
     // The answer. A reported call fails with EPERM, as it would have without a supervisor; an
-    // observed one goes on to the kernel's own checks. A withdrawn notification (ENOENT) needs
-    // no answer.
-    let response = match go_on {
-        true => libc::seccomp_notif_resp {
+    // observed one goes on to the kernel's own checks; a connect made here returns its result.
+    // A withdrawn notification (ENOENT) needs no answer.
+    let response = match answer {
+        Reply::GoOn => libc::seccomp_notif_resp {
             id: notif.id,
             val: 0,
             error: 0,
             flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
         },
-        false => libc::seccomp_notif_resp {
+        Reply::Result(result) => libc::seccomp_notif_resp {
             id: notif.id,
             val: 0,
-            error: -libc::EPERM,
+            error: result.min(0),
             flags: 0,
         },
     };
@@ -144,6 +162,32 @@ pub fn handle_one(listener: &OwnedFd, scope: &WriteScope) -> io::Result<Option<D
         return Err(io::Error::last_os_error());
     }
     Ok(denial)
+}
+
+/// How a notification is answered.
+enum Reply {
+    /// `CONTINUE`: the kernel runs the call and its own layers decide.
+    GoOn,
+    /// The call does not run and returns this (`0`, or `-errno`).
+    Result(i32),
+}
+
+/// A `connect` of a program that may reach some unix sockets by name (see [`super::unix_connect`]).
+fn connect_by_name(notif: &libc::seccomp_notif, scope: &WriteScope) -> (Reply, Option<Denial>) {
+    use super::unix_connect::{Answer, decide};
+    match decide(
+        notif.pid,
+        &notif.data.args,
+        &scope.unix_sockets,
+        scope.network,
+    ) {
+        Answer::GoOn => (Reply::GoOn, None),
+        Answer::Done(result) => (Reply::Result(result), None),
+        Answer::Refused(errno, path) => (
+            Reply::Result(-errno),
+            Some(path.map_or(Denial::ConnectElsewhere, |path| Denial::UnixSocket { path })),
+        ),
+    }
 }
 
 /// Whether a notified call may go on (`CONTINUE`), and what to note. Decided on the call's
@@ -344,6 +388,8 @@ mod tests {
             writable: vec![PathBuf::from("/")],
             read_only: Vec::new(),
             tcp_ports: Vec::new(),
+            network: false,
+            unix_sockets: Default::default(),
         };
         // SAFETY: seccomp_notif is plain old data; all-zero is valid.
         let mut notif: libc::seccomp_notif = unsafe { std::mem::zeroed() };
@@ -371,6 +417,8 @@ mod tests {
             writable: vec![PathBuf::from("/ws")],
             read_only: Vec::new(),
             tcp_ports: Vec::new(),
+            network: false,
+            unix_sockets: Default::default(),
         };
         for path in ["/proc/self/fd/1", "/dev/stdout", "/sys/kernel/x"] {
             assert!(!scope.refuses(Path::new(path)), "{path}");

@@ -186,9 +186,11 @@ pub struct Spec {
     /// listening: name lookups go over TCP (port 53 is always among them, `RES_OPTIONS=use-vc`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tcp_ports: Vec<u16>,
-    /// Allow unix-domain sockets beyond stream socketpairs (connecting to a path): only for a
-    /// contained agent, which reaches the `wrap` broker that way. Never for a line.
-    pub unix_sockets: bool,
+    /// Unix sockets the program may connect to by name (stream and seqpacket sockets; each
+    /// `connect` is made by the supervisor, to exactly these): only a contained agent gets one,
+    /// the `wrap` broker's. Never a line.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unix_sockets: Vec<PathBuf>,
     /// Trees kept read-only inside writable roots besides the protected ones (canonical,
     /// existing): a contained agent's shell snapshots, which only the `wrap` broker writes.
     pub read_only_trees: Vec<PathBuf>,
@@ -301,7 +303,7 @@ impl Spec {
             git_dirs,
             network: false,
             tcp_ports: Vec::new(),
-            unix_sockets: false,
+            unix_sockets: Vec::new(),
             read_only_trees: Vec::new(),
             writable_mounts: Vec::new(),
             hidden: Vec::new(),

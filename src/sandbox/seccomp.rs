@@ -229,6 +229,8 @@ pub enum Refusal {
     /// decide) and notes it when it would write outside the writable roots. Without a supervisor
     /// the call simply goes on.
     Observed,
+    /// Allowed: what matches goes on, and no later check of the list applies.
+    Allowed,
 }
 
 /// One condition on one syscall argument; a call matching *any* check of its syscall is denied.
@@ -472,14 +474,37 @@ fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
                 Refusal::Denied,
             ),
         ]),
+        // Unix sockets by name (a contained agent's, which reaches `wrap`'s broker): stream and
+        // seqpacket only, whose `connect` the supervisor makes itself (see `unix_connect`); a
+        // datagram socket could send to any socket by name, which nobody could check.
         Sockets {
-            network: false,
+            network,
             unix: true,
             ..
-        } => Deny::When(vec![ArgCheck::NotEquals {
-            arg: 0,
-            value: unix,
-        }]),
+        } => {
+            let others = if network {
+                Refusal::Allowed
+            } else {
+                Refusal::Denied
+            };
+            let kind = |kind: libc::c_int| ArgCheck::MaskedEquals {
+                arg: 1,
+                mask: 0xf,
+                value: kind as u32,
+            };
+            Deny::Checked(vec![
+                (
+                    ArgCheck::NotEquals {
+                        arg: 0,
+                        value: unix,
+                    },
+                    others,
+                ),
+                (kind(libc::SOCK_STREAM), Refusal::Allowed),
+                (kind(libc::SOCK_SEQPACKET), Refusal::Allowed),
+                (ArgCheck::Any, Refusal::Denied),
+            ])
+        }
         Sockets {
             network: true,
             unix: false,
@@ -488,11 +513,6 @@ fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
             arg: 0,
             value: unix,
         }]),
-        Sockets {
-            network: true,
-            unix: true,
-            ..
-        } => return Vec::new(),
     };
     let mut pair = vec![ArgCheck::NotEquals {
         arg: 0,
@@ -501,7 +521,16 @@ fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
     if !sockets.unix {
         pair.push(dgram);
     }
-    vec![(Socket, socket), (Socketpair, Deny::When(pair))]
+    let mut table = vec![(Socket, socket), (Socketpair, Deny::When(pair))];
+    if sockets.network && sockets.unix {
+        // Every connect goes to the supervisor, which lets an internet socket's go on and makes
+        // a unix socket's itself (without one, nested in another sandbox, it goes on).
+        table.push((
+            Connect,
+            Deny::Checked(vec![(ArgCheck::Any, Refusal::Observed)]),
+        ));
+    }
+    table
 }
 
 /// A TCP client to the granted ports: what [`network_denied`] refuses but a client needs (socket
@@ -852,6 +881,7 @@ pub fn assemble(arch: Arch, sockets: Sockets, reported: bool) -> Result<BpfProgr
                         Refusal::Denied => deny,
                         Refusal::Reported => report,
                         Refusal::Observed => observe,
+                        Refusal::Allowed => allow,
                     };
                     (*c, to)
                 })
@@ -967,7 +997,7 @@ impl Table {
                 Some((_, Refusal::Denied)) => deny,
                 Some((_, Refusal::Reported)) => report,
                 Some((_, Refusal::Observed)) => observe,
-                None => Verdict::Allow,
+                Some((_, Refusal::Allowed)) | None => Verdict::Allow,
             },
         }
     }
@@ -995,7 +1025,9 @@ impl ArgCheck {
 /// [`assemble`] compiles and [`Table`] reads.
 fn numbered_rules(arch: Arch, sockets: Sockets, reported: bool) -> Vec<(u32, Deny)> {
     let mut table: Vec<(Sys, Deny)> = rules(sockets);
-    if reported {
+    // Writes are observed to name what the sandbox refused a line; with the network on (a
+    // contained agent's own sandbox) a supervisor is there for the unix sockets only.
+    if reported && !sockets.network {
         observe_writes(&mut table);
     }
     table

@@ -203,13 +203,14 @@ fn io_error(path: &Path, e: &std::io::Error) -> Error {
 fn launch(options: &EnterOptions, exe: &Path, binds: &[(PathBuf, PathBuf)]) -> ExitCode {
     let mut command = if options.contain {
         let mut command = Command::new(exe);
-        command.arg0("shellgate").args([
-            "sandbox",
-            "--policy",
-            "workspace-write",
-            "--network",
-            "--unix-sockets",
-        ]);
+        command
+            .arg0("shellgate")
+            .args(["sandbox", "--policy", "workspace-write", "--network"]);
+        // The broker's socket, the one unix socket the agent may reach (its shells hand it
+        // their lines).
+        if let Some(broker) = crate::broker::broker_path() {
+            command.arg("--unix-socket").arg(broker);
+        }
         for w in &options.writable {
             command.arg("--writable").arg(w);
         }

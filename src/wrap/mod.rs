@@ -276,6 +276,7 @@ fn serve_one(conversation: Conversation, broker: &Broker) {
     let Conversation {
         mut socket,
         streams,
+        caller,
     } = conversation;
     let request = match broker::read_request(&mut socket) {
         Ok(r) => r,
@@ -288,7 +289,7 @@ fn serve_one(conversation: Conversation, broker: &Broker) {
         broker::send_reply(&mut socket, &reply);
         return;
     }
-    let group = broker::caller_group(&socket);
+    let group = broker::caller_group(caller);
     let line = LineRequest::new(
         &request.line,
         request.shell,

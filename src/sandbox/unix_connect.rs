@@ -1,0 +1,207 @@
+//! Unix sockets by name, for a program that may reach exactly some of them (the contained agent
+//! under `wrap`, which reaches the broker's socket and nothing else).
+//!
+//! Mounts cannot keep a program from connecting to a socket it can see (a socket on a read-only
+//! mount still takes connections), and seccomp cannot read the address a `connect` names (it is
+//! in memory). So such a program's filter sends every `connect` to the supervisor, which decides
+//! on what cannot change under it: the *socket* the call is about, taken from the program with
+//! `pidfd_getfd` — its family is fixed when it is made. An internet socket goes on (its address
+//! can only be an internet one: the program has the network). A unix socket is connected **by
+//! the supervisor itself**, to the allowed socket it decided on (its own path for it, never the
+//! program's bytes read a second time), and the program's call returns that result without
+//! running: a program that changes the address in its memory after the look changes nothing.
+//! Any other family, and a unix socket named anything else, is refused (`EACCES`).
+
+use crate::sandbox::sys;
+use std::ffi::OsStr;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// What the supervisor does with a `connect`.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// An internet socket: the call goes on (`CONTINUE`).
+    GoOn,
+    /// Connected here, to an allowed socket: the call returns this (`0`, or `-errno`).
+    Done(i32),
+    /// Refused with this errno; the unix socket it named, when one could be read.
+    Refused(i32, Option<PathBuf>),
+}
+
+/// The sockets a program may connect to, each by its path and by the identity of its directory
+/// (for a path given as `/proc/self/fd/N/NAME`, how a path longer than a socket address can be
+/// is reached).
+#[derive(Debug, Clone, Default)]
+pub struct Allowed {
+    sockets: Vec<(PathBuf, Option<(u64, u64)>)>,
+}
+
+impl Allowed {
+    pub fn new(paths: &[PathBuf]) -> Allowed {
+        let sockets = paths
+            .iter()
+            .map(|path| {
+                let dir = path
+                    .parent()
+                    .and_then(|d| std::fs::metadata(d).ok())
+                    .map(|m| {
+                        use std::os::unix::fs::MetadataExt;
+                        (m.dev(), m.ino())
+                    });
+                (path.clone(), dir)
+            })
+            .collect();
+        Allowed { sockets }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sockets.is_empty()
+    }
+
+    /// The allowed socket `address` (a `sun_path` as the program wrote it, in process `pid`)
+    /// names: an absolute path equal to one, or `/proc/self/fd/N/NAME` where the program's
+    /// descriptor `N` is that socket's directory and `NAME` its name. Relative and abstract
+    /// names are never allowed.
+    fn resolve(&self, address: &[u8], pid: &OwnedFd) -> Option<&Path> {
+        let path = Path::new(OsStr::from_bytes(address));
+        if let Some((path, _)) = self.sockets.iter().find(|(p, _)| p == path) {
+            return Some(path);
+        }
+        let rest = address.strip_prefix(b"/proc/self/fd/")?;
+        let slash = rest.iter().position(|b| *b == b'/')?;
+        let fd: RawFd = std::str::from_utf8(rest.get(..slash)?).ok()?.parse().ok()?;
+        let name = OsStr::from_bytes(rest.get(slash + 1..)?);
+        let dir = take_descriptor(pid, fd).ok()?;
+        let st = sys::fstat(std::os::fd::AsFd::as_fd(&dir)).ok()?;
+        self.sockets
+            .iter()
+            .find(|(p, id)| *id == Some((st.st_dev, st.st_ino)) && p.file_name() == Some(name))
+            .map(|(p, _)| p.as_path())
+    }
+}
+
+/// Decides the `connect(fd, address, len)` the process `tid` made (`args` from its registers).
+/// `network`: internet sockets may connect.
+pub fn decide(tid: u32, args: &[u64; 6], allowed: &Allowed, network: bool) -> Answer {
+    let Ok(pid) = pidfd_of(tid) else {
+        return Answer::Refused(libc::EPERM, None);
+    };
+    let Ok(socket) = take_descriptor(&pid, args[0] as RawFd) else {
+        return Answer::Refused(libc::EBADF, None);
+    };
+    match socket_family(&socket) {
+        Some(libc::AF_INET | libc::AF_INET6) if network => Answer::GoOn,
+        Some(libc::AF_UNIX) => {
+            let Some(address) = unix_path(tid, args[1], args[2] as usize) else {
+                return Answer::Refused(libc::EACCES, None);
+            };
+            match allowed.resolve(&address, &pid) {
+                Some(path) => Answer::Done(connect_to(&socket, path)),
+                None => Answer::Refused(
+                    libc::EACCES,
+                    Some(PathBuf::from(OsStr::from_bytes(&address))),
+                ),
+            }
+        }
+        _ => Answer::Refused(libc::EPERM, None),
+    }
+}
+
+/// A pidfd for the thread group of `tid` (whose descriptor table its threads share).
+fn pidfd_of(tid: u32) -> io::Result<OwnedFd> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status"))?;
+    let tgid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse::<libc::pid_t>().ok())
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::ESRCH))?;
+    sys::pidfd_open(tgid)
+}
+
+/// A copy of the process's descriptor `fd` (`pidfd_getfd`).
+fn take_descriptor(pid: &OwnedFd, fd: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: pidfd_getfd takes a pidfd, a descriptor number and flags (0); on success it
+    // returns a new descriptor this process owns.
+    let ret = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pid.as_raw_fd(), fd, 0) };
+    if ret < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `ret` is a descriptor the kernel just gave this process; nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(ret as RawFd) })
+}
+
+/// The family of a socket (`SO_DOMAIN`); `None` for something that is not one.
+fn socket_family(socket: &OwnedFd) -> Option<i32> {
+    let mut family: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `family` and `len` are writable and of the size `len` says.
+    let ret = unsafe {
+        libc::getsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_DOMAIN,
+            (&raw mut family).cast(),
+            &mut len,
+        )
+    };
+    (ret == 0).then_some(family)
+}
+
+/// The `sun_path` of the `sockaddr_un` at `pointer` (`len` bytes) in `tid`'s memory, up to its
+/// NUL; `None` for an abstract or empty name or one that cannot be read.
+fn unix_path(tid: u32, pointer: u64, len: usize) -> Option<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    const PATH_AT: usize = 2;
+    let len = len.min(std::mem::size_of::<libc::sockaddr_un>());
+    let file = std::fs::File::open(format!("/proc/{tid}/mem")).ok()?;
+    let mut bytes = vec![0u8; len];
+    let read = file.read_at(&mut bytes, pointer).ok()?;
+    bytes.truncate(read);
+    let family = u16::from_ne_bytes(bytes.get(..PATH_AT)?.try_into().ok()?);
+    if i32::from(family) != libc::AF_UNIX {
+        return None;
+    }
+    let path = bytes.get(PATH_AT..)?;
+    let end = path.iter().position(|b| *b == 0).unwrap_or(path.len());
+    let path = path.get(..end)?;
+    (!path.is_empty()).then(|| path.to_vec())
+}
+
+/// Connects the program's socket (this process's copy of it) to `path`, reached as this process
+/// reaches it (through its directory's descriptor when the path is longer than an address may
+/// be): `0`, or `-errno`.
+fn connect_to(socket: &OwnedFd, path: &Path) -> i32 {
+    let reached = match crate::broker::reachable_path(path) {
+        Ok(reached) => reached,
+        Err(_) => return -libc::ENAMETOOLONG,
+    };
+    let bytes = reached.0.as_os_str().as_bytes();
+    // SAFETY: sockaddr_un is plain old data; all-zero is valid.
+    let mut address: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    address.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    if bytes.len() >= address.sun_path.len() {
+        return -libc::ENAMETOOLONG;
+    }
+    for (slot, byte) in address.sun_path.iter_mut().zip(bytes) {
+        *slot = *byte as libc::c_char;
+    }
+    let len = std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1;
+    // SAFETY: `address` is a valid sockaddr_un and `len` does not exceed its size; `socket` is a
+    // descriptor this process owns.
+    let ret = unsafe {
+        libc::connect(
+            socket.as_raw_fd(),
+            (&raw const address).cast(),
+            len as libc::socklen_t,
+        )
+    };
+    if ret == 0 {
+        0
+    } else {
+        -io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::ECONNREFUSED)
+    }
+}
