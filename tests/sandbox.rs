@@ -2427,6 +2427,168 @@ fn git_status_in_a_superproject_with_an_embedded_repository_works() {
     }
 }
 
+/// One step of git plumbing a line may take, for the property test below.
+#[derive(Debug, Clone)]
+enum GitStep {
+    /// `git init` a repository at this place, with a `core.fsmonitor` that plants the victim.
+    Init(&'static str),
+    /// Stage the repository at this place as a gitlink.
+    StageGitlink(&'static str),
+    /// Switch the index to a split index, or back.
+    SplitIndex(bool),
+    /// Write hooks into the repository at this place (its `.git/hooks`).
+    Hook(&'static str),
+    /// Write a hook where `core.hooksPath` points (`.husky`, when the person configured it).
+    HuskyHook,
+    /// Write the file the workspace's config includes (when the person configured it).
+    IncludedConfig,
+    /// Set `core.hooksPath` and an include in the repository at this place.
+    Configure(&'static str),
+    /// Swap two places.
+    Swap(&'static str, &'static str),
+}
+
+const PLACES: [&str; 4] = ["sub", "a/b", "sub2", "."];
+
+fn git_step() -> impl proptest::strategy::Strategy<Value = GitStep> {
+    use proptest::prelude::*;
+    let place = proptest::sample::select(&PLACES[..]);
+    prop_oneof![
+        place.clone().prop_map(GitStep::Init),
+        place.clone().prop_map(GitStep::StageGitlink),
+        any::<bool>().prop_map(GitStep::SplitIndex),
+        place.clone().prop_map(GitStep::Hook),
+        Just(GitStep::HuskyHook),
+        Just(GitStep::IncludedConfig),
+        place.clone().prop_map(GitStep::Configure),
+        (place.clone(), place).prop_map(|(a, b)| GitStep::Swap(a, b)),
+    ]
+}
+
+/// The shell line for a step; `plant` is what the planted code runs.
+fn git_step_line(step: &GitStep, plant: &str) -> String {
+    let hook = format!("#!/bin/sh\\n{plant}\\n");
+    match step {
+        GitStep::Init(at) => format!(
+            "mkdir -p {at} && git init -q {at} && git -C {at} commit -q --allow-empty -m x; \
+             git -C {at} config core.fsmonitor '{plant}; false'"
+        ),
+        GitStep::StageGitlink(at) => {
+            format!("git update-index --add --cacheinfo 160000,$(git -C {at} rev-parse HEAD),{at}")
+        }
+        GitStep::SplitIndex(on) => {
+            let flag = if *on {
+                "--split-index"
+            } else {
+                "--no-split-index"
+            };
+            format!("git update-index {flag}")
+        }
+        GitStep::Hook(at) => format!(
+            "for h in pre-commit post-commit post-checkout; do printf '{hook}' > {at}/.git/hooks/$h; \
+             chmod +x {at}/.git/hooks/$h; done"
+        ),
+        GitStep::HuskyHook => format!(
+            "mkdir -p .husky && printf '{hook}' > .husky/pre-commit && chmod +x .husky/pre-commit"
+        ),
+        GitStep::IncludedConfig => {
+            format!("printf '[core]\\n\\tfsmonitor = \"{plant}; false\"\\n' > .gitconfig-local")
+        }
+        GitStep::Configure(at) => format!(
+            "git -C {at} config core.hooksPath .husky; \
+             git -C {at} config include.path ../.gitconfig-local"
+        ),
+        GitStep::Swap(a, b) => format!("mv {a} {b}.moved; mv {b} {a}; mv {b}.moved {b}"),
+    }
+}
+
+/// A scene for the git property: a repository, and — as a person might have set up outside —
+/// `core.hooksPath` in the worktree (husky) and an include of a worktree file.
+fn git_scene(husky: bool, include: bool) -> Scene {
+    let s = me();
+    s.git_repo();
+    if husky {
+        s.git_in(&s.ws, &["config", "core.hooksPath", ".husky"]);
+    }
+    if include {
+        s.git_in(&s.ws, &["config", "include.path", "../.gitconfig-local"]);
+    }
+    s
+}
+
+/// `git status` and `git commit` outside, in the workspace: whether the victim appeared.
+fn git_outside_ran_code(s: &Scene) -> bool {
+    let _ = s.git_output(&s.ws, &["status", "--porcelain"]);
+    let _ = s.git_output(&s.ws, &["commit", "-q", "--allow-empty", "-m", "after"]);
+    s.victim.exists()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 48,
+        failure_persistence: None,
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// Random sequences of git plumbing, each step a line in the sandbox (repositories made,
+    /// staged as gitlinks with and without a split index, hooks written in `.git/hooks` and where
+    /// `core.hooksPath` points, included config written, configuration set, directories
+    /// swapped), in a workspace a person may have given husky's `core.hooksPath` and an include:
+    /// afterwards a plain `git status` and `git commit` outside, in the workspace, run nothing a
+    /// line planted. (The control, `git_plumbing_outside_does_plant`, shows the same steps
+    /// outside do plant code; with the guard this replaced, 48 cases found an escape.)
+    #[test]
+    fn no_sequence_of_git_plumbing_in_lines_runs_code_in_git_outside(
+        husky in proptest::prelude::any::<bool>(),
+        include in proptest::prelude::any::<bool>(),
+        steps in proptest::collection::vec(git_step(), 1..6),
+    ) {
+        let s = git_scene(husky, include);
+        let plant = format!("touch {}", s.victim.display());
+        for step in &steps {
+            let _ = s.sandbox().sh(&git_step_line(step, &plant));
+        }
+        proptest::prop_assert!(
+            !git_outside_ran_code(&s),
+            "git outside ran what a line planted: husky {husky}, include {include}, {steps:?}"
+        );
+    }
+}
+
+/// The control of the property above: the same steps outside the sandbox do plant code that a
+/// plain `git status` or `git commit` in the workspace runs.
+#[test]
+fn git_plumbing_outside_does_plant() {
+    let controls: [(bool, bool, &[GitStep]); 6] = [
+        (
+            false,
+            false,
+            &[GitStep::Init("sub"), GitStep::StageGitlink("sub")],
+        ),
+        (
+            false,
+            false,
+            &[
+                GitStep::SplitIndex(true),
+                GitStep::Init("a/b"),
+                GitStep::StageGitlink("a/b"),
+            ],
+        ),
+        (false, false, &[GitStep::Hook(".")]),
+        (true, false, &[GitStep::HuskyHook]),
+        (false, true, &[GitStep::IncludedConfig]),
+        (false, false, &[GitStep::Configure("."), GitStep::HuskyHook]),
+    ];
+    for (husky, include, steps) in controls {
+        let s = git_scene(husky, include);
+        let plant = format!("touch {}", s.victim.display());
+        for step in steps {
+            let _ = s.bare().sh(&git_step_line(step, &plant));
+        }
+        assert!(git_outside_ran_code(&s), "control {steps:?}: nothing ran");
+    }
+}
+
 #[test]
 fn hooks_and_config_cannot_be_planted() {
     conformance(Attack::new(
