@@ -183,6 +183,10 @@ fn the_contained_agent_reaches_no_unix_socket_but_the_brokers() {
     listener.set_nonblocking(true).unwrap();
     let datagrams = UnixDatagram::bind(&dgram_path).unwrap();
     datagrams.set_nonblocking(true).unwrap();
+    // The network stays the agent's: a TCP connection to a listener on loopback is made.
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    tcp.set_nonblocking(true).unwrap();
     let agent = format!(
         "import os, socket, subprocess\n\
          for how, path in (('path', {stream:?}), ('fd', None)):\n\
@@ -202,12 +206,22 @@ fn the_contained_agent_reaches_no_unix_socket_but_the_brokers() {
          \x20   print('datagram sent')\n\
          except OSError as e:\n\
          \x20   print('datagram refused', e.errno)\n\
+         try:\n\
+         \x20   a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\n\
+         \x20   a.sendto(b'hello', {dgram:?})\n\
+         \x20   print('pair datagram sent')\n\
+         except OSError as e:\n\
+         \x20   print('pair datagram refused', e.errno)\n\
+         t = socket.create_connection(('127.0.0.1', {port}))\n\
+         t.send(b'tcp')\n\
+         print('tcp connected')\n\
          p = subprocess.run(['/bin/bash', '-c', 'echo through-the-broker'], capture_output=True, text=True)\n\
          print('line', p.stdout.strip(), p.returncode)\n",
         stream = stream_path.to_str().unwrap(),
         dir = f.outside.to_str().unwrap(),
         dgram = dgram_path.to_str().unwrap(),
     );
+    let tcp_accepted = || std::iter::from_fn(|| tcp.accept().ok()).count();
     let reached = |listener: &UnixListener, datagrams: &UnixDatagram| {
         let mut connections = 0;
         while listener.accept().is_ok() {
@@ -225,15 +239,19 @@ fn the_contained_agent_reaches_no_unix_socket_but_the_brokers() {
     assert!(text_control.contains("path connected"), "{text_control}");
     assert_eq!(
         reached(&listener, &datagrams),
-        (2, 1),
+        (2, 2),
         "control: {text_control}"
     );
+    assert_eq!(tcp_accepted(), 1, "control: {text_control}");
     let out = f.wrap(&[], &["/usr/bin/python3", "-c", &agent]);
     let all = text(&out);
     assert_eq!(out.status.code(), Some(0), "{all}");
     assert!(all.contains("path refused 13"), "{all}");
     assert!(all.contains("fd refused 13"), "{all}");
-    assert!(all.contains("datagram refused 1"), "{all}");
+    assert!(all.contains("\ndatagram refused 1"), "{all}");
+    assert!(all.contains("pair datagram refused 1"), "{all}");
+    assert!(all.contains("tcp connected"), "{all}");
+    assert_eq!(tcp_accepted(), 1, "{all}");
     assert!(all.contains("line through-the-broker 0"), "{all}");
     assert_eq!(
         reached(&listener, &datagrams),

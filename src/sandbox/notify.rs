@@ -132,7 +132,15 @@ pub fn handle_one(listener: &OwnedFd, scope: &WriteScope) -> io::Result<Option<D
     }
     let (answer, denial) =
         if notif.data.nr as i64 == libc::SYS_connect && !scope.unix_sockets.is_empty() {
-            connect_by_name(&notif, scope)
+            match connect_by_name(&notif, scope) {
+                Ok(refused) => refused,
+                // Made on a thread of its own, which answers: a blocking connect must not hold up
+                // the other calls this supervisor answers.
+                Err((socket, address)) => {
+                    connect_on_a_thread(listener, notif.id, socket, address)?;
+                    return Ok(None);
+                }
+            }
         } else {
             match decide(&notif, scope) {
                 (true, denial) => (Reply::GoOn, denial),
@@ -172,8 +180,12 @@ enum Reply {
     Result(i32),
 }
 
-/// A `connect` of a program that may reach some unix sockets by name (see [`super::unix_connect`]).
-fn connect_by_name(notif: &libc::seccomp_notif, scope: &WriteScope) -> (Reply, Option<Denial>) {
+/// A `connect` of a program that may reach some unix sockets by name (see
+/// [`super::unix_connect`]): refused here (`Ok`), or to be made (`Err`: the socket and where).
+fn connect_by_name(
+    notif: &libc::seccomp_notif,
+    scope: &WriteScope,
+) -> Result<(Reply, Option<Denial>), (OwnedFd, super::unix_connect::Address)> {
     use super::unix_connect::{Answer, decide};
     match decide(
         notif.pid,
@@ -181,13 +193,44 @@ fn connect_by_name(notif: &libc::seccomp_notif, scope: &WriteScope) -> (Reply, O
         &scope.unix_sockets,
         scope.network,
     ) {
-        Answer::GoOn => (Reply::GoOn, None),
-        Answer::Done(result) => (Reply::Result(result), None),
-        Answer::Refused(errno, path) => (
+        Answer::Connect(socket, address) => Err((socket, address)),
+        Answer::Refused(errno, path) => Ok((
             Reply::Result(-errno),
             Some(path.map_or(Denial::ConnectElsewhere, |path| Denial::UnixSocket { path })),
-        ),
+        )),
     }
+}
+
+/// Makes the connection on a thread of its own, which then answers the notification with its
+/// result (with its own copy of the listener: the thread may outlive this call).
+fn connect_on_a_thread(
+    listener: &OwnedFd,
+    id: u64,
+    socket: OwnedFd,
+    address: super::unix_connect::Address,
+) -> io::Result<()> {
+    let listener = listener.try_clone()?;
+    std::thread::Builder::new()
+        .name("sandbox-connect".into())
+        .spawn(move || {
+            let result = super::unix_connect::connect(&socket, &address);
+            let response = libc::seccomp_notif_resp {
+                id,
+                val: 0,
+                error: result.min(0),
+                flags: 0,
+            };
+            // SAFETY: `response` is a valid seccomp_notif_resp; the ioctl only reads it. A
+            // withdrawn notification (the caller died) answers ENOENT, which needs nothing.
+            unsafe {
+                libc::ioctl(
+                    listener.as_raw_fd(),
+                    libc::SECCOMP_IOCTL_NOTIF_SEND,
+                    &response,
+                );
+            }
+        })
+        .map(drop)
 }
 
 /// Whether a notified call may go on (`CONTINUE`), and what to note. Decided on the call's

@@ -83,8 +83,8 @@ impl fmt::Display for Policy {
 #[serde(rename_all = "kebab-case")]
 pub enum Protection {
     /// The mount-namespace layer: the read-only tree, read-only protected paths inside the
-    /// writable roots, hidden credential stores, the private `/dev/shm` and PID namespace. Needs
-    /// a private mount namespace (root, or unprivileged user namespaces).
+    /// writable roots, hidden credential stores, the private `/dev` and PID and IPC namespaces.
+    /// Needs a private mount namespace (root, or unprivileged user namespaces).
     ProtectedPaths,
     /// Landlock `TRUNCATE` (ABI 3).
     Truncate,
@@ -131,7 +131,8 @@ impl Protection {
         match self {
             Protection::ProtectedPaths => {
                 "keeps every other mount read-only, .git/hooks and .git/config read-only, \
-                 credential stores hidden and the line's processes in a PID namespace"
+                 credential stores hidden, the line's processes in a PID namespace and its own \
+                 /dev (no other terminal, no disk) and System V IPC"
             }
             Protection::Truncate => "stops truncating files outside the writable roots",
             Protection::Tcp => "denies TCP bind/connect in the kernel's Landlock layer",

@@ -514,17 +514,18 @@ fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
             value: unix,
         }]),
     };
-    let mut pair = vec![ArgCheck::NotEquals {
-        arg: 0,
-        value: unix,
-    }];
-    if !sockets.unix {
-        pair.push(dgram);
-    }
+    // A datagram socket of a pair can still send to any socket by name (`sendto`): never one.
+    let pair = vec![
+        ArgCheck::NotEquals {
+            arg: 0,
+            value: unix,
+        },
+        dgram,
+    ];
     let mut table = vec![(Socket, socket), (Socketpair, Deny::When(pair))];
     if sockets.network && sockets.unix {
-        // Every connect goes to the supervisor, which lets an internet socket's go on and makes
-        // a unix socket's itself (without one, nested in another sandbox, it goes on).
+        // Every connect goes to the supervisor, which makes it itself on its copy of the socket
+        // (without one, nested in another sandbox, it goes on).
         table.push((
             Connect,
             Deny::Checked(vec![(ArgCheck::Any, Refusal::Observed)]),

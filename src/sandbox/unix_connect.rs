@@ -5,12 +5,13 @@
 //! mount still takes connections), and seccomp cannot read the address a `connect` names (it is
 //! in memory). So such a program's filter sends every `connect` to the supervisor, which decides
 //! on what cannot change under it: the *socket* the call is about, taken from the program with
-//! `pidfd_getfd` — its family is fixed when it is made. An internet socket goes on (its address
-//! can only be an internet one: the program has the network). A unix socket is connected **by
-//! the supervisor itself**, to the allowed socket it decided on (its own path for it, never the
-//! program's bytes read a second time), and the program's call returns that result without
-//! running: a program that changes the address in its memory after the look changes nothing.
-//! Any other family, and a unix socket named anything else, is refused (`EACCES`).
+//! `pidfd_getfd` — its family is fixed when it is made — and its own copy of the address. Then
+//! the supervisor **makes the connection itself**, on that socket, and the program's call returns
+//! its result without running: neither an address changed in memory after the look nor another
+//! socket put under the same descriptor number by another thread (`dup2`) changes what is
+//! connected. An internet socket is connected to the internet address read (the program has the
+//! network); a unix socket only to an allowed socket, by the supervisor's own path for it. Any
+//! other family, and a unix socket named anything else, is refused (`EACCES`).
 
 use crate::sandbox::sys;
 use std::ffi::OsStr;
@@ -20,14 +21,23 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// What the supervisor does with a `connect`.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Answer {
-    /// An internet socket: the call goes on (`CONTINUE`).
-    GoOn,
-    /// Connected here, to an allowed socket: the call returns this (`0`, or `-errno`).
-    Done(i32),
+    /// Connect this socket (the supervisor's copy of the program's) to this address; the call
+    /// returns the result ([`connect`]).
+    Connect(OwnedFd, Address),
     /// Refused with this errno; the unix socket it named, when one could be read.
     Refused(i32, Option<PathBuf>),
+}
+
+/// Where the supervisor connects a socket.
+#[derive(Debug)]
+pub enum Address {
+    /// An internet address, as the program gave it (`sockaddr_in` or `sockaddr_in6` bytes, their
+    /// family checked against the socket's).
+    Internet(Vec<u8>),
+    /// An allowed unix socket, by the supervisor's own path for it.
+    Unix(PathBuf),
 }
 
 /// The sockets a program may connect to, each by its path and by the identity of its directory
@@ -92,13 +102,18 @@ pub fn decide(tid: u32, args: &[u64; 6], allowed: &Allowed, network: bool) -> An
         return Answer::Refused(libc::EBADF, None);
     };
     match socket_family(&socket) {
-        Some(libc::AF_INET | libc::AF_INET6) if network => Answer::GoOn,
+        Some(family @ (libc::AF_INET | libc::AF_INET6)) if network => {
+            match internet_address(tid, args[1], args[2] as usize, family) {
+                Some(address) => Answer::Connect(socket, Address::Internet(address)),
+                None => Answer::Refused(libc::EINVAL, None),
+            }
+        }
         Some(libc::AF_UNIX) => {
             let Some(address) = unix_path(tid, args[1], args[2] as usize) else {
                 return Answer::Refused(libc::EACCES, None);
             };
             match allowed.resolve(&address, &pid) {
-                Some(path) => Answer::Done(connect_to(&socket, path)),
+                Some(path) => Answer::Connect(socket, Address::Unix(path.to_path_buf())),
                 None => Answer::Refused(
                     libc::EACCES,
                     Some(PathBuf::from(OsStr::from_bytes(&address))),
@@ -106,6 +121,55 @@ pub fn decide(tid: u32, args: &[u64; 6], allowed: &Allowed, network: bool) -> An
             }
         }
         _ => Answer::Refused(libc::EPERM, None),
+    }
+}
+
+/// Connects `socket` to `address`: `0`, or `-errno` (`-EINPROGRESS` for a non-blocking socket
+/// whose connection goes on). A blocking socket blocks here, so the caller runs it on a thread
+/// of its own.
+pub fn connect(socket: &OwnedFd, address: &Address) -> i32 {
+    match address {
+        Address::Internet(bytes) => connect_raw(socket, bytes),
+        Address::Unix(path) => connect_to(socket, path),
+    }
+}
+
+/// The internet socket address at `pointer` (`len` bytes) in `tid`'s memory, when its family is
+/// the socket's and it is long enough for it.
+fn internet_address(tid: u32, pointer: u64, len: usize, family: i32) -> Option<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let wanted = if family == libc::AF_INET {
+        std::mem::size_of::<libc::sockaddr_in>()
+    } else {
+        std::mem::size_of::<libc::sockaddr_in6>()
+    };
+    if len < wanted {
+        return None;
+    }
+    let file = std::fs::File::open(format!("/proc/{tid}/mem")).ok()?;
+    let mut bytes = vec![0u8; wanted];
+    file.read_exact_at(&mut bytes, pointer).ok()?;
+    let written = u16::from_ne_bytes(bytes.get(..2)?.try_into().ok()?);
+    (i32::from(written) == family).then_some(bytes)
+}
+
+/// `connect(socket, bytes)`: `0`, or `-errno`.
+fn connect_raw(socket: &OwnedFd, bytes: &[u8]) -> i32 {
+    // SAFETY: `bytes` is a socket address of the length passed, read only by the kernel;
+    // `socket` is a descriptor this process owns.
+    let ret = unsafe {
+        libc::connect(
+            socket.as_raw_fd(),
+            bytes.as_ptr().cast(),
+            bytes.len() as libc::socklen_t,
+        )
+    };
+    if ret == 0 {
+        0
+    } else {
+        -io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::ECONNREFUSED)
     }
 }
 
@@ -188,20 +252,7 @@ fn connect_to(socket: &OwnedFd, path: &Path) -> i32 {
         *slot = *byte as libc::c_char;
     }
     let len = std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1;
-    // SAFETY: `address` is a valid sockaddr_un and `len` does not exceed its size; `socket` is a
-    // descriptor this process owns.
-    let ret = unsafe {
-        libc::connect(
-            socket.as_raw_fd(),
-            (&raw const address).cast(),
-            len as libc::socklen_t,
-        )
-    };
-    if ret == 0 {
-        0
-    } else {
-        -io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::ECONNREFUSED)
-    }
+    // SAFETY: sockaddr_un is plain data; these are its first `len` bytes, within its size.
+    let raw = unsafe { std::slice::from_raw_parts((&raw const address).cast::<u8>(), len) };
+    connect_raw(socket, raw)
 }
