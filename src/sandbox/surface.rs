@@ -306,8 +306,14 @@ impl Scan<'_> {
                 .insert(dir.join("*"), Print::Unreadable(libc::E2BIG));
             return;
         }
-        for entry in entries {
-            self.item(&entry);
+        // git runs a hook by its exact name, which never ends in `.sample` (the examples `git
+        // init` writes): those are not read. Any other name is, so a sample renamed to its hook's
+        // name is an item that appeared.
+        for entry in entries
+            .iter()
+            .filter(|e| !e.extension().is_some_and(|x| x == "sample"))
+        {
+            self.item(entry);
         }
     }
 
@@ -364,11 +370,16 @@ fn print(path: &Path) -> Print {
     }
 }
 
-/// A file's content, refusing one larger than [`MAX_READ`] (`EFBIG`).
+/// A file's content, refusing one larger than [`MAX_READ`] (`EFBIG`). Read in one go where the
+/// size is known (a file that grows meanwhile is read on, up to the limit).
 fn read_limited(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let file = std::fs::File::open(path)?;
-    let mut bytes = Vec::new();
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if size > MAX_READ {
+        return Err(std::io::Error::from_raw_os_error(libc::EFBIG));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0) + 1);
     file.take(MAX_READ + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_READ {
         return Err(std::io::Error::from_raw_os_error(libc::EFBIG));
