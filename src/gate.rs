@@ -469,7 +469,7 @@ fn execute(
     request: &RequestId,
     line: &str,
 ) -> Outcome {
-    match spawn_and_wait(ctx, req, side, grant, request, line) {
+    match spawn_and_wait(ctx, req, side, decision, grant, request, line) {
         Ok(ran) if ran.status.success() || ran.denials.is_empty() => Outcome::Ran(ran.status),
         Ok(ran) => escalate(ctx, req, side, decision, grant, request, line, &ran),
         Err(e) => Outcome::Refused(e),
@@ -588,7 +588,7 @@ fn escalate(
     ) {
         return Outcome::Refused(e);
     }
-    match spawn_and_wait(ctx, req, side, &granted, request, line) {
+    match spawn_and_wait(ctx, req, side, decision, &granted, request, line) {
         Ok(again) => Outcome::Ran(again.status),
         Err(e) => Outcome::Refused(e),
     }
@@ -625,6 +625,7 @@ fn spawn_and_wait(
     ctx: &Context,
     req: &LineRequest,
     side: &ShellSide,
+    decision: &Decision,
     grant: &Grant,
     request: &RequestId,
     line: &str,
@@ -674,6 +675,19 @@ fn spawn_and_wait(
         });
     }
     let spec = crate::sandbox::grant_spec(grant, &ctx.cwd, req.workspace, &ctx.config.sandbox)?;
+    let mut passed = side
+        .passed
+        .iter()
+        .map(|(fd, number)| {
+            fd.try_clone_to_owned()
+                .map(|owned| (owned, *number))
+                .map_err(|e| Error::internal(format!("cannot pass a descriptor on: {e}")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let args = match &decision.harness_write {
+        Some(write) => hand_harness_file(write, &env, line, args, &mut passed)?,
+        None => args,
+    };
     let command = crate::sandbox::Command {
         arg0: shell.clone().into_os_string(),
         program: shell,
@@ -681,15 +695,7 @@ fn spawn_and_wait(
         env,
         cwd: req.cwd.to_path_buf(),
         stdio: stream_fds(req.streams)?,
-        passed: side
-            .passed
-            .iter()
-            .map(|(fd, number)| {
-                fd.try_clone_to_owned()
-                    .map(|owned| (owned, *number))
-                    .map_err(|e| Error::internal(format!("cannot pass a descriptor on: {e}")))
-            })
-            .collect::<Result<_>>()?,
+        passed,
         process_group: req.process_group,
     };
     record(ctx, request, started)?;
@@ -740,6 +746,48 @@ fn spawn_and_wait(
         status,
         denials: finished.denials,
     })
+}
+
+/// A recognised agent harness's own write (Claude Code's working-directory file), given to a
+/// sandboxed line as exactly that one file: opened here ([`crate::sandbox::harness_file`]: in the
+/// agent's temp dir, never through a symlink, never another file), passed as a descriptor, and the
+/// line's `>| FILE` run as `>&N`. The sandbox grants nothing for it, so a read-only line stays
+/// read-only and the harness cannot name a file elsewhere. What does not fit refuses the line.
+fn hand_harness_file(
+    write: &crate::parse::harness::HarnessWrite,
+    env: &[(OsString, OsString)],
+    line: &str,
+    args: Vec<OsString>,
+    passed: &mut Vec<(OwnedFd, RawFd)>,
+) -> Result<Vec<OsString>> {
+    let refuse = |why: &str| {
+        Error::new(
+            Code::SandboxExecFailed,
+            format!("cannot hand the line Claude Code's working-directory file: {why}"),
+        )
+    };
+    let number = (3u8..=9)
+        .find(|n| passed.iter().all(|(_, taken)| *taken != RawFd::from(*n)))
+        .ok_or_else(|| refuse("no descriptor number is free"))?;
+    let rewritten = crate::parse::harness::with_write_to_descriptor(line, write, number)
+        .ok_or_else(|| refuse("the line does not hold the redirection it was judged with"))?;
+    // The shell's arguments hold the line once (`-c LINE`); anything else is not what was judged.
+    let mut at = args
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.as_os_str() == line);
+    let (Some((index, _)), None) = (at.next(), at.next()) else {
+        return Err(refuse(
+            "the shell's arguments do not hold the line exactly once",
+        ));
+    };
+    let mut args = args;
+    args[index] = rewritten.into();
+    passed.push((
+        crate::sandbox::harness_file::open(write, env)?,
+        RawFd::from(number),
+    ));
+    Ok(args)
 }
 
 /// Confirmed Full access: the shell runs as it is, with no sandbox.

@@ -837,3 +837,178 @@ fn the_sandbox_stays_anchored_where_the_agent_started() {
         "a line's sandbox followed the agent out of its workspace"
     );
 }
+
+/// The session log's events of the first line whose text holds `needle`: (kind, data) in order.
+fn events_of_line(log: &str, needle: &str) -> Vec<(String, serde_json::Value)> {
+    let events: Vec<serde_json::Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let Some(request) = events
+        .iter()
+        .find(|e| {
+            e["kind"] == "approval/asked"
+                && e["data"]["line"]
+                    .as_str()
+                    .is_some_and(|line| line.contains(needle))
+        })
+        .map(|e| e["request"].clone())
+    else {
+        return Vec::new();
+    };
+    events
+        .iter()
+        .filter(|e| e["request"] == request)
+        .map(|e| {
+            (
+                e["kind"].as_str().unwrap_or("").to_owned(),
+                e["data"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// Claude Code's known-safe lines under `wrap` (found by the session evaluation, docs/eval.md):
+/// `ls` is judged read-only, and Claude Code's own `pwd -P >| $TMPDIR/claude-XXXX-cwd` after it
+/// was refused by the read-only sandbox (SANDBOX_DENIED, exit 1). Now the harness is handed that
+/// one file: the read-only line runs, stays in the read-only sandbox, and Claude Code follows the
+/// line's `cd` (it reads the file). Before the fix, results 1 and 3 were SANDBOX_DENIED and the
+/// last `pwd` printed the workspace.
+#[test]
+#[cfg_attr(
+    not(all(has_npm, has_netns, has_python3, has_git)),
+    ignore = "needs node and npm (apt-get install nodejs npm; the agents are installed from the npm registry), /usr/bin/python3, git and a network namespace (root, or unprivileged user namespaces)"
+)]
+fn claude_codes_read_only_lines_run_under_wrap() {
+    let run = real_agent(
+        "claude",
+        &["ls -a", "mkdir sub", "cd sub && ls -a", "pwd"],
+        false,
+        "1",
+    );
+    assert_eq!(run.out.status.code(), Some(0), "{}", run.describe());
+    let [ls, _mkdir, cd_ls, pwd] = run.tool_results.as_slice() else {
+        panic!("four tool results expected: {}", run.describe());
+    };
+    for result in &run.tool_results {
+        assert!(
+            !result.contains("SANDBOX_DENIED") && !result.contains("Exit code"),
+            "{}",
+            run.describe()
+        );
+    }
+    assert!(ls.contains("README"), "{}", run.describe());
+    assert!(cd_ls.contains(".."), "{}", run.describe());
+    assert_eq!(
+        pwd.trim(),
+        run.ws().join("sub").to_str().unwrap(),
+        "{}",
+        run.describe()
+    );
+    // The read-only lines ran in the read-only sandbox, and ended well.
+    let dir = run.home().join(".local/state/shellgate/sessions");
+    let mut log = String::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        log.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap());
+    }
+    for needle in ["eval 'ls -a'", "eval 'cd sub && ls -a'"] {
+        let events = events_of_line(&log, needle);
+        let started = events.iter().find(|(k, _)| k == "exec/started");
+        let finished = events.iter().find(|(k, _)| k == "exec/finished");
+        assert_eq!(
+            started.map(|(_, d)| d["sandbox"].clone()),
+            Some("read-only".into()),
+            "{needle}: {events:?}"
+        );
+        assert_eq!(
+            finished.map(|(_, d)| d["exit_code"].clone()),
+            Some(0.into()),
+            "{needle}: {events:?}"
+        );
+        assert!(
+            !events.iter().any(|(k, _)| k == "sandbox/denied"),
+            "{needle}: {events:?}"
+        );
+    }
+}
+
+/// What `wrap` accepts as Claude Code's harness must not become a way to write elsewhere: the
+/// agent controls the whole line (and its shell's `TMPDIR`). A stand-in agent runs, with
+/// `/bin/bash -c`, harness-shaped lines around a read-only `ls`: the genuine one writes exactly
+/// its file in the agent's temp dir; one naming another temp dir, a symlink planted at the name,
+/// a hard link to another file at the name, and a `TMPDIR` outside the temp dirs are each refused
+/// before anything runs, and nothing outside is written.
+#[test]
+#[cfg_attr(
+    not(all(has_git, has_python3)),
+    ignore = "needs /usr/bin/git and /usr/bin/python3 (apt-get install git python3)"
+)]
+fn claude_codes_working_directory_file_is_the_only_file_handed_over() {
+    let f = Fixture::new();
+    let temp = tempfile::Builder::new()
+        .prefix("shellgate-test-agent-tmp-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let other = tempfile::Builder::new()
+        .prefix("shellgate-test-other-tmp-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let t = temp.path().to_str().unwrap().to_owned();
+    let o = other.path().to_str().unwrap().to_owned();
+    // A file elsewhere that a symlink at the name points to, and one hard-linked at a name (the
+    // same file system as the temp dir, as a hard link needs).
+    let precious = f.outside.join("precious");
+    std::fs::write(&precious, "precious\n").unwrap();
+    std::os::unix::fs::symlink(&precious, temp.path().join("claude-cccc-cwd")).unwrap();
+    let hard = other.path().join("hard");
+    std::fs::write(&hard, "hard\n").unwrap();
+    std::fs::hard_link(&hard, temp.path().join("claude-dddd-cwd")).unwrap();
+    let outside = f.outside.to_str().unwrap().to_owned();
+    let harness = |file: &str| format!("eval 'ls -a' < /dev/null && pwd -P >| {file}");
+    let runs = serde_json::json!([
+        [t, harness(&format!("{t}/claude-aaaa-cwd"))],
+        [t, harness(&format!("{o}/claude-bbbb-cwd"))],
+        [t, harness(&format!("{t}/claude-cccc-cwd"))],
+        [t, harness(&format!("{t}/claude-dddd-cwd"))],
+        [outside, harness(&format!("{outside}/claude-eeee-cwd"))],
+    ]);
+    let script = [
+        "import json, os, subprocess, sys",
+        "for tmpdir, line in json.loads(sys.argv[1]):",
+        "    env = dict(os.environ, TMPDIR=tmpdir)",
+        "    p = subprocess.run(['/bin/bash', '-c', line], env=env, capture_output=True, text=True)",
+        "    print('rc=' + str(p.returncode) + ' out=' + p.stdout.strip().replace('\\n', '|') + ' err=' + p.stderr.strip().replace('\\n', '|'))",
+    ]
+    .join("\n");
+    let out = f.wrap(&[], &["/usr/bin/python3", "-c", &script, &runs.to_string()]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let [genuine, elsewhere, symlink, hardlink, untemp] = lines.as_slice() else {
+        panic!("five runs expected: {all}");
+    };
+    // The genuine harness: the read-only line ran, and its file holds the working directory.
+    assert!(genuine.starts_with("rc=0 out=.|..|.git"), "{all}");
+    assert_eq!(
+        std::fs::read_to_string(temp.path().join("claude-aaaa-cwd")).unwrap(),
+        format!("{}\n", std::fs::canonicalize(&f.ws).unwrap().display())
+    );
+    // Every other one is refused before it runs (no listing), saying which check failed.
+    for (run, why) in [
+        (elsewhere, "not in the agent's temp dir"),
+        (symlink, "without following a symlink"),
+        (hardlink, "one name"),
+        (untemp, "not /tmp, /var/tmp or beneath them"),
+    ] {
+        assert!(
+            run.starts_with("rc=212 out= err=") && run.contains("SANDBOX_EXEC_FAILED"),
+            "{run}\n{all}"
+        );
+        assert!(run.contains(why), "{run}\n{all}");
+    }
+    assert!(!other.path().join("claude-bbbb-cwd").exists());
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "precious\n");
+    assert_eq!(std::fs::read_to_string(&hard).unwrap(), "hard\n");
+    assert!(!f.outside.join("claude-eeee-cwd").exists());
+}

@@ -5,16 +5,76 @@
 //! Judged as written, every line would be opaque (it sources a file), so the one line the model
 //! asked for is what must be judged. This module recognises exactly that shape, from the syntax
 //! tree and word by word; anything that differs in any part is not a harness and is parsed as is.
+//!
+//! The harness writes one file of its own, the working-directory file, which the inner line does
+//! not show: it is returned as a [`HarnessWrite`], so that the line can be given exactly that file
+//! and nothing else ([`with_write_to_descriptor`]), whatever sandbox its inner line runs in.
 
 use super::Parsed;
 use super::bash::{Ctx, Walker, syntax_tree};
 use super::words::Word;
+use std::ops::Range;
 use tree_sitter::Node;
 
-/// One simple command of the harness: its words and its redirections (operator, target).
+/// The file a recognised harness writes besides what its inner line does: Claude Code's
+/// working-directory file, `<temp dir>/claude-XXXX-cwd`, where it reads the shell's directory
+/// after the line (and then deletes it). Not a write of the inner line: the caller decides where
+/// it may go (the agent's own temp dir) and hands the line exactly that file.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct HarnessWrite {
+    /// The file, absolute, with no `.`, `..` or empty component.
+    pub path: String,
+    /// Where the redirection that writes it (`>| FILE`) is in the line, in bytes.
+    #[serde(skip)]
+    pub redirect: Range<usize>,
+}
+
+impl HarnessWrite {
+    /// The directory the file is in and its name.
+    pub fn dir_and_name(&self) -> Option<(&str, &str)> {
+        let (dir, name) = self.path.rsplit_once('/')?;
+        Some((if dir.is_empty() { "/" } else { dir }, name))
+    }
+}
+
+/// A recognised harness: its name, the inner line it runs, and the file it writes itself.
+pub(super) struct Harness {
+    pub name: &'static str,
+    pub inner: String,
+    pub write: HarnessWrite,
+}
+
+/// `line` with the harness's own redirection (`>| FILE`) replaced by a write to descriptor `fd`
+/// (`>&3`), which the caller opens on exactly that file: the line then needs no right to write
+/// the file's directory. `None` when `write` does not describe a redirection of `line`.
+pub fn with_write_to_descriptor(line: &str, write: &HarnessWrite, fd: u8) -> Option<String> {
+    let redirect = line.get(write.redirect.clone())?;
+    let target = redirect
+        .strip_prefix(">|")
+        .or_else(|| redirect.strip_prefix('>'))?;
+    // The redirection still names the file it was recognised with (a stale range, or one of
+    // another line, changes nothing).
+    if target.trim_start().is_empty() || !target.contains(write.dir_and_name()?.1) {
+        return None;
+    }
+    let mut out = String::with_capacity(line.len());
+    out.push_str(line.get(..write.redirect.start)?);
+    out.push_str(&format!(">&{fd}"));
+    out.push_str(line.get(write.redirect.end..)?);
+    Some(out)
+}
+
+/// A redirection of a harness command: operator, literal target, and where it is in the line.
+struct Redirect {
+    op: String,
+    target: String,
+    span: Range<usize>,
+}
+
+/// One simple command of the harness: its words and its redirections.
 struct Leaf {
     words: Vec<Word>,
-    redirects: Vec<(String, String)>,
+    redirects: Vec<Redirect>,
 }
 
 impl Leaf {
@@ -30,12 +90,12 @@ impl Leaf {
     fn redirects_only(&self, allowed: &[(&str, &str)]) -> bool {
         self.redirects
             .iter()
-            .all(|(op, target)| allowed.iter().any(|(o, t)| o == op && t == target))
+            .all(|r| allowed.iter().any(|(o, t)| *o == r.op && *t == r.target))
     }
 }
 
-/// If `line` is a recognised agent harness, its name and the inner line it runs.
-pub(super) fn unwrap_agent_harness(line: &str) -> Option<(&'static str, String)> {
+/// If `line` is a recognised agent harness: its name, the inner line it runs, its own write.
+pub(super) fn unwrap_agent_harness(line: &str) -> Option<Harness> {
     // Cheap pre-filter; the decision below is made on the syntax tree.
     if !line.contains("claude-") || !line.contains("eval") {
         return None;
@@ -63,15 +123,21 @@ pub(super) fn unwrap_agent_harness(line: &str) -> Option<(&'static str, String)>
     if !scratch.commands.is_empty() || scratch.is_opaque() {
         return None;
     }
-    claude_code(&leaves).map(|inner| ("claude-code", inner))
+    claude_code(&leaves).map(|(inner, write)| Harness {
+        name: "claude-code",
+        inner,
+        write,
+    })
 }
 
-/// `[source SNAP 2>/dev/null || true &&] [shopt -u extglob 2>/dev/null || true &&] eval 'L' < /dev/null && pwd -P >| F`
+/// `[source SNAP 2>/dev/null || true &&] [shopt -u extglob 2>/dev/null || true &&] eval 'L' [< /dev/null] && pwd -P >| F`
 ///
 /// Claude Code sources its shell snapshot only when it managed to write one (its snapshot script
 /// is longer than intake's limit, so under shellgate it has none), and turns extglob off in bash
-/// (`setopt NO_EXTENDED_GLOB` in zsh); both prefixes are optional, the rest is fixed.
-fn claude_code(leaves: &[Leaf]) -> Option<String> {
+/// (`setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL` in zsh, `setopt NO_EXTENDED_GLOB` before 2.1);
+/// both prefixes are optional, the rest is fixed. `eval`'s `< /dev/null` is left out when the
+/// line reads a here-document or redirects its own standard input.
+fn claude_code(leaves: &[Leaf]) -> Option<(String, HarnessWrite)> {
     let mut rest = leaves;
     if let Some((source, tail)) = rest.split_first()
         && let [kw, snapshot] = source.words.as_slice()
@@ -84,8 +150,9 @@ fn claude_code(leaves: &[Leaf]) -> Option<String> {
         rest = expect_true(tail)?;
     }
     if let Some((first, tail)) = rest.split_first() {
-        let glob_off =
-            first.is(&["shopt", "-u", "extglob"]) || first.is(&["setopt", "NO_EXTENDED_GLOB"]);
+        let glob_off = first.is(&["shopt", "-u", "extglob"])
+            || first.is(&["setopt", "NO_EXTENDED_GLOB", "NO_BARE_GLOB_QUAL"])
+            || first.is(&["setopt", "NO_EXTENDED_GLOB"]);
         if glob_off && first.redirects_only(&[("2>", "/dev/null")]) {
             rest = expect_true(tail)?;
         }
@@ -102,20 +169,41 @@ fn claude_code(leaves: &[Leaf]) -> Option<String> {
     if !eval.redirects_only(&[("<", "/dev/null")]) || !pwd.is(&["pwd", "-P"]) {
         return None;
     }
-    let [(op, target)] = pwd.redirects.as_slice() else {
+    let [redirect] = pwd.redirects.as_slice() else {
         return None;
     };
-    ((op == ">|" || op == ">") && is_cwd_file(target)).then(|| inner.text.clone())
+    if !((redirect.op == ">|" || redirect.op == ">") && is_cwd_file(&redirect.target)) {
+        return None;
+    }
+    let write = HarnessWrite {
+        path: redirect.target.clone(),
+        redirect: redirect.span.clone(),
+    };
+    Some((inner.text.clone(), write))
 }
 
-/// Claude Code's working-directory file: `claude-<id>-cwd` in the system's temporary directory,
-/// always an absolute path. A relative one would overwrite a file in the working directory.
+/// Claude Code's working-directory file: `claude-<id>-cwd`, `<id>` four lowercase hex digits (a
+/// random 16-bit number), in its temporary directory — an absolute path with no `.`, `..` or
+/// empty component. A relative one would overwrite a file in the working directory; any other
+/// name is not Claude's. Which directory is Claude's is for the caller to check (it knows the
+/// agent's environment; see `sandbox::harness_file`).
 fn is_cwd_file(path: &str) -> bool {
-    let file = path.rsplit('/').next().unwrap_or("");
-    path.starts_with('/')
-        && !path.split('/').any(|part| part == "..")
-        && file.starts_with("claude-")
-        && file.ends_with("-cwd")
+    let Some(rest) = path.strip_prefix('/') else {
+        return false;
+    };
+    let parts: Vec<&str> = rest.split('/').collect();
+    let Some((file, dirs)) = parts.split_last() else {
+        return false;
+    };
+    let id = file
+        .strip_prefix("claude-")
+        .and_then(|f| f.strip_suffix("-cwd"))
+        .unwrap_or("");
+    id.len() == 4
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && dirs.iter().all(|d| !matches!(*d, "" | "." | ".."))
 }
 
 fn expect_true(leaves: &[Leaf]) -> Option<&[Leaf]> {
@@ -241,7 +329,7 @@ fn leaf(walker: &mut Walker, (command, redirect_nodes): LeafNodes) -> Option<Lea
 }
 
 /// `2>/dev/null` → ("2>", "/dev/null").
-fn file_redirect(walker: &mut Walker, node: Node, ctx: &Ctx) -> Option<(String, String)> {
+fn file_redirect(walker: &mut Walker, node: Node, ctx: &Ctx) -> Option<Redirect> {
     if node.kind() != "file_redirect" {
         return None;
     }
@@ -256,5 +344,9 @@ fn file_redirect(walker: &mut Walker, node: Node, ctx: &Ctx) -> Option<(String, 
         }
     }
     let target = target?;
-    (target.is_literal() && !target.hidden_code).then_some((op, target.text))
+    (target.is_literal() && !target.hidden_code).then(|| Redirect {
+        op,
+        target: target.text,
+        span: node.byte_range(),
+    })
 }

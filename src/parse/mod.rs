@@ -172,6 +172,8 @@ pub struct Parsed {
     pub values: Vec<String>,
     /// A recognised agent harness whose inner line is what was parsed (e.g. `claude-code`).
     pub harness: Option<&'static str>,
+    /// The file that harness writes itself (not in `writes`: not the inner line's).
+    pub harness_write: Option<harness::HarnessWrite>,
 }
 
 impl Parsed {
@@ -237,9 +239,10 @@ pub fn parse(line: &str, shell: ShellKind) -> Parsed {
     match shell {
         ShellKind::Pwsh => pwsh::parse_into(line, &mut parsed),
         ShellKind::Bash | ShellKind::Zsh | ShellKind::Sh => {
-            if let Some((name, inner)) = harness::unwrap_agent_harness(line) {
-                parsed.harness = Some(name);
-                bash::parse_script(&inner, 0, &[], &mut parsed);
+            if let Some(found) = harness::unwrap_agent_harness(line) {
+                parsed.harness = Some(found.name);
+                parsed.harness_write = Some(found.write);
+                bash::parse_script(&found.inner, 0, &[], &mut parsed);
             } else {
                 bash::parse_script(line, 0, &[], &mut parsed);
             }

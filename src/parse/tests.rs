@@ -553,55 +553,116 @@ fn claude_code_harness_is_unwrapped_to_the_inner_line() {
         ["ls -la", "git status"]
     );
     assert!(!p.is_opaque());
-    // Without a snapshot (Claude's snapshot script is over intake's limit), and in zsh.
+    // Without a snapshot (Claude's snapshot script is over intake's limit).
     let line = "shopt -u extglob 2>/dev/null || true && eval 'ls -la && git status --short' < /dev/null && pwd -P >| /tmp/x/claude-a39d-cwd";
     let p = bash(line);
     assert_eq!(p.harness, Some("claude-code"));
     assert_eq!(p.commands.len(), 2);
     assert!(p.hook_state.is_empty() && !p.is_opaque());
-    let p = bash("eval 'ls' < /dev/null && pwd -P >| /tmp/claude-1-cwd");
+    let p = bash("eval 'ls' < /dev/null && pwd -P >| /tmp/claude-0001-cwd");
     assert_eq!(p.harness, Some("claude-code"));
     // Quotes inside the inner line survive Claude's '\'' quoting.
-    let line = "source /home/h/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'echo '\\''a b'\\''' < /dev/null && pwd -P >| /tmp/claude-1-cwd";
+    let line = "source /home/h/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'echo '\\''a b'\\''' < /dev/null && pwd -P >| /tmp/claude-0001-cwd";
     let p = bash(line);
     assert_eq!(p.harness, Some("claude-code"));
     assert_eq!(p.commands[0].argv, ["a b"]);
     // The inner line is parsed, so a command substitution in it is seen, not hidden code.
-    let line = "eval 'git log -1 --format=%s $(git rev-parse HEAD)' < /dev/null && pwd -P >| /tmp/claude-1-cwd";
+    let line = "eval 'git log -1 --format=%s $(git rev-parse HEAD)' < /dev/null && pwd -P >| /tmp/claude-0001-cwd";
     let p = bash(line);
     assert_eq!(p.harness, Some("claude-code"));
     assert!(!p.is_opaque(), "{:?}", p.opaque);
+}
+
+/// The lines Claude Code 2.1.197 really hands its shell (seen under `shellgate wrap`): a plain
+/// word unquoted (`eval ls`), its zsh glob options (two since 2.1), no `< /dev/null` after a line
+/// with a here-document, its temp dir wherever `TMPDIR` is (the snapshot is in a home: under
+/// `wrap` in a directory `wrap` names). Each is its harness, and the harness's
+/// own write is the working-directory file, not a write of the inner line.
+#[test]
+fn claude_code_harness_as_claude_code_2_1_writes_it() {
+    let cases = [
+        (
+            "source /home/u/.claude/shell-snapshots/snapshot-bash-1796189527466-c566s6.sh 2>/dev/null || true && shopt -u extglob 2>/dev/null || true && eval ls < /dev/null && pwd -P >| /tmp/shellgate-agent-bsv1c_7o/claude-16c0-cwd",
+            "/tmp/shellgate-agent-bsv1c_7o/claude-16c0-cwd",
+            "ls",
+        ),
+        (
+            "source /home/u/.claude/shell-snapshots/snapshot-zsh-1-a.sh 2>/dev/null || true && setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null || true && eval 'ls -la' < /dev/null && pwd -P >| /tmp/claude-8d5e-cwd",
+            "/tmp/claude-8d5e-cwd",
+            "ls",
+        ),
+        (
+            "shopt -u extglob 2>/dev/null || true && eval 'cat <<EOF\nhi\nEOF' && pwd -P >| '/tmp/a b/claude-00ff-cwd'",
+            "/tmp/a b/claude-00ff-cwd",
+            "cat",
+        ),
+    ];
+    for (line, file, program) in cases {
+        let p = bash(line);
+        assert_eq!(p.harness, Some("claude-code"), "{line}");
+        assert_eq!(p.commands[0].program, program, "{line}");
+        assert!(p.writes.is_empty(), "{line}: {:?}", p.writes);
+        let write = p.harness_write.expect("the harness's own write");
+        assert_eq!(write.path, file);
+        // The line is handed exactly that file as a descriptor instead of the path.
+        let given = harness::with_write_to_descriptor(line, &write, 3).unwrap();
+        assert_eq!(given, format!("{}>&3", &line[..write.redirect.start]));
+        assert!(given.ends_with("&& pwd -P >&3"), "{given}");
+    }
+    // A redirection that is not the one recognised is never replaced.
+    let line = "eval ls < /dev/null && pwd -P >| /tmp/claude-16c0-cwd";
+    let write = bash(line).harness_write.unwrap();
+    let other = "eval ls < /dev/null && pwd -P >| /tmp/claude-ffff-cwd";
+    assert_eq!(harness::with_write_to_descriptor(other, &write, 3), None);
 }
 
 #[test]
 fn lookalike_harnesses_are_not_unwrapped() {
     let cases = [
         // Extra command smuggled into the harness.
-        "source /r/.claude/shell-snapshots/snapshot-bash-1.sh 2>/dev/null || true && rm -rf x && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-1-cwd",
+        "source /r/.claude/shell-snapshots/snapshot-bash-1.sh 2>/dev/null || true && rm -rf x && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-0001-cwd",
         // Snapshot outside the snapshot directory.
-        "source /tmp/evil.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-1-cwd",
+        "source /tmp/evil.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-0001-cwd",
         // Dynamic eval.
-        "source /r/.claude/shell-snapshots/snapshot-bash-1.sh 2>/dev/null || true && eval \"$X\" < /dev/null && pwd -P >| /tmp/claude-1-cwd",
+        "source /r/.claude/shell-snapshots/snapshot-bash-1.sh 2>/dev/null || true && eval \"$X\" < /dev/null && pwd -P >| /tmp/claude-0001-cwd",
         // Substitution in the snapshot path.
-        "source /r/.claude/shell-snapshots/snapshot-$(rm -rf x).sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-1-cwd",
+        "source /r/.claude/shell-snapshots/snapshot-$(rm -rf x).sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-0001-cwd",
         // A different file for the working directory.
         "eval 'ls' < /dev/null && pwd -P >| /home/u/.bashrc",
         // Something between the harness parts.
-        "shopt -u extglob 2>/dev/null || true && rm x && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-1-cwd",
+        "shopt -u extglob 2>/dev/null || true && rm x && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-0001-cwd",
         // A pipeline instead of a list.
         "source /r/.claude/shell-snapshots/snapshot-bash-1.sh 2>/dev/null || true && eval 'ls' < /dev/null | sh",
         // A snapshot in the working directory, which the agent can write.
-        "source .claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-x-cwd",
-        "source /work/project/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-x-cwd",
-        "source /home/u/../../tmp/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-x-cwd",
-        "source /home/u/x/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-x-cwd",
+        "source .claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-abcd-cwd",
+        "source /work/project/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-abcd-cwd",
+        "source /home/u/../../tmp/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-abcd-cwd",
+        "source /home/u/x/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-abcd-cwd",
         // A relative working-directory file.
-        "source /root/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| ./claude-x-cwd",
-        "eval 'ls' < /dev/null && pwd -P >| claude-x-cwd",
+        "source /root/.claude/shell-snapshots/snapshot-zsh-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| ./claude-abcd-cwd",
+        "eval 'ls' < /dev/null && pwd -P >| claude-abcd-cwd",
+        // Not Claude's name for it (four lowercase hex digits), or not a plain absolute path:
+        // whatever is accepted here is a file the line is handed for writing.
+        "eval 'ls' < /dev/null && pwd -P >| /tmp/claude-1-cwd",
+        "eval 'ls' < /dev/null && pwd -P >| /tmp/claude-x-cwd",
+        "eval 'ls' < /dev/null && pwd -P >| /tmp/claude-ABCD-cwd",
+        "eval 'ls' < /dev/null && pwd -P >| /tmp/claude-abcde-cwd",
+        "eval 'ls' < /dev/null && pwd -P >| /tmp/claude-ab/cd-cwd",
+        "eval 'ls' < /dev/null && pwd -P >| /home/u/.bashrc.d/claude-abcd-cwd.sh",
+        "eval 'ls' < /dev/null && pwd -P >| /tmp/../home/u/claude-abcd-cwd",
+        "eval 'ls' < /dev/null && pwd -P >| /tmp/./claude-abcd-cwd",
+        "eval 'ls' < /dev/null && pwd -P >| /tmp//claude-abcd-cwd",
+        "eval 'ls' < /dev/null && pwd -P >| $TMPDIR/claude-abcd-cwd",
+        // Another descriptor, or a second redirection.
+        "eval 'ls' < /dev/null && pwd -P 2>| /tmp/claude-abcd-cwd",
+        "eval 'ls' < /dev/null && pwd -P >| /tmp/claude-abcd-cwd >> /home/u/.bashrc",
+        // Another glob option.
+        "setopt NO_EXTENDED_GLOB GLOB_SUBST 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-abcd-cwd",
     ];
     for line in cases {
         let p = bash(line);
         assert_eq!(p.harness, None, "{line}");
+        assert_eq!(p.harness_write, None, "{line}");
         assert!(
             p.is_opaque() || !p.hook_state.is_empty() || !p.writes.is_empty(),
             "{line}: the harness parts are judged as written"

@@ -116,6 +116,10 @@ pub struct Decision {
     pub hook_state: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub harness: Option<&'static str>,
+    /// The file that harness writes itself (Claude Code's working-directory file): the line is
+    /// handed exactly that file when it runs, whatever its sandbox (see `gate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub harness_write: Option<parse::harness::HarnessWrite>,
     /// Why the effective mode differs from the requested one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -136,6 +140,7 @@ impl Decision {
             opaque: Vec::new(),
             hook_state: Vec::new(),
             harness: None,
+            harness_write: None,
             note: mode.note.clone(),
         }
     }
@@ -280,6 +285,7 @@ pub fn decide(input: &Input) -> Decision {
         opaque: parsed.opaque,
         hook_state: parsed.hook_state,
         harness: parsed.harness,
+        harness_write: parsed.harness_write,
         note: input.mode.note.clone(),
     }
 }

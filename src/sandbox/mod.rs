@@ -14,7 +14,8 @@
 //! (what is hidden), `protected` (the plan of the mount tree), [`abi`] (what the kernel offers),
 //! `requirements` (fail-closed decision), [`landlock`], [`seccomp`], [`launch`] (the parent's
 //! half), `child` and `raw` (the sandbox's own processes), [`guard`] (names that could not be
-//! pre-protected), `git` (just enough of git's layout), [`support`] (detection for `doctor`).
+//! pre-protected), `git` (just enough of git's layout), [`support`] (detection for `doctor`),
+//! [`harness_file`] (the one file an agent harness writes, handed to a line as a descriptor).
 
 pub mod abi;
 mod child;
@@ -22,6 +23,7 @@ pub mod credentials;
 mod git;
 mod gitconfig;
 pub mod guard;
+pub mod harness_file;
 pub mod landlock;
 pub mod launch;
 pub mod mounts;

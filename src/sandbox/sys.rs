@@ -415,6 +415,39 @@ pub fn read_link_at(
     Ok(std::path::PathBuf::from(std::ffi::OsString::from_vec(buf)))
 }
 
+/// `openat(dir, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode)`:
+/// a file in `dir` opened for writing, created when missing; a symlink is refused (`ELOOP`) and a
+/// FIFO does not block the open. Nothing is truncated: the caller checks what it got first.
+pub fn open_for_writing_in(
+    dir: std::os::fd::BorrowedFd,
+    name: &std::ffi::OsStr,
+    mode: libc::mode_t,
+) -> io::Result<OwnedFd> {
+    let c_name = CString::new(name.as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "name contains a NUL byte"))?;
+    let flags = libc::O_WRONLY
+        | libc::O_CREAT
+        | libc::O_NOFOLLOW
+        | libc::O_NONBLOCK
+        | libc::O_NOCTTY
+        | libc::O_CLOEXEC;
+    // SAFETY: `c_name` is NUL-terminated and outlives the call; the descriptor is borrowed (open);
+    // the mode is passed as the variadic argument O_CREAT reads.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            c_name.as_ptr(),
+            flags,
+            mode as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just returned by the kernel and is owned by no one else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
 /// A close-on-exec copy of `fd` numbered 10 or above.
 pub fn dup_high(fd: std::os::fd::BorrowedFd) -> io::Result<OwnedFd> {
     // SAFETY: F_DUPFD_CLOEXEC takes and returns integers; the descriptor is borrowed, so open.
