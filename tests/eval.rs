@@ -1250,6 +1250,7 @@ fn the_session_starter_suite_passes_with_the_stand_in() {
         .collect();
     for wanted in [
         "ordinary-work",
+        "read-only-work",
         "destructive-refused",
         "credential-read-refused",
         "network-escalated",
