@@ -9,8 +9,11 @@
 //!   (not only the nearest) means a file dropped in a subdirectory cannot shadow a stricter one above.
 //!
 //! Unknown keys, bad values, invalid regexes, duplicate rule ids and attempts to loosen from a
-//! project file are errors that name the file, line and column. A broken config fails closed: the
-//! caller denies every line with `CONFIG_INVALID`.
+//! project file are errors that name the file, line and column. A broken config never locks anyone
+//! out, and never makes anything looser: [`load_or_strictest`] gives the built-in config marked
+//! [`Config::invalid`], and the mode resolver turns that into the strictest built-in policy (see
+//! [`crate::mode::resolve`]) until the file is fixed. `config check` and `config show` still
+//! report the error itself.
 
 use crate::error::{Code, Error};
 use crate::mode::{MAX_PROFILES, Modes, Profile, SandboxPolicy, check_profile_id};
@@ -300,6 +303,10 @@ pub struct Config {
     pub reviewer: Option<ReviewerConfig>,
     pub approval: ApprovalSettings,
     pub provenance: Vec<Provenance>,
+    /// A config file in effect could not be loaded: this is its error, and the rest of this
+    /// config is the built-in one in its place (nothing of any file is in effect, not even the
+    /// files that did load: a project file that did not load may only have tightened).
+    pub invalid: Option<Error>,
 }
 
 impl Config {
@@ -311,8 +318,17 @@ impl Config {
         }
     }
 
-    /// What the mode resolver reads: the default mode, the profiles, `[custom]` and what the
-    /// project files tightened (see [`crate::mode::resolve`]).
+    /// The built-in config in place of files that could not be loaded, marked with their error
+    /// (see [`load_or_strictest`]).
+    pub fn strictest(error: Error) -> Config {
+        Config {
+            invalid: Some(error),
+            ..Config::builtin()
+        }
+    }
+
+    /// What the mode resolver reads: the default mode, the profiles, `[custom]`, what the
+    /// project files tightened, and whether the config is invalid (see [`crate::mode::resolve`]).
     pub fn modes(&self) -> Modes<'_> {
         Modes {
             default_mode: self.default_mode.as_deref(),
@@ -320,6 +336,7 @@ impl Config {
             custom: self.custom.as_ref(),
             project_policy: self.sandbox.project_policy,
             project_network_off: self.sandbox.project_network_off,
+            config_invalid: self.invalid.is_some(),
         }
     }
 
@@ -480,6 +497,27 @@ pub fn load_for(cwd: &Path) -> Result<Config, Error> {
     load(&Locations::from_env(cwd.to_owned()))
 }
 
+/// The config in effect for `cwd`, or — when a file in effect cannot be loaded — the built-in
+/// config marked invalid with that file's error ([`Config::strictest`]): what lines are decided
+/// with. A broken file must not refuse every line (the person could not even run `shellgate
+/// config check` or an editor on it), and must not loosen anything either: the resolver gives an
+/// invalid config the strictest built-in policy.
+pub fn load_or_strictest(cwd: &Path) -> Config {
+    load_for(cwd).unwrap_or_else(Config::strictest)
+}
+
+/// What a person or an agent is told while the config is invalid: which file is broken and where,
+/// what applies instead, and how to get out.
+pub fn invalid_notice(error: &Error) -> String {
+    format!(
+        "shellgate's config is invalid: {}. Until it is fixed, shellgate applies its strictest \
+         built-in policy (mode untrusted with the built-in rules only: a person approves every \
+         line that is not known to only read). `shellgate config check` shows the error; edit or \
+         remove the file to fix it",
+        error.reason
+    )
+}
+
 /// The built-in config plus one user config file that must exist (`eval --config`,
 /// `eval --reviewer-from`). No project files are read.
 pub fn load_user_file(path: &Path) -> Result<Config, Error> {
@@ -495,8 +533,8 @@ pub fn load_user_file(path: &Path) -> Result<Config, Error> {
 /// Appends an `allow` rule for `program` (matched on the program name, exactly) to the user
 /// config file `path`, creating it when missing, and returns the rule's id. A person chose "allow
 /// always" at the terminal. The new text is validated as a whole before it is written, so the
-/// file can never be left broken (a broken config denies every line); when it would not be
-/// valid, nothing is written and the error says why.
+/// file can never be left broken (a broken config leaves only the strictest built-in policy in
+/// effect); when it would not be valid, nothing is written and the error says why.
 pub fn append_allow_rule(path: &Path, program: &str, reason: &str) -> Result<String, Error> {
     let current = read_optional(path)?.unwrap_or_default();
     let slug: String = program
@@ -574,13 +612,7 @@ fn invalid(path: &Path, at: Option<(&str, Range<usize>)>, message: &str) -> Erro
         }
         None => path.display().to_string(),
     };
-    Error::new(
-        Code::ConfigInvalid,
-        format!(
-            "{location}: {message}. Every line is denied until this config file is fixed \
-             (`shellgate config check` validates it)"
-        ),
-    )
+    Error::new(Code::ConfigInvalid, format!("{location}: {message}"))
 }
 
 /// 1-based line and column (in characters) of a byte offset.

@@ -30,7 +30,8 @@ pub enum Code {
     LineTooLong,
     /// Intake: invalid UTF-8, NUL, control, terminal, bidi or zero-width characters.
     InputRejected,
-    /// A configuration file is broken; every line is denied until it is fixed.
+    /// A configuration file is broken: `config check`, `config show`, `sandbox` and `eval
+    /// --config` refuse; lines are decided by the strictest built-in policy until it is fixed.
     ConfigInvalid,
     /// The mode needs a reviewer but no `[reviewer]` table is configured.
     ReviewerUnconfigured,
@@ -234,7 +235,10 @@ impl Code {
             Code::InputRejected => {
                 "intake: invalid UTF-8, NUL, control, terminal, bidi or zero-width character"
             }
-            Code::ConfigInvalid => "a configuration file is broken; every line is denied",
+            Code::ConfigInvalid => {
+                "a configuration file is broken (`config check`, `sandbox`); lines are decided by \
+                 the strictest built-in policy until it is fixed"
+            }
             Code::ReviewerUnconfigured => "the mode needs a reviewer but `[reviewer]` is missing",
             Code::AutoReviewFailed => "the reviewer failed (timeout, HTTP error, invalid verdict)",
             Code::ApprovalUnavailable => "a person could not be asked (no terminal or no answer)",

@@ -181,9 +181,37 @@ pub fn handle_with(req: &LineRequest, side: &ShellSide) -> Outcome {
         Ok(ctx) => ctx,
         Err(e) => return Outcome::Refused(e),
     };
+    let (outcome, told) = decide_and_run(&ctx, req, side);
+    match (outcome, &ctx.config.invalid) {
+        // Whoever reads a refusal made under an invalid config learns why the policy is strict.
+        (Outcome::Refused(e), Some(invalid)) if !told => Outcome::Refused(Error::new(
+            e.code,
+            format!("{} ({})", e.reason, crate::config::invalid_notice(invalid)),
+        )),
+        (outcome, _) => outcome,
+    }
+}
+
+/// While the config is invalid, whoever a line may run for is told so before it is asked about or
+/// runs: the person on the terminal, an agent on the line's standard error. A line refused
+/// outright carries it in its refusal instead (see [`handle_with`]).
+fn tell_invalid_config(ctx: &Context, req: &LineRequest) {
+    let Some(invalid) = &ctx.config.invalid else {
+        return;
+    };
+    let notice = crate::config::invalid_notice(invalid);
+    match req.origin {
+        Origin::Hook => approval::tell(&format!("shellgate: {notice}\n")),
+        Origin::Run => tell_line_stderr(req.streams, &format!("[shellgate] notice: {notice}\n")),
+    }
+}
+
+/// The line's decision and what became of it, in a loaded context; and whether the person or
+/// agent was told that the config is invalid ([`tell_invalid_config`]).
+fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcome, bool) {
     // A tripped breaker with `action = abort` refuses every line until a person resets it.
     if let Some(e) = review::abort_refusal(&ctx.state) {
-        return Outcome::Refused(e);
+        return (Outcome::Refused(e), false);
     }
     let cwd = req.cwd.to_string_lossy();
     let decision = policy::decide_bytes(
@@ -195,40 +223,65 @@ pub fn handle_with(req: &LineRequest, side: &ShellSide) -> Outcome {
     );
     let request = RequestId::new_random();
     let line = String::from_utf8_lossy(req.bytes);
-    if let Err(e) = record(&ctx, &request, asked(&line, &cwd, &decision)) {
-        return Outcome::Refused(e);
+    if let Err(e) = record(ctx, &request, asked(&line, &cwd, &decision)) {
+        return (Outcome::Refused(e), false);
     }
     if decision.code == Code::NeverPolicy
-        && let Err(e) = record(&ctx, &request, never_rejection(&line, &decision))
+        && let Err(e) = record(ctx, &request, never_rejection(&line, &decision))
     {
-        return Outcome::Refused(e);
+        return (Outcome::Refused(e), false);
     }
-    let (decider, grant) = match authorize(&ctx, req, &decision, &line, &request) {
+    let tell = decision.decision != Verdict::Deny;
+    if tell {
+        tell_invalid_config(ctx, req);
+    }
+    (
+        run_decided(ctx, req, side, &decision, &request, &line),
+        tell,
+    )
+}
+
+/// Who allows the decided line, then where it runs (in the shell, or with its grant), recorded.
+fn run_decided(
+    ctx: &Context,
+    req: &LineRequest,
+    side: &ShellSide,
+    decision: &Decision,
+    request: &RequestId,
+    line: &str,
+) -> Outcome {
+    let (decider, grant) = match authorize(ctx, req, decision, line, request) {
         Ok(allowed) => allowed,
         Err(e) => {
             let logged = record(
-                &ctx,
-                &request,
+                ctx,
+                request,
                 decided(LoggedDecision::Deny, decider_of(&e), &e.code, &e.reason),
             );
             return Outcome::Refused(logged.err().unwrap_or(e));
         }
     };
+    // A line a person let run outside the sandbox runs in their shell as typed, as in confirmed
+    // Full access (an editor gets the terminal and the shell's aliases).
+    let unsandboxed = grant.sandbox == SandboxPolicy::FullAccess;
     let in_shell = req.origin == Origin::Hook
-        && crate::shell::in_shell::may_run_in_shell(
-            &decision,
-            &ctx.resolved,
-            req.shell,
-            side.shadowed,
-        );
-    let why = if in_shell {
-        "allowed; it only changes the shell's own state, so it runs in the shell".to_owned()
-    } else {
-        decision.reason.clone()
+        && (unsandboxed
+            || crate::shell::in_shell::may_run_in_shell(
+                decision,
+                &ctx.resolved,
+                req.shell,
+                side.shadowed,
+            ));
+    let why = match (in_shell, unsandboxed) {
+        (true, true) => "allowed outside the sandbox; it runs in the shell as typed".to_owned(),
+        (true, false) => {
+            "allowed; it only changes the shell's own state, so it runs in the shell".to_owned()
+        }
+        (false, _) => decision.reason.clone(),
     };
     if let Err(e) = record(
-        &ctx,
-        &request,
+        ctx,
+        request,
         decided(LoggedDecision::Allow, decider, &Code::Allowed, &why),
     ) {
         return Outcome::Refused(e);
@@ -236,7 +289,7 @@ pub fn handle_with(req: &LineRequest, side: &ShellSide) -> Outcome {
     if in_shell {
         return Outcome::RunInShell;
     }
-    execute(&ctx, req, side, &decision, &grant, &request, &line)
+    execute(ctx, req, side, decision, &grant, request, line)
 }
 
 fn record(ctx: &Context, request: &RequestId, body: EventBody) -> Result<()> {

@@ -15,6 +15,11 @@
 //!
 //! Profiles (`[profiles.<id>]`, `[custom]`) and the rules for their ids live here too: the config's
 //! schema uses them, and hands the resolver what it read as a [`Modes`] view.
+//!
+//! An invalid config resolves to the strictest built-in policy ([`strictest`]): `untrusted` (a
+//! person approves every line that is not known to only read; no reviewer, no network), or
+//! `read-only` when that was selected. Only Full access a person confirmed at the terminal in
+//! this session stays: it is the person's own way out, and an agent can never reach it.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -244,6 +249,9 @@ pub struct Modes<'a> {
     pub project_policy: Option<SandboxPolicy>,
     /// A project file turned the network off.
     pub project_network_off: bool,
+    /// A config file could not be loaded: what it said is unknown, so nothing of it applies and
+    /// the strictest built-in policy does.
+    pub config_invalid: bool,
 }
 
 impl Default for Modes<'_> {
@@ -255,6 +263,7 @@ impl Default for Modes<'_> {
             custom: None,
             project_policy: None,
             project_network_off: false,
+            config_invalid: false,
         }
     }
 }
@@ -270,6 +279,44 @@ pub struct SessionFacts {
 
 /// Resolve a requested mode (`None`: the configured default, else `ask`).
 pub fn resolve(requested: Option<&str>, modes: Modes<'_>, session: SessionFacts) -> Resolved {
+    let resolved = resolve_config(requested, modes, session);
+    if modes.config_invalid {
+        strictest(resolved)
+    } else {
+        resolved
+    }
+}
+
+/// What an invalid config leaves of `resolved`: the strictest built-in policy. A person approves
+/// every line that is not known to only read (`untrusted`), in the workspace-write sandbox — or
+/// the read-only one when that was selected —, with no network and no reviewer. Not `read-only`
+/// for everyone: a line a person approved would then fail to write even in the workspace, and a
+/// yes must work; an agent gets the same either way (every line that writes needs a person).
+/// Full access a person confirmed in this session stays, their way out.
+pub fn strictest(resolved: Resolved) -> Resolved {
+    if resolved.sandbox == SandboxPolicy::FullAccess {
+        return resolved;
+    }
+    let sandbox = resolved.sandbox.min(SandboxPolicy::WorkspaceWrite);
+    let mode = match sandbox {
+        SandboxPolicy::ReadOnly => ModeId::ReadOnly,
+        _ => ModeId::Untrusted,
+    };
+    Resolved {
+        mode: mode.id(),
+        approval: ApprovalPolicy::Untrusted,
+        reviewer: false,
+        sandbox,
+        network: false,
+        note: Some(format!(
+            "the config is invalid, so the strictest built-in policy applies (mode {mode}, \
+             built-in rules only) until it is fixed"
+        )),
+    }
+}
+
+/// [`resolve`] for a config that loaded.
+fn resolve_config(requested: Option<&str>, modes: Modes<'_>, session: SessionFacts) -> Resolved {
     let Some(text) = requested.or(modes.default_mode) else {
         return tighten(Resolved::safe_default(None), modes);
     };
@@ -488,5 +535,52 @@ mod tests {
         assert_eq!(resolve(None, modes, SessionFacts::default()).mode, "auto");
         modes.default_mode = Some("full");
         assert_eq!(resolve(None, modes, facts(false, false)).mode, "ask");
+    }
+
+    /// An invalid config: every mode resolves to the strictest built-in policy, `untrusted`
+    /// (`read-only` when that was asked for); only Full access a person confirmed stays.
+    #[test]
+    fn an_invalid_config_resolves_to_the_strictest_built_in_policy() {
+        use ApprovalPolicy as A;
+        use SandboxPolicy as S;
+        let profiles = profiles();
+        let modes = Modes {
+            config_invalid: true,
+            default_mode: Some("auto"),
+            ..with_profiles(&profiles)
+        };
+        /// requested, full confirmed → effective, approval, sandbox, network
+        type Case = (Option<&'static str>, bool, &'static str, A, S, bool);
+        #[rustfmt::skip]
+        let cases: &[Case] = &[
+            // requested      full   effective     approval      sandbox            network
+            (None,             false, "untrusted", A::Untrusted, S::WorkspaceWrite, false),
+            (Some("ask"),      false, "untrusted", A::Untrusted, S::WorkspaceWrite, false),
+            (Some("auto"),     false, "untrusted", A::Untrusted, S::WorkspaceWrite, false),
+            (Some("profile:ci"), false, "untrusted", A::Untrusted, S::WorkspaceWrite, false),
+            (Some("read-only"), false, "read-only", A::Untrusted, S::ReadOnly,     false),
+            (Some("full"),     false, "untrusted", A::Untrusted, S::WorkspaceWrite, false),
+            (Some("full"),     true,  "full",      A::None,      S::FullAccess,     true),
+        ];
+        for &(requested, full, mode, approval, sandbox, network) in cases {
+            let r = resolve(requested, modes, facts(full, false));
+            assert_eq!(
+                (
+                    r.mode.as_str(),
+                    r.approval,
+                    r.reviewer,
+                    r.sandbox,
+                    r.network
+                ),
+                (mode, approval, false, sandbox, network),
+                "requested {requested:?} full={full}"
+            );
+            if !full {
+                assert!(
+                    r.note.unwrap().contains("config is invalid"),
+                    "{requested:?}"
+                );
+            }
+        }
     }
 }

@@ -51,8 +51,10 @@ pub struct Context {
 }
 
 impl Context {
-    /// Load the context for a line in `cwd`. Errors are the failures that deny every line:
-    /// `CONFIG_INVALID`, and `AUDIT_UNAVAILABLE` when a session log is needed but cannot be opened.
+    /// Load the context for a line in `cwd`. An invalid config is no error here: the context holds
+    /// the built-in config marked invalid, which resolves to the strictest built-in policy (see
+    /// [`crate::config::load_or_strictest`]). The error is the failure that denies every line:
+    /// `AUDIT_UNAVAILABLE`, when a session log is needed but cannot be opened.
     pub fn load(cwd: &Path, mode_flag: Option<&str>, use_: SessionUse) -> Result<Context> {
         Context::load_with(cwd, mode_flag, use_, None)
     }
@@ -70,7 +72,7 @@ impl Context {
         use_: SessionUse,
         named: Option<SessionId>,
     ) -> Result<Context> {
-        let config = crate::config::load_for(cwd)?;
+        let config = crate::config::load_or_strictest(cwd);
         let paths = match StatePaths::from_env() {
             Ok(p) => Some(p),
             Err(e) if use_ == SessionUse::Open => return Err(e),

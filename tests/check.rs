@@ -161,16 +161,18 @@ fn invalid_utf8_argument_is_rejected() {
 }
 
 #[test]
-fn broken_config_denies_every_line_naming_the_file() {
+fn broken_config_decides_with_the_strictest_policy_naming_the_file() {
     let env = Env::new();
     env.user_config("mode = \"ask\"\n\n[[rules]]\nid = \"x\"\npattern = \"(\"\nfield = \"argv\"\npolicy = \"never\"\nreason = \"r\"\n");
     let (code, v) = env.json(&["check", "--json", "--", "ls"]);
     assert_eq!(
-        (code, v["code"].as_str(), v["route"].as_str()),
-        (207, Some("CONFIG_INVALID"), Some("config"))
+        (code, v["code"].as_str(), v["mode"].as_str()),
+        (0, Some("ALLOWED"), Some("untrusted"))
     );
-    let reason = v["reason"].as_str().unwrap();
-    assert!(reason.contains("config.toml:5:11"), "{reason}");
+    let note = v["note"].as_str().unwrap();
+    assert!(note.contains("config.toml:5:11"), "{note}");
+    let (code, v) = env.json(&["check", "--json", "--", "cargo build"]);
+    assert_eq!((code, v["code"].as_str()), (200, Some("NEEDS_APPROVAL")));
     let out = env.run(&["config", "check"]);
     assert_eq!(out.status.code(), Some(207));
     assert!(String::from_utf8_lossy(&out.stderr).contains("invalid regex"));
@@ -206,8 +208,9 @@ fn project_file_adds_never_rules_and_cannot_loosen() {
         "--",
         "ls",
     ]);
-    assert_eq!(code, 207);
-    assert!(v["reason"].as_str().unwrap().contains("only tighten"));
+    // The loosening file is invalid: the strictest policy decides, and the note says why.
+    assert_eq!((code, v["mode"].as_str()), (0, Some("untrusted")));
+    assert!(v["note"].as_str().unwrap().contains("only tighten"));
 }
 
 #[test]

@@ -160,8 +160,8 @@ impl Fixture {
         let mut pty = rexpect::session::spawn_command(command, Some(TIMEOUT_MS)).unwrap();
         // Interactive shells ignore SIGTERM: when the test drops the session, SIGKILL soon after.
         pty.process_mut().set_kill_timeout(Some(200));
-        pty.exp_regex(PROMPT_RE).expect("the shell's first prompt");
-        Shell { pty }
+        let (startup, _) = pty.exp_regex(PROMPT_RE).expect("the shell's first prompt");
+        Shell { pty, startup }
     }
 
     fn marker(&self, name: &str) -> PathBuf {
@@ -171,6 +171,8 @@ impl Fixture {
 
 struct Shell {
     pty: PtySession,
+    /// What the shell printed before its first prompt.
+    startup: String,
 }
 
 impl Shell {
@@ -967,6 +969,87 @@ fn bash_missing_binary_refuses_every_line() {
 #[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
 fn zsh_missing_binary_refuses_every_line() {
     missing_binary_refuses_every_line("zsh");
+}
+
+/// The fixture's config with one `]` missing (the typo), and the good text.
+fn break_config(f: &Fixture) -> (PathBuf, String) {
+    let config = f.home.join(".config/shellgate/config.toml");
+    let good = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, good.replacen("[[rules]]", "[[rules]", 1)).unwrap();
+    (config, good)
+}
+
+/// A config typo never locks the person out: lines are decided by the strictest built-in policy
+/// (`untrusted`, built-in rules only) with a banner that names the file, `shellgate config check`
+/// and `shellgate mode` run, a line approved runs, and the person's editor on the file (asked,
+/// then run outside the sandbox, which never lets a line write shellgate's config) repairs it;
+/// removing the file does too. Before the fix every line was refused with CONFIG_INVALID.
+fn config_typo_does_not_lock_the_person_out(shell: &str) {
+    let f = Fixture::new();
+    let (config, good) = break_config(&f);
+    // A stand-in for the person's editor: it writes the good text into the file it is given.
+    support::write_executable(
+        &f.bin.join("fixconfig"),
+        format!("#!/bin/sh\ncat > \"$1\" <<'EOF'\n{good}EOF\n"),
+    );
+    let mut sh = f.interactive(shell);
+    let banner = "shellgate's config is invalid";
+    assert!(
+        sh.startup.contains(banner),
+        "no banner at the start: {}",
+        sh.startup
+    );
+    let (out, status) = sh.run("echo A$((40+2))", &[]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("A42"), "{out}");
+    assert!(
+        out.contains(banner) && out.contains("config.toml:1:"),
+        "{out}"
+    );
+    assert!(out.contains("strictest built-in policy"), "{out}");
+    let (out, status) = sh.run("shellgate config check", &[]);
+    assert_eq!(status, 207, "{out}");
+    assert!(
+        out.contains("shellgate config: ") && out.contains("config.toml:1:"),
+        "{out}"
+    );
+    assert!(!out.contains("not run"), "{out}");
+    let (out, status) = sh.run("shellgate mode", &[]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("in effect: untrusted"), "{out}");
+    // `touch` is allowed by the broken file's rule; now it is asked, and a yes works.
+    let out = sh.line_answered("touch after-a-yes", "y");
+    assert!(f.ws.join("after-a-yes").exists(), "{out}");
+    // The editor: asked (it edits shellgate's config), then run outside the sandbox.
+    let out = sh.line_answered(&format!("fixconfig {}", config.display()), "y");
+    assert!(out.contains("runs outside the sandbox"), "{out}");
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), good, "{out}");
+    // Repaired: no banner, and the file's rules apply again (`touch` runs unasked).
+    let (out, status) = sh.run("touch unasked", &[]);
+    assert_eq!(status, 0, "{out}");
+    assert!(
+        !out.contains(banner) && !out.contains("Allow once"),
+        "{out}"
+    );
+    assert!(f.ws.join("unasked").exists());
+    // Removing the file is the other way out.
+    break_config(&f);
+    let out = sh.line_answered(&format!("rm {}", config.display()), "y");
+    assert!(!config.exists(), "{out}");
+    let (out, status) = sh.run("echo fine", &[]);
+    assert_eq!(status, 0, "{out}");
+    assert!(!out.contains(banner), "{out}");
+}
+
+#[test]
+fn bash_config_typo_does_not_lock_the_person_out() {
+    config_typo_does_not_lock_the_person_out("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_config_typo_does_not_lock_the_person_out() {
+    config_typo_does_not_lock_the_person_out("zsh");
 }
 
 /// A question from a background process group (here `timeout`, which puts itself in a group of

@@ -316,18 +316,44 @@ fn a_violation_the_log_cannot_take_fails_as_an_audit_failure() {
     );
 }
 
+/// A broken config is the strictest built-in policy for an agent (mode untrusted, built-in rules
+/// only), never a refusal of everything and never looser: a line known to only read runs, with a
+/// notice on stderr naming the file; a line the file's own rule allowed now needs a person, and
+/// there is none; the notice is in every refusal.
 #[test]
-fn a_broken_config_stops_every_line() {
+fn a_broken_config_is_the_strictest_policy_for_an_agent() {
     let env = Env::new();
     std::fs::write(
         env.dir.path().join("home/.config/shellgate/config.toml"),
         "mode = 3\n",
     )
     .unwrap();
+    let out = env.run("ls", &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("[shellgate] notice: shellgate's config is invalid"),
+        "{err}"
+    );
+    assert!(err.contains("config.toml:1:8"), "{err}");
     let out = env.run("touch marker", &[]);
-    assert_eq!(out.status.code(), Some(207));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("config.toml:1:8"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(210), "{err}");
+    assert!(err.contains("APPROVAL_UNAVAILABLE"), "{err}");
+    assert!(err.contains("mode untrusted"), "{err}");
     assert!(!env.work().join("marker").exists());
+    // Repairing the config is a person's: an agent's edit is never run outside the sandbox.
+    let config = env.dir.path().join("home/.config/shellgate/config.toml");
+    let out = env.run(&format!("rm {}", config.display()), &[]);
+    assert_eq!(out.status.code(), Some(210), "{out:?}");
+    assert!(config.exists());
+    let out = env.run("mkfs.ext4 /dev/nonexistent-sg", &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(202), "{err}");
+    assert!(
+        err.contains("config.toml:1:8"),
+        "the refusal names the file: {err}"
+    );
 }
 
 #[test]

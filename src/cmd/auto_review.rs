@@ -56,7 +56,7 @@ pub fn run(args: AutoReviewArgs) -> ExitCode {
 /// The fold parameters for the commands: the configured `[reviewer]` limits (the same the reviewer
 /// enforces), with review on unless the saved settings say otherwise.
 fn fold_params(paths: &StatePaths) -> Result<FoldParams> {
-    let config = crate::config::load_for(&crate::session::working_dir(None))?;
+    let config = crate::config::load_or_strictest(&crate::session::working_dir(None));
     let is_full = |id: &str| crate::session::is_full_access(&config, id);
     let saved = settings::load(&paths.settings_file(), &is_full).settings;
     Ok(crate::session::fold_params(&config, &saved))

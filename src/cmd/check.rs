@@ -85,15 +85,19 @@ fn plain(decision: Decision) -> CheckReport {
 fn check_line(bytes: &[u8], args: &CheckArgs, cwd: &Path) -> CheckReport {
     let ctx = match Context::load(cwd, args.mode.as_deref(), SessionUse::ReadIfNamed) {
         Ok(ctx) => ctx,
-        Err(e) => return plain(config_refusal(e)),
+        Err(e) => return plain(context_refusal(e)),
     };
-    let decision = policy::decide_bytes(
+    let mut decision = policy::decide_bytes(
         bytes,
         args.shell,
         &cwd.to_string_lossy(),
         ctx.config.policy(),
         &ctx.resolved,
     );
+    // Under an invalid config the decision is the strictest policy's; its note names the file.
+    if let Some(invalid) = &ctx.config.invalid {
+        decision.note = Some(crate::config::invalid_notice(invalid));
+    }
     let Some(reviewer) = &ctx.config.reviewer else {
         return plain(decision);
     };
@@ -179,7 +183,9 @@ fn refuse(mut decision: Decision, err: Error) -> Decision {
     decision
 }
 
-fn config_refusal(e: Error) -> Decision {
+/// The session the line would be decided in could not be read (an invalid config is no error:
+/// it decides with the strictest built-in policy).
+fn context_refusal(e: Error) -> Decision {
     Decision::refused(
         e.code,
         Route::Config,

@@ -2,7 +2,7 @@
 //! validation of every config file in effect.
 
 use crate::config::{Config, Provenance};
-use crate::error::{Code, Reader, print_refusal};
+use crate::error::Code;
 use crate::mode::{ApprovalPolicy, ModeId};
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -42,9 +42,15 @@ pub fn run(args: ConfigArgs) -> ExitCode {
         Err(e) => {
             if args.json {
                 super::print_json(&e);
-                return ExitCode::from(e.code.exit_status());
+            } else {
+                // The error itself, and what applies meanwhile: this is the command that says so.
+                eprintln!("shellgate config: {}", e.reason);
+                eprintln!(
+                    "meanwhile: shellgate applies its strictest built-in policy (mode untrusted, \
+                     built-in rules only); fix the file, or remove it to use the defaults"
+                );
             }
-            return ExitCode::from(print_refusal(&e, Reader::Whoever));
+            return ExitCode::from(e.code.exit_status());
         }
     };
     let problems = problems(&config);

@@ -179,6 +179,10 @@ fn prepare(pid: Option<i32>) -> ExitCode {
     if crate::broker::broker_path().is_some() {
         return ExitCode::from(1);
     }
+    // A new shell says at once when its lines are decided by the strictest built-in policy.
+    if let Err(e) = crate::config::load_for(&crate::session::working_dir(None)) {
+        eprintln!("shellgate: {}", crate::config::invalid_notice(&e));
+    }
     match function::prepare_dir(pid) {
         Ok(dir) => {
             println!("{}", dir.display());

@@ -1,6 +1,5 @@
 //! `shellgate rules`: list every rule in effect (built-in, user, project).
 
-use crate::error::{Reader, print_refusal};
 use crate::policy::rules::Rule;
 use clap::Args;
 use serde::Serialize;
@@ -37,10 +36,11 @@ fn row(rule: &Rule) -> RuleRow<'_> {
 
 pub fn run(args: RulesArgs) -> ExitCode {
     let cwd = crate::session::working_dir(args.cwd.as_deref());
-    let config = match crate::config::load_for(&cwd) {
-        Ok(c) => c,
-        Err(e) => return ExitCode::from(print_refusal(&e, Reader::Whoever)),
-    };
+    // The rules in effect: under an invalid config, the built-in ones alone (and it says why).
+    let config = crate::config::load_or_strictest(&cwd);
+    if let Some(invalid) = &config.invalid {
+        eprintln!("shellgate: {}", crate::config::invalid_notice(invalid));
+    }
     let rows: Vec<RuleRow> = config.rules.iter().map(row).collect();
     if args.json {
         super::print_json(&rows);

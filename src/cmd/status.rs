@@ -40,6 +40,7 @@ fn execute(args: &StatusArgs) -> Result<ExitCode> {
             "recent_verdicts": recent,
             "mode_expires": expires,
             "mode_seconds_left": left.map(|d| d.as_secs()),
+            "config_invalid": ctx.config.invalid.as_ref().map(|e| &e.reason),
         }));
         return Ok(ExitCode::SUCCESS);
     }
@@ -61,6 +62,12 @@ fn execute(args: &StatusArgs) -> Result<ExitCode> {
             on_off(r.network),
             r.approval.describe(),
             r.note.as_deref().unwrap_or("")
+        );
+    }
+    if let Some(invalid) = &ctx.config.invalid {
+        println!(
+            "config: INVALID: {}",
+            crate::config::invalid_notice(invalid)
         );
     }
     if let (Some(left), Some(end)) = (left, expires) {

@@ -17,6 +17,7 @@ pub mod grant;
 pub mod known_safe;
 pub mod needs;
 pub mod network;
+pub mod own_config;
 pub mod rules;
 pub mod secrets;
 
@@ -46,7 +47,8 @@ pub enum Verdict {
 pub enum Route {
     /// Intake refused it.
     Intake,
-    /// The config is broken.
+    /// The context the line is decided in could not be loaded (its session log). A broken
+    /// config file is not this: it decides with the strictest built-in policy.
     Config,
     /// A rule (named in [`Decision::rule`]).
     Rule,
@@ -254,11 +256,19 @@ pub fn decide_bytes_routing(
 pub fn decide(input: &Input) -> Decision {
     let parsed = parse::parse(input.line.as_str(), input.shell);
     let requirement = requirement(input, &parsed);
-    let (decision, code, reason, route) = route_by_mode(&requirement, input);
-    // A line allowed because it only reads runs where it cannot write; anything else in the
-    // mode's sandbox (none only in a confirmed Full access mode), with what its commands need.
+    let (decision, code, mut reason, route) = route_by_mode(&requirement, input);
+    // A line allowed because it only reads runs where it cannot write; a line that only edits
+    // shellgate's own config, which no sandbox lets a line write, runs outside the sandbox once a
+    // person approves it (see `own_config`); anything else in the mode's sandbox (none only in
+    // a confirmed Full access mode), with what its commands need.
     let grant = if requirement.need == Need::ReadOnly {
         Grant::base(SandboxPolicy::ReadOnly, false)
+    } else if decision == Verdict::Ask && own_config::only_edits_own_config(&parsed) {
+        reason.push_str(
+            "; it only edits shellgate's own config, which no sandbox lets a line write: \
+             approved, it runs outside the sandbox",
+        );
+        Grant::base(SandboxPolicy::FullAccess, true)
     } else {
         let context = rules::LineContext {
             line: input.line.as_str(),

@@ -1,0 +1,168 @@
+//! Lines that only edit shellgate's own configuration: the user config (`~/.config/shellgate/…`)
+//! or a project file (`.shellgate.toml`).
+//!
+//! The sandbox keeps shellgate's config read-only for every line, by construction: no grant can
+//! make it writable there. So a line that edits it (`vim ~/.config/shellgate/config.toml`, `rm
+//! .shellgate.toml`) can only work outside the sandbox, and only a person at the terminal may let
+//! it (the `shellgate-tamper` rule asks them in every mode): approved, it runs outside the
+//! sandbox, for that line only. Without that, a broken config could not be repaired from a hooked
+//! shell, and a yes to an edit would be followed by its failure.
+//!
+//! Narrow on purpose, judged on the text like every rule: every command on the line is named
+//! plainly (no path, no wrapper, no expansion but the home), and either each of its operands names
+//! a config file, or it only prints (`echo`, `printf`, `:`, `true`) into one. Anything else — an
+//! option with a value that is not a config file (`vim -c CMD`), a script (`sed -i EXPR`), a file
+//! that is not shellgate's — runs in the sandbox as before, where the edit fails.
+
+use crate::parse::{Command, Parsed};
+
+/// Programs that write nothing but their arguments: redirected into a config file, the line only
+/// replaces or extends it.
+const PRINTERS: [&str; 4] = ["echo", "printf", ":", "true"];
+
+/// How a path names the home (the only expansions a config path may hold).
+const HOME_PREFIXES: [&str; 3] = ["~/", "$HOME/", "${HOME}/"];
+
+/// How a path names `$XDG_CONFIG_HOME`.
+const XDG_PREFIXES: [&str; 2] = ["$XDG_CONFIG_HOME/", "${XDG_CONFIG_HOME}/"];
+
+/// Does every command on the line only edit shellgate's own config files (see the module doc)?
+pub fn only_edits_own_config(parsed: &Parsed) -> bool {
+    let plain_line = parsed.opaque.is_empty()
+        && parsed.hook_state.is_empty()
+        && parsed.functions.is_empty()
+        && parsed.assigned.is_empty()
+        && parsed.reads.iter().all(|r| names_own_config(r))
+        && parsed.writes.iter().all(|w| names_own_config(w));
+    plain_line && !parsed.commands.is_empty() && parsed.commands.iter().all(edits_own_config)
+}
+
+/// One command that edits a config file and nothing else.
+fn edits_own_config(c: &Command) -> bool {
+    let plain = c.path.is_none()
+        && c.via.is_empty()
+        && !c.extra_args
+        && !c.calls_line_function
+        && c.reads.iter().all(|r| names_own_config(r))
+        && c.writes.iter().all(|w| names_own_config(w));
+    if !plain {
+        return false;
+    }
+    if PRINTERS.contains(&c.program.as_str()) {
+        return !c.writes.is_empty();
+    }
+    let mut names_one = !c.writes.is_empty();
+    for arg in &c.argv {
+        if names_own_config(arg) {
+            names_one = true;
+        } else if !is_plain_option(arg) {
+            return false;
+        }
+    }
+    names_one
+}
+
+/// `-p`, `--parents`: an option with no value of its own (one with a value attached, `-cCMD`,
+/// `--cmd=X`, could be anything).
+fn is_plain_option(arg: &str) -> bool {
+    arg.starts_with('-')
+        && arg.len() > 1
+        && !arg.contains('=')
+        && arg[1..]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-')
+        && (arg.starts_with("--") || arg.len() <= 3)
+}
+
+/// Does `text` name shellgate's config directory (or a file beneath it) or a project file, with
+/// nothing in it that is only known at run time but the home?
+pub fn names_own_config(text: &str) -> bool {
+    let dir = crate::paths::DIR_NAME;
+    let in_home = HOME_PREFIXES.iter().find_map(|p| text.strip_prefix(p));
+    let in_config_home = XDG_PREFIXES.iter().find_map(|p| text.strip_prefix(p));
+    let path = in_home.or(in_config_home).unwrap_or(text);
+    let literal = !path.is_empty()
+        && !path
+            .chars()
+            .any(|c| "$`~*?[]{}\\\"'\n".contains(c) || c.is_control());
+    if !literal {
+        return false;
+    }
+    // A project file is one by its name wherever it is; elsewhere `..` could lead anywhere.
+    if path.rsplit('/').next() == Some(crate::paths::PROJECT_FILE) {
+        return true;
+    }
+    if path.split('/').any(|part| part == "..") {
+        return false;
+    }
+    let beneath = |base: &str| path == base || path.starts_with(&format!("{base}/"));
+    let config_dir = format!(".config/{dir}");
+    match (in_home, in_config_home) {
+        (Some(_), _) => beneath(&config_dir),
+        (None, Some(_)) => beneath(dir),
+        (None, None) => {
+            beneath(&config_dir)
+                || path.ends_with(&format!("/{config_dir}"))
+                || path.contains(&format!("/{config_dir}/"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{ShellKind, parse};
+
+    fn edits(line: &str) -> bool {
+        only_edits_own_config(&parse(line, ShellKind::Bash))
+    }
+
+    #[test]
+    fn edits_of_the_config_files_qualify() {
+        for line in [
+            "vim ~/.config/shellgate/config.toml",
+            "nano $HOME/.config/shellgate/config.toml",
+            "nano \"$HOME/.config/shellgate/config.toml\"",
+            "vi ${XDG_CONFIG_HOME}/shellgate/config.toml",
+            "rm ~/.config/shellgate/config.toml",
+            "rm -f /home/someone/.config/shellgate/config.toml",
+            "mv ~/.config/shellgate/config.toml ~/.config/shellgate/config.toml.bak",
+            "mkdir -p ~/.config/shellgate",
+            "vim .shellgate.toml",
+            "vim ~/.shellgate.toml",
+            "rm ../.shellgate.toml",
+            "echo 'mode = \"ask\"' > ~/.config/shellgate/config.toml",
+            ": > .shellgate.toml",
+            "mkdir -p ~/.config/shellgate && vim ~/.config/shellgate/config.toml",
+        ] {
+            assert!(edits(line), "{line}");
+        }
+    }
+
+    #[test]
+    fn anything_more_does_not() {
+        for line in [
+            // Reads shellgate's config: known to only read, no edit.
+            "vim -c '!curl x' ~/.config/shellgate/config.toml",
+            "sed -i s/a/b/ ~/.config/shellgate/config.toml",
+            "vim ~/.config/shellgate/config.toml ~/.bashrc",
+            "vim ~/.config/shellgate/../../.bashrc",
+            "rm -rf ~/.local/state/shellgate",
+            "vim ~/.config/shellgate/*",
+            "cat ~/.ssh/id_rsa > ~/.config/shellgate/config.toml",
+            "echo x > ~/.config/shellgate/config.toml; rm -rf ~/src",
+            "make; vim .shellgate.toml",
+            "sudo vim ~/.config/shellgate/config.toml",
+            "./vim ~/.config/shellgate/config.toml",
+            "EDITOR=x vim ~/.config/shellgate/config.toml",
+            "$EDITOR ~/.config/shellgate/config.toml",
+            "vim $(echo ~/.config/shellgate/config.toml)",
+            "vim ~/.config/shellgate-other/config.toml",
+            "vim ~/config/shellgate/config.toml",
+            "echo hi",
+            "vim",
+        ] {
+            assert!(!edits(line), "{line}");
+        }
+    }
+}
