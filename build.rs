@@ -50,6 +50,7 @@ fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=PATH");
     println!("cargo::rerun-if-env-changed=SHELLGATE_TEST_REQUIRE_ALL");
+    println!("cargo::rerun-if-changed=/etc/skel");
     let dirs = search_dirs();
     for dir in &dirs {
         // A directory's mtime changes when a program is installed into it or removed.
@@ -57,6 +58,7 @@ fn main() {
     }
     let find = |name: &str| dirs.iter().any(|dir| is_executable(&dir.join(name)));
     let at = |path: &str| is_executable(Path::new(path));
+    let at_file = |path: &str| Path::new(path).is_file();
     let python3 = at("/usr/bin/python3");
     let netns = find("unshare") && can_enter_a_network_namespace();
     let probes = [
@@ -111,6 +113,13 @@ fn main() {
             "a loopback-only network namespace: util-linux unshare, run as root or with \
              unprivileged user namespaces allowed",
             netns,
+        ),
+        // The stock skeleton dotfiles of Debian and Ubuntu, whose ~/.profile reads ~/.bashrc
+        // before it puts ~/.local/bin on PATH (the README's setup is tested against them).
+        probe(
+            "has_skel",
+            "Debian's skeleton dotfiles /etc/skel/.profile and .bashrc (package bash, base-files)",
+            at_file("/etc/skel/.profile") && at_file("/etc/skel/.bashrc"),
         ),
         // The real-agent tests install Claude Code and Codex CLI with npm (tests/agents/).
         probe(

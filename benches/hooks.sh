@@ -30,14 +30,17 @@ done
 work=$(mktemp -d /tmp/shellgate-hook-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/repo" "$work/home" "$work/bin"
-# The hooked shells find it as `shellgate` on PATH, as the README's init line names it: a copy by
-# that name, whatever the measured binary is called.
+# A copy named `shellgate`, whatever the measured binary is called (the hooked shells get one
+# at the README's path below).
 # shellcheck disable=SC2154 # bin is set by bench_binary (benches/common.sh)
 cp "$bin" "$work/bin/shellgate"
 bin=$work/bin/shellgate
 git -C "$work/repo" init -q
 cd "$work/repo"
 export HOME=$work/home XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config
+# The README's init line names the binary by its path, where install.sh puts it.
+mkdir -p "$HOME/.local/bin"
+cp "$bin" "$HOME/.local/bin/shellgate"
 # One session for the `run` rows, as a hooked shell has; it grows by 4 events per run.
 export SHELLGATE_SESSION=bench-session
 
@@ -66,8 +69,8 @@ PY
 
 echo
 echo "per line in an interactive shell (ms, Enter to the next prompt; $((runs / 5)) lines each):"
-init_bash=$(grep -m1 '^eval "$(shellgate init bash ' "$root/README.md")
-init_zsh=$(grep -m1 '^eval "$(shellgate init zsh ' "$root/README.md")
+init_bash=$(grep -m1 '^eval "$("$HOME/.local/bin/shellgate" init bash ' "$root/README.md")
+init_zsh=$(grep -m1 '^eval "$("$HOME/.local/bin/shellgate" init zsh ' "$root/README.md")
 for variant in bare hooked; do
     mkdir -p "$HOME/$variant"
     printf '%s\n' "PS1='[\$?]BENCH\\#\$ '" >"$HOME/$variant/.bashrc"

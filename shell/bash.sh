@@ -1,7 +1,8 @@
-# shellgate hook for bash (>= 4.4). Load it from ~/.bashrc (interactive shells) and from
-# ~/.bash_profile or BASH_ENV (agent shells: bash -c / bash -lc) with the line in the README, which
-# refuses every line when the binary is missing:
-#     eval "$(shellgate init bash 2>/dev/null || echo '...')"
+# shellgate hook for bash (>= 4.4). Load it from ~/.bashrc (interactive shells) and from a file
+# named by BASH_ENV (agent shells: bash -c) with the line `shellgate init bash --startup-line`
+# prints (the README's), which names the binary by its path and, when the binary is missing, asks
+# a person before each line and makes an agent's shell exit 127:
+#     eval "$("$HOME/.local/bin/shellgate" init bash 2>/dev/null || echo '...')"  # shellgate
 #
 # Interactive shells, two paths:
 # * A complete line typed at the prompt (the Enter binding asks `shellgate hook --shape`, or sees
@@ -62,10 +63,21 @@ elif [[ $- == *i* ]]; then
 
 @SHELLGATE_BASH_DUMP@
 
+  # The binary is gone (`shellgate uninstall`, or removed by hand) while this shell runs: the
+  # person is asked on the terminal before each line whether to run it ungated. No terminal, or
+  # anything but yes, and the line does not run.
+  __shellgate_gone() {
+    local answer=''
+    builtin printf 'shellgate is gone (%s was removed): this shell is not gated any more; new shells start without it\n' "$__shellgate_bin" >&2
+    builtin read -rp 'Run this line without it? [y/N] ' answer </dev/tty && [[ $answer == [yY]* ]] && return 0
+    builtin kill -INT $$ 2>/dev/null || command kill -INT $$
+  }
+
   # Bound to Enter: collects the text readline accepted, across PS2 continuation lines, and hands
   # a complete line typed at the prompt to __shellgate_run.
   __shellgate_capture() {
     __shellgate_heal
+    [[ -x $__shellgate_bin ]] || return 0
     if [[ -n $__shellgate_rl ]]; then
       __shellgate_rl+=$'\n'${READLINE_LINE}
       return 0
@@ -271,6 +283,10 @@ elif [[ $- == *i* ]]; then
       [[ ${BASH_ALIASES[$__shellgate_word]-} == "$__shellgate_alias" ]]; then
       return 0
     fi
+    if [[ ! -x $__shellgate_bin ]]; then
+      __shellgate_gone
+      return 0
+    fi
     if [[ $(builtin trap -p INT) == *"''"* ]]; then
       builtin printf '%s\n' "shellgate: SIGINT is ignored in this shell, so a refused line could not be stopped; closing the shell." >&2
       builtin kill -KILL $$
@@ -297,7 +313,7 @@ elif [[ $- == *i* ]]; then
   readonly PS0 __shellgate_bin __shellgate_dir __shellgate_prefix __shellgate_plain
   readonly -f __shellgate_capture __shellgate_take __shellgate_restore __shellgate_fixhist \
     __shellgate_run __shellgate_pipe __shellgate_ret __shellgate_dump \
-    __shellgate_heal __shellgate_precmd __shellgate_ps0 __shellgate_mark
+    __shellgate_heal __shellgate_precmd __shellgate_ps0 __shellgate_mark __shellgate_gone
 else
   # A script file or standard input: its text is not known here, so it is refused unless it runs
   # inside a line shellgate already approved (SHELLGATE_ACTIVE, checked above).

@@ -1,7 +1,8 @@
 # shellgate hook for zsh. Load it from ~/.zshrc (interactive shells) and ~/.zshenv (every zsh,
-# including agent shells: zsh -c) with the line in the README, which refuses every line when the
-# binary is missing:
-#     eval "$(shellgate init zsh 2>/dev/null || echo '...')"
+# including agent shells: zsh -c) with the line `shellgate init zsh --startup-line` prints (the
+# README's), which names the binary by its path and, when the binary is missing, asks a person
+# before each line and makes an agent's shell exit 127:
+#     eval "$("$HOME/.local/bin/shellgate" init zsh 2>/dev/null || echo '...')"  # shellgate
 #
 # Interactive shells, two paths:
 # * A complete line typed at the prompt (zsh's own parser accepts it as a function body) goes to
@@ -54,6 +55,7 @@ elif [[ -o interactive ]]; then
     # The person's options, before emulate gives this function zsh's defaults.
     local aliases_on=${options[aliases]} banghist_on=${options[banghist]} posix_on=${options[posixaliases]}
     emulate -L zsh
+    [[ -x $__shellgate_bin ]] || return 0
     [[ -n $__shellgate_dir && -z $PREBUFFER && $BUFFER != *$'\n'* && $BUFFER == *[^[:space:]]* ]] || return 0
     [[ $aliases_on == on ]] || return 0
     [[ $banghist_on == on && $BUFFER == *'!'* ]] && return 0
@@ -246,9 +248,25 @@ elif [[ -o interactive ]]; then
     __shellgate_mark
   }
 
+  # The binary is gone (`shellgate uninstall`, or removed by hand) while this shell runs: the
+  # person is asked on the terminal before each line whether to run it ungated. No terminal, or
+  # anything but yes, and the line does not run.
+  __shellgate_gone() {
+    local answer=n
+    print -ru2 -- "shellgate is gone ($__shellgate_bin was removed): this shell is not gated any more; new shells start without it"
+    read -q 'answer?Run this line without it? [y/N] ' </dev/tty
+    print -u2
+    [[ $answer == y ]] && return 0
+    builtin kill -INT $$ 2>/dev/null || command kill -INT $$
+  }
+
   __shellgate_preexec() {
     # The function's call the accept-line widget set up, exactly: it gates itself.
     if [[ -n $__shellgate_token && $3 == "$__shellgate_expect" ]]; then
+      return 0
+    fi
+    if [[ ! -x $__shellgate_bin ]]; then
+      __shellgate_gone
       return 0
     fi
     "$__shellgate_bin" hook zsh --pid "$$" -- "$3"

@@ -33,7 +33,7 @@ pub enum Command {
     Eval(cmd::eval::EvalArgs),
     /// Decide a line, ask whoever must be asked, run it in the sandbox, and record it.
     Run(cmd::run::RunArgs),
-    /// Print the hook for a shell: eval "$(shellgate init bash)".
+    /// Print the hook for a shell, or (`--startup-line`) the line that loads it.
     Init(cmd::init::InitArgs),
     /// The interactive hooks' call for each line (see `shellgate init`).
     #[command(hide = true)]
@@ -72,6 +72,9 @@ pub enum Command {
     Doctor(crate::cmd::doctor::Args),
     /// Print the completion script for a shell: shellgate completions bash > FILE.
     Completions(cmd::completions::CompletionsArgs),
+    /// Remove the init lines from the startup files, then the binary, its completions and manual
+    /// page (the config and the audit log stay).
+    Uninstall,
     /// Print the manual page shellgate.1 (roff), for `install.sh` and packagers.
     #[command(hide = true)]
     Man,
@@ -174,6 +177,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Sandbox(args) => crate::cmd::sandbox::run(args),
         Command::Doctor(args) => cmd::doctor::run(&args, Some(cmd::config_files_in_effect())),
         Command::Completions(args) => cmd::completions::run(args),
+        Command::Uninstall => cmd::uninstall::run(),
         Command::Man => cmd::man::run(),
     }
 }

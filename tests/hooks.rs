@@ -35,7 +35,11 @@ fn readme_init_line(shell: &str) -> String {
         .expect("README.md");
     readme
         .lines()
-        .find(|l| l.starts_with(&format!("eval \"$(shellgate init {shell} ")))
+        .find(|l| {
+            l.starts_with(&format!(
+                "eval \"$(\"$HOME/.local/bin/shellgate\" init {shell} "
+            ))
+        })
         .unwrap_or_else(|| panic!("the README shows no init line for {shell}"))
         .to_owned()
 }
@@ -70,6 +74,9 @@ impl Fixture {
         }
         support::workspace(&ws);
         std::os::unix::fs::symlink(SHELLGATE, bin.join("shellgate")).unwrap();
+        // Where install.sh puts it, and the README's init line names it.
+        std::fs::create_dir_all(home.join(".local/bin")).unwrap();
+        std::os::unix::fs::symlink(SHELLGATE, home.join(".local/bin/shellgate")).unwrap();
         std::fs::write(
             home.join(".config/shellgate/config.toml"),
             "[[rules]]\nid = \"test-allow\"\npattern = \"^(touch|sleep|gs|greet|venvtool|lsx)$\"\n\
@@ -138,11 +145,29 @@ impl Fixture {
         self.spawn(self.command(shell), shell)
     }
 
-    /// The shell with shellgate's binary nowhere on PATH.
+    /// The shell with shellgate's binary neither where the init line names it nor on PATH.
     fn interactive_without_binary(&self, shell: &str) -> Shell {
+        self.remove_binary();
         let mut command = self.command(shell);
         command.env("PATH", "/usr/bin:/bin");
         self.spawn(command, shell)
+    }
+
+    /// Removes the binary from where the init line names it (as an uninstall would).
+    fn remove_binary(&self) {
+        let _ = std::fs::remove_file(self.home.join(".local/bin/shellgate"));
+    }
+
+    /// Puts a binary of its own where the init line names it (a hard link, or a copy on another
+    /// file system), instead of the link to the build: the hook names the binary it was started
+    /// as, and removing this one removes the hook's binary.
+    fn own_binary(&self) -> PathBuf {
+        let installed = self.home.join(".local/bin/shellgate");
+        self.remove_binary();
+        if std::fs::hard_link(SHELLGATE, &installed).is_err() {
+            support::copy_executable(Path::new(SHELLGATE), &installed);
+        }
+        installed
     }
 
     fn spawn(&self, mut command: Command, shell: &str) -> Shell {
@@ -161,7 +186,11 @@ impl Fixture {
         // Interactive shells ignore SIGTERM: when the test drops the session, SIGKILL soon after.
         pty.process_mut().set_kill_timeout(Some(200));
         let (startup, _) = pty.exp_regex(PROMPT_RE).expect("the shell's first prompt");
-        Shell { pty, startup }
+        Shell {
+            pty,
+            startup,
+            zsh: shell == "zsh",
+        }
     }
 
     fn marker(&self, name: &str) -> PathBuf {
@@ -173,6 +202,7 @@ struct Shell {
     pty: PtySession,
     /// What the shell printed before its first prompt.
     startup: String,
+    zsh: bool,
 }
 
 impl Shell {
@@ -936,19 +966,84 @@ fn zsh_own_commands_run_outside_the_sandbox_by_the_hooks_binary() {
     own_commands_run_outside_the_sandbox_by_the_hooks_binary("zsh");
 }
 
-fn missing_binary_refuses_every_line(shell: &str) {
+/// The question the init line (or a hook whose binary is gone) asks before each line.
+const UNGATED_RE: &str = r"Run this line without it\? \[y/N\] ";
+
+/// Types `text`, expects the question, answers `answer` and returns the output up to the prompt
+/// and its status.
+fn answer_ungated(sh: &mut Shell, text: &str, answer: &str) -> (String, i32) {
+    sh.pty.send_line(text).unwrap();
+    let (before, _) = sh
+        .pty
+        .exp_regex(UNGATED_RE)
+        .unwrap_or_else(|e| panic!("no question for {text:?}: {e}"));
+    // zsh's `read -q` takes one key; bash's `read` a line.
+    if sh.zsh {
+        sh.pty.send(answer).unwrap();
+        sh.pty.flush().unwrap();
+    } else {
+        sh.pty.send_line(answer).unwrap();
+    }
+    let (after, matched) = sh.pty.exp_regex(PROMPT_RE).unwrap();
+    let status = matched
+        .trim_start_matches('[')
+        .split(']')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    (format!("{before}{after}"), status)
+}
+
+/// Without the binary where the init line names it, a person at the terminal is asked before each
+/// line whether to run it ungated (no: it does not run; yes: it does, so they can repair the setup
+/// or leave), an interactive shell with no terminal refuses every line, and an agent's `-c` shell
+/// exits 127. Before, every line was refused, `exit` included.
+fn missing_binary_asks_the_person_and_refuses_an_agent(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive_without_binary(shell);
     let marker = f.ws.join("ran-unhooked");
-    let out = sh.line(&format!("touch {}", marker.display()));
-    assert!(out.contains("shellgate is not installed"), "{out}");
-    assert!(!marker.exists(), "a line ran in a shell without its hook");
+    let touch = format!("touch {}", marker.display());
+    let (out, _) = answer_ungated(&mut sh, &touch, "n");
+    assert!(out.contains("shellgate is not installed at"), "{out}");
+    assert!(out.contains(".local/bin/shellgate"), "{out}");
+    assert!(!marker.exists(), "a line ran after a no: {out}");
+    let (out, status) = answer_ungated(&mut sh, &touch, "y");
+    assert_eq!(status, 0, "{out}");
+    assert!(
+        marker.exists(),
+        "the person's yes did not run the line: {out}"
+    );
+    std::fs::remove_file(&marker).unwrap();
+    // An interactive shell with no terminal to ask on (an agent driving `-i` over pipes).
+    let mut command = f.command(shell);
+    command.env("PATH", "/usr/bin:/bin").arg("-i");
+    if shell == "bash" {
+        command
+            .arg("--noprofile")
+            .arg("--rcfile")
+            .arg(f.home.join(".bashrc"));
+    } else {
+        command.env("ZDOTDIR", &f.home);
+    }
+    command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    support::detach(&mut command);
+    let mut child = command.spawn().unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{touch}\nexit\n").as_bytes())
+        .unwrap();
+    let piped = child.wait_with_output().unwrap();
+    assert!(!marker.exists(), "{piped:?}");
     // Agent shells exit instead.
     let mut command = f.command(shell);
-    command
-        .env("PATH", "/usr/bin:/bin")
-        .arg("-c")
-        .arg(format!("touch {}", marker.display()));
+    command.env("PATH", "/usr/bin:/bin").arg("-c").arg(&touch);
     if shell == "bash" {
         command.env("BASH_ENV", f.home.join(".bashrc"));
     } else {
@@ -961,14 +1056,65 @@ fn missing_binary_refuses_every_line(shell: &str) {
 }
 
 #[test]
-fn bash_missing_binary_refuses_every_line() {
-    missing_binary_refuses_every_line("bash");
+fn bash_missing_binary_asks_the_person_and_refuses_an_agent() {
+    missing_binary_asks_the_person_and_refuses_an_agent("bash");
 }
 
 #[test]
 #[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
-fn zsh_missing_binary_refuses_every_line() {
-    missing_binary_refuses_every_line("zsh");
+fn zsh_missing_binary_asks_the_person_and_refuses_an_agent() {
+    missing_binary_asks_the_person_and_refuses_an_agent("zsh");
+}
+
+/// A hooked shell whose binary is removed while it runs (an uninstall) asks before each line as
+/// well, instead of refusing every line as "the gate failed".
+fn binary_removed_under_a_hooked_shell_asks(shell: &str) {
+    let f = Fixture::new();
+    f.own_binary();
+    let mut sh = f.interactive(shell);
+    let out = sh.line("echo before-$((1+1))");
+    assert!(out.contains("before-2"), "{out}");
+    f.remove_binary();
+    let marker = f.ws.join("after-removal");
+    let touch = format!("touch {}", marker.display());
+    let (out, _) = answer_ungated(&mut sh, &touch, "n");
+    assert!(out.contains("shellgate is gone"), "{out}");
+    assert!(!marker.exists(), "{out}");
+    let (out, status) = answer_ungated(&mut sh, &touch, "y");
+    assert_eq!(status, 0, "{out}");
+    assert!(marker.exists(), "{out}");
+}
+
+#[test]
+fn bash_binary_removed_under_a_hooked_shell_asks() {
+    binary_removed_under_a_hooked_shell_asks("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_binary_removed_under_a_hooked_shell_asks() {
+    binary_removed_under_a_hooked_shell_asks("zsh");
+}
+
+/// The README's init lines are exactly what `shellgate init SHELL --startup-line` prints for the
+/// binary where install.sh puts it (install.sh prints or writes that line).
+#[test]
+fn readme_init_lines_are_the_binarys_startup_lines() {
+    let f = Fixture::new();
+    // Not the symbolic link: the binary names itself by the path it was started from.
+    let installed = f.own_binary();
+    for shell in ["bash", "zsh"] {
+        let out = support::isolate(&mut Command::new(&installed), &f.user)
+            .args(["init", shell, "--startup-line"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap().trim_end(),
+            readme_init_line(shell),
+            "{shell}"
+        );
+    }
 }
 
 /// The fixture's config with one `]` missing (the issue's typo), and the good text.
@@ -1050,6 +1196,159 @@ fn bash_config_typo_does_not_lock_the_person_out() {
 #[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
 fn zsh_config_typo_does_not_lock_the_person_out() {
     config_typo_does_not_lock_the_person_out("zsh");
+}
+
+// ------------------------------------------------------------------------------------------------
+// The README's Setup and Uninstall, followed as written, on the stock skeleton dotfiles.
+
+/// A home made from `/etc/skel` (Debian's and Ubuntu's stock dotfiles), with the person's own
+/// prompt at the end of their startup files, a workspace, and install.sh run as the README's
+/// Setup says (`./install.sh --hook`; `--binary` installs the test's build instead of building a
+/// release).
+struct Skeleton {
+    _tmp: tempfile::TempDir,
+    user: support::Home,
+    home: PathBuf,
+    ws: PathBuf,
+}
+
+impl Skeleton {
+    fn installed() -> Skeleton {
+        let tmp = support::scratch_dir();
+        let user = support::Home::at(tmp.path().join("home"));
+        let home = user.home.clone();
+        let ws = tmp.path().join("ws");
+        support::workspace(&ws);
+        let copied = Command::new("cp")
+            .args(["-a", "/etc/skel/."])
+            .arg(&home)
+            .status()
+            .unwrap();
+        assert!(copied.success());
+        let prompt = |file: &str, ps1: &str| {
+            let path = home.join(file);
+            let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+            text.push_str(&format!("PS1='{ps1}'\n"));
+            std::fs::write(path, text).unwrap();
+        };
+        prompt(".bashrc", "[$?]PROMPT$ ");
+        prompt(".zshrc", "[%?]PROMPT$ ");
+        let skeleton = Skeleton {
+            _tmp: tmp,
+            user,
+            home,
+            ws,
+        };
+        let install = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
+        let out = skeleton
+            .command("bash")
+            .arg(install)
+            .args(["--hook", "--binary", SHELLGATE])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "install.sh: {out:?}");
+        skeleton
+    }
+
+    /// A clean environment for the person: no ~/.local/bin on PATH (only a login shell's
+    /// ~/.profile adds it), as `su -`, ssh and a new tmux window start with.
+    fn command(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        support::isolate(&mut c, &self.user)
+            .current_dir(&self.ws)
+            .env("TERM", "xterm")
+            .env("SHELL", format!("/bin/{program}"));
+        c
+    }
+
+    /// A login shell (`bash -l`, `zsh -l`) in a pseudo-terminal, at its first prompt.
+    fn login(&self, shell: &str) -> Shell {
+        let mut command = self.command(shell);
+        command.args(["-l", "-i"]);
+        let mut pty = rexpect::session::spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+        pty.process_mut().set_kill_timeout(Some(200));
+        let (startup, _) = pty
+            .exp_regex(PROMPT_RE)
+            .expect("the login shell's first prompt");
+        Shell {
+            pty,
+            startup,
+            zsh: shell == "zsh",
+        }
+    }
+}
+
+/// The README's Setup on the stock skeleton: after `./install.sh --hook`, a login shell — whose
+/// `~/.profile` reads `~/.bashrc` before it puts `~/.local/bin` on `PATH` — is hooked (its
+/// lines are gated) and has `~/.local/bin` on `PATH`. Then Uninstall: `shellgate uninstall`,
+/// asked and answered, removes the line and the binary; the open shell asks before each line
+/// from then on, and a new login shell starts without the hook. With the README's line before
+/// (`shellgate init` found through `PATH`) the login shell refused every line, `exit` included.
+fn readme_setup_and_uninstall_on_the_skeleton(shell: &str) {
+    let s = Skeleton::installed();
+    let bin = s.home.join(".local/bin/shellgate");
+    assert!(bin.is_file());
+    for file in [".bashrc", ".zshrc", ".zshenv"] {
+        let text = std::fs::read_to_string(s.home.join(file)).unwrap();
+        let want = if file == ".bashrc" { "bash" } else { "zsh" };
+        assert!(
+            text.lines().any(|l| l == readme_init_line(want)),
+            "{file} lacks the README's line: {text}"
+        );
+    }
+    let mut sh = s.login(shell);
+    let (out, status) = sh.run("echo \"S=${SHELLGATE_SESSION:+hooked} P=$PATH\"", &[]);
+    assert_eq!(status, 0, "{}{out}", sh.startup);
+    assert!(
+        out.contains("S=hooked"),
+        "the login shell is not hooked: {out}"
+    );
+    if shell == "bash" {
+        // ~/.profile ran, after ~/.bashrc: the init line did not need PATH.
+        let local_bin = format!("{}/.local/bin", s.home.display());
+        assert!(out.contains(&local_bin), "{out}");
+    }
+    let (out, status) = sh.run("rm -rf ~", &[]);
+    assert_eq!(status, 202, "{out}");
+    assert!(s.home.join(".profile").exists());
+    // Uninstall, typed as the README says (zsh's login shell has no ~/.local/bin on PATH: the
+    // hook runs its own commands by its binary's path): asked, then run in the shell.
+    let (out, status) = sh.run("shellgate uninstall", &["y"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("approval is needed"), "{out}");
+    assert!(out.contains("removed"), "{out}");
+    assert!(!bin.exists(), "{out}");
+    for file in [".bashrc", ".zshrc", ".zshenv"] {
+        let text = std::fs::read_to_string(s.home.join(file)).unwrap();
+        assert!(!text.contains("shellgate"), "{file}: {text}");
+    }
+    assert!(!s.home.join(".local/share/man/man1/shellgate.1").exists());
+    // The open shell asks; a yes runs the line.
+    let (out, status) = answer_ungated(&mut sh, "echo still-$((2+2))", "y");
+    assert!(out.contains("shellgate is gone"), "{out}");
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("still-4"), "{out}");
+    // A new login shell starts without the hook, and asks nothing.
+    let mut fresh = s.login(shell);
+    let (out, status) = fresh.run("echo \"S=${SHELLGATE_SESSION:-none}\"", &[]);
+    assert_eq!(status, 0, "{}{out}", fresh.startup);
+    assert!(out.contains("S=none"), "{out}");
+    assert!(!out.contains("without it"), "{out}");
+}
+
+#[test]
+#[cfg_attr(
+    not(has_skel),
+    ignore = "no /etc/skel/.profile and .bashrc (Debian's base-files, bash)"
+)]
+fn bash_readme_setup_and_uninstall_on_the_skeleton() {
+    readme_setup_and_uninstall_on_the_skeleton("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_readme_setup_and_uninstall_on_the_skeleton() {
+    readme_setup_and_uninstall_on_the_skeleton("zsh");
 }
 
 /// A question from a background process group (here `timeout`, which puts itself in a group of

@@ -17,6 +17,7 @@ pub mod rules;
 pub mod run;
 pub mod sandbox;
 pub mod status;
+pub mod uninstall;
 pub mod wrap;
 
 use crate::error::{Reader, Result, print_refusal};

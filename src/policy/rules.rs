@@ -673,8 +673,9 @@ fn tampers_with_shellgate(c: &Command, facts: &LineContext) -> bool {
     let mutating_self = c.program == "shellgate"
         && c.argv.first().is_some_and(|sub| {
             // The panel's buttons are `auto-review` actions with the standing of whoever started
-            // it, so starting it at all is one.
+            // it, so starting it at all is one; `uninstall` removes shellgate's hook and binary.
             sub == "panel"
+                || sub == "uninstall"
                 || (matches!(sub.as_str(), "mode" | "permissions" | "auto-review")
                     && c.argv.len() > 1
                     && !c.argv.iter().any(|a| a == "status"))
@@ -929,6 +930,7 @@ mod tests {
             "shellgate auto-review off",
             "shellgate panel",
             "shellgate panel --all --port 8700",
+            "shellgate uninstall",
             "mv ~/.local/state/shellgate/sessions /tmp",
             "sort -o ~/.config/shellgate/config.toml x",
         ] {

@@ -32,7 +32,7 @@ const STATE_BUILTINS: [&str; 26] = [
 ];
 
 /// shellgate's subcommands that run in the shell (see the module comment).
-const SELF_COMMANDS: [&str; 11] = [
+const SELF_COMMANDS: [&str; 12] = [
     "status",
     "log",
     "doctor",
@@ -44,6 +44,7 @@ const SELF_COMMANDS: [&str; 11] = [
     "exit-codes",
     "panel",
     "help",
+    "uninstall",
 ];
 
 /// May an allowed line run in the interactive shell itself? `shadowed`: the names the shell has

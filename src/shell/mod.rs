@@ -4,6 +4,7 @@
 pub mod entry;
 pub mod function;
 pub mod in_shell;
+pub mod setup;
 pub mod shape;
 pub mod state;
 pub mod templates;

@@ -46,6 +46,51 @@ pub fn render(shell: HookShell, binary: &str) -> String {
         )
 }
 
+/// The mark at the end of every startup line shellgate gives (`install.sh --uninstall` removes
+/// the lines that carry it).
+pub const STARTUP_MARK: &str = "# shellgate";
+
+/// The line for a startup file (`~/.bashrc`, `~/.zshrc`, `~/.zshenv`) that loads the hook from
+/// the binary at `binary`: an absolute path, or `$HOME/…`. The line names the binary by its path,
+/// never through `PATH`: a login shell on stock Debian and Ubuntu reads `~/.bashrc` before
+/// `~/.profile` puts `~/.local/bin` on `PATH`, and zsh never reads `~/.profile`.
+///
+/// When the binary is missing, the line does not run the shell unhooked: an agent's shell (not
+/// interactive) exits 127; an interactive shell asks the person on the terminal before each line
+/// whether to run it ungated (no terminal, or no yes: the line does not run), so they can repair
+/// the setup or leave. `None` for PowerShell (its profile line is in the README), and for a path
+/// that is not plain enough to be written into the line's quotes.
+pub fn startup_line(shell: HookShell, binary: &str) -> Option<String> {
+    let plain = |text: &str| {
+        text.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._+-".contains(&b))
+    };
+    let path_ok = match binary.strip_prefix("$HOME/") {
+        Some(rest) => plain(rest),
+        None => binary.starts_with('/') && plain(binary),
+    };
+    if !path_ok {
+        return None;
+    }
+    let missing = format!("shellgate is not installed at {binary}: this shell is not gated");
+    let fallback = match shell {
+        HookShell::Bash => format!(
+            "shellgate_missing() {{ local a; echo \"{missing}\" >&2; read -rp \"Run this line without it? [y/N] \" a </dev/tty && [[ $a == [yY]* ]] || kill -INT $$; }}; [[ $- == *i* ]] && PS0=\"\\$(shellgate_missing)\" || exit 127"
+        ),
+        HookShell::Zsh => format!(
+            "shellgate_missing() {{ local a; print -u2 \"{missing}\"; read -q \"a?Run this line without it? [y/N] \" </dev/tty; print -u2; [[ $a == y ]] || kill -INT $$ }}; preexec_functions=(${{preexec_functions:#shellgate_missing}} shellgate_missing); [[ -o interactive ]] || exit 127"
+        ),
+        HookShell::Powershell => return None,
+    };
+    let name = match shell {
+        HookShell::Bash => "bash",
+        _ => "zsh",
+    };
+    Some(format!(
+        "eval \"$(\"{binary}\" init {name} 2>/dev/null || echo '{fallback}')\"  {STARTUP_MARK}"
+    ))
+}
+
 /// The inside of a PowerShell single-quoted string (the template supplies the quotes).
 fn pwsh_inner(text: &str) -> String {
     text.replace('\'', "''")
