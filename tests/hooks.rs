@@ -1198,6 +1198,46 @@ fn zsh_config_typo_does_not_lock_the_person_out() {
     config_typo_does_not_lock_the_person_out("zsh");
 }
 
+/// A line the sandbox refused something, run again with the grant after a yes, gives back the
+/// state of that second run: `cd sub` stays done (bash applied nothing, "the shell state has 22
+/// sections, not 11": both runs' states came back on the same pipe; zsh applied the first's).
+fn state_comes_back_from_the_run_with_the_grant(shell: &str) {
+    let f = Fixture::new();
+    std::fs::create_dir_all(f.ws.join("sub")).unwrap();
+    std::fs::create_dir_all(f.home.join("notes")).unwrap();
+    let mut sh = f.interactive(shell);
+    // The first run fails (W=failed), the second succeeds (W=ok): only the second's state is
+    // the line's.
+    let line = "cd sub; echo x >> ~/notes/n.txt && W=ok || W=failed; [[ $W == ok ]]";
+    let (out, status) = sh.run(line, &["y"]);
+    assert!(out.contains("run it again, once"), "no escalation: {out}");
+    assert_eq!(status, 0, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(f.home.join("notes/n.txt")).unwrap(),
+        "x\n"
+    );
+    assert!(
+        !out.contains("not applied") && !out.contains("could not be read"),
+        "{out}"
+    );
+    let out = sh.line("echo \"P=$PWD W=$W\"");
+    assert!(
+        out.contains(&format!("P={}/sub W=ok", f.ws.display())),
+        "the state of the run with the grant was not applied: {out}"
+    );
+}
+
+#[test]
+fn bash_state_comes_back_from_the_run_with_the_grant() {
+    state_comes_back_from_the_run_with_the_grant("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_state_comes_back_from_the_run_with_the_grant() {
+    state_comes_back_from_the_run_with_the_grant("zsh");
+}
+
 // ------------------------------------------------------------------------------------------------
 // The README's Setup and Uninstall, followed as written, on the stock skeleton dotfiles.
 

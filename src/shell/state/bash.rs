@@ -18,12 +18,23 @@ use std::path::Path;
 /// The first section of a dump.
 pub const HEADER: &str = "shellgate-bash-state 1";
 
+/// The sections of one dump (see `shell/bash-state.sh`).
+const SECTIONS: usize = 11;
+
 /// The dump function, sourced by the hook in the person's shell and by the sandboxed shell after
 /// the line.
 pub const DUMP_FUNCTION: &str = include_str!("../../../shell/bash-state.sh");
 
+/// Parses the dump, or the last of several: a line the sandbox refused something is run again
+/// with the grant after a yes, and each run writes its state on the same descriptor. The line's
+/// state is the last run's. A dump is always 11 sections (bash's values hold no NUL), each
+/// starting with the header.
 pub(super) fn parse(dump: &[u8], limits: Limits) -> Result<State, DumpError> {
-    let sections = super::nul_fields(dump, 64)?;
+    let all = super::nul_fields(dump, 64)?;
+    let sections = match all.len() {
+        n if n > SECTIONS && n % SECTIONS == 0 => &all[n - SECTIONS..],
+        _ => &all[..],
+    };
     let [
         header,
         declared,
@@ -36,10 +47,10 @@ pub(super) fn parse(dump: &[u8], limits: Limits) -> Result<State, DumpError> {
         cwd,
         disabled,
         status,
-    ] = sections.as_slice()
+    ] = sections
     else {
         return Err(DumpError(format!(
-            "the shell state has {} sections, not 11",
+            "the shell state has {} sections, not {SECTIONS}",
             sections.len()
         )));
     };
@@ -905,6 +916,24 @@ declare -ax xa=([0]="1")
         .unwrap();
         assert_eq!(aliases[&(AliasKind::Regular, "ll".into())], "ls -l");
         assert_eq!(aliases[&(AliasKind::Regular, "x".into())], "echo \"q\" 's'");
+    }
+
+    /// A line run again with a grant wrote two dumps: the last is the line's state; anything
+    /// but whole dumps is refused.
+    #[test]
+    fn the_last_of_several_dumps_is_the_state() {
+        let run = |cwd: &str, status: &str| {
+            dump([HEADER, "", "", "", "", "", "", "0022\n", cwd, "", status])
+        };
+        let mut bytes = run("/first", "1");
+        bytes.extend(run("/second", "0"));
+        let state = State::parse(super::super::Dialect::Bash, &bytes, Limits::DEFAULT).unwrap();
+        assert_eq!(
+            (state.cwd.as_deref(), state.status),
+            (Some("/second"), vec![0])
+        );
+        bytes.extend_from_slice(b"more\0");
+        assert!(State::parse(super::super::Dialect::Bash, &bytes, Limits::DEFAULT).is_err());
     }
 
     #[test]

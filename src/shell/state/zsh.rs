@@ -121,9 +121,24 @@ pub(super) fn skipped_on_input(name: &str, var: &Var) -> bool {
     var.attrs.special && (var.attrs.readonly || !SETTABLE_SPECIALS.contains(&name))
 }
 
+/// Parses the dump, or the last of several: a line the sandbox refused something is run again
+/// with the grant after a yes, and each run writes its state on the same descriptor. The line's
+/// state is the last run's; every dump must be complete.
 pub(super) fn parse(dump: &[u8], limits: Limits) -> Result<State, DumpError> {
     let fields = super::nul_fields(dump, limits.entries * 64)?;
-    let mut it = fields.into_iter();
+    let mut it = fields.into_iter().peekable();
+    let mut state = parse_one(&mut it, limits)?;
+    while it.peek().is_some() {
+        state = parse_one(&mut it, limits)?;
+    }
+    Ok(state)
+}
+
+/// One dump, from its header to its `E` record.
+fn parse_one<'a>(
+    it: &mut impl Iterator<Item = &'a [u8]>,
+    limits: Limits,
+) -> Result<State, DumpError> {
     let mut next = || -> Result<&str, DumpError> {
         super::utf8(
             it.next()
@@ -526,6 +541,21 @@ mod tests {
             out.push(0);
         }
         out
+    }
+
+    /// A line run again with a grant wrote two dumps: the last is the line's state; a dump cut
+    /// short is refused.
+    #[test]
+    fn the_last_of_several_dumps_is_the_state() {
+        let mut bytes = dump(&[HEADER, "D", "/first", "S", "1", "E"]);
+        bytes.extend(dump(&[HEADER, "D", "/second", "S", "0", "E"]));
+        let state = State::parse(super::super::Dialect::Zsh, &bytes, Limits::DEFAULT).unwrap();
+        assert_eq!(
+            (state.cwd.as_deref(), state.status),
+            (Some("/second"), vec![0])
+        );
+        bytes.extend(dump(&[HEADER, "D", "/third"]));
+        assert!(State::parse(super::super::Dialect::Zsh, &bytes, Limits::DEFAULT).is_err());
     }
 
     #[test]
