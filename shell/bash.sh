@@ -277,6 +277,11 @@ elif [[ $- == *i* ]]; then
       h=${h#"${h%%[![:space:]]*}"}
       h=${h#"${h%%[!0-9]*}"}
       line=${h#"${h%%[![:space:]]*}"}
+    elif [[ -n $__shellgate_rl ]]; then
+      # History expansion that history did not record (`!!` repeating the last line under
+      # ignoredups, a leading space under ignorespace, HISTIGNORE): expanded as bash just did,
+      # against the same history list, which this line has not joined.
+      line=$(builtin history -p -- "$__shellgate_rl" 2>/dev/null) || line=''
     fi
     # The line the Enter binding handed to __shellgate_run, exactly: it gates itself.
     if [[ -n $__shellgate_token && -n $__shellgate_word && $line == "$__shellgate_expect" ]] &&

@@ -1238,6 +1238,32 @@ fn zsh_state_comes_back_from_the_run_with_the_grant() {
     state_comes_back_from_the_run_with_the_grant("zsh");
 }
 
+/// `!!` runs the previous line again under the skeleton's `HISTCONTROL=ignoreboth` (the fixture's
+/// `.bashrc` sets it): the repeated line is a duplicate that history does not record, so the
+/// backstop saw no line and refused it ("the hook could not see this command line").
+#[test]
+fn bash_bang_bang_runs_under_ignoreboth() {
+    let f = Fixture::new();
+    let mut sh = f.interactive("bash");
+    let out = sh.line("echo bang-$((40+2)) >> bangs.txt");
+    assert!(!out.contains("not run"), "{out}");
+    let (out, status) = sh.run("!!", &[]);
+    assert!(!out.contains("could not see"), "{out}");
+    assert_ne!(status, 206, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(f.ws.join("bangs.txt")).unwrap(),
+        "bang-42\nbang-42\n",
+        "{out}"
+    );
+    // A line history did record (no duplicate) still comes from history.
+    sh.line("echo other-$((1+1)) >> bangs.txt");
+    sh.line("!-2");
+    assert_eq!(
+        std::fs::read_to_string(f.ws.join("bangs.txt")).unwrap(),
+        "bang-42\nbang-42\nother-2\nbang-42\n"
+    );
+}
+
 // ------------------------------------------------------------------------------------------------
 // The README's Setup and Uninstall, followed as written, on the stock skeleton dotfiles.
 
