@@ -479,6 +479,40 @@ fn the_page_shows_state_verdicts_and_chains() {
     assert!(page.contains(&format!("{}/s/v/chain/r0000000000000001", panel.base)));
 }
 
+/// Without a `[reviewer]`, the switch does not read "on" as if lines were reviewed; lines refused
+/// by a rule or failed in the sandbox are counted, so the empty list of reviewer denials does not
+/// read "No denials in this session" after them.
+#[test]
+fn the_page_says_what_was_refused_and_that_no_reviewer_is_configured() {
+    let lab = Lab::new();
+    lab.config("");
+    for line in ["mkfs.ext4 /dev/nonexistent-sg", "rm -rf ~"] {
+        let out = lab
+            .shellgate()
+            .args(["run", "--", line])
+            .env("SHELLGATE_SESSION", "r")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(202), "{out:?}");
+    }
+    let panel = PanelRun::start(&lab, &["--session", "r"]);
+    let page = panel.get("/s/r/").expect_ok();
+    assert!(
+        page.contains("<span class=\"badge off\">no reviewer</span>"),
+        "{page}"
+    );
+    assert!(
+        !page.contains("<span class=\"badge on\">on</span>"),
+        "{page}"
+    );
+    assert!(!page.contains("No denials in this session"), "{page}");
+    assert!(
+        page.contains("2 line(s) were refused before they ran"),
+        "{page}"
+    );
+    assert!(page.contains("Refused</dt><dd>2"), "{page}");
+}
+
 #[test]
 fn sessions_are_listed_with_all_and_hidden_without() {
     let lab = Lab::new();

@@ -356,6 +356,25 @@ fn a_broken_config_is_the_strictest_policy_for_an_agent() {
     );
 }
 
+/// `status` does not say "auto review: on" beside "reviewer: not configured": without a
+/// `[reviewer]` the switch has no reviewer to turn on.
+#[test]
+fn status_says_there_is_no_reviewer_to_switch_on() {
+    let env = Env::new();
+    let out = env.run("ls", &[]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = env
+        .shellgate()
+        .arg("status")
+        .env("SHELLGATE_SESSION", "run-tests")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("auto review: no reviewer"), "{text}");
+    assert!(text.contains("REVIEWER_UNCONFIGURED"), "{text}");
+    assert!(!text.contains("auto review: on"), "{text}");
+}
+
 #[test]
 fn the_line_can_come_from_standard_input() {
     let env = Env::new();

@@ -62,6 +62,26 @@ pub struct ReviewStatus {
     pub since_seq: Option<u64>,
 }
 
+impl ReviewStatus {
+    /// The switch in a word (`on`, `off`, or `no reviewer`) and what it means, as `status`,
+    /// `auto-review status` and the panel say it: "on" beside "reviewer: not configured" read as
+    /// if lines were reviewed, when the lines a reviewer would judge are refused.
+    pub fn describe(&self, reviewer_configured: bool) -> (&'static str, &'static str) {
+        match (self.enabled, reviewer_configured) {
+            (false, _) => (
+                "off",
+                "lines for the reviewer go to a person at the terminal instead",
+            ),
+            (true, true) => ("on", "the reviewer judges what the rules flag in mode auto"),
+            (true, false) => (
+                "no reviewer",
+                "the switch is on, but no `[reviewer]` is configured in the user config: in mode \
+                 auto the lines a reviewer would judge are refused (REVIEWER_UNCONFIGURED)",
+            ),
+        }
+    }
+}
+
 /// Budget use against the limits.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BudgetStatus {
@@ -186,6 +206,10 @@ pub struct Statistics {
     /// Lines that failed where the sandbox refused them something (`sandbox/denied`).
     #[serde(default)]
     pub sandbox_denials: u64,
+    /// Lines refused before they ran, by anyone (`approval/decided` deny: a rule, a person, the
+    /// reviewer, a failure).
+    #[serde(default)]
+    pub refused: u64,
     /// Sum and count of non-cached review durations, for the mean.
     pub review_ms_total: u64,
     pub reviews_timed: u64,
@@ -356,6 +380,9 @@ impl SessionState {
             EventBody::ApprovalDecided(decided) => {
                 if decided.by == Decider::Person {
                     self.stats.person_decisions += 1;
+                }
+                if decided.decision == Decision::Deny {
+                    self.stats.refused += 1;
                 }
                 if let Some(line) = self.recent_line_mut(event.request.as_ref()) {
                     line.decision = Some(decided.decision);

@@ -55,16 +55,19 @@ pub fn run(args: AutoReviewArgs) -> ExitCode {
 
 /// The fold parameters for the commands: the configured `[reviewer]` limits (the same the reviewer
 /// enforces), with review on unless the saved settings say otherwise.
-fn fold_params(paths: &StatePaths) -> Result<FoldParams> {
+fn fold_params(paths: &StatePaths) -> (FoldParams, bool) {
     let config = crate::config::load_or_strictest(&crate::session::working_dir(None));
     let is_full = |id: &str| crate::session::is_full_access(&config, id);
     let saved = settings::load(&paths.settings_file(), &is_full).settings;
-    Ok(crate::session::fold_params(&config, &saved))
+    (
+        crate::session::fold_params(&config, &saved),
+        config.reviewer.is_some(),
+    )
 }
 
 fn execute(args: &AutoReviewArgs) -> Result<()> {
     let paths = StatePaths::from_env()?;
-    let params = fold_params(&paths)?;
+    let (params, reviewer_configured) = fold_params(&paths);
     let reading = matches!(args.action, AutoReviewAction::Status);
     let id = resolve_session(&paths, args.session.as_deref(), reading)?;
     if reading {
@@ -72,7 +75,7 @@ fn execute(args: &AutoReviewArgs) -> Result<()> {
             &crate::audit::log::read_log(&paths.session_log(&id))?.events,
             &params,
         );
-        return print_status(&id, &state, args.json);
+        return print_status(&id, &state, reviewer_configured, args.json);
     }
     let session = Session::open(&paths, id)?;
     let state = fold(&session.read()?.events, &params);
@@ -104,12 +107,17 @@ fn execute(args: &AutoReviewArgs) -> Result<()> {
     Ok(())
 }
 
-fn print_status(id: &SessionId, state: &SessionState, json: bool) -> Result<()> {
+fn print_status(
+    id: &SessionId,
+    state: &SessionState,
+    reviewer_configured: bool,
+    json: bool,
+) -> Result<()> {
     let text = if json {
         serde_json::to_string(&serde_json::json!({ "session": id, "state": state }))
             .map_err(|err| Error::internal(err.to_string()))?
     } else {
-        render_status(id, state, Timestamp::now())
+        render_status(id, state, reviewer_configured, Timestamp::now())
     };
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", text.trim_end()).map_err(|err| Error::internal(err.to_string()))
@@ -123,11 +131,16 @@ fn limit(used: u32, left: Option<u32>) -> String {
 }
 
 /// The readable auto-review status (also the review part of `shellgate status`).
-pub fn render_status(id: &SessionId, state: &SessionState, now: Timestamp) -> String {
+pub fn render_status(
+    id: &SessionId,
+    state: &SessionState,
+    reviewer_configured: bool,
+    now: Timestamp,
+) -> String {
     let mut out = format!("session {id} ({} events)\n", state.events);
+    let (word, meaning) = state.review.describe(reviewer_configured);
     out.push_str(&format!(
-        "auto review: {} (set by {})\n",
-        if state.review.enabled { "on" } else { "off" },
+        "auto review: {word} (set by {}): {meaning}\n",
         state.review.by.as_str()
     ));
     out.push_str(&format!(

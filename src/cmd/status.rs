@@ -95,15 +95,17 @@ fn execute(args: &StatusArgs) -> Result<ExitCode> {
         (Some(reason), false) => println!("sandbox: NOT enforceable: {reason}"),
         (None, false) => println!("sandbox: NOT enforceable"),
     }
-    if ctx.config.reviewer.is_none() {
-        println!("reviewer: not configured ([reviewer] in the user config)");
-    }
+    let reviewer = ctx.config.reviewer.is_some();
     match &ctx.session_id {
         Some(id) => print!(
             "{}",
-            super::auto_review::render_status(id, &ctx.state, Timestamp::now())
+            super::auto_review::render_status(id, &ctx.state, reviewer, Timestamp::now())
         ),
-        None => println!("session: none (SHELLGATE_SESSION is not set; hooks set it)"),
+        None => {
+            let (word, meaning) = ctx.state.review.describe(reviewer);
+            println!("auto review: {word}: {meaning}");
+            println!("session: none (SHELLGATE_SESSION is not set; hooks set it)");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -148,7 +148,8 @@ pub fn live(panel: &Panel, snapshot: &Snapshot) -> String {
         );
     }
     out.push_str("<div class=\"grid\">\n");
-    out.push_str(&review_section(panel, &urls, state));
+    let reviewer = snapshot.ctx.config.reviewer.is_some();
+    out.push_str(&review_section(panel, &urls, state, reviewer));
     out.push_str(&mode_section(panel, &urls, snapshot));
     out.push_str(&budget_section(state));
     out.push_str(&statistics_section(state));
@@ -174,12 +175,18 @@ fn csrf_field(panel: &Panel) -> String {
     )
 }
 
-fn review_section(panel: &Panel, urls: &SessionUrls, state: &SessionState) -> String {
+fn review_section(
+    panel: &Panel,
+    urls: &SessionUrls,
+    state: &SessionState,
+    reviewer_configured: bool,
+) -> String {
     let review = &state.review;
-    let (word, class) = if review.enabled {
-        ("on", "on")
+    let (word, meaning) = review.describe(reviewer_configured);
+    let class = if review.enabled && reviewer_configured {
+        "on"
     } else {
-        ("off", "off")
+        "off"
     };
     let since = review
         .since_seq
@@ -195,7 +202,7 @@ fn review_section(panel: &Panel, urls: &SessionUrls, state: &SessionState) -> St
     let disabled = |yes: bool| if yes { " disabled" } else { "" };
     format!(
         "<section aria-labelledby=\"h-review\" class=\"card\">\n<h2 id=\"h-review\">Auto review</h2>\n\
-         <p class=\"state\"><span class=\"badge {class}\">{word}</span> set by {}{since}</p>\n\
+         <p class=\"state\"><span class=\"badge {class}\">{word}</span> set by {}{since}: {}</p>\n\
          <div class=\"buttons\">\n\
          <form method=\"post\" action=\"{action}\">{csrf}<input type=\"hidden\" name=\"enable\" value=\"on\">\
          <button type=\"submit\" id=\"review-on\"{}>{on_label}</button></form>\n\
@@ -203,6 +210,7 @@ fn review_section(panel: &Panel, urls: &SessionUrls, state: &SessionState) -> St
          <button type=\"submit\" id=\"review-off\"{}>Turn off</button></form>\n</div>\n\
          <h3>Circuit breaker</h3>\n{}</section>\n",
         escape(review.by.as_str()),
+        shown(meaning),
         disabled(review.enabled && !breaker.open),
         disabled(!review.enabled),
         breaker_text(breaker)
@@ -356,6 +364,12 @@ fn statistics_section(state: &SessionState) -> String {
     let stats = &state.stats;
     let mut rows = String::new();
     row(&mut rows, "Lines decided", &stats.lines.to_string());
+    row(&mut rows, "Refused", &stats.refused.to_string());
+    row(
+        &mut rows,
+        "Failed in the sandbox",
+        &stats.sandbox_denials.to_string(),
+    );
     row(&mut rows, "Allowed by review", &stats.allows.to_string());
     row(&mut rows, "Denied by review", &stats.denies.to_string());
     row(&mut rows, "Cached verdicts", &stats.cached.to_string());
@@ -401,7 +415,7 @@ fn decision_badge(decision: Decision) -> String {
 
 fn denials_section(panel: &Panel, urls: &SessionUrls, state: &SessionState) -> String {
     let mut out = String::from(
-        "<section aria-labelledby=\"h-denials\">\n<h2 id=\"h-denials\">Recent denials</h2>\n",
+        "<section aria-labelledby=\"h-denials\">\n<h2 id=\"h-denials\">Recent reviewer denials</h2>\n",
     );
     let now = Timestamp::now();
     for pending in state.pending_overrides(now) {
@@ -412,8 +426,20 @@ fn denials_section(panel: &Panel, urls: &SessionUrls, state: &SessionState) -> S
             time(pending.expires)
         );
     }
+    // The list is the reviewer's denials (what "approve once" acts on); lines refused otherwise
+    // are counted, so that an empty list never reads as "nothing was refused".
+    let stats = &state.stats;
+    if stats.refused > 0 || stats.sandbox_denials > 0 {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">In this session {} line(s) were refused before they ran (by a \
+             rule, a person, the reviewer or a failure) and {} failed where the sandbox refused \
+             them something; <code>shellgate log</code> lists them.</p>",
+            stats.refused, stats.sandbox_denials
+        );
+    }
     if state.denials.is_empty() {
-        out.push_str("<p>No denials in this session.</p>\n</section>\n");
+        out.push_str("<p>No reviewer denials in this session.</p>\n</section>\n");
         return out;
     }
     out.push_str(
