@@ -75,6 +75,7 @@ pub fn select(
             "only a person at a terminal can change the mode; this call has no terminal",
         ));
     }
+    needs_no_missing_reviewer(ctx, id)?;
     if full {
         confirm_full_access(ctx, id, lasting)?;
     }
@@ -101,6 +102,35 @@ pub fn select(
         settings::update(&paths.settings_file(), &is_full, |s| s.mode = id.to_owned())?;
     }
     Ok(Selected { resolved, expires })
+}
+
+/// A mode whose lines go to the reviewer (`auto`, a profile with `approval = "auto"`) is not
+/// selected without a `[reviewer]`: every line the rules flag would then be refused
+/// (`REVIEWER_UNCONFIGURED`), which the person would learn one line at a time.
+fn needs_no_missing_reviewer(ctx: &Context, id: &str) -> Result<()> {
+    if ctx.config.reviewer.is_some() {
+        return Ok(());
+    }
+    // As the config says it, not as an invalid config's strictest policy resolves it.
+    let modes = crate::mode::Modes {
+        config_invalid: false,
+        ..ctx.config.modes()
+    };
+    if !resolve(Some(id), modes, SessionFacts::default()).reviewer {
+        return Ok(());
+    }
+    let file = crate::config::Locations::from_env(std::path::PathBuf::new())
+        .user_file
+        .map_or_else(|| "the user config".to_owned(), |f| f.display().to_string());
+    Err(Error::new(
+        Code::ReviewerUnconfigured,
+        format!(
+            "mode `{}` sends the lines the rules flag to the reviewer, and no `[reviewer]` is \
+             configured in {file}, so each of them would be refused; the mode was not changed \
+             (docs/reviewer.md says how to configure one)",
+            crate::intake::visible(id)
+        ),
+    ))
 }
 
 /// Every hooked shell of the session shows Full access at its prompt while it lasts.

@@ -1264,6 +1264,20 @@ fn bash_bang_bang_runs_under_ignoreboth() {
     );
 }
 
+/// `shellgate mode auto` without a `[reviewer]` is refused, saying why, instead of being accepted
+/// silently and then refusing every flagged line with REVIEWER_UNCONFIGURED.
+#[test]
+fn bash_mode_auto_without_a_reviewer_is_refused() {
+    let f = Fixture::new();
+    let mut sh = f.interactive("bash");
+    let (out, status) = sh.run("shellgate mode auto", &["y"]);
+    assert_eq!(status, 208, "{out}");
+    assert!(out.contains("no `[reviewer]` is configured"), "{out}");
+    assert!(out.contains("the mode was not changed"), "{out}");
+    let (out, _) = sh.run("shellgate mode", &[]);
+    assert!(out.contains("in effect: ask"), "{out}");
+}
+
 // ------------------------------------------------------------------------------------------------
 // The README's Setup and Uninstall, followed as written, on the stock skeleton dotfiles.
 
