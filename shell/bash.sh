@@ -50,6 +50,7 @@ elif [[ $- == *i* ]]; then
   __shellgate_tok=''
   __shellgate_st=''
   __shellgate_status=0
+  __shellgate_backstop=''
   __shellgate_pipestatus=()
   __shellgate_done=''
   # The word put in front of a line whose first word cannot be an alias (`./run.sh`, `FOO=1 x`,
@@ -166,6 +167,8 @@ elif [[ $- == *i* ]]; then
   # what the hook's apply script says.
   __shellgate_run() {
     __shellgate_st="$? ${PIPESTATUS[*]}"
+    # After a line the backstop handled, `$?` is that line's, not the 130 of its interruption.
+    [[ -z $__shellgate_backstop ]] || __shellgate_st=$__shellgate_backstop
     if [[ -z $__shellgate_token || ${1-} != "$__shellgate_token" ]]; then
       builtin printf '%s\n' 'shellgate: __shellgate_run runs only a line the hook took from the prompt' >&2
       return 126
@@ -253,7 +256,17 @@ elif [[ $- == *i* ]]; then
   # Runs before every prompt: a new generation of input begins, and whatever the last line left
   # pending (a background line's alias and history) is put right.
   __shellgate_precmd() {
-    local status=$?
+    local status=$? outcome='' f="$__shellgate_dir/$__shellgate_gen.backstop"
+    # A line the backstop ran or refused ends with the SIGINT that kept the shell from running it
+    # ($? 130; bash keeps that for the prompt, whatever this function returns): its own status is
+    # in the file the backstop wrote for this generation, and the next line gets it as its `$?`
+    # (a later generation never reads the file; old files are cleaned up with the function's).
+    __shellgate_backstop=''
+    if [[ -n $__shellgate_dir && -f $f ]] && builtin read -r outcome <"$f"; then
+      case $outcome in
+        'ran '[0-9]* | 'refused '[0-9]*) __shellgate_backstop=${outcome#* } ;;
+      esac
+    fi
     __shellgate_gen=$((__shellgate_gen + 1))
     __shellgate_rl=''
     __shellgate_token=''
@@ -296,7 +309,8 @@ elif [[ $- == *i* ]]; then
       builtin printf '%s\n' "shellgate: SIGINT is ignored in this shell, so a refused line could not be stopped; closing the shell." >&2
       builtin kill -KILL $$
     fi
-    "$__shellgate_bin" hook bash --pid "$$" --generation "$__shellgate_gen" --tty-stdio -- "$line"
+    "$__shellgate_bin" hook bash --pid "$$" --generation "$__shellgate_gen" --tty-stdio \
+      ${__shellgate_dir:+--status-file "$__shellgate_dir/$__shellgate_gen.backstop"} -- "$line"
     case $? in
       0 | 1) ;;
       *) builtin kill -INT $$ 2>/dev/null || command kill -INT $$ ;;

@@ -1278,6 +1278,31 @@ fn bash_mode_auto_without_a_reviewer_is_refused() {
     assert!(out.contains("in effect: ask"), "{out}");
 }
 
+/// A here-document (a line the prompt's function cannot take: it goes to the backstop, which
+/// interrupts the shell once the line ran) leaves the line's own status in `$?` for the next
+/// line, not 130. (The prompt right after it still shows 130: bash restores `$?` around
+/// PROMPT_COMMAND.)
+#[test]
+fn bash_here_document_leaves_its_own_status() {
+    let f = Fixture::new();
+    let mut sh = f.interactive("bash");
+    sh.pty.send_line("cat <<EOF > hd.txt").unwrap();
+    sh.pty.send_line("x-$((40+2))").unwrap();
+    sh.run("EOF", &[]);
+    assert_eq!(std::fs::read_to_string(f.ws.join("hd.txt")).unwrap(), "x-42\n");
+    let out = sh.line("echo \"was=$?\"");
+    assert!(out.contains("was=0"), "{out}");
+    sh.pty.send_line("sh -c 'exit 3' <<EOF").unwrap();
+    sh.run("EOF", &[]);
+    let out = sh.line("echo \"was=$?\"");
+    assert!(out.contains("was=3"), "{out}");
+    // Only the next line's: then the lines' own again.
+    let (_, status) = sh.run("true", &[]);
+    assert_eq!(status, 0);
+    let out = sh.line("echo \"was=$?\"");
+    assert!(out.contains("was=0"), "{out}");
+}
+
 // ------------------------------------------------------------------------------------------------
 // The README's Setup and Uninstall, followed as written, on the stock skeleton dotfiles.
 
