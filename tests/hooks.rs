@@ -1289,7 +1289,10 @@ fn bash_here_document_leaves_its_own_status() {
     sh.pty.send_line("cat <<EOF > hd.txt").unwrap();
     sh.pty.send_line("x-$((40+2))").unwrap();
     sh.run("EOF", &[]);
-    assert_eq!(std::fs::read_to_string(f.ws.join("hd.txt")).unwrap(), "x-42\n");
+    assert_eq!(
+        std::fs::read_to_string(f.ws.join("hd.txt")).unwrap(),
+        "x-42\n"
+    );
     let out = sh.line("echo \"was=$?\"");
     assert!(out.contains("was=0"), "{out}");
     sh.pty.send_line("sh -c 'exit 3' <<EOF").unwrap();
@@ -1301,6 +1304,48 @@ fn bash_here_document_leaves_its_own_status() {
     assert_eq!(status, 0);
     let out = sh.line("echo \"was=$?\"");
     assert!(out.contains("was=0"), "{out}");
+}
+
+/// Setting `PS1` to a literal value that runs nothing at the prompt is applied without a
+/// question (before: "Allow once?" as hook state, then "apply to this shell?"); a value only
+/// known at run time is still asked about, and one that would run a command at every prompt is
+/// applied only after a yes.
+fn typed_literal_prompt_is_applied_unasked(shell: &str) {
+    let f = Fixture::new();
+    let mut sh = f.interactive(shell);
+    let status_escape = if shell == "zsh" { "%?" } else { "$?" };
+    let (out, status) = sh.run(&format!("PS1='>[{status_escape}]PROMPT$ '"), &["n"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(!out.contains("approval is needed"), "asked: {out}");
+    assert!(!out.contains("apply to this shell"), "asked: {out}");
+    assert!(out.ends_with('>'), "PS1 was not applied: {out:?}");
+    let (out, _) = sh.run(
+        &format!("PS1=\"$(echo '[{status_escape}]PROMPT$ ')\""),
+        &["y"],
+    );
+    assert!(out.contains("approval is needed"), "{out}");
+    assert!(!out.ends_with('>'), "{out:?}");
+    let marker = f.marker("prompt-ran");
+    let (out, _) = sh.run(
+        &format!(
+            "PS1='$(touch {}) [{status_escape}]PROMPT$ '",
+            marker.display()
+        ),
+        &["y", "n"],
+    );
+    assert!(out.contains("apply to this shell"), "{out}");
+    assert!(!marker.exists(), "{out}");
+}
+
+#[test]
+fn bash_typed_literal_prompt_is_applied_unasked() {
+    typed_literal_prompt_is_applied_unasked("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_typed_literal_prompt_is_applied_unasked() {
+    typed_literal_prompt_is_applied_unasked("zsh");
 }
 
 // ------------------------------------------------------------------------------------------------

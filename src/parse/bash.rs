@@ -152,7 +152,7 @@ impl Walker<'_> {
             "unset_command" => self.unset(node, ctx),
             "variable_assignment" => {
                 let (name, value) = self.assignment(node, ctx);
-                self.check_assigned_variable(&name);
+                self.check_assigned_value(&name, &value);
                 self.check_hidden_code(&value);
                 self.out.add_value(&value.text);
             }

@@ -109,6 +109,39 @@ pub fn is_hook_variable(name: &str) -> bool {
         || name.starts_with("__Shellgate")
 }
 
+/// The prompt strings a person sets for looks: the shell expands them before each prompt (and
+/// bash's `PS4` before each traced command), so a command substitution in one would run there,
+/// outside every sandbox. One whose value is [`inert_prompt`] runs nothing.
+const PROMPT_STRINGS: [&str; 12] = [
+    "PS1", "PS2", "PS3", "PS4", "PROMPT", "PROMPT2", "PROMPT3", "PROMPT4", "RPROMPT", "RPROMPT2",
+    "RPS1", "RPS2",
+];
+
+/// Is `name` a prompt string (`PS1`, zsh's `PROMPT`, `RPROMPT` …)? Not `PS0` (bash's hook
+/// lives there) nor `PROMPT_COMMAND`.
+pub fn is_prompt_string(name: &str) -> bool {
+    PROMPT_STRINGS.contains(&base_name(name))
+}
+
+/// Does a prompt string with this value run nothing when the shell expands it? No command
+/// substitution (`$(…)`, backquotes), no `${…}` (whose subscripts and operators can evaluate
+/// code), no arithmetic (`$((…))`, `$[…]`, whose variables can hold subscripts that do): what is
+/// left are plain parameters (`$?`, `$PWD`), the prompt escapes (`\u`, `\w`, `%~`, `%?`) and text.
+/// A parameter's value is not expanded again, so `$PWD` holding `$(…)` runs nothing. bash decodes
+/// its escapes before it expands, so an octal escape (`\044` is `$`) could spell a substitution:
+/// none either.
+pub fn inert_prompt(value: &str) -> bool {
+    let octal_escape = value
+        .as_bytes()
+        .windows(2)
+        .any(|w| w[0] == b'\\' && (b'0'..=b'7').contains(&w[1]));
+    !value.contains('`')
+        && !value.contains("$(")
+        && !value.contains("${")
+        && !value.contains("$[")
+        && !octal_escape
+}
+
 /// `PROMPT_COMMAND[1]` → `PROMPT_COMMAND`; `x+` (from `x+=…`) → `x`.
 pub fn base_name(name: &str) -> &str {
     let name = name.split('[').next().unwrap_or(name);
@@ -280,6 +313,32 @@ pub fn declaration_lists(options: &[&str]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prompts_that_run_nothing_are_inert() {
+        for value in [
+            "[$?]PROMPT$ ",
+            "\\u@\\h:\\w\\$ ",
+            "%n@%m %~ %# ",
+            "\\[\\e[32m\\]$PWD\\[\\e[0m\\] ",
+            "%F{red}%?%f ",
+        ] {
+            assert!(inert_prompt(value), "{value}");
+        }
+        for value in [
+            "$(id) ",
+            "`id` ",
+            "${x[$(id)]} ",
+            "$((a[1])) ",
+            "$[1+1] ",
+            "\\044(id) ",
+            "\\$(id) ",
+        ] {
+            assert!(!inert_prompt(value), "{value}");
+        }
+        assert!(is_prompt_string("PS1") && is_prompt_string("RPROMPT"));
+        assert!(!is_prompt_string("PS0") && !is_prompt_string("PROMPT_COMMAND"));
+    }
 
     fn words(args: &[&str]) -> Vec<Word> {
         args.iter().map(|a| Word::literal(*a)).collect()

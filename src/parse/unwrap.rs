@@ -378,6 +378,13 @@ impl Walker<'_> {
                 continue;
             }
             match arg.text.split_once('=') {
+                Some((name, value))
+                    if hooks::is_prompt_string(name) && hooks::inert_prompt(value) =>
+                {
+                    // A literal prompt that runs nothing (`export PS1='\u@\h\$ '`): looks only.
+                    self.out.add_assigned(hooks::base_name(name));
+                    self.out.add_value(value);
+                }
                 Some((name, value)) => {
                     self.check_assigned_variable(name);
                     self.out.add_value(value);
@@ -404,6 +411,17 @@ impl Walker<'_> {
                 "`{name}=…` makes the commands after it load code that the line does not show"
             ));
         }
+    }
+
+    /// A variable assigned `value`: a prompt string given a literal value that runs nothing
+    /// ([`hooks::inert_prompt`]) changes only how the prompt looks, which is no hook state; any
+    /// other assignment is judged by its name ([`Self::check_assigned_variable`]).
+    pub(super) fn check_assigned_value(&mut self, name: &str, value: &super::words::Word) {
+        if hooks::is_prompt_string(name) && value.is_literal() && hooks::inert_prompt(&value.text) {
+            self.out.add_assigned(hooks::base_name(name));
+            return;
+        }
+        self.check_assigned_variable(name);
     }
 
     pub(super) fn check_shell_variable(&mut self, name: &str) {

@@ -520,7 +520,14 @@ fn var_treatment(name: &str, new: Option<&Var>, before: &State) -> Treatment {
             return Treatment::Never("it would remove shellgate's hook");
         }
     }
-    if protected_var(name) {
+    // A prompt string whose new value runs nothing when the shell expands it changes how the
+    // prompt looks, nothing more (see `parse::hooks::inert_prompt`).
+    let inert_prompt = crate::parse::hooks::is_prompt_string(name)
+        && new.is_some_and(|v| match &v.value {
+            Value::Scalar(text) => crate::parse::hooks::inert_prompt(text),
+            _ => false,
+        });
+    if protected_var(name) && !inert_prompt {
         Treatment::Ask
     } else {
         Treatment::Silent
