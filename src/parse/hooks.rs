@@ -131,8 +131,8 @@ pub fn is_prompt_string(name: &str) -> bool {
 /// its escapes before it expands, so an octal escape (`\044` is `$`) could spell a substitution:
 /// none either.
 pub fn inert_prompt(value: &str) -> bool {
-    let octal_escape = value
-        .as_bytes()
+    let bytes = value.as_bytes();
+    let octal_escape = bytes
         .windows(2)
         .any(|w| w[0] == b'\\' && (b'0'..=b'7').contains(&w[1]));
     !value.contains('`')
@@ -140,6 +140,21 @@ pub fn inert_prompt(value: &str) -> bool {
         && !value.contains("${")
         && !value.contains("$[")
         && !octal_escape
+        && !subscripted_parameter(bytes)
+}
+
+/// `$name[…]`: zsh takes the brackets for a subscript, which is arithmetic (a variable in it can
+/// hold code that arithmetic runs).
+fn subscripted_parameter(bytes: &[u8]) -> bool {
+    bytes.iter().enumerate().any(|(i, b)| {
+        *b == b'$' && {
+            let name = bytes[i + 1..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+                .count();
+            name > 0 && bytes.get(i + 1 + name) == Some(&b'[')
+        }
+    })
 }
 
 /// `PROMPT_COMMAND[1]` → `PROMPT_COMMAND`; `x+` (from `x+=…`) → `x`.
@@ -333,6 +348,7 @@ mod tests {
             "$[1+1] ",
             "\\044(id) ",
             "\\$(id) ",
+            "$x[y] ",
         ] {
             assert!(!inert_prompt(value), "{value}");
         }
