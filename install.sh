@@ -95,7 +95,7 @@ generate "$datadir/man/man1/shellgate.1" man
 
 case ":$PATH:" in
   *":$bindir:"*) ;;
-  *) echo "note: $bindir is not on your PATH (to type shellgate's commands by name, add it); the init line needs no PATH" >&2 ;;
+  *) echo "note: $bindir is not on your PATH yet (on Debian and Ubuntu the next login adds ~/.local/bin once it exists); the init line needs no PATH" >&2 ;;
 esac
 
 # The init line names the installed binary by its path (a login shell on Debian and Ubuntu reads

@@ -247,7 +247,16 @@ pub fn render_question(question: &Question) -> String {
          why:     {}\n{prompt} ({} s) ",
         visible(&question.line),
         visible(&question.cwd),
-        describe_sandbox(question.grant.sandbox),
+        match (&question.kind, question.grant.sandbox) {
+            // A yes to one line outside the sandbox, not to the Full access mode.
+            (
+                QuestionKind::AllowOnce | QuestionKind::AllowOnceOrAlways { .. },
+                SandboxPolicy::FullAccess,
+            ) => {
+                "NONE: this line, once, runs outside the sandbox"
+            }
+            (_, sandbox) => describe_sandbox(sandbox),
+        },
         visible(&question.why),
         question.timeout.as_secs()
     )
@@ -544,6 +553,26 @@ mod tests {
         let text = render_question(&question);
         assert!(text.starts_with("shellgate: "), "{text:?}");
         assert!(text.contains("a = always allow `mkdir`"), "{text}");
+    }
+
+    /// A yes to one line outside the sandbox says so; Full access (the mode) keeps its words.
+    #[test]
+    fn one_line_outside_the_sandbox_is_not_called_full_access() {
+        let mut question = Question {
+            line: "vim ~/.config/shellgate/config.toml".into(),
+            cwd: "/w".into(),
+            grant: Grant::base(SandboxPolicy::FullAccess, true),
+            why: "test".into(),
+            kind: QuestionKind::AllowOnce,
+            timeout: Duration::from_secs(9),
+        };
+        let text = render_question(&question);
+        assert!(text.contains("sandbox: NONE: this line, once,"), "{text}");
+        question.kind = QuestionKind::TypedConfirmation {
+            word: "full".into(),
+        };
+        let text = render_question(&question);
+        assert!(text.contains("NONE: Full access"), "{text}");
     }
 
     #[test]

@@ -511,9 +511,8 @@ pub fn load_or_strictest(cwd: &Path) -> Config {
 pub fn invalid_notice(error: &Error) -> String {
     format!(
         "shellgate's config is invalid: {}. Until it is fixed, shellgate applies its strictest \
-         built-in policy (mode untrusted with the built-in rules only: a person approves every \
-         line that is not known to only read). `shellgate config check` shows the error; edit or \
-         remove the file to fix it",
+         built-in policy (mode untrusted, built-in rules only: lines that only read run, every \
+         other line is asked). `shellgate config check` shows the error; edit or remove the file",
         error.reason
     )
 }

@@ -441,7 +441,8 @@ pub fn ask_person(
     line: &str,
     why: &str,
 ) -> Result<()> {
-    let always = always_candidate(decision);
+    // No "allow always" while the config is invalid: the rule could not be added to it.
+    let always = always_candidate(decision).filter(|_| ctx.config.invalid.is_none());
     let question = Question {
         line: line.to_owned(),
         cwd: ctx.cwd.to_string_lossy().into_owned(),
