@@ -1354,6 +1354,25 @@ fn zsh_typed_literal_prompt_is_applied_unasked() {
     typed_literal_prompt_is_applied_unasked("zsh");
 }
 
+/// zsh's `history` in a line that runs in the sandbox (`history | tail`) lists the history
+/// without "locking failed … read-only file system": zsh locks every history file it reads, and
+/// the copy of the person's history the line reads lies where the sandbox lets nothing write.
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_history_in_the_sandbox_prints_no_locking_error() {
+    // A shared history file too, as many zsh setups have.
+    let f = Fixture::with_rc(
+        "HISTFILE=~/.zsh_history; SAVEHIST=1000; HISTSIZE=1000\n\
+         [ -n \"$ZSH_VERSION\" ] && setopt share_history",
+    );
+    let mut sh = f.interactive("zsh");
+    sh.line("echo one-$((1+1))");
+    let (out, status) = sh.run("history | tail -3", &[]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("echo one-$((1+1))"), "{out}");
+    assert!(!out.contains("locking failed"), "{out}");
+}
+
 // ------------------------------------------------------------------------------------------------
 // The README's Setup and Uninstall, followed as written, on the stock skeleton dotfiles.
 

@@ -191,7 +191,9 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
         let file = state::quote(&files.history.to_string_lossy());
         input.push_str(&match dialect {
             Dialect::Bash => format!("builtin history -c; builtin history -r {file}\n"),
-            Dialect::Zsh => format!("builtin fc -R {file}\n"),
+            // zsh locks every history file it reads, and this one lies where the sandbox lets
+            // nothing write: it reads it anyway, after a "locking failed" the person need not see.
+            Dialect::Zsh => format!("builtin fc -R {file} 2>/dev/null\n"),
         });
     }
     // Inside a wrapped agent the `wrap` broker runs the line, and its protocol carries no
