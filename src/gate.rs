@@ -368,10 +368,35 @@ fn authorize(
     match decision.decision {
         Verdict::Allow => Ok((Decider::Rule, decision.grant.clone())),
         Verdict::Deny => Err(Error::new(decision.code, decision.reason.clone())),
-        Verdict::Ask => ask_person(ctx, decision, &decision.grant, line, &decision.reason)
-            .map(|()| (Decider::Person, decision.grant.clone())),
+        Verdict::Ask => {
+            let (grant, why) = person_grant(ctx, req, decision);
+            ask_person(ctx, decision, &grant, line, &why).map(|()| (Decider::Person, grant))
+        }
         Verdict::Review => review_line(ctx, req, decision, line, request),
     }
+}
+
+/// The grant a person is asked about, and why. A line the decision would let run outside the
+/// sandbox once a person approves it (one that only edits shellgate's own config, see
+/// `policy::own_config`) does so only from the person's own shell (a hook), where it runs as
+/// typed, in that shell. Through `run`, the shell entry point or the `wrap` broker it would run
+/// with its caller's environment, which the question does not show (an agent's `LD_PRELOAD`
+/// would run unsandboxed after a yes to `vim …`): there it keeps the mode's sandbox.
+fn person_grant(ctx: &Context, req: &LineRequest, decision: &Decision) -> (Grant, String) {
+    let outside = decision.grant.sandbox == SandboxPolicy::FullAccess
+        && ctx.resolved.sandbox != SandboxPolicy::FullAccess;
+    if outside && req.origin != Origin::Hook {
+        return (
+            Grant::base(ctx.resolved.sandbox, ctx.resolved.network),
+            format!(
+                "{}; not from this door, though: only a line typed in your own hooked shell runs \
+                 outside the sandbox, so here it keeps the sandbox (where shellgate's config is \
+                 read-only)",
+                decision.reason
+            ),
+        );
+    }
+    (decision.grant.clone(), decision.reason.clone())
 }
 
 /// The workspace of a line (the one resolver), or its working directory when it has none: what

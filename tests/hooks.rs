@@ -1526,6 +1526,30 @@ fn zsh_readme_setup_and_uninstall_on_the_skeleton() {
     readme_setup_and_uninstall_on_the_skeleton("zsh");
 }
 
+/// A line that only edits shellgate's config runs outside the sandbox only from the person's own
+/// hooked shell: through `shellgate run` (an agent's shell, `wrap`) it would run with its
+/// caller's environment, which the question does not show, so it is asked with the sandbox and
+/// keeps it, and the edit fails.
+#[test]
+fn a_config_edit_through_run_keeps_the_sandbox() {
+    let f = Fixture::new();
+    let config = f.home.join(".config/shellgate/config.toml");
+    let mut command = f.command(SHELLGATE);
+    command
+        .args(["run", "--"])
+        .arg(format!("rm {}", config.display()));
+    let mut pty = rexpect::session::spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+    let (before, _) = pty.exp_regex(r"Allow once\? \[y/N").unwrap();
+    assert!(before.contains("sandbox: workspace-write"), "{before}");
+    assert!(before.contains("not from this door"), "{before}");
+    pty.send_line("y").unwrap();
+    let rest = pty.exp_eof().unwrap();
+    assert!(
+        config.exists(),
+        "the config was removed outside the sandbox: {rest}"
+    );
+}
+
 /// A question from a background process group (here `timeout`, which puts itself in a group of
 /// its own) cannot reach the person: it fails at once instead of stopping the process for good.
 #[test]
