@@ -311,7 +311,7 @@ impl Scan<'_> {
         // name is an item that appeared.
         for entry in entries
             .iter()
-            .filter(|e| !e.extension().is_some_and(|x| x == "sample"))
+            .filter(|e| e.extension().is_none_or(|x| x != "sample"))
         {
             self.item(entry);
         }
