@@ -75,7 +75,8 @@ pub fn run(options: &WrapOptions) -> Result<ExitCode> {
         std::env::set_var(SESSION_ENV, session.as_str());
     }
     let cwd = crate::session::working_dir(None);
-    // Fail closed before the agent starts: a broken config, no usable state directory.
+    // Fail closed before the agent starts when there is no usable state directory. (A broken
+    // config is not a refusal: it is the strictest built-in policy, see `config`.)
     let ctx = Context::load(&cwd, options.mode.as_deref(), SessionUse::Open)?;
     let paths = ctx.paths.clone().ok_or_else(|| {
         Error::new(
