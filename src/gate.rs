@@ -221,6 +221,7 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
         ctx.config.policy(),
         &ctx.resolved,
     );
+    let decision = only_outside_works(decision, ctx, req);
     let request = RequestId::new_random();
     let line = String::from_utf8_lossy(req.bytes);
     if let Err(e) = record(ctx, &request, asked(&line, &cwd, &decision)) {
@@ -239,6 +240,97 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
         run_decided(ctx, req, side, &decision, &request, &line),
         tell,
     )
+}
+
+/// What only works outside the sandbox, for a person. A line that runs a set-id program (`sudo`,
+/// `su`, `passwd`, `mount`…, found by the file's mode, not by a list of names) needs privileges
+/// that no sandbox gives (`no_new_privs`: it would only fail there, unexplained); a line a person
+/// is asked about because it names a credential store would only find it hidden. In a person's
+/// own hooked shell, where a person approves lines, either is asked about as one run outside the
+/// sandbox, in that shell as typed (no by default). Anywhere else a set-id line is refused,
+/// saying that a person can run it (the credential line keeps its question and its sandbox). A
+/// line already denied, or a confirmed Full access mode, is left as it is.
+fn only_outside_works(mut decision: Decision, ctx: &Context, req: &LineRequest) -> Decision {
+    if decision.decision == Verdict::Deny || ctx.resolved.sandbox == SandboxPolicy::FullAccess {
+        return decision;
+    }
+    let path = req
+        .env
+        .and_then(|env| {
+            env.iter()
+                .find(|(k, _)| k == "PATH")
+                .map(|(_, v)| v.clone())
+        })
+        .or_else(|| std::env::var_os("PATH"));
+    let person_approves = matches!(
+        ctx.resolved.approval,
+        ApprovalPolicy::Ask | ApprovalPolicy::Untrusted
+    );
+    // A credential store the person asks to read or write in their own shell: the sandbox hides
+    // it from every line, so a yes would only show an empty file there.
+    if decision.rule.as_deref() == Some("builtin.credential-read")
+        && decision.decision == Verdict::Ask
+        && req.origin == Origin::Hook
+        && person_approves
+    {
+        decision.grant = Grant::base(SandboxPolicy::FullAccess, true);
+        decision.reason.push_str(
+            "; the sandbox hides credential stores from every line, so approved, this line runs \
+             once outside the sandbox, in this shell as typed",
+        );
+        return decision;
+    }
+    let Some(program) = set_id_program(&decision.commands, path.as_deref(), req.cwd) else {
+        return decision;
+    };
+    if req.origin == Origin::Hook && person_approves {
+        decision.decision = Verdict::Ask;
+        decision.code = Code::NeedsApproval;
+        decision.grant = Grant::base(SandboxPolicy::FullAccess, true);
+        decision.reason = format!(
+            "`{program}` is set-id: it runs with privileges, which no sandbox gives; approved, \
+             this line runs once outside the sandbox, in this shell as typed ({})",
+            decision.reason
+        );
+    } else {
+        decision.decision = Verdict::Deny;
+        decision.code = Code::TerminalRequired;
+        decision.reason = format!(
+            "`{program}` is set-id: it needs privileges that no sandbox gives, and only a line a \
+             person types in their own hooked shell can run outside the sandbox; ask the user to \
+             run it"
+        );
+    }
+    decision
+}
+
+/// The first program of `commands` (or a wrapper it runs through, `sudo …`) whose file, found as
+/// `execvp` would, is set-user-ID or set-group-ID.
+fn set_id_program(
+    commands: &[crate::parse::Command],
+    path: Option<&std::ffi::OsStr>,
+    cwd: &Path,
+) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let names = commands.iter().flat_map(|c| {
+        c.via
+            .iter()
+            .map(String::as_str)
+            .chain(std::iter::once(c.path.as_deref().unwrap_or(&c.program)))
+    });
+    names
+        .filter(|name| !name.is_empty())
+        .find(|name| {
+            let found = if name.contains('/') {
+                Some(cwd.join(name))
+            } else {
+                crate::sandbox::resolve_program(std::ffi::OsStr::new(name), path).ok()
+            };
+            found
+                .and_then(|file| std::fs::metadata(file).ok())
+                .is_some_and(|m| m.is_file() && m.permissions().mode() & 0o6000 != 0)
+        })
+        .map(str::to_owned)
 }
 
 /// Who allows the decided line, then where it runs (in the shell, or with its grant), recorded.
@@ -592,14 +684,25 @@ fn escalate(
         None => "was killed".to_owned(),
     };
     let Some(widened) = widened.filter(|w| w != grant) else {
-        return Outcome::Refused(Error::new(
+        let refusal = Error::new(
             Code::SandboxDenied,
             format!(
-                "the line {status_text} after the sandbox refused {}; that cannot be granted to a \
-                 line (only the network and directories beneath your home can be)",
+                "the line {status_text} after the sandbox refused {}, which no sandboxed line can \
+                 be granted (the network and directories beneath your home can be); a person can \
+                 run it in their own shell outside the sandbox",
                 what.join(", ")
             ),
-        ));
+        );
+        return outside_once(
+            ctx,
+            req,
+            decision,
+            request,
+            line,
+            &status_text,
+            &what,
+            refusal,
+        );
     };
     let extra = widened
         .extra_over(grant)
@@ -669,6 +772,64 @@ fn escalate(
     }
     match spawn_and_wait(ctx, req, side, decision, &granted, request, line) {
         Ok(again) => Outcome::Ran(again.status),
+        Err(e) => Outcome::Refused(e),
+    }
+}
+
+/// What no sandboxed line can be granted (a file in the home itself, a shell startup file,
+/// `.git/config`, a hidden store): in a person's own hooked shell, where a person approves lines,
+/// the question is whether this one line, typed there, runs again once **outside** the sandbox —
+/// in that shell, as typed, the answer no by default; a yes then works. Any other door (an
+/// agent's, `run`) gets the sandbox's refusal: a line there runs with its caller's environment,
+/// which the question would not show.
+#[allow(clippy::too_many_arguments)]
+fn outside_once(
+    ctx: &Context,
+    req: &LineRequest,
+    decision: &Decision,
+    request: &RequestId,
+    line: &str,
+    status_text: &str,
+    what: &[String],
+    refusal: Error,
+) -> Outcome {
+    let person_approves = matches!(
+        ctx.resolved.approval,
+        ApprovalPolicy::Ask | ApprovalPolicy::Untrusted
+    );
+    if req.origin != Origin::Hook || !person_approves {
+        return Outcome::Refused(refusal);
+    }
+    let why = format!(
+        "the line {status_text} after the sandbox refused {}, which no sandboxed line can be \
+         granted; run it again, once, outside the sandbox, in this shell as typed?",
+        what.join(", ")
+    );
+    let outside = Grant::base(SandboxPolicy::FullAccess, true);
+    if let Err(e) = ask_person(ctx, decision, &outside, line, &why) {
+        if let Err(logged) = record(
+            ctx,
+            request,
+            decided(LoggedDecision::Deny, decider_of(&e), &e.code, &e.reason),
+        ) {
+            return Outcome::Refused(logged);
+        }
+        return Outcome::Refused(Error::new(
+            e.code,
+            format!("{}; the line had failed: {}", e.reason, refusal.reason),
+        ));
+    }
+    match record(
+        ctx,
+        request,
+        decided(
+            LoggedDecision::Allow,
+            Decider::Person,
+            &Code::Allowed,
+            "run again, once, outside the sandbox; it runs in the shell as typed",
+        ),
+    ) {
+        Ok(()) => Outcome::RunInShell,
         Err(e) => Outcome::Refused(e),
     }
 }

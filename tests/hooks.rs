@@ -227,6 +227,31 @@ impl Shell {
         }
     }
 
+    /// Type a line, answer the offer to run it outside the sandbox with `outside` and any other
+    /// question with `y`; everything printed up to the next prompt, and its status.
+    fn run_answering_outside(&mut self, text: &str, outside: &str) -> (String, i32) {
+        self.pty.send_line(text).unwrap();
+        let mut out = String::new();
+        loop {
+            let (before, matched) = self
+                .pty
+                .exp_regex(&format!("{QUESTION_RE}|{PROMPT_RE}"))
+                .unwrap_or_else(|e| panic!("no prompt after {text:?}: {e}\n{out}"));
+            out.push_str(&before);
+            if let Some(status) = matched.strip_prefix('[') {
+                let status = status.split(']').next().unwrap_or("").parse().unwrap();
+                return (out, status);
+            }
+            let answer = if before.contains("outside the sandbox, in this shell") {
+                outside
+            } else {
+                "y"
+            };
+            out.push_str(&matched);
+            self.pty.send_line(answer).unwrap();
+        }
+    }
+
     /// Type a line and return its output (questions answered `y`).
     fn line(&mut self, text: &str) -> String {
         self.run(text, &[]).0
@@ -1820,4 +1845,155 @@ fn bash_gate_survives_a_cleared_prompt_command() {
     );
     let out = sh.line("rm -rf ~");
     assert!(out.contains("not run"), "{out}");
+}
+
+/// A yes means it works: what no sandboxed line can be granted — a file in the home itself, a
+/// directory made there, a shell startup file, `.git/config` through git's own command — is
+/// offered to the person, in their own shell, as one run outside the sandbox (no by default);
+/// after the yes it is done, after Enter (the default) nothing is. Before, the line failed with
+/// "cannot be granted" and no way out.
+fn a_yes_to_what_no_line_can_be_granted_runs_it_outside_once(shell: &str) {
+    let f = Fixture::new();
+    let git = |args: &[&str]| {
+        let ok = support::isolate(&mut Command::new("git"), &f.user)
+            .args(args)
+            .current_dir(&f.ws)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["config", "user.name", "t"]);
+    let mut sh = f.interactive(shell);
+    let rc = if shell == "zsh" { ".zshrc" } else { ".bashrc" };
+    let lines = [
+        "echo note >> ~/notes.txt".to_owned(),
+        "install -d ~/proj".to_owned(),
+        format!("echo \"alias ll='ls -l'\" >> ~/{rc}"),
+        "git remote add origin /srv/nowhere.git".to_owned(),
+    ];
+    // Enter, the default, to the offer to run outside (a question before the run gets a yes):
+    // nothing is done.
+    for line in &lines {
+        let (out, status) = sh.run_answering_outside(line, "");
+        assert!(
+            out.contains("outside the sandbox, in this shell"),
+            "{line}: {out}"
+        );
+        assert_ne!(status, 0, "{line}: {out}");
+    }
+    assert!(!f.home.join("notes.txt").exists());
+    assert!(!f.home.join("proj").exists());
+    assert!(
+        !std::fs::read_to_string(f.home.join(rc))
+            .unwrap()
+            .contains("alias ll")
+    );
+    // A yes: each is done.
+    for line in &lines {
+        let (out, status) = sh.run_answering_outside(line, "y");
+        assert_eq!(status, 0, "{line}: {out}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(f.home.join("notes.txt")).unwrap(),
+        "note\n"
+    );
+    assert!(f.home.join("proj").is_dir());
+    assert!(
+        std::fs::read_to_string(f.home.join(rc))
+            .unwrap()
+            .contains("alias ll")
+    );
+    assert!(
+        std::fs::read_to_string(f.ws.join(".git/config"))
+            .unwrap()
+            .contains("nowhere.git")
+    );
+}
+
+#[test]
+fn bash_a_yes_to_what_no_line_can_be_granted_runs_it_outside_once() {
+    a_yes_to_what_no_line_can_be_granted_runs_it_outside_once("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_a_yes_to_what_no_line_can_be_granted_runs_it_outside_once() {
+    a_yes_to_what_no_line_can_be_granted_runs_it_outside_once("zsh");
+}
+
+/// A set-id program (found by its mode, not its name: `sudo`, `su`, `passwd`…) cannot work in
+/// the sandbox (`no_new_privs`). In the person's own shell it is asked about as one run outside
+/// the sandbox (Enter: nothing runs; yes: it runs, in the shell); anywhere else (`run`, an agent)
+/// it is refused with TERMINAL_REQUIRED, saying a person can run it. Before, it was allowed
+/// unasked and failed inside, unexplained. (The program here is a set-uid script, which the
+/// kernel runs without privileges: what is checked is where it runs.)
+fn a_set_id_program_is_asked_as_a_run_outside_the_sandbox(shell: &str) {
+    let f = Fixture::new();
+    let tool = f.bin.join("setidtool");
+    support::write_executable(
+        &tool,
+        format!(
+            "#!/bin/sh\ntouch {}\n",
+            f.home.join("ran-outside").display()
+        ),
+    );
+    std::fs::set_permissions(
+        &tool,
+        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o4755),
+    )
+    .unwrap();
+    let mut sh = f.interactive(shell);
+    let (out, status) = sh.run_answering_outside("setidtool", "");
+    assert!(out.contains("is set-id"), "{out}");
+    assert_ne!(status, 0, "{out}");
+    assert!(!f.home.join("ran-outside").exists());
+    let (out, status) = sh.run_answering_outside("setidtool", "y");
+    assert_eq!(status, 0, "{out}");
+    assert!(f.home.join("ran-outside").exists(), "{out}");
+    std::fs::remove_file(f.home.join("ran-outside")).unwrap();
+    let mut agent = f.command(SHELLGATE);
+    agent.args(["run", "--", "setidtool"]);
+    let out = run(agent);
+    assert_eq!(out.status.code(), Some(215), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is set-id"));
+    assert!(!f.home.join("ran-outside").exists());
+}
+
+#[test]
+fn bash_a_set_id_program_is_asked_as_a_run_outside_the_sandbox() {
+    a_set_id_program_is_asked_as_a_run_outside_the_sandbox("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_a_set_id_program_is_asked_as_a_run_outside_the_sandbox() {
+    a_set_id_program_is_asked_as_a_run_outside_the_sandbox("zsh");
+}
+
+/// A person who approves reading their own credential store in their own shell gets it: the
+/// sandbox hides stores from every line (a yes used to print nothing and exit 0), so the line
+/// runs once outside it. Enter (the default) shows nothing.
+fn a_person_approving_a_credential_read_gets_it(shell: &str) {
+    let f = Fixture::new();
+    std::fs::create_dir_all(f.home.join(".ssh")).unwrap();
+    std::fs::write(f.home.join(".ssh/id_ed25519"), "KEY-MATERIAL\n").unwrap();
+    let mut sh = f.interactive(shell);
+    let (out, _) = sh.run_answering_outside("cat ~/.ssh/id_ed25519", "");
+    assert!(out.contains("outside the sandbox, in this shell"), "{out}");
+    assert!(!out.contains("KEY-MATERIAL"), "{out}");
+    let (out, status) = sh.run_answering_outside("cat ~/.ssh/id_ed25519", "y");
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("KEY-MATERIAL"), "{out}");
+}
+
+#[test]
+fn bash_a_person_approving_a_credential_read_gets_it() {
+    a_person_approving_a_credential_read_gets_it("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_a_person_approving_a_credential_read_gets_it() {
+    a_person_approving_a_credential_read_gets_it("zsh");
 }
