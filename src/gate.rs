@@ -814,10 +814,9 @@ fn outside_once(
         ) {
             return Outcome::Refused(logged);
         }
-        return Outcome::Refused(Error::new(
-            e.code,
-            format!("{}; the line had failed: {}", e.reason, refusal.reason),
-        ));
+        // Declined (or nobody answered): what the person is left with is the sandbox's refusal
+        // of the line that ran, not a refusal to run it.
+        return Outcome::Refused(refusal);
     }
     match record(
         ctx,

@@ -303,11 +303,12 @@ fn plain(text: &str) -> String {
 fn allowed_line_runs_once(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
-    let (out, status) = sh.run(
+    // Declining (Enter) the offer to run it outside the sandbox, which a person's shell makes.
+    let (out, status) = sh.run_answering_outside(
         &format!("echo A$((40+2)); touch {}", f.marker("once").display()),
-        &[],
+        "",
     );
-    assert!(out.contains("A42"), "{out}");
+    assert_eq!(out.matches("A42").count(), 1, "{out}");
     // The line ran; the person is told it failed in the sandbox, not that it did not run.
     assert_eq!(status, 217, "{out}");
     assert!(
@@ -491,8 +492,8 @@ fn full_access_asks_then_skips_the_sandbox(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
     let marker = f.marker("full");
-    // Before: the sandbox stops the write.
-    sh.line(&format!("touch {}", marker.display()));
+    // Before: the sandbox stops the write (the offer to run it outside declined).
+    sh.run_answering_outside(&format!("touch {}", marker.display()), "");
     assert!(!marker.exists());
     // Selecting Full access: the tamper rule asks, then the typed confirmation.
     let (out, _) = sh.run("shellgate mode full", &["y", "full"]);
@@ -506,7 +507,7 @@ fn full_access_asks_then_skips_the_sandbox(shell: &str) {
     // A new shell starts in the safe mode again.
     let mut second = f.interactive(shell);
     let again = f.marker("again");
-    second.line(&format!("touch {}", again.display()));
+    second.run_answering_outside(&format!("touch {}", again.display()), "");
     assert!(!again.exists(), "a new session inherited Full access");
 }
 
@@ -551,7 +552,7 @@ fn time_boxed_full_access_ends_by_itself(shell: &str) {
     // Waiting for the end is the point of the test, not a limit on anything.
     std::thread::sleep(std::time::Duration::from_millis(3500));
     let after = f.marker("after");
-    let out = sh.line(&format!("touch {}", after.display()));
+    let (out, _) = sh.run_answering_outside(&format!("touch {}", after.display()), "");
     assert!(!after.exists(), "Full access outlived its time: {out}");
     assert!(
         !out.contains("FULL ACCESS"),
@@ -1838,7 +1839,7 @@ fn bash_gate_survives_a_cleared_prompt_command() {
     sh.line("PROMPT_COMMAND=");
     sh.line_answered("shellgate mode ask", "y");
     let marker = f.marker("after-clear");
-    sh.line(&format!("touch {}", marker.display()));
+    sh.run_answering_outside(&format!("touch {}", marker.display()), "");
     assert!(
         !marker.exists(),
         "a line ran unsandboxed after PROMPT_COMMAND was cleared"
