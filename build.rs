@@ -64,6 +64,7 @@ fn main() {
     let probes = [
         probe("has_zsh", "zsh (apt-get install zsh)", find("zsh")),
         probe("has_dash", "dash (apt-get install dash)", find("dash")),
+        probe("has_tmux", "tmux (apt-get install tmux)", find("tmux")),
         probe(
             "has_shellcheck",
             "shellcheck (apt-get install shellcheck)",

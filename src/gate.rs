@@ -242,6 +242,33 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
     )
 }
 
+/// Programs that look at or signal processes by their pid or name: in a person's own shell they
+/// act on the person's processes, which a line in its own PID namespace would not see.
+const PROCESS_TOOLS: [&str; 9] = [
+    "ps", "pgrep", "pidof", "pstree", "top", "htop", "kill", "pkill", "killall",
+];
+
+/// Terminal multiplexers, whose server holds the person's sessions.
+const MULTIPLEXERS: [&str; 4] = ["tmux", "screen", "zellij", "byobu"];
+
+/// What such a line may pipe into: programs that only filter text.
+const TEXT_FILTERS: [&str; 9] = [
+    "grep", "head", "tail", "wc", "sort", "uniq", "cut", "tr", "less",
+];
+
+/// A line of process tools (`ps aux | grep x`, `kill 1234`, `pkill -f server`): every command a
+/// process tool or a text filter, at least one a process tool, none reached through a wrapper.
+/// Such a line, typed in a person's own shell, sees and may signal the person's processes
+/// (`sandbox::Spec::host_processes`); everything else about its sandbox stays.
+fn acts_on_processes(commands: &[crate::parse::Command]) -> bool {
+    let tool = |c: &crate::parse::Command| PROCESS_TOOLS.contains(&c.program.as_str());
+    let filter = |c: &crate::parse::Command| TEXT_FILTERS.contains(&c.program.as_str());
+    commands.iter().any(tool)
+        && commands
+            .iter()
+            .all(|c| c.via.is_empty() && c.path.is_none() && (tool(c) || filter(c)))
+}
+
 /// What only works outside the sandbox, for a person. A line that runs a set-id program (`sudo`,
 /// `su`, `passwd`, `mount`…, found by the file's mode, not by a list of names) needs privileges
 /// that no sandbox gives (`no_new_privs`: it would only fail there, unexplained); a line a person
@@ -277,6 +304,26 @@ fn only_outside_works(mut decision: Decision, ctx: &Context, req: &LineRequest) 
         decision.reason.push_str(
             "; the sandbox hides credential stores from every line, so approved, this line runs \
              once outside the sandbox, in this shell as typed",
+        );
+        return decision;
+    }
+    // A terminal multiplexer serves the person's sessions from a server of theirs (its socket,
+    // their terminal): inside a line it could only start one that ends with the line.
+    if req.origin == Origin::Hook
+        && person_approves
+        && decision
+            .commands
+            .iter()
+            .any(|c| MULTIPLEXERS.contains(&c.program.as_str()))
+    {
+        decision.decision = Verdict::Ask;
+        decision.code = Code::NeedsApproval;
+        decision.grant = Grant::base(SandboxPolicy::FullAccess, true);
+        decision.reason = format!(
+            "a terminal multiplexer serves your sessions from a server of yours, which a line in \
+             the sandbox cannot reach; approved, this line runs once outside the sandbox, in this \
+             shell as typed ({})",
+            decision.reason
         );
         return decision;
     }
@@ -913,7 +960,8 @@ fn spawn_and_wait(
             denials: Vec::new(),
         });
     }
-    let spec = crate::sandbox::grant_spec(grant, &ctx.cwd, req.workspace, &ctx.config.sandbox)?;
+    let mut spec = crate::sandbox::grant_spec(grant, &ctx.cwd, req.workspace, &ctx.config.sandbox)?;
+    spec.host_processes = req.origin == Origin::Hook && acts_on_processes(&decision.commands);
     let mut passed = side
         .passed
         .iter()

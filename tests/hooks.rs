@@ -1998,3 +1998,93 @@ fn bash_a_person_approving_a_credential_read_gets_it() {
 fn zsh_a_person_approving_a_credential_read_gets_it() {
     a_person_approving_a_credential_read_gets_it("zsh");
 }
+
+/// A person's own processes are within reach of their own lines of process tools: `ps` shows a
+/// process of theirs started outside, `kill` ends it. An agent's line (`run`) sees neither: its PID
+/// namespace holds only its own processes. Before, the person's `ps` showed two processes and
+/// `kill PID` said "No such process".
+fn the_persons_own_processes_are_in_reach(shell: &str) {
+    let f = Fixture::new();
+    let mut outside = support::isolate(&mut Command::new("/bin/sleep"), &f.user)
+        .arg("300")
+        .spawn()
+        .unwrap();
+    let pid = outside.id();
+    let mut agent = f.command(SHELLGATE);
+    agent.args(["run", "--", "ps -e -o pid="]);
+    let out = run(agent);
+    assert!(
+        !String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .any(|p| p == pid.to_string()),
+        "an agent's line saw the process"
+    );
+    let mut agent = f.command(SHELLGATE);
+    agent.args(["run", "--", &format!("kill {pid}")]);
+    run(agent);
+    assert!(
+        outside.try_wait().unwrap().is_none(),
+        "an agent's line killed it"
+    );
+    let mut sh = f.interactive(shell);
+    let out = sh.line("ps -e -o pid= | grep -c .");
+    let seen: u32 = out
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .next()
+        .unwrap_or(0);
+    assert!(seen > 3, "ps saw {seen} processes: {out}");
+    let out = sh.line(&format!("ps -p {pid} -o comm="));
+    assert!(out.contains("sleep"), "{out}");
+    let (out, status) = sh.run(&format!("kill {pid}"), &[]);
+    assert_eq!(status, 0, "{out}");
+    let status = outside.wait().unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(libc::SIGTERM)
+    );
+}
+
+#[test]
+fn bash_the_persons_own_processes_are_in_reach() {
+    the_persons_own_processes_are_in_reach("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_the_persons_own_processes_are_in_reach() {
+    the_persons_own_processes_are_in_reach("zsh");
+}
+
+/// A terminal multiplexer serves the person's sessions from a server of theirs: in their own
+/// shell it is asked about as one run outside the sandbox, and after the yes the session it made
+/// is there outside (before, the server started inside the line and ended with it).
+#[test]
+#[cfg_attr(not(has_tmux), ignore = "tmux is not installed (apt-get install tmux)")]
+fn bash_tmux_is_asked_as_a_run_outside_the_sandbox() {
+    let f = Fixture::new();
+    let socket = f.outside.join("tmux.sock");
+    let mut sh = f.interactive("bash");
+    let line = format!(
+        "tmux -S {} new-session -d -s sg 'sleep 60'",
+        socket.display()
+    );
+    let (out, status) = sh.run_answering_outside(&line, "y");
+    assert!(out.contains("terminal multiplexer"), "{out}");
+    assert_eq!(status, 0, "{out}");
+    let listed = support::isolate(&mut Command::new("tmux"), &f.user)
+        .arg("-S")
+        .arg(&socket)
+        .arg("ls")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("sg:"),
+        "no session outside: {out}"
+    );
+    let _ = support::isolate(&mut Command::new("tmux"), &f.user)
+        .arg("-S")
+        .arg(&socket)
+        .arg("kill-server")
+        .status();
+}

@@ -48,6 +48,9 @@ pub struct Grants<'a> {
     pub network: bool,
     /// Without the network: TCP connections to these ports only.
     pub tcp_ports: Vec<u16>,
+    /// Signals to processes outside the domain are allowed (the person's own processes, see
+    /// [`crate::sandbox::Spec::host_processes`]); abstract sockets stay scoped.
+    pub signals: bool,
 }
 
 /// A ruleset ready to be enforced in the sandbox's program process, which calls
@@ -95,7 +98,11 @@ fn build(abi: &DetectedAbi, grants: &Grants) -> Result<RulesetCreated> {
     }
     if abi.has(Feature::Scope) {
         ruleset = ruleset
-            .scope(Scope::from_all(version))
+            .scope(if grants.signals {
+                Scope::from_all(version) & !Scope::Signal
+            } else {
+                Scope::from_all(version)
+            })
             .map_err(landlock_error)?;
     }
     let mut created = ruleset.create().map_err(landlock_error)?;

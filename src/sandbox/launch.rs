@@ -244,6 +244,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         terminals: terminals.iter().map(|(path, _)| path.clone()).collect(),
         network: spec.network,
         tcp_ports: spec.tcp_ports.clone(),
+        signals: spec.host_processes,
     };
     let ruleset = landlock::prepare(&abi, &grants)?;
     let sockets = seccomp::Sockets {
@@ -346,7 +347,8 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         setup: pipes.setup_write.as_raw_fd(),
         status: pipes.status_write.as_raw_fd(),
         lifeline: pipes.lifeline_read.as_raw_fd(),
-        pid_namespace: matches!(namespaces, Namespaces::Own | Namespaces::OwnWithUser),
+        pid_namespace: matches!(namespaces, Namespaces::Own | Namespaces::OwnWithUser)
+            && !spec.host_processes,
         await_group: command.process_group.is_some(),
         program_stack: sys::Stack::new(child::PROGRAM_STACK).map_err(no_stack)?,
         rlimits: [
@@ -355,6 +357,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
             (RLIMIT_FSIZE, spec.limits.file_size),
         ],
         pid_max: (matches!(namespaces, Namespaces::Own | Namespaces::OwnWithUser)
+            && !spec.host_processes
             && sys::per_namespace_pid_max())
         .then(|| pid_max_text(spec.limits.processes)),
     };
@@ -370,7 +373,11 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     let stack = sys::Stack::new(child::INIT_STACK).map_err(no_stack)?;
     // CLONE_VM: the init shares this memory instead of a copy of it (no page table is copied,
     // nothing is copied on write afterwards); it reads only the plan, on a stack of its own.
-    let flags = clone_flags(namespaces) | libc::CLONE_VM as libc::c_ulong;
+    let mut flags = clone_flags(namespaces) | libc::CLONE_VM as libc::c_ulong;
+    if spec.host_processes {
+        // The person's own processes: the host's PID namespace (see `Spec::host_processes`).
+        flags &= !(libc::CLONE_NEWPID as libc::c_ulong);
+    }
     let arg = &*plan as *const ChildPlan as *mut libc::c_void;
     // The init starts with every signal blocked and keeps them so: a handler this process
     // installed (`wrap`'s, say) must never run in it, on this memory. SIGKILL still ends it.
@@ -869,11 +876,15 @@ fn mount_steps(
         "mount a private /dev (its devices, the line's terminal, its own devpts and /dev/shm)"
             .to_owned(),
     ));
-    let proc = open_target(Path::new("/proc")).map_err(|e| unopenable(Path::new("/proc"), &e))?;
-    steps.push((
-        Step::Proc { target: proc },
-        "mount /proc for the line's PID namespace".to_owned(),
-    ));
+    // With the host's processes the line keeps the host's /proc (read-only, like every mount).
+    if !spec.host_processes {
+        let proc =
+            open_target(Path::new("/proc")).map_err(|e| unopenable(Path::new("/proc"), &e))?;
+        steps.push((
+            Step::Proc { target: proc },
+            "mount /proc for the line's PID namespace".to_owned(),
+        ));
+    }
     if spec.policy == Policy::WorkspaceWrite {
         for pin in &plan.pins {
             let target = open_target(pin).map_err(|e| unopenable(pin, &e))?;

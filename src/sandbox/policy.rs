@@ -206,6 +206,11 @@ pub struct Spec {
     pub dropped: BTreeSet<Protection>,
     /// What one line may take of the machine.
     pub limits: Limits,
+    /// The person's own processes: the line sees the host's processes (no PID namespace of its
+    /// own, the host's `/proc`) and may signal them (no Landlock signal scoping). Only for a line
+    /// of process tools typed in a person's own shell (`ps`, `kill`…, see `gate`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub host_processes: bool,
 }
 
 /// What one line may take of the machine, so that no line can take it down: its live processes
@@ -310,6 +315,7 @@ impl Spec {
             hidden: Vec::new(),
             dropped: BTreeSet::new(),
             limits: Limits::default(),
+            host_processes: false,
         })
     }
 
