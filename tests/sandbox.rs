@@ -2666,6 +2666,21 @@ fn credential_stores_are_unreadable() {
                 .map(|l| format!("printed {l:?}"))
         },
     ));
+    // A hidden key is an empty file only its owner may read (0400): ssh skips it without its
+    // "UNPROTECTED PRIVATE KEY FILE" refusal (an empty 0444 view made ssh stop there).
+    for who in identities() {
+        let s = Scene::new(who);
+        s.write(&s.home.join(".ssh/id_ed25519"), "SECRET key\n");
+        let out = s
+            .sandbox()
+            .sh("stat -c %a ~/.ssh/id_ed25519; wc -c < ~/.ssh/id_ed25519")
+            .ok();
+        assert_eq!(
+            out.split_whitespace().collect::<Vec<_>>(),
+            ["400", "0"],
+            "as {who:?}"
+        );
+    }
     // What is not secret stays readable.
     let s = me();
     s.write(&s.home.join(".ssh/id_rsa.pub"), "public key\n");

@@ -457,7 +457,7 @@ fn apply(step: &Step, slots: &mut [RawFd; MAX_SLOTS]) -> Result<(), (How, Errno)
         Step::EmptySource { slot } => {
             let attrs = (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) as u32;
             let fs = op(raw::new_fs(c"tmpfs", &[(c"mode", c"0555")], attrs))?;
-            let made = op(raw::create_empty_file(fs, EMPTY_FILE, 0o444))
+            let made = op(raw::create_empty_file(fs, EMPTY_FILE, 0o400))
                 .and_then(|()| op(raw::mkdirat(fs, EMPTY_DIR, 0o555)))
                 .and_then(|()| {
                     op(raw::mount_setattr(
