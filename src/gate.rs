@@ -248,6 +248,9 @@ const PROCESS_TOOLS: [&str; 9] = [
     "ps", "pgrep", "pidof", "pstree", "top", "htop", "kill", "pkill", "killall",
 ];
 
+/// ssh's programs, which use the person's keys and agent.
+const SSH_TOOLS: [&str; 5] = ["ssh", "scp", "sftp", "ssh-add", "ssh-copy-id"];
+
 /// Terminal multiplexers, whose server holds the person's sessions.
 const MULTIPLEXERS: [&str; 4] = ["tmux", "screen", "zellij", "byobu"];
 
@@ -304,6 +307,27 @@ fn only_outside_works(mut decision: Decision, ctx: &Context, req: &LineRequest) 
         decision.reason.push_str(
             "; the sandbox hides credential stores from every line, so approved, this line runs \
              once outside the sandbox, in this shell as typed",
+        );
+        return decision;
+    }
+    // ssh and git's remotes use the person's keys, agent (`SSH_AUTH_SOCK`), known hosts and
+    // credential helpers, which no sandbox gives a line (the keys and credentials are hidden, and
+    // a line has no unix socket).
+    if req.origin == Origin::Hook
+        && person_approves
+        && decision.commands.iter().any(|c| {
+            SSH_TOOLS.contains(&c.program.as_str())
+                || (c.program == "git" && !decision.grant.network.is_off())
+        })
+    {
+        decision.decision = Verdict::Ask;
+        decision.code = Code::NeedsApproval;
+        decision.grant = Grant::base(SandboxPolicy::FullAccess, true);
+        decision.reason = format!(
+            "ssh and git's remotes use your keys, ssh agent, known hosts and credential helpers, \
+             which no sandbox gives a line; approved, this line runs once outside the sandbox, in \
+             this shell as typed ({})",
+            decision.reason
         );
         return decision;
     }

@@ -2088,3 +2088,52 @@ fn bash_tmux_is_asked_as_a_run_outside_the_sandbox() {
         .arg("kill-server")
         .status();
 }
+
+/// ssh uses the person's agent (`SSH_AUTH_SOCK`), keys and known hosts, which no sandbox gives a
+/// line: in their own shell an ssh program is asked about as one run outside the sandbox, and
+/// after the yes it reaches the agent (here a listener standing in for it); an agent's `run` does
+/// not reach it (a line has no unix socket). Before, ssh ran in the sandbox and found no agent.
+fn ssh_reaches_the_persons_agent_after_a_yes(shell: &str) {
+    use std::os::unix::net::UnixListener;
+    let f = Fixture::new();
+    let socket = f.outside.join("agent.sock");
+    let agent = UnixListener::bind(&socket).unwrap();
+    // The stand-in agent takes each connection and hangs up at once (ssh-add then says it could
+    // not list identities), counting them.
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = count.clone();
+    std::thread::spawn(move || {
+        for stream in agent.incoming() {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            drop(stream);
+        }
+    });
+    let connections = || count.load(std::sync::atomic::Ordering::SeqCst);
+    let mut run_line = f.command(SHELLGATE);
+    run_line
+        .env("SSH_AUTH_SOCK", &socket)
+        .args(["run", "--", "ssh-add -l"]);
+    run(run_line);
+    assert_eq!(connections(), 0, "an agent's line reached the ssh agent");
+    let mut command = f.command(shell);
+    command.env("SSH_AUTH_SOCK", &socket);
+    let mut sh = f.spawn(command, shell);
+    let (out, _) = sh.run_answering_outside("ssh-add -l", "y");
+    assert!(out.contains("ssh agent"), "{out}");
+    assert_eq!(
+        connections(),
+        1,
+        "the person's ssh did not reach their agent: {out}"
+    );
+}
+
+#[test]
+fn bash_ssh_reaches_the_persons_agent_after_a_yes() {
+    ssh_reaches_the_persons_agent_after_a_yes("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_ssh_reaches_the_persons_agent_after_a_yes() {
+    ssh_reaches_the_persons_agent_after_a_yes("zsh");
+}
