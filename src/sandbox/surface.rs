@@ -261,10 +261,7 @@ impl Scan<'_> {
     /// A config file as an item, and every file it includes (transitively); returns its last
     /// `core.hooksPath`, if any.
     fn config(&mut self, file: &Path, depth: usize) -> Option<PathBuf> {
-        self.item(file);
-        let Ok(text) = read_limited(file) else {
-            return None;
-        };
+        let text = self.item_read(file)?;
         let text = String::from_utf8_lossy(&text);
         let base = file.parent().unwrap_or(Path::new("/")).to_path_buf();
         let mut hooks = None;
@@ -319,19 +316,30 @@ impl Scan<'_> {
 
     /// One item: what `path` is now. A symlink's target is an item too (git follows it).
     fn item(&mut self, path: &Path) {
-        if self.surface.items.contains_key(path) {
-            return;
+        if !self.surface.items.contains_key(path) {
+            self.item_read(path);
         }
-        let print = print(path);
+    }
+
+    /// [`Scan::item`], returning the content of the file git reads at `path` (following a final
+    /// symlink, as git does), read once for both.
+    fn item_read(&mut self, path: &Path) -> Option<Vec<u8>> {
+        if let Some(seen) = self.surface.items.get(path) {
+            return match seen {
+                Print::File { .. } | Print::Symlink(_) => read_limited(path).ok(),
+                _ => None,
+            };
+        }
+        let (print, content) = print(path);
         let target = match &print {
             Print::Symlink(target) => path.parent().map(|p| p.join(target)),
             _ => None,
         };
         self.surface.items.insert(path.to_path_buf(), print);
-        if let Some(target) = target
-            && self.surface.items.len() < 100_000
-        {
-            self.item(&target);
+        match target {
+            Some(target) if self.surface.items.len() < 100_000 => self.item_read(&target),
+            Some(_) => None,
+            None => content,
         }
     }
 }
@@ -345,28 +353,32 @@ pub(super) fn is_plain_relative(path: &Path) -> bool {
     }) && path.components().next().is_some()
 }
 
-/// What `path` is, read without following a final symlink.
-fn print(path: &Path) -> Print {
+/// What `path` is, read without following a final symlink, and a regular file's content.
+fn print(path: &Path) -> (Print, Option<Vec<u8>>) {
+    let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::EIO);
     let meta = match std::fs::symlink_metadata(path) {
         Ok(meta) => meta,
-        Err(e) if sys::is_missing(&e) => return Print::Missing,
-        Err(e) => return Print::Unreadable(e.raw_os_error().unwrap_or(libc::EIO)),
+        Err(e) if sys::is_missing(&e) => return (Print::Missing, None),
+        Err(e) => return (Print::Unreadable(errno(e)), None),
     };
     let kind = meta.mode() & libc::S_IFMT;
     match kind {
-        libc::S_IFDIR => Print::Dir,
+        libc::S_IFDIR => (Print::Dir, None),
         libc::S_IFLNK => match std::fs::read_link(path) {
-            Ok(target) => Print::Symlink(target),
-            Err(e) => Print::Unreadable(e.raw_os_error().unwrap_or(libc::EIO)),
+            Ok(target) => (Print::Symlink(target), None),
+            Err(e) => (Print::Unreadable(errno(e)), None),
         },
         libc::S_IFREG => match read_limited(path) {
-            Ok(bytes) => Print::File {
-                mode: meta.permissions().mode() & 0o7777,
-                digest: Sha256::digest(&bytes).into(),
-            },
-            Err(e) => Print::Unreadable(e.raw_os_error().unwrap_or(libc::EIO)),
+            Ok(bytes) => (
+                Print::File {
+                    mode: meta.permissions().mode() & 0o7777,
+                    digest: Sha256::digest(&bytes).into(),
+                },
+                Some(bytes),
+            ),
+            Err(e) => (Print::Unreadable(errno(e)), None),
         },
-        other => Print::Other(other),
+        other => (Print::Other(other), None),
     }
 }
 
@@ -599,6 +611,35 @@ mod tests {
             .unwrap();
         assert!(hook.quarantined.is_some());
         assert!(!ws.join(".git/hooks/pre-commit").exists());
+    }
+
+    /// An include through a symlink: the link is an item, and so is the file it points to,
+    /// whose change counts (git reads through the link).
+    #[test]
+    fn an_include_through_a_symlink_is_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        fs::create_dir_all(&ws).unwrap();
+        git(&ws, &["init", "-q"]);
+        fs::write(ws.join("real.inc"), "").unwrap();
+        std::os::unix::fs::symlink("real.inc", ws.join("link.inc")).unwrap();
+        git(&ws, &["config", "include.path", "../link.inc"]);
+        // Relative to the directory of the path git opened (the link's): the worktree.
+        fs::write(ws.join("real.inc"), "[include]\n\tpath = deeper.inc\n").unwrap();
+        let reach = reach(&ws, dir.path());
+        let before = Surface::scan(&reach);
+        assert!(
+            before.items.contains_key(&ws.join(".git/../real.inc")),
+            "{before:#?}"
+        );
+        // The file the link's target includes is followed too.
+        assert!(
+            before.items.contains_key(&ws.join(".git/../deeper.inc")),
+            "{before:#?}"
+        );
+        fs::write(ws.join("deeper.inc"), "[core]\n\tfsmonitor = x\n").unwrap();
+        let changes = before.changes(&Surface::scan(&reach));
+        assert_eq!(changes, [(ws.join(".git/../deeper.inc"), Change::Appeared)]);
     }
 
     #[test]
