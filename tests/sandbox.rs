@@ -2166,6 +2166,14 @@ fn fsmonitor(s: &Scene) -> String {
     format!("touch {}; false", s.victim.display())
 }
 
+/// A line that writes a config file setting [`fsmonitor`] at `file`.
+fn write_fsmonitor_config(s: &Scene, file: &str) -> String {
+    format!(
+        "printf '[core]\\n\\tfsmonitor = \"{}\"\\n' > {file}",
+        fsmonitor(s)
+    )
+}
+
 #[test]
 fn planted_commondir_runs_nothing_in_git_outside() {
     conformance(Attack::new(
@@ -2196,12 +2204,7 @@ fn planted_config_worktree_runs_nothing_in_git_outside() {
             s.git_repo();
             s.git_in(&s.ws, &["config", "extensions.worktreeConfig", "true"]);
         },
-        &|s, mut run| {
-            run.sh(&format!(
-                "printf '[core]\\n\\tfsmonitor = \"{}\"\\n' > .git/config.worktree",
-                fsmonitor(s)
-            ))
-        },
+        &|s, mut run| run.sh(&write_fsmonitor_config(s, ".git/config.worktree")),
         &|s, _| git_status_ran_code(s),
     ));
 }
@@ -2365,12 +2368,7 @@ fn an_included_config_file_in_the_worktree_runs_nothing_in_git_outside() {
             s.git_repo();
             s.git_in(&s.ws, &["config", "include.path", "../.gitconfig-local"]);
         },
-        &|s, mut run| {
-            run.sh(&format!(
-                "printf '[core]\\n\\tfsmonitor = \"{}\"\\n' > .gitconfig-local",
-                fsmonitor(s)
-            ))
-        },
+        &|s, mut run| run.sh(&write_fsmonitor_config(s, ".gitconfig-local")),
         &|s, _| git_status_ran_code(s),
     ));
 }
