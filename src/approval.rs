@@ -242,6 +242,12 @@ pub fn render_question(question: &Question) -> String {
             ));
         }
     }
+    if !question.grant.env.is_empty() {
+        grant.push_str(&format!(
+            "  passes:  {} (credentials: withheld from lines unless you say yes)\n",
+            visible(&question.grant.env.join(", "))
+        ));
+    }
     format!(
         "shellgate: a person's approval is needed\n  line:    {}\n  cwd:     {}\n  sandbox: {}\n{grant}  \
          why:     {}\n{prompt} ({} s) ",

@@ -38,6 +38,9 @@ pub struct SandboxSettings {
     pub hide: Vec<PathBuf>,
     /// Built-in credential stores to leave visible (user file only).
     pub unhide: Vec<PathBuf>,
+    /// Credential variables every line gets although they look like credentials (user file
+    /// only; see `policy::environment`).
+    pub pass_env: Vec<String>,
     /// A project file narrowed the sandbox to this policy.
     pub project_policy: Option<SandboxPolicy>,
     /// A project file turned the network off.
@@ -393,6 +396,8 @@ struct UserSandbox {
     #[serde(default)]
     unhide: Vec<String>,
     #[serde(default)]
+    pass_env: Vec<Spanned<String>>,
+    #[serde(default)]
     limits: Option<UserLimits>,
 }
 
@@ -700,6 +705,19 @@ fn apply_user(config: &mut Config, text: &str, path: &Path) -> Result<(), Error>
                 config.provenance.push(row(key, &dir, &source));
                 into.push(expand_home(&dir));
             }
+        }
+        for name in sandbox.pass_env {
+            if !crate::policy::environment::is_variable_name(name.get_ref()) {
+                return Err(invalid(
+                    path,
+                    Some((text, name.span())),
+                    "`sandbox.pass_env` names variables, and this is not a variable name",
+                ));
+            }
+            config
+                .provenance
+                .push(row("sandbox.pass_env", name.get_ref(), &source));
+            config.sandbox.pass_env.push(name.into_inner());
         }
         if let Some(limits) = sandbox.limits {
             apply_limits(config, limits, text, path, &source)?;
@@ -1039,6 +1057,19 @@ mod tests {
             err.reason
         );
         assert!(err.reason.contains(words), "{words} not in: {}", err.reason);
+    }
+
+    #[test]
+    fn pass_env_names_variables_in_the_user_file_only() {
+        let config = user("[sandbox]\npass_env = [\"GH_TOKEN\", \"NPM_TOKEN\"]\n").unwrap();
+        assert_eq!(config.sandbox.pass_env, ["GH_TOKEN", "NPM_TOKEN"]);
+        assert_error_at(
+            user("[sandbox]\npass_env = [\"GH TOKEN\"]\n"),
+            ":2:13",
+            "not a variable name",
+        );
+        // A project file, which the agent can write, cannot pass anything.
+        assert!(project("[sandbox]\npass_env = [\"GH_TOKEN\"]\n").is_err());
     }
 
     #[test]

@@ -414,7 +414,7 @@ fn run_decided(
     line: &str,
 ) -> Outcome {
     let (decider, grant) = match authorize(ctx, req, decision, line, request) {
-        Ok(allowed) => allowed,
+        Ok((decider, grant)) => (decider, grant.allowed_by(decider == Decider::Person)),
         Err(e) => {
             let logged = record(
                 ctx,
@@ -434,7 +434,11 @@ fn run_decided(
                 &ctx.resolved,
                 req.shell,
                 side.shadowed,
-            ));
+            ))
+        // The person's own shell withholds nothing: a line that reads the environment's
+        // credentials runs there only when a person said yes to running it outside the sandbox
+        // (under confirmed Full access too, it runs outside the shell, without them).
+        && ((unsandboxed && decider == Decider::Person) || !reads_credentials(ctx, req, decision));
     let why = match (in_shell, unsandboxed) {
         (true, true) => "allowed outside the sandbox; it runs in the shell as typed".to_owned(),
         (true, false) => {
@@ -453,6 +457,54 @@ fn run_decided(
         return Outcome::RunInShell;
     }
     execute(ctx, req, side, decision, &grant, request, line)
+}
+
+/// Whether the line prints the environment or reads a variable withheld from lines (expands it,
+/// or names it to a command: `printenv GH_TOKEN`, `declare -p GH_TOKEN`): it must not run in the
+/// person's own shell, where nothing is withheld (`export -p`, `declare -p`, and under Full access
+/// every line, would otherwise run there). Setting or unsetting one (`export GH_TOKEN=…`, `unset
+/// GH_TOKEN`) still runs there.
+fn reads_credentials(ctx: &Context, req: &LineRequest, decision: &Decision) -> bool {
+    use policy::environment::{credentials_named, expands_any, prints_environment};
+    let withheld =
+        policy::environment::withhold(caller_env(req), &ctx.config.sandbox.pass_env).withheld;
+    decision.commands.iter().any(|c| {
+        let sets =
+            c.program == "unset" || (c.program == "export" && !c.argv.iter().any(|a| a == "-p"));
+        prints_environment(c).is_some()
+            || !credentials_named(c).is_empty()
+            || c.argv
+                .iter()
+                .any(|a| expands_any(a, &withheld) || (!sets && withheld.contains(a)))
+    })
+}
+
+/// The environment of the line's caller, as it came: the broker's caller's, or this process's.
+fn caller_env(req: &LineRequest) -> Vec<(OsString, OsString)> {
+    match req.env {
+        Some(env) => env.to_vec(),
+        None => std::env::vars_os().collect(),
+    }
+}
+
+/// The environment the line runs with, for every door and every sandbox (Full access too) — the
+/// one place it is built: the caller's, with the credentials withheld
+/// ([`policy::environment::withhold`]) except those the configuration passes (`[sandbox]
+/// pass_env`) and those the line's grant passes (a person's yes: [`Grant::allowed_by`]), and
+/// shellgate's mark of a judged line set to this request.
+fn line_environment(
+    ctx: &Context,
+    req: &LineRequest,
+    grant: &Grant,
+    request: &RequestId,
+) -> policy::environment::LineEnv {
+    let mut env = caller_env(req);
+    env.retain(|(key, _)| key != ACTIVE_ENV);
+    let mut passed = ctx.config.sandbox.pass_env.clone();
+    passed.extend(grant.env.iter().cloned());
+    let mut line = policy::environment::withhold(env, &passed);
+    line.vars.push((ACTIVE_ENV.into(), request.as_str().into()));
+    line
 }
 
 fn record(ctx: &Context, request: &RequestId, body: EventBody) -> Result<()> {
@@ -805,7 +857,7 @@ fn escalate(
         }
     };
     let (decider, granted) = match approved {
-        Ok(allowed) => allowed,
+        Ok((decider, granted)) => (decider, granted.allowed_by(decider == Decider::Person)),
         Err(e) => {
             // The refusal goes on record like every other decision; a log that cannot take it
             // is the failure the agent is told about (the line had failed already).
@@ -946,18 +998,17 @@ fn spawn_and_wait(
             format!("no {} is installed to run the line", req.shell.as_str()),
         )
     })?;
-    let mut env: Vec<(OsString, OsString)> = match req.env {
-        Some(env) => env.to_vec(),
-        None => std::env::vars_os().collect(),
-    };
-    env.retain(|(key, _)| key != ACTIVE_ENV);
-    env.push((ACTIVE_ENV.into(), request.as_str().into()));
+    let policy::environment::LineEnv {
+        vars: env,
+        withheld,
+    } = line_environment(ctx, req, grant, request);
     let args = shell_args(req, line);
     let started = EventBody::ExecStarted(ExecStarted {
         sandbox: grant.sandbox,
         grant: Some(grant.clone()),
         shell: req.shell.as_str().to_owned(),
         pid: None,
+        withheld,
     });
     if grant.sandbox == SandboxPolicy::FullAccess {
         let mut command = Command::new(&shell);

@@ -96,7 +96,7 @@ impl Fixture {
         // For agent shells started with BASH_ENV.
         std::fs::write(home.join("hook.bash"), init("bash")).unwrap();
         std::fs::write(home.join("hook.zsh"), init("zsh")).unwrap();
-        let common = "alias gs='echo GS-$((40+2))'\nSECRET_VAR=s3cr3t\n";
+        let common = "alias gs='echo GS-$((40+2))'\nPLAIN_VAR=pl41n\nSECRET_VAR=s3cr3t\n";
         std::fs::write(
             home.join(".bashrc"),
             format!(
@@ -635,8 +635,11 @@ fn startup_aliases_functions_and_variables_reach_lines(shell: &str) {
     );
     let out = sh.line("greet you");
     assert!(out.contains("hello-42 you"), "the function: {out}");
-    let out = sh.line("printf '%s\\n' \"V=$SECRET_VAR\"");
-    assert!(out.contains("V=s3cr3t"), "the unexported variable: {out}");
+    let out = sh.line("printf '%s\\n' \"V=$PLAIN_VAR\"");
+    assert!(out.contains("V=pl41n"), "the unexported variable: {out}");
+    // A credential's variable is withheld from lines (policy::environment), exported or not.
+    let out = sh.line("printf '%s\\n' \"S=$SECRET_VAR.\"");
+    assert!(out.contains("S=."), "a credential reached the line: {out}");
 }
 
 #[test]

@@ -63,12 +63,17 @@ pub fn describe_body(body: &EventBody) -> String {
             e.reason
         ),
         EventBody::ExecStarted(e) => format!(
-            "{} in sandbox {}{}",
+            "{} in sandbox {}{}{}",
             e.shell,
             e.grant
                 .as_ref()
                 .map_or_else(|| e.sandbox.as_str().to_owned(), ToString::to_string),
-            e.pid.map_or(String::new(), |pid| format!(", pid {pid}"))
+            e.pid.map_or(String::new(), |pid| format!(", pid {pid}")),
+            if e.withheld.is_empty() {
+                String::new()
+            } else {
+                format!("; withheld {}", e.withheld.join(", "))
+            }
         ),
         EventBody::ExecFinished(e) => {
             let status = match (e.exit_code, e.signal) {

@@ -154,7 +154,12 @@ impl EventBody {
                 }
             }
             EventBody::ApprovalDecided(e) => scrub(&mut e.reason, MAX_TEXT_CHARS),
-            EventBody::ExecStarted(e) => scrub(&mut e.shell, MAX_TEXT_CHARS),
+            EventBody::ExecStarted(e) => {
+                scrub(&mut e.shell, MAX_TEXT_CHARS);
+                for name in &mut e.withheld {
+                    scrub(name, MAX_TEXT_CHARS);
+                }
+            }
             EventBody::ExecFinished(_) | EventBody::AutoReviewState(_) => {}
             EventBody::HarnessStep(e) => {
                 scrub(&mut e.agent, MAX_TEXT_CHARS);
@@ -348,6 +353,9 @@ pub struct ExecStarted {
     pub shell: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// The names of the credential variables withheld from the line (never their values).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withheld: Vec<String>,
 }
 
 /// `exec/finished`: how the line ended.

@@ -723,6 +723,7 @@ mod tests {
                 grant: None,
                 shell: "bash".into(),
                 pid: Some(42),
+                withheld: Vec::new(),
             }),
             EventBody::ExecFinished(ExecFinished {
                 exit_code: Some(0),

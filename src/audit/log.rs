@@ -602,6 +602,7 @@ mod tests {
             grant: None,
             shell: "bash".into(),
             pid: None,
+            withheld: Vec::new(),
         });
         session.append(Some(&first), asked("ls a")).unwrap();
         session.append(Some(&second), asked("ls b")).unwrap();

@@ -70,6 +70,10 @@ struct WorkspaceReport {
     guarded: Vec<PathBuf>,
     /// Credential stores hidden behind an empty read-only view.
     hidden: Vec<PathBuf>,
+    /// This environment's variables that lines do not get (names only): credentials.
+    withheld_env: Vec<String>,
+    /// The variables `[sandbox] pass_env` gives every line although they look like credentials.
+    passed_env: Vec<String>,
     /// Why the launcher would refuse to run here.
     error: Option<String>,
 }
@@ -193,12 +197,18 @@ fn workspace_report() -> WorkspaceReport {
     let cwd = crate::session::working_dir(None);
     let config = crate::config::load_for(&cwd).ok();
     let settings = config.map(|c| c.sandbox).unwrap_or_default();
+    let withheld_env =
+        crate::policy::environment::withhold(std::env::vars_os().collect(), &settings.pass_env)
+            .withheld;
+    let passed_env = settings.pass_env.clone();
     let spec = sandbox::line_spec(SandboxPolicy::WorkspaceWrite, &cwd, None, &settings, false);
     let spec = match spec {
         Ok(spec) => spec,
         Err(error) => {
             return WorkspaceReport {
                 error: Some(error.to_string()),
+                withheld_env,
+                passed_env,
                 ..WorkspaceReport::default()
             };
         }
@@ -215,6 +225,8 @@ fn workspace_report() -> WorkspaceReport {
         read_only: plan.read_only,
         guarded: plan.guarded,
         hidden: plan.hidden,
+        withheld_env,
+        passed_env,
         read_only_trees: plan
             .layers
             .iter()
@@ -377,6 +389,15 @@ fn render(report: &Report) -> String {
 }
 
 fn render_workspace(w: &WorkspaceReport, line: &mut impl FnMut(&str, String)) {
+    let names = |list: &[String]| {
+        if list.is_empty() {
+            "none".to_owned()
+        } else {
+            list.join(", ")
+        }
+    };
+    line("withheld variables", names(&w.withheld_env));
+    line("passed variables", names(&w.passed_env));
     if let Some(error) = &w.error {
         line("workspace", format!("cannot sandbox here: {error}"));
         return;

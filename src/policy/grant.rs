@@ -1,7 +1,8 @@
 //! Grants: what the sandbox gives a line that is allowed to run.
 //!
 //! Every allow carries one: the sandbox policy (read-only, workspace-write, or none for confirmed
-//! Full access), the network (off, TCP to some ports, or on) and extra writable directories. The
+//! Full access), the network (off, TCP to some ports, or on), extra writable directories, and the
+//! credential variables passed to the line (withheld otherwise: [`super::environment`]). The
 //! mode gives the base ([`Grant::base`]); what a line's commands need ([`Needs`], from the
 //! built-in table in [`super::needs`] and the user's rules) widens it into the grant that is asked
 //! for; whoever approves may narrow it ([`Grant::narrowed_to`]), never widen it. The sandbox
@@ -113,20 +114,47 @@ pub struct Needs {
     /// Directories it writes besides the workspace (`~/` is the home).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub writable: Vec<String>,
+    /// Credential variables it needs passed (`GH_TOKEN`): only ever on a person's yes.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "variable_names"
+    )]
+    pub env: Vec<String>,
+}
+
+/// A list of variable names, each refused unless it is one (`[A-Za-z_][A-Za-z0-9_]*`).
+fn variable_names<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let names = Vec::<String>::deserialize(d)?;
+    match names
+        .iter()
+        .find(|n| !super::environment::is_variable_name(n))
+    {
+        Some(bad) => Err(serde::de::Error::custom(format!(
+            "env names variables, and {bad:?} is not a variable name"
+        ))),
+        None => Ok(names),
+    }
+}
+
+/// `names` with those of `more` that it lacks, in order.
+fn union_names(names: &mut Vec<String>, more: &[String]) {
+    for name in more {
+        if !names.contains(name) {
+            names.push(name.clone());
+        }
+    }
 }
 
 impl Needs {
     pub fn is_empty(&self) -> bool {
-        self.network.is_off() && self.writable.is_empty()
+        self.network.is_off() && self.writable.is_empty() && self.env.is_empty()
     }
 
     pub fn add(&mut self, other: &Needs) {
         self.network = self.network.union(&other.network);
-        for dir in &other.writable {
-            if !self.writable.contains(dir) {
-                self.writable.push(dir.clone());
-            }
-        }
+        union_names(&mut self.writable, &other.writable);
+        union_names(&mut self.env, &other.env);
     }
 }
 
@@ -139,6 +167,10 @@ pub struct Grant {
     /// Extra writable directories (`~/` is the home), besides the workspace and temp dirs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub writable: Vec<String>,
+    /// Credential variables passed to the line, which it would not get otherwise (see
+    /// [`Grant::allowed_by`]: only a person's yes passes them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
 }
 
 impl Grant {
@@ -152,23 +184,36 @@ impl Grant {
                 Network::Off
             },
             writable: Vec::new(),
+            env: Vec::new(),
         }
     }
 
     /// This grant with `needs` added. Only a workspace-write sandbox is widened: a read-only
-    /// line needs nothing more, and Full access has no sandbox to widen.
+    /// line needs nothing more, and Full access has no sandbox to widen. Variables are asked for
+    /// in every sandbox (the environment is withheld in all of them).
     pub fn with_needs(&self, needs: &Needs) -> Grant {
-        if self.sandbox != SandboxPolicy::WorkspaceWrite {
-            return self.clone();
-        }
         let mut grant = self.clone();
+        union_names(&mut grant.env, &needs.env);
+        if self.sandbox != SandboxPolicy::WorkspaceWrite {
+            return grant;
+        }
         grant.network = grant.network.union(&needs.network);
-        for dir in &needs.writable {
-            if !grant.writable.contains(dir) {
-                grant.writable.push(dir.clone());
+        union_names(&mut grant.writable, &needs.writable);
+        grant
+    }
+
+    /// The grant a line runs with once allowed: the variables it names are passed only when a
+    /// person said yes to exactly this grant; a rule, the reviewer or a mode without approval
+    /// allows the line without them.
+    pub fn allowed_by(self, a_person: bool) -> Grant {
+        if a_person {
+            self
+        } else {
+            Grant {
+                env: Vec::new(),
+                ..self
             }
         }
-        grant
     }
 
     /// What both give: an approver's grant (`self`) held to what was asked for (`ceiling`).
@@ -180,6 +225,12 @@ impl Grant {
                 .writable
                 .iter()
                 .filter(|d| ceiling.writable.contains(d))
+                .cloned()
+                .collect(),
+            env: self
+                .env
+                .iter()
+                .filter(|n| ceiling.env.contains(n))
                 .cloned()
                 .collect(),
         }
@@ -206,6 +257,15 @@ impl Grant {
         if !extra.is_empty() {
             parts.push(format!("writes {}", extra.join(", ")));
         }
+        let passed: Vec<&str> = self
+            .env
+            .iter()
+            .filter(|n| !base.env.contains(n))
+            .map(String::as_str)
+            .collect();
+        if !passed.is_empty() {
+            parts.push(format!("passes {}", passed.join(", ")));
+        }
         (!parts.is_empty()).then(|| parts.join(", "))
     }
 }
@@ -213,12 +273,14 @@ impl Grant {
 impl fmt::Display for Grant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.sandbox)?;
-        if self.sandbox == SandboxPolicy::FullAccess {
-            return Ok(());
+        if self.sandbox != SandboxPolicy::FullAccess {
+            write!(f, ", network {}", self.network)?;
+            if !self.writable.is_empty() {
+                write!(f, ", writes {}", self.writable.join(", "))?;
+            }
         }
-        write!(f, ", network {}", self.network)?;
-        if !self.writable.is_empty() {
-            write!(f, ", writes {}", self.writable.join(", "))?;
+        if !self.env.is_empty() {
+            write!(f, ", passes {}", self.env.join(", "))?;
         }
         Ok(())
     }
@@ -233,6 +295,7 @@ mod tests {
             sandbox: SandboxPolicy::WorkspaceWrite,
             network,
             writable: writable.iter().map(|s| (*s).to_owned()).collect(),
+            env: Vec::new(),
         }
     }
 
@@ -256,6 +319,7 @@ mod tests {
             sandbox: SandboxPolicy::FullAccess,
             network: Network::On,
             writable: vec!["~/.cargo/registry".into(), "~".into()],
+            env: vec!["GH_TOKEN".into()],
         };
         assert_eq!(wider.narrowed_to(&asked), asked);
         assert!(wider.exceeds(&asked));
@@ -274,6 +338,7 @@ mod tests {
         let needs = Needs {
             network: Network::tcp([443]),
             writable: vec!["~/.npm".into()],
+            env: Vec::new(),
         };
         let base = Grant::base(SandboxPolicy::WorkspaceWrite, false);
         let asked = base.with_needs(&needs);
@@ -292,6 +357,30 @@ mod tests {
         let full = Grant::base(SandboxPolicy::FullAccess, true);
         assert_eq!(full.with_needs(&needs), full);
         assert_eq!(full.to_string(), "full-access");
+    }
+
+    #[test]
+    fn variables_are_asked_for_in_every_sandbox_and_passed_only_on_a_persons_yes() {
+        let needs: Needs = toml::from_str("env = [\"GH_TOKEN\"]").unwrap();
+        for sandbox in [
+            SandboxPolicy::ReadOnly,
+            SandboxPolicy::WorkspaceWrite,
+            SandboxPolicy::FullAccess,
+        ] {
+            let base = Grant::base(sandbox, false);
+            let asked = base.with_needs(&needs);
+            assert_eq!(asked.env, ["GH_TOKEN"]);
+            assert_eq!(asked.extra_over(&base).as_deref(), Some("passes GH_TOKEN"));
+            assert!(asked.to_string().ends_with(", passes GH_TOKEN"), "{asked}");
+            assert_eq!(asked.clone().allowed_by(true), asked);
+            assert_eq!(asked.clone().allowed_by(false), base);
+            // An approver cannot add a variable that was not asked for.
+            let mut wider = asked.clone();
+            wider.env.push("AWS_SECRET_ACCESS_KEY".into());
+            assert_eq!(wider.narrowed_to(&asked), asked);
+        }
+        let bad = toml::from_str::<Needs>("env = [\"GH TOKEN\"]").unwrap_err();
+        assert!(bad.to_string().contains("not a variable name"), "{bad}");
     }
 
     #[test]

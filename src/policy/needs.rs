@@ -4,7 +4,9 @@
 //! says *what* to grant it when it is allowed: the TCP ports its protocol uses when they are known
 //! (package registries and HTTPS on 443, SSH on 22, a literal `http://` URL on 80, a literal port),
 //! the whole network otherwise, and the caches the tool writes outside the workspace. A user rule
-//! with `needs = {…}` adds its own when it matches (project files cannot: they only tighten).
+//! with `needs = {…}` adds its own when it matches (project files cannot: they only tighten). A
+//! credential variable a command names (`$GH_TOKEN`) is asked for too: only a person's yes passes
+//! it ([`super::grant::Grant::allowed_by`]).
 
 use super::grant::{Needs, Network};
 use super::network::needs_network;
@@ -16,6 +18,10 @@ pub fn of_line(rules: &[Rule], context: &LineContext, parsed: &Parsed) -> Needs 
     let mut needs = Needs::default();
     for command in &parsed.commands {
         needs.add(&builtin(command));
+        needs.add(&Needs {
+            env: super::environment::credentials_named(command),
+            ..Needs::default()
+        });
     }
     for rule in rules.iter().filter(|r| r.needs.is_some()) {
         if let Some(extra) = &rule.needs
@@ -59,6 +65,7 @@ pub fn builtin(c: &Command) -> Needs {
     Needs {
         network: ports.map_or(Network::On, Network::tcp),
         writable: writable.iter().map(|d| (*d).to_owned()).collect(),
+        env: Vec::new(),
     }
 }
 

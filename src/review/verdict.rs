@@ -55,6 +55,7 @@ impl Verdict {
                 sandbox: asked.sandbox,
                 network: needs.network.clone(),
                 writable: needs.writable.clone(),
+                env: needs.env.clone(),
             }
             .narrowed_to(asked),
         }

@@ -167,6 +167,10 @@ fn clean_stale(dir: &Path) {
 
 fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)> {
     let (before, known) = read_snapshot(dialect, files, call.dir);
+    // The snapshot holds every variable of the shell, credentials included, and the line can
+    // read this directory: it goes before the line runs.
+    let _ = std::fs::remove_file(&files.snapshot);
+    let before = without_credentials(before);
     let line = std::str::from_utf8(call.line)
         .map_err(|_| Error::new(Code::InputRejected, "the line is not valid UTF-8"))?;
     let mut shadowed = before.shadowing_names();
@@ -254,6 +258,29 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
             Ok((code, apply_changes(dialect, code, &before, dump)))
         }
     }
+}
+
+/// The shell's state without the variables that carry credentials
+/// ([`crate::policy::environment::withheld_because`]): they are not restored for the line, which
+/// runs without them as every line does, and not compared after it — their absence there is no
+/// change, and a line's own value for one is not brought back to the shell.
+fn without_credentials(mut state: State) -> State {
+    state.vars.retain(|name, var| {
+        let values: Vec<&str> = match &var.value {
+            state::Value::Unset => Vec::new(),
+            state::Value::Scalar(v) => vec![v.as_str()],
+            state::Value::Indexed(items) => items.iter().map(|(_, v)| v.as_str()).collect(),
+            state::Value::Assoc(items) => items.iter().map(|(_, v)| v.as_str()).collect(),
+        };
+        let name = std::ffi::OsStr::new(name);
+        let empty = std::ffi::OsStr::new("");
+        crate::policy::environment::withheld_because(name, empty).is_none()
+            && values.iter().all(|v| {
+                crate::policy::environment::withheld_because(empty, std::ffi::OsStr::new(v))
+                    .is_none()
+            })
+    });
+    state
 }
 
 /// `LINE &` (also zsh's `&!` and `&|`) without its `&`.
@@ -491,7 +518,7 @@ fn apply_changes(dialect: Dialect, code: u8, before: &State, dump: Collected) ->
         }
     };
     let after = match State::parse(dialect, &bytes, Limits::DEFAULT) {
-        Ok(after) => after,
+        Ok(after) => without_credentials(after),
         Err(e) => {
             crate::approval::tell(&format!(
                 "shellgate: the line's shell state could not be read ({e}); none of it was \

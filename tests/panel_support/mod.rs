@@ -184,9 +184,11 @@ pub fn record(session: &Session, request: &RequestId, line: &Line<'_>) {
                 sandbox: SandboxPolicy::WorkspaceWrite,
                 network: shellgate::policy::grant::Network::tcp([443]),
                 writable: vec!["~/.npm".into()],
+                env: Vec::new(),
             }),
             shell: "bash".into(),
             pid: Some(4242),
+            withheld: Vec::new(),
         }));
         append(EventBody::ExecFinished(ExecFinished {
             exit_code: Some(0),

@@ -16,6 +16,7 @@ pub mod options;
 pub mod programs;
 pub mod scripts;
 
+use super::environment;
 use crate::parse::{Command, Parsed, ShellKind};
 use options::{Arg, Refusal, args_of, scan};
 
@@ -136,6 +137,22 @@ pub fn refusal(c: &Command, line: &LineFacts) -> Option<String> {
     if line.defines_function || c.calls_line_function {
         return why("the line defines a function, which may run instead of a program");
     }
+    if let Some(prints) = environment::prints_environment(c) {
+        return Some(format!(
+            "{prints}, as `printenv` alone does; credentials are withheld from lines, but a \
+             secret under a name or in a value shellgate does not recognise is not"
+        ));
+    }
+    if let Some(name) = c
+        .argv
+        .iter()
+        .find_map(|a| environment::expanded_credential(a))
+    {
+        return Some(format!(
+            "it expands `${name}`, which looks like a credential: withheld from lines unless a \
+             person passes it"
+        ));
+    }
     arguments(c, line).err().map(|Refusal(text)| text)
 }
 
@@ -240,32 +257,18 @@ fn configurable(line: &LineFacts, extra: &[&str]) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// `printenv NAME…`: the named variables. `printenv` alone prints the whole environment, and
-/// names that look like secrets are just that.
+/// `printenv NAME…`: the named variables, unless a name looks like a credential's (`printenv`
+/// alone is judged with every command that prints the environment, in [`refusal`]).
 fn printenv(args: &[Arg]) -> Result<(), Refusal> {
-    const SECRET_WORDS: [&str; 9] = [
-        "KEY",
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "CREDENTIAL",
-        "AUTH",
-        "COOKIE",
-        "PRIVATE",
-    ];
     let found = scan(&programs::PRINTENV, args)?;
     if found.has("help") || found.has("version") {
         return Ok(());
     }
-    if found.operands.is_empty() {
-        return refused("`printenv` alone prints the whole environment, credentials included");
-    }
-    match found.operands.iter().find(|name| {
-        SECRET_WORDS
-            .iter()
-            .any(|w| name.to_ascii_uppercase().contains(w))
-    }) {
+    match found
+        .operands
+        .iter()
+        .find(|name| environment::is_credential_name(name))
+    {
         Some(name) => refused(format!("`{name}` looks like a credential")),
         None => Ok(()),
     }
