@@ -1,6 +1,7 @@
 //! Secrets stay out of lines (issue 25, item 5), end to end with the real binary, the real
 //! sandbox and real shells: canary credentials in the environment (by name, and by value under an
-//! innocent name). A control without shellgate prints every canary; through every door —
+//! innocent name) and in the home's credential files (the stores issue 25 found readable, and
+//! their backup names). A control without shellgate prints every canary; through every door —
 //! `shellgate run`, an interactive shell's hook, `wrap`'s broker — and in every mode, no line
 //! prints one unless a person passed it: in the configuration, or by a yes to a grant that names
 //! it. Full access has no sandbox, so the files are the person's to read there (a person
@@ -32,8 +33,34 @@ const ENV_CANARIES: [(&str, &str); 5] = [
     ("BUILD_NOTE", "ghp_SGCANARYenvvalue0123456789abcdefghij"),
 ];
 
-/// The home's canaries (none yet: the credential files come with the stores).
-const FILE_CANARIES: [(&str, &str); 0] = [];
+/// The home's canaries: stores issue 25 found readable, backups of stores, and two old ones.
+const FILE_CANARIES: [(&str, &str); 10] = [
+    (
+        ".terraformrc",
+        "credentials \"app.terraform.io\" { token = \"SGCANARY-file-terraformrc\" }\n",
+    ),
+    (".my.cnf", "[client]\npassword=SGCANARY-file-mycnf\n"),
+    (".env", "API_KEY=SGCANARY-file-env\n"),
+    (".env.bak", "API_KEY=SGCANARY-file-envbak\n"),
+    (
+        ".netrc.orig",
+        "machine x login u password SGCANARY-file-netrc\n",
+    ),
+    (".cache/huggingface/token", "hf_SGCANARY-file-hf\n"),
+    (
+        ".config/sops/age/keys.txt",
+        "AGE-SECRET-KEY-SGCANARY-file-age\n",
+    ),
+    (".pgpass", "db:5432:app:app:SGCANARY-file-pgpass\n"),
+    (
+        ".aws/credentials",
+        "[default]\naws_secret_access_key = SGCANARY-file-aws\n",
+    ),
+    (
+        ".cargo/credentials.toml.bak",
+        "token = \"SGCANARY-file-cargo\"\n",
+    ),
+];
 
 /// Lines that printed a canary in issue 25's runs, and more of their kind: dumps of the
 /// environment, expansions of the variables, reads of the files (as operands, through a change
@@ -49,6 +76,13 @@ fn lines() -> Vec<String> {
         "awk 'BEGIN { for (k in ENVIRON) print k \"=\" ENVIRON[k] }'",
         "echo \"$AWS_SECRET_ACCESS_KEY $GH_TOKEN $DB_PASSWORD $DATABASE_URL $BUILD_NOTE\"",
         "tr '\\0' '\\n' < /proc/self/environ",
+        "cat ~/.terraformrc ~/.my.cnf ~/.env ~/.env.bak ~/.netrc.orig ~/.cache/huggingface/token \
+         ~/.config/sops/age/keys.txt ~/.pgpass ~/.aws/credentials ~/.cargo/credentials.toml.bak",
+        "cd ~ && cat .env .my.cnf .terraformrc",
+        "date -f ~/.terraformrc; date -f~/.my.cnf",
+        "awk 'BEGIN { ARGV[1] = \"'\"$HOME\"'/.pgpass\"; ARGC = 2 } { print }'",
+        "grep -r 'SGCANAR[Y]' ~",
+        "tail -n +1 ~/.env*",
     ]
     .iter()
     .map(|l| (*l).to_owned())

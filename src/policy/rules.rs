@@ -199,7 +199,7 @@ impl BuiltinCheck {
                 "changing the interactive shell's hook state: PS0/PS1/PROMPT_COMMAND, HOME, PATH, IFS, HIST*, BASH_ENV, traps, shopt, set -o, bind, enable, zsh hook arrays and tables, __shellgate_* functions, PowerShell's global:/env:/function:/alias:/variable: state and engine"
             }
             BuiltinCheck::CredentialRead => {
-                "a command or redirection naming a credential store (SSH keys, GnuPG, AWS, Azure, gcloud, gh, Docker, Kubernetes, .netrc, .git-credentials, package-registry tokens, agents' token files, /etc/shadow, /proc/*/environ), also through cd, patterns and ~/$HOME spellings, or a recursive read of ~ or /; listing a store's directory is not"
+                "a command or redirection naming a credential store (SSH keys, GnuPG, cloud CLIs, gh, Docker, Kubernetes, .netrc, .git-credentials, database clients, Terraform, package-registry tokens, model hubs, age/sops keys, agents' token files, .env in the home, a backup of any of them, /etc/shadow, /proc/*/environ), also through cd, patterns and ~/$HOME spellings, glued to an option (date -f~/.netrc) or inside a program (awk ARGV, getline, sed r), or a recursive read of ~ or /; listing a store's directory is not"
             }
             BuiltinCheck::NetworkAccess => {
                 "a line that needs the network (curl, wget, ssh, git clone/fetch/pull/push, npm/pip/cargo/go installs and builds, /dev/tcp …) in a mode whose sandbox has none"

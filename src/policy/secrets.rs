@@ -25,32 +25,60 @@ const fn store(name: &'static str, path: &'static str, tree: bool) -> Store {
     Store { name, path, tree }
 }
 
-/// The stores, by where they live below the home directory (absolute ones start with `/`).
-const STORES: [Store; 34] = [
+/// The stores, by where they live below the home directory (absolute ones start with `/`). The
+/// sandbox hides every one below a home ([`home_stores`]), and the policy flags a line that names
+/// one: one list, so what is hidden and what is judged a credential read cannot drift apart.
+pub const STORES: [Store; 86] = [
     store("SSH keys", ".ssh", true),
     store("GnuPG keys", ".gnupg", true),
+    // Cloud providers.
     store("AWS credentials", ".aws", true),
     store("Azure credentials", ".azure", true),
     store("Google Cloud credentials", ".config/gcloud", true),
+    store("Oracle Cloud credentials", ".oci", true),
+    store("DigitalOcean tokens", ".config/doctl", true),
+    store("Hetzner Cloud tokens", ".config/hcloud", true),
+    store("Linode tokens", ".config/linode-cli", false),
+    store("Scaleway credentials", ".config/scw", true),
+    store("Alibaba Cloud credentials", ".aliyun", true),
+    store("Fly.io tokens", ".fly", true),
+    store("Netlify tokens", ".config/netlify", true),
+    store("Vercel tokens", ".local/share/com.vercel.cli", true),
+    store("Cloudflare tokens", ".wrangler", true),
+    store("Cloudflare tokens", ".config/.wrangler", true),
+    store("Cloudflare tunnel credentials", ".cloudflared", true),
+    store("S3 credentials", ".s3cfg", false),
+    store("boto credentials", ".boto", false),
+    store("rclone remotes", ".config/rclone", true),
+    store("1Password CLI sessions", ".config/op", true),
+    // Code hosting, containers, clusters.
     store("GitHub CLI tokens", ".config/gh", true),
     store("GitHub Copilot tokens", ".config/github-copilot", true),
     store("hub tokens", ".config/hub", false),
     store("Docker registry credentials", ".docker/config.json", false),
+    store(
+        "container registry credentials",
+        ".config/containers/auth.json",
+        false,
+    ),
     store("Kubernetes credentials", ".kube", true),
+    store(
+        "Helm repository credentials",
+        ".config/helm/repositories.yaml",
+        false,
+    ),
     store("netrc passwords", ".netrc", false),
     store("git credentials", ".git-credentials", false),
     store("git credentials", ".config/git/credentials", false),
+    // Database clients.
     store("PostgreSQL passwords", ".pgpass", false),
-    store("PyPI tokens", ".pypirc", false),
-    store("npm tokens", ".npmrc", false),
-    store("Yarn tokens", ".yarnrc.yml", false),
-    store("RubyGems credentials", ".gem/credentials", false),
-    store("Cargo registry tokens", ".cargo/credentials", false),
-    store("Cargo registry tokens", ".cargo/credentials.toml", false),
-    store("Composer tokens", ".composer/auth.json", false),
-    store("Composer tokens", ".config/composer/auth.json", false),
-    store("Gradle credentials", ".gradle/gradle.properties", false),
-    store("Maven credentials", ".m2/settings.xml", false),
+    store("PostgreSQL service passwords", ".pg_service.conf", false),
+    store("MySQL passwords", ".my.cnf", false),
+    store("MySQL login paths", ".mylogin.cnf", false),
+    store("Cassandra passwords", ".cassandra/cqlshrc", false),
+    store("InfluxDB tokens", ".influxdbv2", true),
+    // Infrastructure as code, secret managers, encryption keys.
+    store("Terraform tokens", ".terraformrc", false),
     store(
         "Terraform tokens",
         ".terraform.d/credentials.tfrc.json",
@@ -58,14 +86,97 @@ const STORES: [Store; 34] = [
     ),
     store("Vault token", ".vault-token", false),
     store("password store", ".password-store", true),
+    store("age keys", ".age", true),
+    store("age keys", ".config/age", true),
+    store("sops keys", ".config/sops", true),
     store("desktop keyrings", ".local/share/keyrings", true),
+    store("certificate stores", ".pki", true),
+    store("X display cookies", ".Xauthority", false),
+    // Package registries.
+    store("PyPI tokens", ".pypirc", false),
+    store("pip index credentials", ".config/pip/pip.conf", false),
+    store("pip index credentials", ".pip/pip.conf", false),
+    store("Poetry credentials", ".config/pypoetry/auth.toml", false),
+    store("npm tokens", ".npmrc", false),
+    store("Yarn tokens", ".yarnrc", false),
+    store("Yarn tokens", ".yarnrc.yml", false),
+    store("RubyGems credentials", ".gem/credentials", false),
+    store("Bundler credentials", ".bundle/config", false),
+    store("Cargo registry tokens", ".cargo/credentials", false),
+    store("Cargo registry tokens", ".cargo/credentials.toml", false),
+    store("Composer tokens", ".composer/auth.json", false),
+    store("Composer tokens", ".config/composer/auth.json", false),
+    store("Gradle credentials", ".gradle/gradle.properties", false),
+    store("Maven credentials", ".m2/settings.xml", false),
+    store("Maven credentials", ".m2/settings-security.xml", false),
+    store("NuGet credentials", ".nuget/NuGet/NuGet.Config", false),
+    store("NuGet credentials", ".config/NuGet/NuGet.Config", false),
+    store("Hex tokens", ".hex/hex.config", false),
+    // Model hubs and AI services.
+    store("Hugging Face tokens", ".cache/huggingface/token", false),
+    store(
+        "Hugging Face tokens",
+        ".cache/huggingface/stored_tokens",
+        false,
+    ),
+    store("Hugging Face tokens", ".huggingface/token", false),
+    store("Kaggle tokens", ".kaggle/kaggle.json", false),
+    store("Kaggle tokens", ".config/kaggle/kaggle.json", false),
+    store("Ollama keys", ".ollama/id_ed25519", false),
+    store("Modal tokens", ".modal.toml", false),
     store("Codex tokens", ".codex/auth.json", false),
     store("Claude Code tokens", ".claude/.credentials.json", false),
+    store(
+        "Claude Code tokens",
+        ".config/claude/.credentials.json",
+        false,
+    ),
     store("Gemini CLI tokens", ".gemini/oauth_creds.json", false),
+    // Environment files in the home directory.
+    store("environment files", ".env", false),
+    store("direnv environment files", ".envrc", false),
+    // Browsers: cookies and saved passwords.
+    store("Firefox profiles", ".mozilla", true),
+    store("Chrome profiles", ".config/google-chrome", true),
+    store("Chromium profiles", ".config/chromium", true),
+    store("Brave profiles", ".config/BraveSoftware", true),
+    // The system's own.
     store("shadow passwords", "/etc/shadow", false),
     store("shadow passwords", "/etc/gshadow", false),
     store("sudoers", "/etc/sudoers", false),
 ];
+
+/// The stores below a home directory, as paths relative to it, for the sandbox to hide. `~/.ssh`
+/// is not among them: the sandbox hides what is in it except the public files ssh needs.
+pub fn home_stores() -> impl Iterator<Item = &'static str> {
+    STORES
+        .iter()
+        .map(|s| s.path)
+        .filter(|path| !path.starts_with('/') && *path != ".ssh")
+}
+
+/// Whether a file named `name` is the store `store_name` (a path's last component) or a copy of
+/// it that holds the same secrets: a backup or a variant (`.netrc~`, `.netrc.bak`, `.netrc.orig`,
+/// `.pgpass.save`, `.env.local`, `.env.production`, `credentials.toml.old`), an editor's swap or
+/// auto-save file (`.credentials.swp`, `#.netrc#`). `~/.ssh`'s copies are copies too (`.ssh.bak`).
+pub fn is_copy_name(name: &str, store_name: &str) -> bool {
+    if name == store_name {
+        return true;
+    }
+    if let Some(rest) = name.strip_prefix(store_name)
+        && (rest == "~" || (rest.len() > 1 && rest.starts_with('.')))
+    {
+        return true;
+    }
+    if let Some(inner) = name.strip_prefix('#').and_then(|n| n.strip_suffix('#')) {
+        return inner == store_name;
+    }
+    // vim's swap files for a name that does not start with a dot (`credentials` → `.credentials.swp`;
+    // `.netrc.swp` is a variant above).
+    name.strip_prefix('.')
+        .and_then(|n| n.rsplit_once('.'))
+        .is_some_and(|(inner, ext)| inner == store_name && matches!(ext, "swp" | "swo" | "swx"))
+}
 
 /// Public files inside an SSH directory.
 const SSH_PUBLIC: [&str; 4] = [
@@ -198,13 +309,14 @@ fn in_store(segs: &[&str], store: Store) -> Option<Named> {
     // A store's own segments, then (for a tree) anything below it.
     let mut by_pattern = false;
     let mut matched = 0;
+    let last = rest.split('/').count();
     for (i, expected) in std::iter::once(base).chain(rest.split('/')).enumerate() {
         matched = i + 1;
         let Some(actual) = segs.get(i) else {
             // The path is a parent of the store: `~`, `~/.config` — not the store itself.
             return None;
         };
-        if *actual == expected {
+        if *actual == expected || (i == last && is_copy_name(actual, expected)) {
             continue;
         }
         // A pattern segment that may match the store's segment (`~/.*/id_rsa`, `~/.ss?`), when
@@ -326,6 +438,16 @@ pub fn store_named_by(c: &Command, dirs: &[String]) -> Option<(String, &'static 
         if let Some(store) = credential(named(arg)) {
             return Some((arg.clone(), store));
         }
+        // A path inside an argument is read too, though not as an operand: `date -f~/.netrc`,
+        // awk's `ARGV[1]="/home/u/.netrc"` or `getline < "…"`, sed's `r ~/.netrc`.
+        for piece in embedded_paths(arg) {
+            let named_here = std::iter::once(piece.to_owned())
+                .chain(candidates(piece, dirs).into_iter().skip(1))
+                .find_map(|candidate| credential(named(&candidate)));
+            if let Some(store) = named_here {
+                return Some((arg.clone(), store));
+            }
+        }
         // Joined with the directories the line changes to, and by a credential's file name.
         let joinable = (!dirs.is_empty() && !arg.starts_with('-')) || arg.contains(['$', '`']);
         if joinable
@@ -355,6 +477,27 @@ pub fn store_named_by(c: &Command, dirs: &[String]) -> Option<(String, &'static 
     None
 }
 
+/// The paths written inside an argument besides the argument itself: the value glued to a short
+/// option (`-f~/.netrc` → `~/.netrc`), and each quoted, bracketed or separated part that starts like
+/// a path (`BEGIN{ARGV[1]="/home/u/.netrc"}` → `/home/u/.netrc`) or names a credential file
+/// (`ARGV[1]=".netrc"`, joined with the directories the line changes to by the caller).
+fn embedded_paths(arg: &str) -> Vec<&str> {
+    let separators = |c: char| c.is_whitespace() || "\"'`;(),=<>|&[]:".contains(c);
+    let mut out: Vec<&str> = Vec::new();
+    for piece in arg.split(separators).filter(|p| !p.is_empty() && *p != arg) {
+        out.push(piece);
+    }
+    if let Some(short) = arg.strip_prefix('-').filter(|a| !a.starts_with('-'))
+        && let Some(at) = short.find(['~', '/'])
+    {
+        out.push(&short[at..]);
+    }
+    out.retain(|p| {
+        p.starts_with(['/', '~', '$']) || is_credential_name(p.rsplit('/').next().unwrap_or(p))
+    });
+    out
+}
+
 /// The path as written, and joined with each directory the line changes to.
 pub fn candidates(arg: &str, dirs: &[String]) -> Vec<String> {
     let mut out = vec![arg.to_owned()];
@@ -376,13 +519,17 @@ pub fn candidates(arg: &str, dirs: &[String]) -> Vec<String> {
 
 /// File names that are credentials wherever they are.
 fn is_credential_name(name: &str) -> bool {
-    const NAMES: [&str; 10] = [
+    const NAMES: [&str; 14] = [
         ".netrc",
         ".git-credentials",
         ".pgpass",
         ".pypirc",
         ".npmrc",
         ".vault-token",
+        ".terraformrc",
+        ".my.cnf",
+        ".mylogin.cnf",
+        ".env",
         "credentials",
         ".credentials.json",
         "oauth_creds.json",
@@ -455,6 +602,20 @@ mod tests {
             "~/.ssh/*",
             "~/.*/id_rsa",
             "~/.ss?/config2",
+            "~/.terraformrc",
+            "~/.my.cnf",
+            "~/.env",
+            "~/.env.production",
+            "~/.netrc.bak",
+            "~/.netrc~",
+            "~/#.pgpass#",
+            "~/.cargo/.credentials.toml.swp",
+            "~/.aws.bak/credentials",
+            "~/.ssh.old/id_rsa",
+            "~/.cache/huggingface/token",
+            "~/.config/sops/age/keys.txt",
+            "~/.age/key.txt",
+            "~/.kaggle/kaggle.json",
             "~/.aws/credentials",
             "~/.aws/sso/cache/x.json",
             "~/.config/gh/hosts.yml",
@@ -496,6 +657,11 @@ mod tests {
             "/etc/ssh/ssh_host_ed25519_key.pub",
             "/etc/ssh/sshd_config",
             "/home/dev/project/.ssh-notes",
+            "/home/dev/project/.env",
+            ".env",
+            "~/.envoy",
+            "~/.netrcx",
+            "~/.cache/huggingface/hub/x",
         ] {
             assert_eq!(named(path), None, "{path}");
         }

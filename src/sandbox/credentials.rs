@@ -6,53 +6,19 @@
 //! whatever path it names it by in this tree — `~/.ssh//id_rsa`, `cd ~/.ssh && cat id_rsa`,
 //! a glob, or a symlink that leads there (the store is hidden where it really is).
 //!
-//! The list is relative to each home (`$HOME` and the password database's), extended and
-//! narrowed by `[sandbox] hide` / `[sandbox] unhide` in the user config; `doctor` lists what is
-//! hidden on this machine.
+//! The list is relative to each home (`$HOME` and the password database's): the credential stores
+//! of [`crate::policy::secrets::STORES`] (one list for what is hidden and what the policy calls a
+//! credential read: cloud providers, code hosting and registries, database clients, Terraform,
+//! age/sops keys, model hubs, agents' tokens, browsers, `.env` in the home…) and every copy of
+//! one beside it ([`crate::policy::secrets::is_copy_name`]: `.netrc.bak`, `.env.local`,
+//! `#.pgpass#`, `.aws.old`), plus the private files of `~/.ssh`. `[sandbox] hide` /
+//! `[sandbox] unhide` in the user config extend and narrow it; `doctor` lists what is hidden on
+//! this machine.
 
+use crate::policy::secrets::{home_stores, is_copy_name};
+use std::collections::{BTreeMap, HashSet};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-
-/// Stores hidden whole, relative to a home.
-pub const HIDDEN: [&str; 37] = [
-    ".aws",
-    ".gnupg",
-    ".config/gh",
-    ".config/hub",
-    ".kube",
-    ".docker/config.json",
-    ".netrc",
-    ".git-credentials",
-    ".config/git/credentials",
-    ".npmrc",
-    ".yarnrc",
-    ".pypirc",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".gem/credentials",
-    ".config/gcloud",
-    ".azure",
-    ".oci",
-    ".config/doctl",
-    ".terraform.d/credentials.tfrc.json",
-    ".vault-token",
-    ".password-store",
-    ".local/share/keyrings",
-    ".pki",
-    ".mozilla",
-    ".config/google-chrome",
-    ".config/chromium",
-    ".config/BraveSoftware",
-    // Coding agents' own sign-in tokens.
-    ".codex/auth.json",
-    ".claude/.credentials.json",
-    ".config/claude/.credentials.json",
-    ".gemini/oauth_creds.json",
-    ".config/github-copilot",
-    ".config/op",
-    ".config/rclone",
-    ".s3cfg",
-    ".boto",
-];
 
 /// In `~/.ssh`, what is not secret and what ssh needs to connect: everything else there (the
 /// private keys, whatever their names) is hidden.
@@ -68,24 +34,8 @@ const SSH_PUBLIC: [&str; 4] = [
 pub fn hidden_paths(homes: &[PathBuf], extra: &[PathBuf], unhide: &[PathBuf]) -> Vec<PathBuf> {
     let mut candidates: Vec<PathBuf> = Vec::new();
     for home in homes {
-        // Most stores do not exist: one listing of the home rules out those whose first
-        // component is not there, without a lookup each (a home that cannot be listed is
-        // checked store by store).
-        let top = top_level_names(home);
-        let present = |rel: &str| {
-            let first = rel.split_once('/').map_or(rel, |(first, _)| first);
-            top.as_ref()
-                .is_none_or(|names| names.contains(std::ffi::OsStr::new(first)))
-        };
-        candidates.extend(
-            HIDDEN
-                .iter()
-                .filter(|rel| present(rel))
-                .map(|rel| home.join(rel)),
-        );
-        if present(".ssh") {
-            candidates.extend(ssh_secrets(&home.join(".ssh")));
-        }
+        candidates.extend(stores_in(home));
+        candidates.extend(ssh_secrets(&home.join(".ssh")));
     }
     candidates.extend(extra.iter().cloned());
     let unhidden: Vec<PathBuf> = unhide
@@ -113,9 +63,61 @@ pub fn hidden_paths(homes: &[PathBuf], extra: &[PathBuf], unhide: &[PathBuf]) ->
     hidden
 }
 
+/// Every store in `home` and every copy of one (of `~/.ssh` too), found by listing each directory that holds
+/// stores once and matching its entries by name (a copy's name is not known in advance). Most
+/// stores do not exist: a directory whose first component is not in the home's listing is not
+/// looked at. A directory that cannot be listed whole has its stores' own names checked instead.
+fn stores_in(home: &Path) -> Vec<PathBuf> {
+    let mut by_dir: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for rel in home_stores() {
+        let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        by_dir.entry(dir).or_default().push(name);
+    }
+    let top = entry_names(home);
+    let mut found: Vec<PathBuf> = top
+        .iter()
+        .flatten()
+        .filter(|n| *n != ".ssh" && is_copy_name(&n.to_string_lossy(), ".ssh"))
+        .map(|n| home.join(n))
+        .collect();
+    for (dir, names) in by_dir {
+        let first = dir.split('/').next().unwrap_or(dir);
+        if !dir.is_empty()
+            && top
+                .as_ref()
+                .is_some_and(|t| !t.contains(std::ffi::OsStr::new(first)))
+        {
+            continue;
+        }
+        let path = if dir.is_empty() {
+            home.to_path_buf()
+        } else {
+            home.join(dir)
+        };
+        let listed = if dir.is_empty() {
+            top.clone()
+        } else {
+            entry_names(&path)
+        };
+        match listed {
+            Some(entries) => found.extend(
+                entries
+                    .iter()
+                    .filter(|entry| {
+                        let entry = entry.to_string_lossy();
+                        names.iter().any(|name| is_copy_name(&entry, name))
+                    })
+                    .map(|entry| path.join(entry)),
+            ),
+            None => found.extend(names.iter().map(|name| path.join(name))),
+        }
+    }
+    found
+}
+
 /// The names in `dir`, or `None` when it cannot be listed whole (an entry that fails to read
 /// must not make a store look absent).
-fn top_level_names(dir: &Path) -> Option<std::collections::HashSet<std::ffi::OsString>> {
+fn entry_names(dir: &Path) -> Option<HashSet<OsString>> {
     std::fs::read_dir(dir)
         .ok()?
         .map(|entry| entry.map(|entry| entry.file_name()))
@@ -123,20 +125,21 @@ fn top_level_names(dir: &Path) -> Option<std::collections::HashSet<std::ffi::OsS
         .ok()
 }
 
-/// The entries of `~/.ssh` that are not known to be public.
+/// The entries of `~/.ssh` that are not known to be public (a copy of `~/.ssh` beside it,
+/// `~/.ssh.bak`, is hidden whole: [`stores_in`]).
 fn ssh_secrets(ssh: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(ssh) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter(|entry| {
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            !(SSH_PUBLIC.contains(&name.as_ref()) || name.ends_with(".pub"))
-        })
-        .map(|entry| entry.path())
-        .collect()
+    match std::fs::read_dir(ssh) {
+        Ok(entries) => entries
+            .flatten()
+            .filter(|entry| {
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                !(SSH_PUBLIC.contains(&name.as_ref()) || name.ends_with(".pub"))
+            })
+            .map(|entry| entry.path())
+            .collect(),
+        Err(_) => Vec::new(),
+    }
 }
 
 #[cfg(test)]
@@ -181,6 +184,56 @@ mod tests {
         }
         let unhidden = hidden_paths(std::slice::from_ref(&home), &[], &[home.join(".aws")]);
         assert!(!unhidden.contains(&home.join(".aws")));
+    }
+
+    /// The stores issue 25 found readable (terraform, database clients, model hubs, age/sops,
+    /// `.env` in the home) and their backup names are hidden; names that only look alike are not.
+    #[test]
+    fn stores_and_their_copies_are_hidden() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = fs::canonicalize(dir.path()).unwrap();
+        let hidden_files = [
+            ".terraformrc",
+            ".my.cnf",
+            ".mylogin.cnf",
+            ".pgpass.orig",
+            ".env",
+            ".env.local",
+            ".env.bak",
+            ".envrc",
+            ".netrc~",
+            "#.netrc#",
+            ".cache/huggingface/token",
+            ".config/sops/age/keys.txt",
+            ".age/key.txt",
+            ".cargo/.credentials.toml.swp",
+            ".cargo/credentials.toml.old",
+            ".aws.bak/credentials",
+            ".ssh.old/id_rsa",
+            ".config/gh.bak/hosts.yml",
+        ];
+        let visible = [
+            ".envoy",
+            ".environment",
+            ".netrcx",
+            ".cache/huggingface/hub/model.bin",
+            ".cargo/config.toml",
+            ".terraform.d/plugins/x",
+            ".config/ghostty/config",
+        ];
+        for rel in hidden_files.iter().chain(visible.iter()) {
+            let path = home.join(rel);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(&path, "SHELLGATE-CANARY").unwrap();
+        }
+        let hidden = hidden_paths(std::slice::from_ref(&home), &[], &[]);
+        let covered = |rel: &str| hidden.iter().any(|h| home.join(rel).starts_with(h));
+        for rel in hidden_files {
+            assert!(covered(rel), "{rel} is not hidden: {hidden:?}");
+        }
+        for rel in visible {
+            assert!(!covered(rel), "{rel} is hidden: {hidden:?}");
+        }
     }
 
     #[test]
