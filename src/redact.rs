@@ -62,6 +62,9 @@ struct Rule {
     name: &'static str,
     /// Lowercase literals at least one of which every match contains (see the module doc).
     needles: &'static [&'static str],
+    /// The rule finds a credential by its own shape (a token's prefix, a key block, a password in
+    /// a URL), not by a name next to it or a command line around it: see [`is_credential`].
+    shape: bool,
     regex: LazyRegex,
     rewrite: fn(&Captures<'_>) -> String,
 }
@@ -112,6 +115,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     vec![
         Rule {
             name: "private-key block",
+            shape: true,
             needles: &["-----begin"],
             regex: compile(
                 r"(?s)-----BEGIN (?P<label>[A-Z0-9 ]*PRIVATE KEY[A-Z0-9 ]*)-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY[A-Z0-9 ]*-----|\z)",
@@ -120,6 +124,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "credentials in a URL",
+            shape: true,
             needles: &["://"],
             regex: compile(
                 r#"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@'"]*):(?P<secret>[^\s/'"]+)@"#,
@@ -128,6 +133,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "AWS access key id with its secret",
+            shape: true,
             needles: &["akia", "asia"],
             regex: compile(
                 r#"\b(?P<id>(?:AKIA|ASIA)[A-Z0-9]{16})(?P<sep>[\s,:;='"]+)[A-Za-z0-9/+]{40}\b"#,
@@ -136,6 +142,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "AWS secret access key",
+            shape: false,
             needles: &["secret"],
             regex: compile(
                 r#"(?i)(?P<head>secret_?access_?key["']?\s*[\s=:,]\s*["']?)[A-Za-z0-9/+]{40}\b"#,
@@ -144,6 +151,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "AWS access key id",
+            shape: true,
             needles: &[
                 "akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "apka",
                 "aroa", "asca",
@@ -155,12 +163,14 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "GitHub token",
+            shape: true,
             needles: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
             regex: compile(r"\b(?P<kind>gh[pousr]_|github_pat_)[A-Za-z0-9_]{20,255}\b"),
             rewrite: |c| format!("{}{MARKER}", &c["kind"]),
         },
         Rule {
             name: "GitLab token",
+            shape: true,
             needles: &[
                 "glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glcbt-", "gloas-", "glimt-",
                 "glsoat-", "glagent-",
@@ -172,30 +182,35 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "Slack token",
+            shape: true,
             needles: &["xox", "xapp-"],
             regex: compile(r"\b(?P<kind>xox[abposre]-|xapp-)[A-Za-z0-9-]{10,}"),
             rewrite: |c| format!("{}{MARKER}", &c["kind"]),
         },
         Rule {
             name: "Slack webhook",
+            shape: true,
             needles: &["hooks.slack.com/"],
             regex: compile(r"(?P<head>hooks\.slack\.com/(?:services|workflows)/)[A-Za-z0-9/_-]+"),
             rewrite: |c| format!("{}{MARKER}", &c["head"]),
         },
         Rule {
             name: "Anthropic key",
+            shape: true,
             needles: &["sk-ant-"],
             regex: compile(r"\b(?P<kind>sk-ant-(?:[a-z]+\d*-)?)[A-Za-z0-9_-]{20,}"),
             rewrite: |c| format!("{}{MARKER}", &c["kind"]),
         },
         Rule {
             name: "OpenAI-style key",
+            shape: true,
             needles: &["sk-"],
             regex: compile(r"\b(?P<kind>sk-(?:proj-|svcacct-|admin-)?)[A-Za-z0-9_-]{20,}"),
             rewrite: |c| format!("{}{MARKER}", &c["kind"]),
         },
         Rule {
             name: "bearer or basic credentials",
+            shape: true,
             needles: &["bearer", "basic"],
             regex: compile(
                 r"(?i)\b(?P<scheme>bearer|basic)(?P<sp>\s+)(?P<secret>[A-Za-z0-9._~+/-]{8,}=*)",
@@ -212,6 +227,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "mysql-style -pPASSWORD",
+            shape: false,
             needles: &["mysql", "mariadb"],
             regex: compile(
                 r#"\b(?P<tool>mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlsh|mariadb|mariadb-dump|mariadb-admin)\b(?P<args>[^\n;&|]*)"#,
@@ -220,12 +236,14 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "sshpass -p",
+            shape: false,
             needles: &["sshpass"],
             regex: compile(r#"\b(?P<head>sshpass\s+-p\s*)(?:"[^"]*"|'[^']*'|\S+)"#),
             rewrite: |c| format!("{}{MARKER}", &c["head"]),
         },
         Rule {
             name: "curl -u user:password",
+            shape: false,
             needles: &["-u"],
             regex: compile(
                 r#"(?P<head>(?:^|\s)(?:-u|--user|--proxy-user)\s*['"]?[^\s:'"/]+:)(?P<secret>[^\s'"/][^\s'"]*)"#,
@@ -234,6 +252,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "secret key with = or :",
+            shape: false,
             needles: KEY_NEEDLES,
             regex: compile(&format!(
                 r#"(?i)(?P<key>{key})(?P<quote>["']?)(?P<sep>\s*[=:]\s*)(?P<value>(?:(?:bearer|basic|token)\s+)?(?:{VALUE}))"#
@@ -245,6 +264,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         },
         Rule {
             name: "secret flag with a separate value",
+            shape: false,
             needles: KEY_NEEDLES,
             regex: compile(&format!(
                 r#"(?i)(?P<head>(?:^|\s)-{{1,2}}(?:{key})\s+)(?P<value>"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"'-][^\s"';&|)]*)"#
@@ -321,6 +341,20 @@ fn redact_once(text: &str) -> Cow<'_, str> {
         }
     }
     out
+}
+
+/// Whether `text` is, or holds, a credential by its shape alone — a private-key block, a password
+/// in a URL, a cloud or SaaS token (`AKIA…`, `ghp_…`, `glpat-…`, `xox…-`, `sk-…`), a bearer or basic
+/// credential — as a variable's value may (`policy::environment`). The rules that need a name
+/// beside the value (`password=…`) or a command line around it (`mysql -p…`) are not asked: their
+/// patterns are the costliest to compile, and a value is not a command line.
+pub fn is_credential(text: &str) -> bool {
+    let lower = folded(text);
+    RULES
+        .iter()
+        .filter(|rule| rule.shape && rule.admits(lower.as_deref()))
+        // A rule's rewrite may keep what it matched ("basic settings" is prose).
+        .any(|rule| rule.regex.get().replace_all(text, rule.rewrite) != text)
 }
 
 /// Redacts every secret in `text`. Returns the text unchanged (borrowed) when there is none.
@@ -652,6 +686,28 @@ mod tests {
         fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
             let once = redact(&text).into_owned();
             prop_assert_eq!(redact(&once).into_owned(), once);
+        }
+    }
+
+    #[test]
+    fn a_credential_by_its_shape_alone() {
+        for text in [
+            "ghp_0123456789abcdefghij0123456789abcdef",
+            "postgres://app:hunter2@db/app",
+            "AKIAIOSFODNN7EXAMPLE",
+            "Bearer abcDEF123456",
+            "-----BEGIN RSA PRIVATE KEY-----\nx\n-----END RSA PRIVATE KEY-----",
+        ] {
+            assert!(is_credential(text), "{text}");
+        }
+        // A name beside a value, or a command line, is not a shape (redact still hides them).
+        for text in [
+            "password=hunter2",
+            "mysql -u root -phunter2",
+            "basic settings",
+            "/usr/bin",
+        ] {
+            assert!(!is_credential(text), "{text}");
         }
     }
 }

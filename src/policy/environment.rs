@@ -11,10 +11,9 @@
 //!   `CREDENTIAL`, `CREDS`, `AUTH` (not `AUTHOR`, `AUTHORITY`), `COOKIE`, `PRIVATE`, `JWT`, `DSN` or
 //!   `WEBHOOK` in it (any case); a `_`-separated part `PASS`, `PWD` (`MYSQL_PWD`, not `PWD` or
 //!   `OLDPWD`) or `PAT`; every `AWS_*`; `OP_SESSION_*` and `BW_SESSION`;
-//! - **by value**: a value that is unmistakably a credential by its shape — what
-//!   [`crate::redact`] would redact: a private-key block, credentials in a URL
-//!   (`postgres://u:p@h`), cloud and SaaS tokens (`AKIA…`, `ghp_…`, `sk-…`, `xox…-`, …), a
-//!   `password=…` pair.
+//! - **by value**: a value that is unmistakably a credential by its shape, as [`crate::redact`]
+//!   recognises it: a private-key block, credentials in a URL (`postgres://u:p@h`), cloud and SaaS
+//!   tokens (`AKIA…`, `ghp_…`, `glpat-…`, `sk-…`, `xox…-`, …), a bearer or basic credential.
 //!
 //! A withheld variable is **absent**, not replaced by a placeholder: a program then fails the way
 //! it fails without credentials (`Unable to locate credentials`, `gh auth login`, `OPENAI_API_KEY
@@ -80,9 +79,10 @@ pub fn is_credential_name(name: &str) -> bool {
     word_in_part || (parts.len() > 1 && parts.iter().any(|p| NAME_PARTS.contains(p)))
 }
 
-/// Whether a value is unmistakably a credential: it holds something [`crate::redact`] redacts.
+/// Whether a value is unmistakably a credential: it holds one by its shape
+/// ([`crate::redact::is_credential`]).
 pub fn is_credential_value(value: &str) -> bool {
-    !value.is_empty() && crate::redact::redact(value) != value
+    !value.is_empty() && crate::redact::is_credential(value)
 }
 
 /// Why the variable `name=value` is withheld from lines, or `None`.
