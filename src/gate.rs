@@ -21,7 +21,7 @@ use crate::session::{Context, SessionUse};
 use crate::shell::{ACTIVE_ENV, real_shell};
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -1010,6 +1010,14 @@ fn spawn_and_wait(
         pid: None,
         withheld,
     });
+    let taken: Vec<RawFd> = side.passed.iter().map(|(_, number)| *number).collect();
+    let (args, harness_fd) = match &decision.harness_write {
+        Some(write) => {
+            let (args, fd) = hand_harness_file(write, &env, line, args, &taken)?;
+            (args, Some(fd))
+        }
+        None => (args, None),
+    };
     if grant.sandbox == SandboxPolicy::FullAccess {
         let mut command = Command::new(&shell);
         command
@@ -1017,6 +1025,9 @@ fn spawn_and_wait(
             .env_clear()
             .envs(env)
             .current_dir(req.cwd);
+        if let Some((fd, number)) = &harness_fd {
+            pass_descriptor(&mut command, fd.as_raw_fd(), *number);
+        }
         // A line for a caller that may go away runs in the caller's process group, or in one
         // of its own, so that all of it can be ended with the caller.
         let group = req
@@ -1046,10 +1057,7 @@ fn spawn_and_wait(
                 .map_err(|e| Error::internal(format!("cannot pass a descriptor on: {e}")))
         })
         .collect::<Result<Vec<_>>>()?;
-    let args = match &decision.harness_write {
-        Some(write) => hand_harness_file(write, &env, line, args, &mut passed)?,
-        None => args,
-    };
+    passed.extend(harness_fd);
     let command = crate::sandbox::Command {
         arg0: shell.clone().into_os_string(),
         program: shell,
@@ -1110,18 +1118,20 @@ fn spawn_and_wait(
     })
 }
 
-/// A recognised agent harness's own write (Claude Code's working-directory file), given to a
-/// sandboxed line as exactly that one file: opened here ([`crate::sandbox::harness_file`]: in the
-/// agent's temp dir, never through a symlink, never another file), passed as a descriptor, and the
-/// line's `>| FILE` run as `>&N`. The sandbox grants nothing for it, so a read-only line stays
-/// read-only and the harness cannot name a file elsewhere. What does not fit refuses the line.
+/// A recognised agent harness's own write (Claude Code's working-directory file), given to the
+/// line as exactly that one file: opened here ([`crate::sandbox::harness_file`]: in the agent's
+/// temp dir, never through a symlink, never another file), passed as a descriptor numbered 3–9
+/// (not one of `taken`), and the line's `>| FILE` run as `>&N`. The sandbox grants nothing for it,
+/// so a read-only line stays read-only; without a sandbox (Full access) the harness still cannot
+/// name a file elsewhere, which its inner line's rules never saw. What does not fit refuses the
+/// line. Returns the shell's arguments and the descriptor with its number.
 fn hand_harness_file(
     write: &crate::parse::harness::HarnessWrite,
     env: &[(OsString, OsString)],
     line: &str,
-    args: Vec<OsString>,
-    passed: &mut Vec<(OwnedFd, RawFd)>,
-) -> Result<Vec<OsString>> {
+    mut args: Vec<OsString>,
+    taken: &[RawFd],
+) -> Result<(Vec<OsString>, (OwnedFd, RawFd))> {
     let refuse = |why: &str| {
         Error::new(
             Code::SandboxExecFailed,
@@ -1129,7 +1139,7 @@ fn hand_harness_file(
         )
     };
     let number = (3u8..=9)
-        .find(|n| passed.iter().all(|(_, taken)| *taken != RawFd::from(*n)))
+        .find(|n| !taken.contains(&RawFd::from(*n)))
         .ok_or_else(|| refuse("no descriptor number is free"))?;
     let rewritten = crate::parse::harness::with_write_to_descriptor(line, write, number)
         .ok_or_else(|| refuse("the line does not hold the redirection it was judged with"))?;
@@ -1137,19 +1147,42 @@ fn hand_harness_file(
     let mut at = args
         .iter()
         .enumerate()
-        .filter(|(_, a)| a.as_os_str() == line);
-    let (Some((index, _)), None) = (at.next(), at.next()) else {
+        .filter(|(_, a)| a.as_os_str() == line)
+        .map(|(index, _)| index);
+    let (Some(index), None) = (at.next(), at.next()) else {
         return Err(refuse(
             "the shell's arguments do not hold the line exactly once",
         ));
     };
-    let mut args = args;
-    args[index] = rewritten.into();
-    passed.push((
-        crate::sandbox::harness_file::open(write, env)?,
-        RawFd::from(number),
-    ));
-    Ok(args)
+    let slot = args
+        .get_mut(index)
+        .ok_or_else(|| refuse("the shell's arguments changed"))?;
+    *slot = rewritten.into();
+    let fd = crate::sandbox::harness_file::open(write, env)?;
+    Ok((args, (fd, RawFd::from(number))))
+}
+
+/// Gives an unsandboxed line `fd` as descriptor `number`, as the sandbox gives a sandboxed one
+/// its passed descriptors (`fd` is close-on-exec; the copy at `number` is not).
+fn pass_descriptor(command: &mut Command, fd: RawFd, number: RawFd) {
+    // SAFETY: the closure runs in the child between fork and exec and calls only dup2 and fcntl,
+    // which are async-signal-safe; `fd` stays open in the parent until the spawn returns (the
+    // caller owns it past `run_unsandboxed`).
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(command, move || {
+            // dup2 onto itself would keep close-on-exec: clear the flag instead.
+            let done = if fd == number {
+                libc::fcntl(number, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(fd, number)
+            };
+            if done < 0 {
+                Err(std::io::Error::last_os_error())
+            } else {
+                Ok(())
+            }
+        });
+    }
 }
 
 /// Confirmed Full access: the shell runs as it is, with no sandbox.

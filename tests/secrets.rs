@@ -285,8 +285,8 @@ fn a_persons_yes_to_the_lines_does_not_pass_a_canary() {
 #[test]
 fn full_access_withholds_the_environment() {
     let lab = Lab::new("");
-    let out = lab.person_runs("secrets-full", &["mode", "full"], &["y", "full"]);
-    assert!(out.contains("full"), "{out}");
+    let out = lab.person_runs("secrets-full", &["mode", "full"], &["full"]);
+    assert!(out.contains("mode: full"), "{out}");
     let env_lines = lines()
         .into_iter()
         .filter(|l| !l.contains('~') && !l.contains("HOME"));
@@ -302,6 +302,13 @@ fn full_access_withholds_the_environment() {
         );
         assert_eq!(canaries_in(&text), Vec::<String>::new(), "{line}\n{text}");
     }
+    let log = std::fs::read_to_string(
+        lab.user
+            .state()
+            .join("shellgate/sessions/secrets-full.jsonl"),
+    )
+    .unwrap();
+    assert!(log.contains("\"sandbox\":\"full-access\""), "{log}");
 }
 
 /// A variable passes only when a person passed it: named in `[sandbox] pass_env`, or on a yes to
@@ -443,7 +450,7 @@ fn no_line_prints_a_canary_through_the_hook() {
     // Full access: lines run unsandboxed, and some in the shell itself; the environment is
     // still withheld (the files are the person's: no sandbox hides them).
     let out = type_line("shellgate mode full", &["y", "full"]);
-    assert!(out.contains("full"), "{out}");
+    assert!(out.contains("mode: full"), "{out}");
     for line in hook_lines
         .iter()
         .filter(|l| !l.contains('~') && !l.contains("HOME"))

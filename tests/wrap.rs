@@ -1012,3 +1012,64 @@ fn claude_codes_working_directory_file_is_the_only_file_handed_over() {
     assert_eq!(std::fs::read_to_string(&hard).unwrap(), "hard\n");
     assert!(!f.outside.join("claude-eeee-cwd").exists());
 }
+
+/// Under confirmed Full access there is no sandbox, and the harness's write is still not the inner
+/// line's to judge: it is handed over the same way, so a harness naming a file outside the agent's
+/// temp dir is refused (before, the line ran as written and wrote it), and the genuine one works.
+#[test]
+fn claude_codes_working_directory_file_is_checked_under_full_access() {
+    let f = Fixture::new();
+    let temp = tempfile::Builder::new()
+        .prefix("shellgate-test-agent-tmp-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let session = "harness-full";
+    let command = |args: &[&str]| {
+        let mut c = Command::new(SHELLGATE);
+        support::isolate(&mut c, &f.user)
+            .env("SHELLGATE_SESSION", session)
+            .env("TMPDIR", temp.path())
+            .env("TERM", "dumb")
+            .current_dir(&f.ws)
+            .args(args);
+        c
+    };
+    // A person confirms Full access for the session, at a terminal.
+    let mut pty =
+        rexpect::session::spawn_command(command(&["mode", "full"]), Some(30_000)).unwrap();
+    pty.exp_string("to confirm, anything else rejects").unwrap();
+    pty.send_line("full").unwrap();
+    pty.exp_eof().unwrap();
+    let run = |line: &str| {
+        let mut c = command(&["run", "--", line]);
+        c.stdin(Stdio::null());
+        support::detach(&mut c);
+        c.output().unwrap()
+    };
+    // An inner line that writes, so that it runs unsandboxed (one that only reads would run in
+    // the read-only sandbox even under Full access).
+    let harness = |file: &str| format!("eval 'touch made' < /dev/null && pwd -P >| {file}");
+    let outside = f.outside.join("claude-abcd-cwd");
+    let out = run(&harness(outside.to_str().unwrap()));
+    assert_eq!(out.status.code(), Some(212), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not in the agent's temp dir"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        !outside.exists(),
+        "the harness wrote outside under Full access"
+    );
+    assert!(!f.ws.join("made").exists(), "the refused line ran");
+    let inside = temp.path().join("claude-aaaa-cwd");
+    let out = run(&harness(inside.to_str().unwrap()));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(&inside).unwrap(),
+        format!("{}\n", std::fs::canonicalize(&f.ws).unwrap().display())
+    );
+    assert!(f.ws.join("made").exists());
+    let log = f.log();
+    assert!(log.contains("\"sandbox\":\"full-access\""), "{log}");
+}
