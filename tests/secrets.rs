@@ -388,8 +388,10 @@ fn no_line_prints_a_canary_under_wrap() {
 /// An interactive bash with the README's hook, the canaries exported and one more in an
 /// unexported shell variable: no line prints one — neither in the sandbox (whose shell state is
 /// the person's, restored without credentials) nor in the person's own shell (where a dump of the
-/// environment never runs), not from the shell's state files, and not under Full access either.
-/// The person's shell keeps its variables (its prompt shows `-HAS` while `GH_TOKEN` is set).
+/// environment never runs), not from the shell's state files, and not under Full access either —
+/// unless the person accepts the offer to run a line that names a credential file outside the
+/// sandbox, in their shell. The person's shell keeps its variables (its prompt shows `-HAS` while
+/// `GH_TOKEN` is set).
 #[test]
 fn no_line_prints_a_canary_through_the_hook() {
     let lab = Lab::new("");
@@ -434,7 +436,11 @@ fn no_line_prints_a_canary_through_the_hook() {
             if matched.starts_with('[') && matched.contains("]P") {
                 return out;
             }
-            pty.send_line(answers.next().unwrap_or(&"y")).unwrap();
+            // Yes to every question but an offer to run the line outside the sandbox, in the
+            // shell as typed (a credential store's line): that yes is a person granting it.
+            let offer = before.contains("runs once outside the sandbox");
+            let default = if offer { "n" } else { "y" };
+            pty.send_line(answers.next().unwrap_or(&default)).unwrap();
         }
     };
     let mut hook_lines = lines();
@@ -447,6 +453,10 @@ fn no_line_prints_a_canary_through_the_hook() {
         assert_eq!(canaries_in(&out), Vec::<String>::new(), "{line}\n{out}");
         assert!(out.ends_with("-HAS$ "), "the shell lost GH_TOKEN: {out}");
     }
+    // The offer to read the files outside the sandbox, accepted: the person granted it.
+    let out = type_line("cat ~/.my.cnf", &["y"]);
+    assert!(out.contains("runs once outside the sandbox"), "{out}");
+    assert_eq!(canaries_in(&out), ["SGCANARY-file-mycnf"], "{out}");
     // Full access: lines run unsandboxed, and some in the shell itself; the environment is
     // still withheld (the files are the person's: no sandbox hides them).
     let out = type_line("shellgate mode full", &["y", "full"]);
