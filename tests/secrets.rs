@@ -93,6 +93,12 @@ fn lines() -> Vec<String> {
     lines
 }
 
+/// A question from shellgate: the last thing on the terminal, its timeout after it (it waits for
+/// the answer). Not the Full access warning's "Type `full` to confirm", nor the `[y/N]` in the
+/// hook's functions, which `set` prints under Full access.
+const QUESTION: &str =
+    r"(\[y/N[^\]]*\]|Type .full. to confirm, anything else rejects:) \(\d+ s\) $|\[Y/n\] $";
+
 /// A home holding the file canaries and a user config, a workspace, and the canary environment.
 struct Lab {
     dir: tempfile::TempDir,
@@ -155,7 +161,7 @@ impl Lab {
         let mut seen = String::new();
         let mut answers = answers.iter();
         loop {
-            match pty.exp_regex(r"\[y/N[^\]]*\]|Type .full. to confirm") {
+            match pty.exp_regex(QUESTION) {
                 Ok((before, matched)) => {
                     seen.push_str(&before);
                     seen.push_str(&matched);
@@ -427,9 +433,7 @@ fn no_line_prints_a_canary_through_the_hook() {
         let mut out = String::new();
         loop {
             let (before, matched) = pty
-                .exp_regex(&format!(
-                    r"{prompt}|\[y/N[^\]]*\]|\[Y/n\]|Type .full. to confirm"
-                ))
+                .exp_regex(&format!(r"{prompt}|{QUESTION}"))
                 .unwrap_or_else(|e| panic!("{line}: {e}\n{out}"));
             out.push_str(&before);
             out.push_str(&matched);
