@@ -2895,3 +2895,50 @@ fn refused_writes_are_named() {
         assert!(!stderr.contains("inside"), "{stderr}");
     }
 }
+
+/// A program that asks first whether it may write (`access(W_OK)`) and gives up on the answer
+/// never makes the write the sandbox would name: coreutils `rm` at a terminal does that for a user
+/// who is not root (root may write any file, so it unlinks at once), and failed with "Read-only
+/// file system" and nothing named. The probe is named as the write it asks about.
+#[test]
+fn a_write_asked_about_first_is_named() {
+    for who in identities() {
+        let s = Scene::new(who);
+        let outside = s.outside.join("f");
+        s.write(&outside, "x\n");
+        let out = s.sandbox().py(
+            "import os, subprocess, sys\n\
+             primary, terminal = os.openpty()\n\
+             r = subprocess.run(['rm', sys.argv[1]], stdin=terminal, capture_output=True, text=True)\n\
+             print('rm', r.returncode, r.stderr.strip())\n\
+             print('probe', os.access(sys.argv[1], os.W_OK))",
+            &[outside.to_str().unwrap()],
+        );
+        assert!(outside.exists(), "{who:?}: rm removed a file outside");
+        assert!(out.stdout().contains("rm 1"), "{who:?}: {}", out.stdout());
+        assert!(
+            out.stdout().contains("probe False"),
+            "{who:?}: {}",
+            out.stdout()
+        );
+        let stderr = out.stderr();
+        assert!(
+            stderr.contains(&format!("writing {}", outside.display()))
+                || stderr.contains(&format!("removing {}", outside.display())),
+            "{who:?}: nothing named: {stderr}"
+        );
+        // Asking whether a file inside may be written is no refusal.
+        let inside = s.ws.join("g");
+        s.write(&inside, "x\n");
+        let out = s.sandbox().py(
+            "import os, sys\nprint(os.access(sys.argv[1], os.W_OK))",
+            &[inside.to_str().unwrap()],
+        );
+        assert_eq!(out.stdout().trim(), "True", "{who:?}: {}", out.stderr());
+        assert!(
+            !out.stderr().contains("refused"),
+            "{who:?}: {}",
+            out.stderr()
+        );
+    }
+}

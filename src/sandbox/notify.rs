@@ -275,9 +275,9 @@ fn target_of(sys: Sys) -> Target {
     use Sys::*;
     match sys {
         Open | Creat | Mkdir | Unlink | Rmdir | Mknod | Truncate | Chmod | Chown | Lchown
-        | Setxattr | Lsetxattr | Removexattr | Lremovexattr => Target::Paths(&[(None, 0)]),
+        | Setxattr | Lsetxattr | Removexattr | Lremovexattr | Access => Target::Paths(&[(None, 0)]),
         Openat | Openat2 | Mkdirat | Unlinkat | Mknodat | Fchmodat | Fchmodat2 | Fchownat
-        | Utimensat => Target::Paths(&[(Some(0), 1)]),
+        | Utimensat | Faccessat | Faccessat2 => Target::Paths(&[(Some(0), 1)]),
         Rename => Target::Paths(&[(None, 0), (None, 1)]),
         Renameat | Renameat2 => Target::Paths(&[(Some(0), 1), (Some(2), 3)]),
         Link | Symlink => Target::Paths(&[(None, 1)]),
@@ -290,7 +290,7 @@ fn target_of(sys: Sys) -> Target {
 fn operation_of(sys: Sys) -> &'static str {
     use Sys::*;
     match sys {
-        Open | Openat | Openat2 | Creat => "writing",
+        Open | Openat | Openat2 | Creat | Access | Faccessat | Faccessat2 => "writing",
         Mkdir | Mkdirat => "creating the directory",
         Unlink | Unlinkat | Rmdir => "removing",
         Rename | Renameat | Renameat2 => "renaming",

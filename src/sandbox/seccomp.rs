@@ -190,6 +190,9 @@ syscalls! {
     Lsetxattr = "lsetxattr", 189, 6;
     Removexattr = "removexattr", 197, 14;
     Lremovexattr = "lremovexattr", 198, 15;
+    Access = "access", 21, ABSENT;
+    Faccessat = "faccessat", 269, 48;
+    Faccessat2 = "faccessat2", 439, 439;
 }
 
 impl Sys {
@@ -1046,40 +1049,56 @@ const ENOSYS_CALLS: [Sys; 2] = [Sys::Clone3, Sys::Openat2];
 
 /// The calls that change the filesystem by path (or through a descriptor): observed, so that a
 /// write the sandbox refuses outside the writable roots can be named. `openat` and `open` only
-/// when they open for writing, creating or truncating. A call that already has a rule keeps it,
-/// observed for what the rule lets through.
-const OBSERVED_WRITES: [(Sys, Option<u8>); 30] = [
-    (Sys::Open, Some(1)),
-    (Sys::Openat, Some(2)),
-    (Sys::Creat, None),
-    (Sys::Mkdir, None),
-    (Sys::Mkdirat, None),
-    (Sys::Unlink, None),
-    (Sys::Unlinkat, None),
-    (Sys::Rmdir, None),
-    (Sys::Rename, None),
-    (Sys::Renameat, None),
-    (Sys::Renameat2, None),
-    (Sys::Link, None),
-    (Sys::Linkat, None),
-    (Sys::Symlink, None),
-    (Sys::Symlinkat, None),
-    (Sys::Mknod, None),
-    (Sys::Mknodat, None),
-    (Sys::Truncate, None),
-    (Sys::Chmod, None),
-    (Sys::Fchmod, None),
-    (Sys::Fchmodat, None),
-    (Sys::Fchmodat2, None),
-    (Sys::Chown, None),
-    (Sys::Lchown, None),
-    (Sys::Fchownat, None),
-    (Sys::Utimensat, None),
-    (Sys::Setxattr, None),
-    (Sys::Lsetxattr, None),
-    (Sys::Removexattr, None),
-    (Sys::Lremovexattr, None),
+/// when they open for writing, creating or truncating; the `access` calls only when they ask
+/// whether a file may be written (`W_OK`): a program that probes first (coreutils `rm` at a
+/// terminal, `test -w`) gives up on the probe's refusal (`EROFS`) and never makes the write the
+/// sandbox would have named. A call that already has a rule keeps it, observed for what the rule
+/// lets through.
+const OBSERVED_WRITES: [(Sys, Observed); 33] = [
+    (Sys::Open, Observed::Bits(1, OPEN_WRITE_FLAGS)),
+    (Sys::Openat, Observed::Bits(2, OPEN_WRITE_FLAGS)),
+    (Sys::Creat, Observed::Always),
+    (Sys::Mkdir, Observed::Always),
+    (Sys::Mkdirat, Observed::Always),
+    (Sys::Unlink, Observed::Always),
+    (Sys::Unlinkat, Observed::Always),
+    (Sys::Rmdir, Observed::Always),
+    (Sys::Rename, Observed::Always),
+    (Sys::Renameat, Observed::Always),
+    (Sys::Renameat2, Observed::Always),
+    (Sys::Link, Observed::Always),
+    (Sys::Linkat, Observed::Always),
+    (Sys::Symlink, Observed::Always),
+    (Sys::Symlinkat, Observed::Always),
+    (Sys::Mknod, Observed::Always),
+    (Sys::Mknodat, Observed::Always),
+    (Sys::Truncate, Observed::Always),
+    (Sys::Chmod, Observed::Always),
+    (Sys::Fchmod, Observed::Always),
+    (Sys::Fchmodat, Observed::Always),
+    (Sys::Fchmodat2, Observed::Always),
+    (Sys::Chown, Observed::Always),
+    (Sys::Lchown, Observed::Always),
+    (Sys::Fchownat, Observed::Always),
+    (Sys::Utimensat, Observed::Always),
+    (Sys::Setxattr, Observed::Always),
+    (Sys::Lsetxattr, Observed::Always),
+    (Sys::Removexattr, Observed::Always),
+    (Sys::Lremovexattr, Observed::Always),
+    (Sys::Access, Observed::Bits(1, W_OK)),
+    (Sys::Faccessat, Observed::Bits(2, W_OK)),
+    (Sys::Faccessat2, Observed::Bits(2, W_OK)),
 ];
+
+/// When an observed call goes to the supervisor: always, or when an argument has any of the bits.
+#[derive(Clone, Copy)]
+enum Observed {
+    Always,
+    Bits(u8, u32),
+}
+
+/// `access`'s question "may this be written?".
+const W_OK: u32 = libc::W_OK as u32;
 
 /// The calls observed for writes (see [`OBSERVED_WRITES`]).
 pub fn observed_calls() -> impl Iterator<Item = Sys> {
@@ -1091,13 +1110,10 @@ const OPEN_WRITE_FLAGS: u32 =
     (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) as u32;
 
 fn observe_writes(table: &mut Vec<(Sys, Deny)>) {
-    for (sys, flags_arg) in OBSERVED_WRITES {
-        let observed = match flags_arg {
-            Some(arg) => ArgCheck::AnyBit {
-                arg,
-                mask: OPEN_WRITE_FLAGS,
-            },
-            None => ArgCheck::Any,
+    for (sys, when) in OBSERVED_WRITES {
+        let observed = match when {
+            Observed::Bits(arg, mask) => ArgCheck::AnyBit { arg, mask },
+            Observed::Always => ArgCheck::Any,
         };
         match table.iter_mut().find(|(s, _)| *s == sys) {
             Some((_, rule)) => {
