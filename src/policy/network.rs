@@ -143,10 +143,12 @@ pub fn needs_network(c: &Command) -> Option<String> {
     let downloads = match program {
         "rsync" => words.iter().any(|w| is_remote_spec(w)),
         "git" => {
-            matches!(
+            (matches!(
                 first,
                 Some("clone" | "fetch" | "pull" | "push" | "ls-remote" | "submodule" | "archive")
-            ) || (first == Some("remote") && words.iter().any(|w| matches!(*w, "update" | "prune")))
+            ) && !names_a_local_repository(&words))
+                || (first == Some("remote")
+                    && words.iter().any(|w| matches!(*w, "update" | "prune")))
                 || (first == Some("remote") && words.contains(&"show") && !words.contains(&"-n"))
         }
         "npm" | "pnpm" => {
@@ -165,7 +167,6 @@ pub fn needs_network(c: &Command) -> Option<String> {
                         | "x"
                         | "dlx"
                         | "create"
-                        | "init"
                         | "outdated"
                         | "view"
                         | "info"
@@ -177,6 +178,7 @@ pub fn needs_network(c: &Command) -> Option<String> {
                         | "link"
                 )
             ) || (program == "pnpm" && first.is_none() && !prints_only(&words))
+                || (first == Some("init") && runs_an_initializer(&words))
         }
         "npx" | "pnpx" | "bunx" | "pipx" | "uvx" => !prints_only(&words),
         "yarn" => {
@@ -346,6 +348,42 @@ fn prints_only(words: &[&str]) -> bool {
     )
 }
 
+/// `git clone|fetch|pull|push|ls-remote … REPOSITORY`, the repository a path on this machine
+/// (`/srv/r.git`, `./r`, `../r`, `~/r`, `file://…`): the first word after the subcommand that is
+/// not an option. An option's value taken for it (`git clone -b main …`) is a word that is no
+/// such path, so the line stays a network line; a path taken for it wrongly only leaves the
+/// network off, which the sandbox then holds (the line fails there, naming the connection).
+fn names_a_local_repository(words: &[&str]) -> bool {
+    let Some(at) = words
+        .iter()
+        .position(|w| !w.starts_with('-') && !w.starts_with('+'))
+    else {
+        return false;
+    };
+    if words[at] == "submodule" || words[at] == "archive" {
+        return false;
+    }
+    words[at + 1..]
+        .iter()
+        .find(|w| !w.starts_with('-'))
+        .is_some_and(|repository| {
+            ["/", "./", "../", "~/", "file://"]
+                .iter()
+                .any(|p| repository.starts_with(p))
+                || matches!(*repository, "." | "..")
+        })
+}
+
+/// `npm init NAME` runs the initializer `create-NAME` (fetched, like `npx`); `npm init` and
+/// `npm init -y` only write a `package.json`.
+fn runs_an_initializer(words: &[&str]) -> bool {
+    words
+        .iter()
+        .skip_while(|w| **w != "init")
+        .skip(1)
+        .any(|w| !w.starts_with('-'))
+}
+
 /// `host:path`, `user@host:path` or `rsync://…` (not a local path that merely holds a colon
 /// after a slash).
 fn is_remote_spec(word: &str) -> bool {
@@ -440,6 +478,12 @@ mod tests {
             "dig example.invalid",
             "yarn",
             "npx create-react-app x",
+            "npm init vite",
+            "npm init -y @scope/app",
+            "git push backup main",
+            "git clone -b main https://example.invalid/r.git",
+            "git clone git@example.invalid:r.git",
+            "git fetch ssh://example.invalid/r.git",
         ] {
             assert!(network(line), "{line}");
         }
@@ -455,6 +499,15 @@ mod tests {
             "python3 -m venv .venv",
             "python3 -m pytest",
             "curl --version",
+            "npm init -y",
+            "npm init --yes",
+            "pnpm init",
+            "git push /srv/backup.git main",
+            "git push ../backup.git",
+            "git clone /srv/repo.git copy",
+            "git clone --bare ./repo copy.git",
+            "git pull file:///srv/repo.git main",
+            "git fetch ~/mirror.git",
             "ls",
             "make",
         ] {
