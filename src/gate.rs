@@ -972,10 +972,10 @@ fn missing_grant(denials: &[crate::sandbox::Denial]) -> Option<Needs> {
             // reaches one, the broker's).
             Denial::UnixSocket { .. } => {}
             Denial::Write { path, .. } => {
-                if let Some(dir) = crate::sandbox::grantable_dir(path)
-                    && !needs.writable.contains(&dir)
-                {
-                    needs.writable.push(dir);
+                for dir in crate::sandbox::grantable_dirs(path) {
+                    if !needs.writable.contains(&dir) {
+                        needs.writable.push(dir);
+                    }
                 }
             }
         }

@@ -326,6 +326,62 @@ fn escalation_runs_a_refused_write_again_once_with_that_directory() {
     assert!(!exists(&again), "the grant outlived its line");
 }
 
+/// A push to a repository on this machine (a bare one beneath the home) asks nothing about the
+/// network, is refused by the kernel, and after one yes works: the grant is the repository (its
+/// objects, refs and the lock beside `HEAD`), not only the first directory refused. Its config
+/// and hooks, which git runs later, stay read-only in the rerun.
+#[test]
+fn a_push_to_a_repository_on_this_machine_works_after_one_yes() {
+    let lab = Lab::new();
+    lab.rule(None);
+    let git = |dir: &Path, args: &[&str]| {
+        let ok = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", &lab.user.home)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&lab.ws(), &["commit", "-q", "--allow-empty", "-m", "one"]);
+    let bare = lab.other().join("backup.git");
+    git(&lab.other(), &["init", "-q", "--bare", "backup.git"]);
+    let config = std::fs::read(bare.join("config")).unwrap();
+    let (seen, code) = lab.person_runs(
+        &format!("git push -q {} HEAD:refs/heads/main", bare.display()),
+        &["y"],
+    );
+    assert_eq!(code, 0, "{seen}");
+    assert!(!seen.contains("network"), "asked about the network: {seen}");
+    assert!(bare.join("refs/heads/main").exists(), "not pushed: {seen}");
+    // The same grant, a line that also plants a hook and changes the config: the push works,
+    // the rest is refused.
+    let hook = bare.join("hooks/post-receive");
+    let (seen, code) = lab.person_runs(
+        &format!(
+            "git push -q {0} HEAD:refs/heads/second; echo 'touch /tmp/x' > {1}; \
+             printf '[core]\\n\\thooksPath = /tmp\\n' >> {0}/config",
+            bare.display(),
+            hook.display()
+        ),
+        &["y"],
+    );
+    assert_ne!(code, 0, "{seen}");
+    assert!(seen.contains("backup.git"), "{seen}");
+    assert!(
+        bare.join("refs/heads/second").exists(),
+        "not pushed: {seen}"
+    );
+    assert!(
+        !exists(&hook),
+        "a hook was planted in the granted repository"
+    );
+    assert_eq!(std::fs::read(bare.join("config")).unwrap(), config);
+}
+
 /// A line that writes its own output through `/proc/self/fd/1` or `/dev/stdout` and then fails
 /// keeps its own exit status: nothing the sandbox refused, no escalation, no SANDBOX_DENIED.
 #[test]

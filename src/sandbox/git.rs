@@ -36,6 +36,12 @@ pub fn toplevel(dir: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
+/// Whether `dir` is itself a git dir (a bare repository, or a `.git` directory): it holds a `HEAD`
+/// file and `objects` and `refs` directories, as git's own check does.
+pub fn is_git_dir(dir: &Path) -> bool {
+    dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
+}
+
 /// Reads `<worktree>/.git`: `None` when there is none, when it is neither a directory nor a file,
 /// or when a pointer names no existing git dir. An error that leaves this unknown (`EACCES`, `EIO`)
 /// is returned, not taken for "no repository": the caller decides what is protected from this.

@@ -155,20 +155,44 @@ pub fn limit_refusal(
     })
 }
 
-/// The directory to grant for a write the sandbox refused at `path`, as a grant names it
+/// The directories to grant for a write the sandbox refused at `path`, as a grant names them
 /// (`~/…`): the nearest existing directory holding it, when that lies beneath the user's home
 /// (not the home itself, not beneath its hidden directories — `~/.config`, `~/.local/bin`,
 /// `~/.ssh` — where configuration that runs later lives) and outside every protected tree (shell
 /// startup and configuration directories, shellgate's own, credential stores). Anything else is
 /// not for a line to write; a rule's `needs` can still name a cache such as `~/.cache/x`.
-pub fn grantable_dir(path: &Path) -> Option<String> {
-    let env = HomeEnv::from_env().ok()?;
-    let home = env.homes.first()?;
-    let mut dir = path.parent()?;
+///
+/// A write in a bare repository (a push to a repository on this machine) is granted the
+/// repository: a push writes its objects, then its ref and a lock beside `HEAD`, and a grant of
+/// the first directory alone fails the next write after the yes. Its `config` and `hooks`, which
+/// git runs later, stay read-only in it as in every writable root that is a git dir
+/// ([`protected`]).
+pub fn grantable_dirs(path: &Path) -> Vec<String> {
+    let Ok(env) = HomeEnv::from_env() else {
+        return Vec::new();
+    };
+    let Some(mut dir) = path.parent() else {
+        return Vec::new();
+    };
     while !dir.is_dir() {
-        dir = dir.parent()?;
+        match dir.parent() {
+            Some(parent) => dir = parent,
+            None => return Vec::new(),
+        }
     }
-    let dir = std::fs::canonicalize(dir).ok()?;
+    let Ok(dir) = std::fs::canonicalize(dir) else {
+        return Vec::new();
+    };
+    let dir = dir
+        .ancestors()
+        .find(|d| git::is_git_dir(d) && d.file_name() != Some(std::ffi::OsStr::new(".git")))
+        .unwrap_or(&dir);
+    grantable(dir, &env).into_iter().collect()
+}
+
+/// `dir` as a grant names it, when a line may be granted it (see [`grantable_dirs`]).
+fn grantable(dir: &Path, env: &HomeEnv) -> Option<String> {
+    let home = env.homes.first()?;
     let below = dir.strip_prefix(home).ok()?;
     if below.as_os_str().is_empty() {
         return None;
@@ -177,15 +201,15 @@ pub fn grantable_dir(path: &Path) -> Option<String> {
         .trees
         .iter()
         .filter(|t| !env.homes.contains(t))
-        .any(|t| dir.starts_with(t) || t.starts_with(&dir));
+        .any(|t| dir.starts_with(t) || t.starts_with(dir));
     let hidden = credentials::hidden_paths(&env.homes, &[], &[])
         .iter()
-        .any(|h| h.starts_with(&dir) || dir.starts_with(h));
+        .any(|h| h.starts_with(dir) || dir.starts_with(h));
     let dot_git = dir.components().any(|c| c.as_os_str() == ".git");
     let dot_dir = env
         .homes
         .iter()
-        .any(|h| workspace::beneath_a_hidden_dir_of(&dir, h));
+        .any(|h| workspace::beneath_a_hidden_dir_of(dir, h));
     if protected || hidden || dot_git || dot_dir {
         return None;
     }
