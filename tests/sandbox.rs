@@ -2893,6 +2893,26 @@ fn refused_writes_are_named() {
         );
         // Writes the sandbox allows are not named.
         assert!(!stderr.contains("inside"), "{stderr}");
+        // Nor a directory that exists (`mkdir -p` makes every parent: EEXIST, sandbox or not).
+        let out = s
+            .sandbox()
+            .sh(&format!("mkdir -p {}/d2/e", s.outside.display()));
+        let stderr = out.stderr();
+        let named: Vec<&str> = stderr
+            .split([',', '\n'])
+            .map(|n| {
+                n.trim()
+                    .trim_start_matches("[shellgate] the sandbox refused ")
+            })
+            .collect();
+        assert!(
+            named.contains(&format!("creating the directory {}/d2", s.outside.display()).as_str()),
+            "{who:?}: {named:?}"
+        );
+        for existing in [&s.root, &s.outside] {
+            let noise = format!("creating the directory {}", existing.display());
+            assert!(!named.contains(&noise.as_str()), "{who:?}: {named:?}");
+        }
     }
 }
 

@@ -316,11 +316,24 @@ fn write_outside(notif: &libc::seccomp_notif, sys: Sys, scope: &WriteScope) -> O
             .filter_map(|(dirfd, path)| resolve(pid, dirfd.map(|a| args[a] as i32), args[*path]))
             .collect(),
     };
-    let path = paths.into_iter().find(|p| scope.refuses(p))?;
+    let path = paths
+        .into_iter()
+        .find(|p| scope.refuses(p) && !fails_as_existing(sys, p))?;
     Some(Denial::Write {
         path,
         operation: operation_of(sys),
     })
+}
+
+/// A call that makes a new name fails with `EEXIST` where the name exists, sandbox or not: no
+/// refusal to note (`mkdir -p ~/a/b` makes `/home` first; naming it was noise). Only the note
+/// depends on this look, never the call.
+fn fails_as_existing(sys: Sys, path: &Path) -> bool {
+    use Sys::*;
+    matches!(
+        sys,
+        Mkdir | Mkdirat | Mknod | Mknodat | Symlink | Symlinkat | Link | Linkat
+    ) && path.symlink_metadata().is_ok()
 }
 
 /// The absolute path a `(dirfd, path pointer)` pair names in process `pid`, made lexically
