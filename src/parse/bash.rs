@@ -292,8 +292,30 @@ impl Walker<'_> {
                 self.redirect(child, &mut inner);
             }
         }
-        if let Some(body) = body {
-            self.walk(body, &inner);
+        let Some(body) = body else {
+            return;
+        };
+        let before = self.out.commands.len();
+        self.walk(body, &inner);
+        if body.kind() == "command" {
+            // A simple command takes its redirections itself (not its substitutions' commands).
+            return;
+        }
+        // The redirection of a compound body (`{ a; b; } > f`, `(a) > f`, and `a && b > f`,
+        // which tree-sitter reads as the list redirected) is every command's inside it: a body's
+        // parts are walked in contexts of their own, which start with no redirection. A command
+        // substitution's commands in the body get it too: more than bash does, never less.
+        for command in &mut self.out.commands[before..] {
+            for write in &inner.writes {
+                if !command.writes.contains(write) {
+                    command.writes.push(write.clone());
+                }
+            }
+            for read in &inner.reads {
+                if !command.reads.contains(read) {
+                    command.reads.push(read.clone());
+                }
+            }
         }
     }
 

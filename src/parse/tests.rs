@@ -1023,3 +1023,31 @@ fn pwsh_session_state_is_hook_state() {
         assert!(p.hook_state.is_empty(), "{line:?}: {:?}", p.hook_state);
     }
 }
+
+/// A redirection of a compound body is every command's inside it (tree-sitter reads `a && b > f`
+/// as the list redirected): a command of the body must not look like it writes nothing.
+#[test]
+fn a_redirected_body_writes_for_each_command_in_it() {
+    for line in [
+        "cd .. && echo hi > f",
+        "true && echo hi > f",
+        "{ cd /; echo hi; } > f",
+        "(cd /; echo hi) > f",
+        "cd / || echo hi >> f",
+    ] {
+        let parsed = parse(line, ShellKind::Bash);
+        assert!(!parsed.commands.is_empty(), "{line}");
+        for command in &parsed.commands {
+            assert!(
+                command.writes.iter().any(|w| w == "f"),
+                "{line}: {} writes {:?}",
+                command.program,
+                command.writes
+            );
+        }
+    }
+    // Not a command substitution's in an argument, which writes nothing itself.
+    let parsed = parse("echo $(pwd) > f", ShellKind::Bash);
+    let pwd = parsed.commands.iter().find(|c| c.program == "pwd").unwrap();
+    assert!(pwd.writes.is_empty(), "{:?}", pwd.writes);
+}
