@@ -25,10 +25,10 @@ use crate::policy::Decision;
 use crate::shell::state::{Change, Dialect, OptionKind, State, Treatment, treatment};
 
 /// Builtins of both bash and zsh that may run in the shell with any literal arguments.
-const STATE_BUILTINS: [&str; 26] = [
-    "cd", "pushd", "popd", "dirs", "export", "unset", "alias", "unalias", "umask", "history",
-    "jobs", "fg", "bg", "wait", "disown", "exit", "logout", "true", "false", ":", "hash", "type",
-    "pwd", "echo", "printf", "test",
+const STATE_BUILTINS: [&str; 25] = [
+    "cd", "pushd", "popd", "dirs", "export", "unset", "alias", "unalias", "umask", "jobs", "fg",
+    "bg", "wait", "disown", "exit", "logout", "true", "false", ":", "hash", "type", "pwd", "echo",
+    "printf", "test",
 ];
 
 /// shellgate's subcommands that run in the shell (see the module comment).
@@ -108,6 +108,11 @@ fn builtin_form(shell: ShellKind, c: &Command) -> bool {
     match c.program.as_str() {
         name if STATE_BUILTINS.contains(&name) => true,
         "[" => true,
+        // `history -w FILE` (and -a, -r, -n with a file) writes or reads a file of the line's
+        // choosing; without one, the shell's own history file.
+        "history" => args
+            .iter()
+            .all(|a| a.starts_with('-') || a.bytes().all(|b| b.is_ascii_digit())),
         "kill" => {
             args.iter().any(|a| a.starts_with('%'))
                 && args
@@ -232,6 +237,8 @@ mod tests {
             "set +o history",
             "set -o",
             "jobs",
+            "history 20",
+            "history -w",
             "fg %1",
             "kill %1",
             "kill -9 %2",
@@ -271,6 +278,8 @@ mod tests {
             "cd .. && echo hi > ~/notes/a.txt",
             "echo hi >> \"$HOME/x\"",
             "printf x > /tmp/x",
+            "history -w /tmp/h",
+            "history -r ~/.bashrc",
             "echo $HOME",
             "sudo cd /",
             "/usr/bin/cd x",
