@@ -159,7 +159,7 @@ fn interpret(kind: &QuestionKind, reply: &str) -> Option<Answer> {
     }
 }
 
-/// Asks a yes/no question of one line on the controlling terminal, yes by default (Enter).
+/// Asks a yes/no question on the controlling terminal, no by default (Enter).
 /// `Ok(false)` for no; unavailable as for [`ask`].
 pub fn confirm(prompt: &str, timeout: Duration) -> Result<bool> {
     let _one_at_a_time = QUESTION
@@ -171,7 +171,8 @@ pub fn confirm(prompt: &str, timeout: Duration) -> Result<bool> {
     terminal.enter_canonical_mode();
     terminal.discard_typeahead();
     let deadline = Instant::now() + timeout;
-    terminal.write(&format!("{} [Y/n] ", visible(prompt)))?;
+    // No is the default: Enter (or an empty line) applies nothing.
+    terminal.write(&format!("{} [y/N] ", visible(prompt)))?;
     for attempt in 1..=MAX_ATTEMPTS {
         let reply = match terminal.read_line(deadline) {
             Ok(Some(reply)) => reply,
@@ -185,8 +186,8 @@ pub fn confirm(prompt: &str, timeout: Duration) -> Result<bool> {
             }
         };
         match reply.trim().to_ascii_lowercase().as_str() {
-            "" | "y" | "yes" => return Ok(true),
-            "n" | "no" => return Ok(false),
+            "y" | "yes" => return Ok(true),
+            "" | "n" | "no" => return Ok(false),
             _ if attempt < MAX_ATTEMPTS => terminal.write("Please answer y or n: ")?,
             _ => {}
         }

@@ -26,7 +26,7 @@ const TIMEOUT_MS: u64 = 20_000;
 /// The prompt shows `$?` (`%?` in zsh): every test sees the status the shell itself has.
 const PROMPT_RE: &str = r"\[(\d+)\]PROMPT\$ ";
 /// A question of shellgate's: allow a line, or apply what it changed.
-const QUESTION_RE: &str = r"Allow once\? \[y/N[^\n]*\(\d+ s\) |apply to this shell\? \[Y/n\] |Type .full. to confirm[^\n]*\(\d+ s\) ";
+const QUESTION_RE: &str = r"Allow once\? \[y/N[^\n]*\(\d+ s\) |apply to this shell\? \[[yY]/[nN]\] |Type .full. to confirm[^\n]*\(\d+ s\) ";
 
 /// The init line for `shell` as the README shows it (one line, which the tests put in the
 /// startup files exactly as a person would).
@@ -1414,6 +1414,8 @@ struct Skeleton {
     user: support::Home,
     home: PathBuf,
     ws: PathBuf,
+    /// More of the person's environment, for their shells.
+    env: Vec<(String, String)>,
 }
 
 impl Skeleton {
@@ -1442,6 +1444,7 @@ impl Skeleton {
             user,
             home,
             ws,
+            env: Vec::new(),
         };
         let install = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
         let out = skeleton
@@ -1461,14 +1464,35 @@ impl Skeleton {
         support::isolate(&mut c, &self.user)
             .current_dir(&self.ws)
             .env("TERM", "xterm")
-            .env("SHELL", format!("/bin/{program}"));
+            .env("SHELL", format!("/bin/{program}"))
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
         c
     }
 
     /// A login shell (`bash -l`, `zsh -l`) in a pseudo-terminal, at its first prompt.
     fn login(&self, shell: &str) -> Shell {
+        self.login_as(shell, None)
+    }
+
+    /// A login shell as `uid` (the test process must be root to give one).
+    fn login_as(&self, shell: &str, uid: Option<u32>) -> Shell {
         let mut command = self.command(shell);
         command.args(["-l", "-i"]);
+        if let Some(id) = uid {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: between fork and exec, only async-signal-safe calls on plain integers.
+            unsafe {
+                command.pre_exec(move || {
+                    if libc::setgroups(0, std::ptr::null()) != 0
+                        || libc::setresgid(id, id, id) != 0
+                        || libc::setresuid(id, id, id) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
         let mut pty = rexpect::session::spawn_command(command, Some(TIMEOUT_MS)).unwrap();
         pty.process_mut().set_kill_timeout(Some(200));
         let (startup, _) = pty
@@ -2139,4 +2163,446 @@ fn bash_ssh_reaches_the_persons_agent_after_a_yes() {
 #[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
 fn zsh_ssh_reaches_the_persons_agent_after_a_yes() {
     ssh_reaches_the_persons_agent_after_a_yes("zsh");
+}
+
+// ------------------------------------------------------------------------------------------------
+// Sealed: nothing a line leaves behind in its sandboxed shell runs later in the person's shell
+// (issue 24, part B). Each scenario is a person on the stock skeleton dotfiles with the README's
+// line, an unprivileged user (nobody, when the tests run as root), whose prompt runs git
+// (bash: git's own `__git_ps1` with GIT_PS1_SHOWDIRTYSTATE; zsh: a precmd running `git
+// status`). A project file holds the payload, and the person loads it with a function of their
+// own (`envfile NAME`, a dotenv loader: a line no rule flags, so it runs in the sandbox unasked),
+// answers every question with Enter, and types a few ordinary lines. From outside: no marker
+// file the payload would create in the home (which the sandbox cannot write), and the startup
+// files unchanged.
+
+/// The person's additions to their startup files (after the README's line).
+fn person_rc(shell: &str) -> String {
+    match shell {
+        "bash" => "source /usr/lib/git-core/git-sh-prompt\nGIT_PS1_SHOWDIRTYSTATE=1\n\
+                   PS1='[$?]PROMPT$ $(__git_ps1 \"(%s) \")'\n\
+                   envfile() { . \"./$1\"; }\n"
+            .to_owned(),
+        _ => "setopt prompt_subst\ngit_line() { git status --porcelain >/dev/null 2>&1 }\n\
+              precmd() { git_line }\nenvfile() { . \"./$1\" }\n"
+            .to_owned(),
+    }
+}
+
+/// A person at a hooked login shell, as above.
+struct Person {
+    skel: Skeleton,
+    shell: Shell,
+    /// The startup files as they were before the shell started.
+    rc_before: Vec<(PathBuf, Vec<u8>)>,
+}
+
+impl Person {
+    /// `files`: (name in the workspace, contents) — the project's files.
+    fn new(shell: &str, files: &[(&str, &[u8])]) -> Person {
+        Person::with_env(shell, files, &[])
+    }
+
+    /// `env`: the person's own environment besides the skeleton's (a locale of theirs); `{ws}`
+    /// in a value is the workspace.
+    fn with_env(shell: &str, files: &[(&str, &[u8])], env: &[(&str, String)]) -> Person {
+        let mut skel = Skeleton::installed();
+        let ws = skel.ws.display().to_string();
+        skel.env = env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.replace("{ws}", &ws)))
+            .collect();
+        let rc = if shell == "bash" { ".bashrc" } else { ".zshrc" };
+        let path = skel.home.join(rc);
+        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+        text.push_str(&person_rc(shell));
+        std::fs::write(&path, text).unwrap();
+        for (name, contents) in files {
+            let path = skel.ws.join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, contents).unwrap();
+        }
+        let uid = unprivileged(&skel);
+        let rc_before = [".bashrc", ".zshrc", ".zshenv", ".profile"]
+            .iter()
+            .map(|f| skel.home.join(f))
+            .filter(|p| p.exists())
+            .map(|p| {
+                let bytes = std::fs::read(&p).unwrap();
+                (p, bytes)
+            })
+            .collect();
+        let shell = skel.login_as(shell, uid);
+        Person {
+            skel,
+            shell,
+            rc_before,
+        }
+    }
+
+    /// Types `text` and answers every question with Enter; returns the output and status.
+    fn enter(&mut self, text: &str) -> (String, i32) {
+        let sh = &mut self.shell;
+        sh.pty.send_line(text).unwrap();
+        let mut out = String::new();
+        loop {
+            let (before, matched) = sh
+                .pty
+                .exp_regex(&format!("{QUESTION_RE}|{PROMPT_RE}"))
+                .unwrap_or_else(|e| panic!("no prompt after {text:?}: {e}\n{out}"));
+            out.push_str(&before);
+            if let Some(status) = matched.strip_prefix('[') {
+                let status = status.split(']').next().unwrap_or("").parse().unwrap();
+                return (out, status);
+            }
+            out.push_str(&matched);
+            sh.pty.send_line("").unwrap();
+        }
+    }
+
+    fn marker(&self, name: &str) -> PathBuf {
+        self.skel.home.join(name)
+    }
+
+    /// No marker of `names` exists and the startup files are unchanged.
+    fn assert_no_trace(&self, names: &[&str], transcript: &str) {
+        let ran: Vec<&&str> = names.iter().filter(|n| self.marker(n).exists()).collect();
+        assert!(
+            ran.is_empty(),
+            "{ran:?}: the payload ran outside the sandbox\n{transcript}"
+        );
+        for (path, before) in &self.rc_before {
+            let now = std::fs::read(path).unwrap();
+            assert!(
+                now == *before,
+                "{} changed:\n{}\n{transcript}",
+                path.display(),
+                String::from_utf8_lossy(&now)
+            );
+        }
+    }
+}
+
+/// Hands the skeleton's files to `nobody` when the tests run as root (the sandbox then takes the
+/// unprivileged path, user namespaces); returns that uid.
+fn unprivileged(skel: &Skeleton) -> Option<u32> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    const NOBODY: u32 = 65534;
+    let root = skel.home.parent().unwrap();
+    let status = Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(root)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755)).unwrap();
+    Some(NOBODY)
+}
+
+/// Runs `transcript` lines as the person, each answered with Enter; returns everything printed.
+fn day(p: &mut Person, lines: &[&str]) -> String {
+    let mut all = String::new();
+    for line in lines {
+        let (out, _) = p.enter(line);
+        all.push_str(&out);
+    }
+    all
+}
+
+/// Exported variables that programs the prompt runs outside the sandbox read: git's
+/// configuration from the environment (`core.fsmonitor` runs a program at the prompt's next
+/// `git diff`/`git status`), git's trace written into a startup file.
+fn sealed_exports(shell: &str) {
+    let rc = if shell == "bash" { ".bashrc" } else { ".zshrc" };
+    let payload = format!(
+        "export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor \
+         GIT_CONFIG_VALUE_0=\"touch $HOME/M-config-count; false\"\n\
+         export GIT_CONFIG_PARAMETERS=\"'core.fsmonitor'='touch $HOME/M-config-params; false'\"\n\
+         export GIT_TRACE2_EVENT=$HOME/{rc}\nexport BROWSER=\"touch $HOME/M-browser\"\n"
+    );
+    let mut p = Person::new(shell, &[("git.env", payload.as_bytes())]);
+    let out = day(
+        &mut p,
+        &["envfile git.env", "true", "echo done-$((1+1))", "true"],
+    );
+    assert!(out.contains("done-2"), "{out}");
+    assert!(
+        out.contains("GIT_CONFIG_COUNT"),
+        "the question names what it grants: {out}"
+    );
+    p.assert_no_trace(&["M-config-count", "M-config-params"], &out);
+    // Nothing of it reached the person's shell.
+    let (out, _) = p.enter("echo \"C=${GIT_CONFIG_COUNT-unset} T=${GIT_TRACE2_EVENT-unset}\"");
+    assert!(out.contains("C=unset T=unset"), "{out}");
+}
+
+#[test]
+#[cfg_attr(
+    not(has_skel),
+    ignore = "no /etc/skel/.profile and .bashrc (Debian's base-files, bash)"
+)]
+fn bash_sealed_exports() {
+    sealed_exports("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_sealed_exports() {
+    sealed_exports("zsh");
+}
+
+/// Variables the shell itself later runs as code: a mail check's message, the prompt command,
+/// zsh's prompt strings under prompt_subst (also by their lowercase name, `prompt`).
+fn sealed_shell_code_variables(shell: &str) {
+    let payload = match shell {
+        "bash" => "MAILPATH=\"$PWD/mbox?\\$(touch $HOME/M-mail)\"; MAILCHECK=0\n\
+                   PROMPT_COMMAND=\"touch $HOME/M-prompt-command\"\n"
+            .to_owned(),
+        _ => "MAILPATH=\"$PWD/mbox?\\$(touch $HOME/M-mail)\"; MAILCHECK=1\n\
+              prompt='$(touch '\"$HOME\"'/M-prompt)[%?]PROMPT$ '\n\
+              PROMPT_EOL_MARK='$(touch '\"$HOME\"'/M-eol)'\n\
+              RPROMPT='$(touch '\"$HOME\"'/M-rprompt)'\n"
+            .to_owned(),
+    };
+    let mut p = Person::new(shell, &[("code.env", payload.as_bytes())]);
+    let out = day(
+        &mut p,
+        &[
+            "envfile code.env",
+            "echo mail >> mbox",
+            // zsh checks mail when more than MAILCHECK seconds have passed since the last check.
+            "sleep 2.2",
+            "printf no-newline",
+            "true",
+        ],
+    );
+    p.assert_no_trace(
+        &[
+            "M-mail",
+            "M-prompt-command",
+            "M-prompt",
+            "M-eol",
+            "M-rprompt",
+        ],
+        &out,
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(has_skel),
+    ignore = "no /etc/skel/.profile and .bashrc (Debian's base-files, bash)"
+)]
+fn bash_sealed_shell_code_variables() {
+    sealed_shell_code_variables("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_sealed_shell_code_variables() {
+    sealed_shell_code_variables("zsh");
+}
+
+/// Functions and aliases: the question defaults to no, and a function the prompt calls (or a
+/// name it runs, such as `git`) is never redefined by a line.
+fn sealed_functions(shell: &str) {
+    let payload = match shell {
+        "bash" => "__git_ps1() { touch \"$HOME/M-git-ps1\"; }\n\
+                   __git_eread() { touch \"$HOME/M-git-eread\"; }\n\
+                   git() { touch \"$HOME/M-git\"; }\n\
+                   helper() { touch \"$HOME/M-helper\"; }\n"
+            .to_owned(),
+        _ => "precmd() { touch \"$HOME/M-precmd\" }\n\
+              git_line() { touch \"$HOME/M-git-line\" }\n\
+              git() { touch \"$HOME/M-git\" }\n\
+              helper() { touch \"$HOME/M-helper\" }\n"
+            .to_owned(),
+    };
+    let mut p = Person::new(shell, &[("fn.env", payload.as_bytes())]);
+    let out = day(&mut p, &["envfile fn.env", "true", "true"]);
+    p.assert_no_trace(
+        &[
+            "M-git-ps1",
+            "M-git-eread",
+            "M-git",
+            "M-precmd",
+            "M-git-line",
+        ],
+        &out,
+    );
+    let (out, status) = p.enter("helper");
+    assert_eq!(status, 127, "helper() was applied on Enter: {out}");
+}
+
+#[test]
+#[cfg_attr(
+    not(has_skel),
+    ignore = "no /etc/skel/.profile and .bashrc (Debian's base-files, bash)"
+)]
+fn bash_sealed_functions() {
+    sealed_functions("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_sealed_functions() {
+    sealed_functions("zsh");
+}
+
+/// A value that runs code when the shell evaluates it again: as an array subscript or
+/// arithmetic in a builtin that runs in the person's shell, or a `$"…"` translation from a
+/// catalog the line pointed the shell at.
+fn sealed_reevaluation(shell: &str) {
+    let payload = "x='a[$(touch '\"$HOME\"'/M-subscript)]'\n\
+                   TEXTDOMAINDIR=$PWD/locale; TEXTDOMAIN=evil\n";
+    let mo = message_catalog("hello", &format!("$(touch {})", "\"$HOME\"/M-translated"));
+    let mut files: Vec<(&str, &[u8])> = vec![
+        ("sub.env", payload.as_bytes()),
+        ("locale/xx_XX/LC_MESSAGES/evil.mo", &mo),
+    ];
+    let locale = copy_of_c_locale();
+    for (name, bytes) in &locale {
+        files.push((name.as_str(), bytes));
+    }
+    // The person works in a locale of their own (not C: gettext looks up no catalog for C).
+    let mut p = Person::with_env(
+        shell,
+        &files,
+        &[
+            ("LOCPATH", "{ws}/loc".to_owned()),
+            ("LANG", "xx_XX.UTF-8".to_owned()),
+        ],
+    );
+    let mut lines = vec![
+        "envfile sub.env",
+        "test -v 'a[x]'",
+        "unset 'a[x]'",
+        "printf -v 'a[x]' %s 1",
+        "cd . && (( x ))",
+        "cd . && [[ -v a[x] ]]",
+        "echo $\"hello\"",
+    ];
+    if shell == "zsh" {
+        lines.push("test x -eq 1");
+    }
+    let out = day(&mut p, &lines);
+    p.assert_no_trace(&["M-subscript", "M-translated"], &out);
+}
+
+#[test]
+#[cfg_attr(
+    not(has_skel),
+    ignore = "no /etc/skel/.profile and .bashrc (Debian's base-files, bash)"
+)]
+fn bash_sealed_reevaluation() {
+    sealed_reevaluation("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_sealed_reevaluation() {
+    sealed_reevaluation("zsh");
+}
+
+/// A GNU message catalog (`.mo`) with one translation, as `msgfmt` writes it: the header entry
+/// (its charset) and `id` → `text`, sorted, no hash table.
+fn message_catalog(id: &str, text: &str) -> Vec<u8> {
+    let entries = [
+        ("", "Content-Type: text/plain; charset=UTF-8\n"),
+        (id, text),
+    ];
+    let n = entries.len() as u32;
+    let originals = 28u32;
+    let translations = originals + 8 * n;
+    let mut strings = translations + 8 * n;
+    let mut head = Vec::new();
+    for v in [0x9504_12de_u32, 0, n, originals, translations, 0, strings] {
+        head.extend_from_slice(&v.to_le_bytes());
+    }
+    let mut tables: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
+    let mut data = Vec::new();
+    for (side, table) in tables.iter_mut().enumerate() {
+        for entry in &entries {
+            let s = if side == 0 { entry.0 } else { entry.1 };
+            table.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            table.extend_from_slice(&strings.to_le_bytes());
+            data.extend_from_slice(s.as_bytes());
+            data.push(0);
+            strings += s.len() as u32 + 1;
+        }
+    }
+    let mut out = head;
+    out.extend_from_slice(&tables[0]);
+    out.extend_from_slice(&tables[1]);
+    out.extend_from_slice(&data);
+    out
+}
+
+/// The C.UTF-8 locale's files under another name (`loc/xx_XX.UTF-8/…`): a locale that is not
+/// `C`, so gettext looks its catalogs up, without generating one (`LOCPATH` names the directory).
+fn copy_of_c_locale() -> Vec<(String, Vec<u8>)> {
+    let source = ["/usr/lib/locale/C.utf8", "/usr/lib/locale/C.UTF-8"]
+        .iter()
+        .map(Path::new)
+        .find(|p| p.is_dir())
+        .expect("the C.UTF-8 locale's files (package libc-bin)");
+    let mut out = Vec::new();
+    let mut stack = vec![source.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(source).unwrap();
+                out.push((
+                    format!("loc/xx_XX.UTF-8/{}", rel.display()),
+                    std::fs::read(&path).unwrap(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The second seal, on its own: even a value holding code that is already in the person's shell
+/// (here from their own startup file) is never evaluated again by a line run in the shell itself —
+/// such lines run in the sandbox instead.
+fn builtins_in_the_shell_evaluate_nothing_again(shell: &str) {
+    let f = Fixture::with_rc("x='a[$(touch \"$HOME/../outside/M-in-shell\")]'");
+    let mut sh = f.interactive(shell);
+    let mut lines = vec![
+        "test -v 'a[x]'",
+        "unset 'a[x]'",
+        "printf -v 'a[x]' %s 1",
+        "cd . && (( x ))",
+        "cd . && [[ -v a[x] ]]",
+        "cd . && [[ x -eq 1 ]]",
+    ];
+    if shell == "zsh" {
+        lines.extend(["test x -eq 1", "printf '%d' x", "exit x"]);
+    }
+    let mut out = String::new();
+    for line in lines {
+        out.push_str(&sh.run(line, &["y"]).0);
+    }
+    assert!(
+        !f.marker("M-in-shell").exists(),
+        "a builtin evaluated a value again in the person's shell:\n{out}"
+    );
+}
+
+#[test]
+fn bash_builtins_in_the_shell_evaluate_nothing_again() {
+    builtins_in_the_shell_evaluate_nothing_again("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_builtins_in_the_shell_evaluate_nothing_again() {
+    builtins_in_the_shell_evaluate_nothing_again("zsh");
 }

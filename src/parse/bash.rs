@@ -152,6 +152,7 @@ impl Walker<'_> {
             "unset_command" => self.unset(node, ctx),
             "variable_assignment" => {
                 let (name, value) = self.assignment(node, ctx);
+                self.out.add_literal_assignment(&name, &value);
                 self.check_assigned_value(&name, &value);
                 self.check_hidden_code(&value);
                 self.out.add_value(&value.text);
@@ -175,10 +176,28 @@ impl Walker<'_> {
             "expansion" => {
                 self.check_prompt_expansion(node);
                 self.check_expansion_assignment(node);
+                self.check_expansion_reevaluation(node);
                 self.walk_children(node, ctx);
             }
             "binary_expression" | "postfix_expression" | "unary_expression" => {
                 self.check_arithmetic_assignment(node);
+                self.walk_children(node, ctx);
+            }
+            // `(( … ))`, `for (( … ))`, `$(( … ))`, `$[ … ]`: arithmetic.
+            "compound_statement" if self.text(node).starts_with("((") => {
+                self.check_arithmetic(node);
+                self.walk_children(node, ctx);
+            }
+            "c_style_for_statement" | "arithmetic_expansion" => {
+                self.check_arithmetic(node);
+                self.walk_children(node, ctx);
+            }
+            "subscript" => {
+                self.check_subscript(node);
+                self.walk_children(node, ctx);
+            }
+            "test_command" => {
+                self.check_test_command(node);
                 self.walk_children(node, ctx);
             }
             "ERROR" => self.error(node, ctx),
@@ -533,6 +552,7 @@ impl Walker<'_> {
             glued.push(name);
             raw.name = Some(glued);
         }
+        self.check_builtin_reevaluation(&raw);
         self.resolve(raw);
     }
 
@@ -554,6 +574,7 @@ impl Walker<'_> {
             match child.kind() {
                 "variable_assignment" => {
                     let (name, value) = self.assignment(child, ctx);
+                    self.out.add_literal_assignment(&name, &value);
                     self.check_assigned_variable(&name);
                     self.check_hidden_code(&value);
                     self.out.add_value(&value.text);
@@ -575,6 +596,7 @@ impl Walker<'_> {
                     }
                     match word.text.split_once('=') {
                         Some((name, value)) => {
+                            self.out.add_literal_assignment(name, &word.part(value));
                             self.check_declared_name(&program, name);
                             self.check_assigned_variable(name);
                             self.out.add_value(value);
@@ -588,6 +610,7 @@ impl Walker<'_> {
                         }
                     }
                     self.check_hidden_code(&word);
+                    self.check_name_subscript(&word.text);
                     argv.push(word.text);
                 }
             }
@@ -618,8 +641,10 @@ impl Walker<'_> {
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             let word = self.word(child, ctx);
-            // `unset 'a[$(…)]'` evaluates the subscript.
+            // `unset 'a[$(…)]'` evaluates the subscript, and so does `unset 'a[x]'` with x
+            // holding `$(…)`.
             self.check_hidden_code(&word);
+            self.check_name_subscript(&word.text);
             if !word.is_literal() {
                 self.out.add_hook_state(format!(
                     "`unset` of a name only known at run time (`{}`), which could be a hook's",
@@ -657,7 +682,12 @@ impl Walker<'_> {
         let mut value = Word::default();
         for (field, child) in fields(node) {
             match field {
-                Some("name") => name = self.text(child).to_owned(),
+                Some("name") => {
+                    if child.kind() == "subscript" {
+                        self.check_subscript(child);
+                    }
+                    name = self.text(child).to_owned();
+                }
                 Some("value") => value = self.word(child, ctx),
                 _ => {}
             }
@@ -728,11 +758,17 @@ impl Walker<'_> {
             "word" => words::unquoted(&text),
             "raw_string" => Word::quoted(strip_quotes(&text, 1, 1)),
             "ansi_c_string" => Word::quoted(words::ansi_c(strip_quotes(&text, 2, 1))),
-            "string" => self.double_quoted(node, ctx),
+            "string" => {
+                self.check_translated(node);
+                self.double_quoted(node, ctx)
+            }
             "simple_expansion" | "expansion" | "arithmetic_expansion" => {
                 if node.kind() == "expansion" {
                     self.check_prompt_expansion(node);
                     self.check_expansion_assignment(node);
+                    self.check_expansion_reevaluation(node);
+                } else if node.kind() == "arithmetic_expansion" {
+                    self.check_arithmetic(node);
                 }
                 self.walk_children(node, ctx);
                 // Unquoted: split into words (inside `"…"` this is undone below).
@@ -868,6 +904,173 @@ impl Walker<'_> {
         }
     }
 
+    /// Arithmetic (`(( … ))`, `$(( … ))`, `$[ … ]`, `for (( … ))`) whose operands are not all
+    /// numbers: bash and zsh evaluate a variable's value (or a substitution's output) as
+    /// arithmetic in turn, and expand a `$(…)` they find in an array subscript there — so
+    /// `$((x))` runs whatever code `x` holds, as `eval "$x"` would. Numbers, operators and `$?`,
+    /// `$#`, `$$`, `$!` evaluate nothing else.
+    fn check_arithmetic(&mut self, node: Node) {
+        let mut stack = vec![node];
+        let mut visited = 0;
+        while let Some(n) = stack.pop() {
+            visited += 1;
+            if visited > 10_000 {
+                self.out.add_opaque(REEVAL_ARITHMETIC);
+                return;
+            }
+            match n.kind() {
+                "number"
+                | "binary_expression"
+                | "unary_expression"
+                | "ternary_expression"
+                | "parenthesized_expression"
+                | "postfix_expression"
+                | "arithmetic_expansion"
+                | "compound_statement"
+                | "c_style_for_statement"
+                | "test_operator" => {}
+                "do_group" => continue,
+                "word" if numeric(self.text(n)) => {}
+                "simple_expansion" if matches!(self.text(n), "$?" | "$#" | "$$" | "$!") => {
+                    continue;
+                }
+                _ if !n.is_named() => continue,
+                _ => {
+                    self.out.add_opaque(REEVAL_ARITHMETIC);
+                    return;
+                }
+            }
+            let mut cursor = n.walk();
+            stack.extend(n.children(&mut cursor));
+        }
+    }
+
+    /// `${a[i]}`, `a[i]=…`: an indexed array's subscript is arithmetic (see
+    /// [`Walker::check_arithmetic`]); only a number, `@` or `*` evaluates nothing.
+    fn check_subscript(&mut self, node: Node) {
+        if let Some(index) = node.child_by_field_name("index")
+            && !inert_subscript(self.text(index))
+        {
+            self.out.add_opaque(REEVAL_SUBSCRIPT);
+        }
+    }
+
+    /// A name given as a word to a builtin that takes variable names (`test -v 'a[x]'`,
+    /// `unset`, `printf -v`, `read`, `declare` …) is evaluated with its subscript.
+    fn check_name_subscript(&mut self, text: &str) {
+        let name = text.split_once('=').map_or(text, |(n, _)| n);
+        if let Some((_, rest)) = name.split_once('[') {
+            let index = rest.strip_suffix(']').unwrap_or(rest);
+            if !inert_subscript(index) {
+                self.out.add_opaque(REEVAL_SUBSCRIPT);
+            }
+        }
+    }
+
+    /// `[[ … ]]`: `-eq`, `-lt` … evaluate both sides as arithmetic; `-v` evaluates a subscript.
+    fn check_test_command(&mut self, node: Node) {
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            let mut cursor = n.walk();
+            let children: Vec<Node> = n.children(&mut cursor).collect();
+            let operator = children
+                .iter()
+                .find(|c| c.kind() == "test_operator")
+                .map(|c| self.text(*c).to_owned());
+            match (n.kind(), operator.as_deref()) {
+                ("binary_expression", Some(op)) if ARITHMETIC_TESTS.contains(&op) => {
+                    let operands = children
+                        .iter()
+                        .filter(|c| c.is_named() && c.kind() != "test_operator");
+                    for operand in operands {
+                        if !numeric(self.text(*operand)) && !special_number(self.text(*operand)) {
+                            self.out.add_opaque(REEVAL_ARITHMETIC);
+                        }
+                    }
+                }
+                ("unary_expression", Some("-v")) => {
+                    for operand in children.iter().filter(|c| c.kind() != "test_operator") {
+                        let text = self.text(*operand).to_owned();
+                        self.check_name_subscript(&text);
+                    }
+                }
+                _ => stack.extend(children.into_iter().filter(|c| c.is_named())),
+            }
+        }
+    }
+
+    /// Builtins that evaluate their arguments again: `let` (arithmetic), `test`/`[` (`-v NAME`
+    /// with a subscript; in zsh `-eq` … evaluate arithmetic), and those that take variable names
+    /// (`printf -v`, `read`, `getopts`, `mapfile`, `wait -p`), whose subscripts are arithmetic.
+    fn check_builtin_reevaluation(&mut self, raw: &RawCommand) {
+        let Some(name) = &raw.name else {
+            return;
+        };
+        let args: Vec<&str> = raw.args.iter().map(|a| a.text.as_str()).collect();
+        match name.text.as_str() {
+            "let" if args.iter().any(|a| !numeric(a)) => {
+                self.out.add_opaque(REEVAL_ARITHMETIC);
+            }
+            "test" | "[" => {
+                for (i, arg) in args.iter().enumerate() {
+                    if *arg == "-v"
+                        && let Some(next) = args.get(i + 1)
+                    {
+                        self.check_name_subscript(next);
+                    }
+                    if ARITHMETIC_TESTS.contains(arg) {
+                        let around = [i.checked_sub(1).and_then(|j| args.get(j)), args.get(i + 1)];
+                        if around
+                            .iter()
+                            .flatten()
+                            .any(|a| !numeric(a) && !special_number(a))
+                        {
+                            self.out.add_opaque(REEVAL_ARITHMETIC);
+                        }
+                    }
+                }
+            }
+            "printf" | "read" | "getopts" | "mapfile" | "readarray" | "wait" => {
+                for arg in args {
+                    self.check_name_subscript(arg);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `${!name}`: the value names another variable, read with its subscript (arithmetic);
+    /// `${x:i:n}`: offsets are arithmetic. (`${!prefix*}` and `${!a[@]}` list names and keys.)
+    fn check_expansion_reevaluation(&mut self, node: Node) {
+        let text = self.text(node);
+        if let Some(rest) = text.strip_prefix("${!")
+            && !(rest.ends_with("*}") || rest.ends_with("@}") || rest.ends_with("[@]}"))
+            && !rest.ends_with("[*]}")
+        {
+            self.out.add_opaque(REEVAL_INDIRECT);
+        }
+        let mut cursor = node.walk();
+        let names = node
+            .named_children(&mut cursor)
+            .filter(|c| c.kind() == "variable_name")
+            .count();
+        if names > 1 {
+            self.out.add_opaque(REEVAL_ARITHMETIC);
+        }
+    }
+
+    /// `$"…"`: bash looks the text up in the message catalog `TEXTDOMAIN` and `TEXTDOMAINDIR`
+    /// name (in any locale but C) and expands what it finds there, `$(…)` included: the line
+    /// shows a string, the shell runs the translation.
+    fn check_translated(&mut self, node: Node) {
+        let start = node.start_byte();
+        let dollar = start > 0 && self.src.as_bytes().get(start - 1) == Some(&b'$');
+        let escaped = start > 1 && self.src.as_bytes().get(start - 2) == Some(&b'\\');
+        if dollar && !escaped || self.text(node).starts_with("$\"") {
+            self.out.add_opaque(REEVAL_TRANSLATED);
+        }
+    }
+
     /// `${x@P}` expands `x` like a prompt, running the command substitutions in its value.
     fn check_prompt_expansion(&mut self, node: Node) {
         if self.text(node).ends_with("@P}") {
@@ -881,6 +1084,40 @@ impl Walker<'_> {
     pub(super) fn nested_script(&mut self, script: &str, via: Vec<String>) {
         parse_script(script, self.depth + 1, &via, self.out);
     }
+}
+
+/// Re-evaluation: text the shell evaluates again at run time, as code the line does not show.
+pub(super) const REEVAL_ARITHMETIC: &str = "arithmetic on a value only known at run time: bash and \
+     zsh evaluate a variable's value as arithmetic in turn and run a `$(…)` found in an array \
+     subscript there, so it runs code the line does not show";
+pub(super) const REEVAL_SUBSCRIPT: &str = "an array subscript that is not a number: the shell \
+     evaluates it as arithmetic, which runs code a variable's value holds";
+pub(super) const REEVAL_INDIRECT: &str = "indirect expansion (`${!name}`) reads the variable a \
+     value names, with its subscript, which runs code that value holds";
+pub(super) const REEVAL_TRANSLATED: &str = "`$\"…\"` is replaced by a translation from the \
+     message catalog TEXTDOMAIN and TEXTDOMAINDIR name, and bash expands what that holds";
+
+/// `[[ … ]]` and `test` operators that compare arithmetic.
+const ARITHMETIC_TESTS: [&str; 6] = ["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
+
+/// An integer as text (`12`, `-3`): arithmetic on it evaluates nothing else.
+fn numeric(text: &str) -> bool {
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// `$?`, `$#`, `$$`, `$!` (also quoted): the shell sets them to numbers.
+fn special_number(text: &str) -> bool {
+    matches!(
+        text.trim_matches('"'),
+        "$?" | "$#" | "$$" | "$!" | "${?}" | "${#}"
+    )
+}
+
+/// A subscript that evaluates nothing: a number, `@` or `*` (also quoted).
+fn inert_subscript(index: &str) -> bool {
+    let index = index.trim_matches(|c| c == '"' || c == '\'');
+    numeric(index) || index == "@" || index == "*"
 }
 
 /// Why quoted text holding code makes a line opaque.

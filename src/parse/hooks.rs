@@ -135,11 +135,15 @@ pub fn inert_prompt(value: &str) -> bool {
     let octal_escape = bytes
         .windows(2)
         .any(|w| w[0] == b'\\' && (b'0'..=b'7').contains(&w[1]));
+    // zsh's `$~x`, `$=x`, `$^x`, `$+x` expand with flags (globbing, splitting) under
+    // prompt_subst: nothing a look needs.
+    let zsh_flag = ["$~", "$=", "$^", "$+"].iter().any(|f| value.contains(f));
     !value.contains('`')
         && !value.contains("$(")
         && !value.contains("${")
         && !value.contains("$[")
         && !octal_escape
+        && !zsh_flag
         && !subscripted_parameter(bytes)
 }
 
@@ -349,6 +353,8 @@ mod tests {
             "\\044(id) ",
             "\\$(id) ",
             "$x[y] ",
+            "$~x ",
+            "$=x ",
         ] {
             assert!(!inert_prompt(value), "{value}");
         }

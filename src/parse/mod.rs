@@ -170,6 +170,9 @@ pub struct Parsed {
     /// The values the line assigns to variables (`k=~/.ssh/id_rsa; cat "$k"`): paths in them are
     /// looked at like arguments.
     pub values: Vec<String>,
+    /// Variables the line assigns a literal value, by name (`X=1`, `export EDITOR=vim`): what
+    /// the person reads on the line they typed. (Where the line assigns one several times, each.)
+    pub literal_assignments: Vec<(String, String)>,
     /// A recognised agent harness whose inner line is what was parsed (e.g. `claude-code`).
     pub harness: Option<&'static str>,
     /// The file that harness writes itself (not in `writes`: not the inner line's).
@@ -197,6 +200,17 @@ impl Parsed {
     fn add_assigned(&mut self, name: &str) {
         if !self.assigned.iter().any(|a| a == name) {
             self.assigned.push(name.to_owned());
+        }
+    }
+
+    fn add_literal_assignment(&mut self, name: &str, value: &words::Word) {
+        let plain = !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !name.starts_with(|c: char| c.is_ascii_digit());
+        if plain && value.is_literal() && !value.hidden_code && self.literal_assignments.len() < 256
+        {
+            self.literal_assignments
+                .push((name.to_owned(), value.text.clone()));
         }
     }
 

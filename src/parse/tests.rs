@@ -1051,3 +1051,70 @@ fn a_redirected_body_writes_for_each_command_in_it() {
     let pwd = parsed.commands.iter().find(|c| c.program == "pwd").unwrap();
     assert!(pwd.writes.is_empty(), "{:?}", pwd.writes);
 }
+
+/// Text the shell evaluates again at run time is command execution the line does not show:
+/// arithmetic on a variable (whose value is evaluated as arithmetic in turn, and a `$(…)` in an
+/// array subscript there runs), non-numeric subscripts, indirect expansion, `$"…"` (issue 24).
+#[test]
+fn reevaluation_is_command_execution() {
+    for line in [
+        "(( x ))",
+        "cd . && (( x ))",
+        "echo $((x+1))",
+        "echo $[x]",
+        "for ((i=0; i<n; i++)); do :; done",
+        "[[ $x -eq 1 ]]",
+        "[[ a -lt b ]]",
+        "[[ -v a[x] ]]",
+        "test -v 'a[x]'",
+        "[ -v 'a[x]' ]",
+        "test x -eq 1",
+        "unset 'a[x]'",
+        "printf -v 'a[x]' %s 1",
+        "read 'a[x]' < f",
+        "declare 'a[x]=1'",
+        "export 'a[x]=1'",
+        "a[x]=1",
+        "echo ${a[i]}",
+        "echo ${x:i:2}",
+        "echo ${!x}",
+        "let x+1",
+        "echo $\"hello\"",
+        "echo \"$(echo $\"hi\")\"",
+    ] {
+        assert_opaque(line);
+    }
+    for line in [
+        "echo $((1+2))",
+        "(( 1 ))",
+        "echo ${a[0]} ${a[@]} ${#a[*]}",
+        "[[ $? -eq 0 ]]",
+        "[ \"$#\" -gt 1 ]",
+        "test -v x",
+        "[[ -n $x && $y == z ]]",
+        "echo ${!prefix*} ${!a[@]}",
+        "echo \\$\"hello\"",
+        "echo '$\"x\"'",
+        "printf -v x %s 1",
+        "let 3",
+        "echo ${x:1:2}",
+    ] {
+        assert_clear(line);
+    }
+}
+
+/// Assignments the typed line spells out literally (what the person read): standalone ones and
+/// declarations, never one whose value is only known at run time.
+#[test]
+fn literal_assignments_are_what_the_line_spells() {
+    let p = bash("export EDITOR=vim X=\"a b\"; Y=1; Z=$(id); W=$HOME; declare -x V=2; ls");
+    assert_eq!(
+        p.literal_assignments,
+        [
+            ("EDITOR".to_owned(), "vim".to_owned()),
+            ("X".to_owned(), "a b".to_owned()),
+            ("Y".to_owned(), "1".to_owned()),
+            ("V".to_owned(), "2".to_owned()),
+        ]
+    );
+}

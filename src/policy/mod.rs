@@ -117,6 +117,10 @@ pub struct Decision {
     pub opaque: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hook_state: Vec<String>,
+    /// Variables the line assigns (see `parse::Parsed::assigned`): a line that runs in the
+    /// person's shell must not assign one whose assignment is arithmetic there.
+    #[serde(skip)]
+    pub assigned: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub harness: Option<&'static str>,
     /// The file that harness writes itself (Claude Code's working-directory file): the line is
@@ -142,6 +146,7 @@ impl Decision {
             commands: Vec::new(),
             opaque: Vec::new(),
             hook_state: Vec::new(),
+            assigned: Vec::new(),
             harness: None,
             harness_write: None,
             note: mode.note.clone(),
@@ -295,6 +300,7 @@ pub fn decide(input: &Input) -> Decision {
         commands: parsed.commands,
         opaque: parsed.opaque,
         hook_state: parsed.hook_state,
+        assigned: parsed.assigned,
         harness: parsed.harness,
         harness_write: parsed.harness_write,
         note: input.mode.note.clone(),

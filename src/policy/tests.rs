@@ -128,7 +128,7 @@ fn reading_from_the_network_needs_approval() {
 
 #[test]
 fn a_redirection_without_a_command_still_writes() {
-    for line in ["(( x )) > out", "f() { :; }; f > out", "[[ -f x ]] > out"] {
+    for line in ["(( 1 )) > out", "f() { :; }; f > out", "[[ -f x ]] > out"] {
         let d = decide_in(line, "untrusted", &TestConfig::builtin());
         assert_eq!(
             (d.decision, d.route),

@@ -255,7 +255,8 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
                 // Without the state the line started from there is nothing to compare with.
                 return Ok((code, Apply::nothing()));
             }
-            Ok((code, apply_changes(dialect, code, &before, dump)))
+            let typed = crate::parse::parse(line, call.shell).literal_assignments;
+            Ok((code, apply_changes(dialect, code, &before, dump, &typed)))
         }
     }
 }
@@ -506,7 +507,13 @@ fn in_shell_apply(dialect: Dialect, call: &Call, line: &str, shadowed: &[String]
 }
 
 /// What the line changed, sorted, asked about, and written as apply lines.
-fn apply_changes(dialect: Dialect, code: u8, before: &State, dump: Collected) -> Apply {
+fn apply_changes(
+    dialect: Dialect,
+    code: u8,
+    before: &State,
+    dump: Collected,
+    typed: &[(String, String)],
+) -> Apply {
     let bytes = match dump {
         Collected::Bytes(bytes) if bytes.is_empty() => return Apply::nothing(),
         Collected::Bytes(bytes) => bytes,
@@ -527,11 +534,17 @@ fn apply_changes(dialect: Dialect, code: u8, before: &State, dump: Collected) ->
             return Apply::nothing();
         }
     };
+    let unasked = state::seal::Unasked::of(&[before, &after]);
+    let cx = state::Context {
+        before,
+        unasked: &unasked,
+        typed,
+    };
     let mut silent = Vec::new();
     let mut asked = Vec::new();
     let mut refused: Vec<(String, &'static str)> = Vec::new();
     for change in state::changes(dialect, before, &after) {
-        match treatment(dialect, &change, before) {
+        match treatment(dialect, &change, &cx) {
             Treatment::Silent => silent.push(change),
             Treatment::Ask => asked.push(change),
             Treatment::Never(why) => refused.push((change.label(), why)),
@@ -568,7 +581,10 @@ fn apply_changes(dialect: Dialect, code: u8, before: &State, dump: Collected) ->
     }
     if !asked.is_empty() {
         let refs: Vec<&Change> = asked.iter().collect();
-        match crate::approval::confirm(&state::question(&refs), crate::approval::DEFAULT_TIMEOUT) {
+        match crate::approval::confirm(
+            &state::question(&refs, &cx),
+            crate::approval::DEFAULT_TIMEOUT,
+        ) {
             Ok(true) => silent.extend(asked),
             Ok(false) => crate::approval::tell("shellgate: not applied\n"),
             Err(e) => crate::approval::tell(&format!("shellgate: not applied: {}\n", e.reason)),
@@ -588,7 +604,7 @@ fn apply_changes(dialect: Dialect, code: u8, before: &State, dump: Collected) ->
     Apply::After { script, pipestatus }
 }
 
-fn treatment(dialect: Dialect, change: &Change, before: &State) -> Treatment {
+fn treatment(dialect: Dialect, change: &Change, cx: &state::Context) -> Treatment {
     let builtin_named = |name: &str| match dialect {
         Dialect::Bash => state::bash::BUILTINS.contains(&name),
         Dialect::Zsh => state::zsh::BUILTINS.contains(&name),
@@ -597,7 +613,7 @@ fn treatment(dialect: Dialect, change: &Change, before: &State) -> Treatment {
         Change::Function(name, _) if builtin_named(name) => Treatment::Never(
             "a function named like a shell builtin: define it in your startup file",
         ),
-        _ => state::treatment(dialect, change, before),
+        _ => state::treatment(dialect, change, cx),
     }
 }
 

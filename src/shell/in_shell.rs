@@ -22,13 +22,16 @@
 use crate::mode::{Resolved, SandboxPolicy};
 use crate::parse::{Command, ShellKind};
 use crate::policy::Decision;
-use crate::shell::state::{Change, Dialect, OptionKind, State, Treatment, treatment};
+use crate::shell::state::{Dialect, OptionKind, Treatment, option_class};
 
-/// Builtins of both bash and zsh that may run in the shell with any literal arguments.
-const STATE_BUILTINS: [&str; 25] = [
-    "cd", "pushd", "popd", "dirs", "export", "unset", "alias", "unalias", "umask", "jobs", "fg",
-    "bg", "wait", "disown", "exit", "logout", "true", "false", ":", "hash", "type", "pwd", "echo",
-    "printf", "test",
+/// Builtins of both bash and zsh that may run in the shell with any literal arguments: none of
+/// them evaluates an argument again (as arithmetic, a subscript or a name). `printf`, `test` and
+/// `[` are not among them (`printf -v 'a[x]'`, `test -v 'a[x]'`, and zsh's arithmetic in
+/// `printf %d x` and `test x -eq 1`, evaluate a variable's value), nor is anything whose
+/// arguments must first be checked ([`builtin_form`]).
+const STATE_BUILTINS: [&str; 13] = [
+    "cd", "pushd", "popd", "dirs", "alias", "unalias", "umask", "true", "false", ":", "hash",
+    "type", "pwd",
 ];
 
 /// shellgate's subcommands that run in the shell (see the module comment).
@@ -68,6 +71,11 @@ pub fn may_run_in_shell(
     {
         return true;
     }
+    // An assignment to a variable with the integer attribute is arithmetic (`shadowed` names
+    // those too).
+    if decision.assigned.iter().any(|n| shadowed.contains(n)) {
+        return false;
+    }
     decision.commands.iter().all(|c| {
         c.writes.is_empty()
             && !c.args_dynamic
@@ -75,7 +83,7 @@ pub fn may_run_in_shell(
             && !c.calls_line_function
             && c.via.iter().all(|v| v == "builtin" || v == "command")
             && !shadowed.contains(&c.program)
-            && builtin_form(shell, c)
+            && builtin_form(shell, c, shadowed)
     })
 }
 
@@ -101,18 +109,27 @@ pub fn starts_agent(command: &Command) -> bool {
 
 /// Whether this builtin, with these arguments, only changes or prints the shell's state and acts
 /// on the shell (not on the hook's function) when run inside the function.
-fn builtin_form(shell: ShellKind, c: &Command) -> bool {
+fn builtin_form(shell: ShellKind, c: &Command, shadowed: &[String]) -> bool {
     let args: Vec<&str> = c.argv.iter().map(String::as_str).collect();
     let bash = shell == ShellKind::Bash;
     let zsh = shell == ShellKind::Zsh;
     match c.program.as_str() {
         name if STATE_BUILTINS.contains(&name) => true,
-        "[" => true,
-        // `history -w FILE` (and -a, -r, -n with a file) writes or reads a file of the line's
-        // choosing; without one, the shell's own history file.
-        "history" => args
+        "echo" => true,
+        // zsh evaluates `exit`'s and `logout`'s argument as arithmetic.
+        "exit" | "logout" => args.iter().all(|a| is_number(a)),
+        // Job specs, process ids and options: nothing evaluated.
+        "jobs" | "fg" | "bg" | "wait" | "disown" | "history" => args
             .iter()
-            .all(|a| a.starts_with('-') || a.bytes().all(|b| b.is_ascii_digit())),
+            .all(|a| a.starts_with('%') || a.starts_with('-') || is_number(a)),
+        // Names only as plain identifiers (a subscript is arithmetic), none of them integer
+        // variables here (assigning one is arithmetic).
+        "export" | "unset" => args.iter().all(|a| {
+            let name = a.split_once('=').map_or(*a, |(n, _)| n);
+            a.starts_with('-')
+                || (crate::shell::state::valid_identifier(name)
+                    && !shadowed.iter().any(|s| s == name))
+        }),
         "kill" => {
             args.iter().any(|a| a.starts_with('%'))
                 && args
@@ -123,7 +140,7 @@ fn builtin_form(shell: ShellKind, c: &Command) -> bool {
         "trap" => matches!(args.first(), None | Some(&"-p") | Some(&"-l")),
         "declare" | "typeset" => args.iter().all(|a| match a.strip_prefix('-') {
             Some(flags) => !flags.is_empty() && flags.chars().all(|f| "pfF".contains(f)),
-            None => !a.contains('='),
+            None => crate::shell::state::valid_function_name(a),
         }),
         "help" if bash => true,
         "shopt" if bash => shopt_ordinary(&args),
@@ -147,6 +164,11 @@ fn builtin_form(shell: ShellKind, c: &Command) -> bool {
     }
 }
 
+/// `12`: a number, as `exit` and the job builtins take.
+fn is_number(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// An option a line may change in the shell without asking (see [`crate::shell::state`]'s
 /// treatments): the rest go through the sandbox, and come back as a change to confirm or refuse.
 fn ordinary_option(shell: ShellKind, kind: OptionKind, name: &str) -> bool {
@@ -154,11 +176,8 @@ fn ordinary_option(shell: ShellKind, kind: OptionKind, name: &str) -> bool {
         ShellKind::Zsh => Dialect::Zsh,
         _ => Dialect::Bash,
     };
-    let change = Change::Option(kind, name.to_owned(), true);
-    let off = Change::Option(kind, name.to_owned(), false);
-    let before = State::default();
-    treatment(dialect, &change, &before) == Treatment::Silent
-        && treatment(dialect, &off, &before) == Treatment::Silent
+    option_class(dialect, kind, name, true) == Treatment::Silent
+        && option_class(dialect, kind, name, false) == Treatment::Silent
 }
 
 /// `set` that only lists, or turns ordinary options on and off (`-o vi`, `-eu`): not `set -- args`
@@ -225,6 +244,15 @@ mod tests {
         may_run_in_shell(&decision, &mode, shell, &shadowed)
     }
 
+    /// Whether `line` runs in the shell, with the decision as the core made it.
+    fn in_shell_as_decided(line: &str, shell: ShellKind) -> bool {
+        let config = Config::builtin();
+        let mode = crate::mode::resolve(Some("ask"), config.modes(), SessionFacts::default());
+        let decision =
+            crate::policy::decide_bytes(line.as_bytes(), shell, "/", config.policy(), &mode);
+        may_run_in_shell(&decision, &mode, shell, &[])
+    }
+
     #[test]
     fn state_builtins_run_in_the_shell() {
         for line in [
@@ -288,9 +316,36 @@ mod tests {
             "shellgate run -- ls",
             "which ls",
             "FOO=1",
+            // Builtins that evaluate an argument again (a subscript, arithmetic, a name).
+            "test -v 'a[x]'",
+            "[ -d x ]",
+            "printf -v 'a[x]' %s 1",
+            "printf '%d' x",
+            "unset 'a[x]'",
+            "export 'a[x]=1'",
+            "exit x",
+            "history x",
+            "declare -p 'a[x]'",
         ] {
             assert!(!in_shell(line, ShellKind::Bash, &[]), "{line}");
         }
+        // Re-evaluation anywhere on the line makes it opaque, which never runs in the shell.
+        for line in [
+            "cd . && (( x ))",
+            "cd . && [[ -v a[x] ]]",
+            "cd . && a[x]=1",
+            "echo $\"hello\"",
+            "cd . && echo ${!x}",
+        ] {
+            assert!(!in_shell_as_decided(line, ShellKind::Bash), "{line}");
+        }
+        for line in ["exit x", "test x -eq 1", "printf '%d' x"] {
+            assert!(!in_shell(line, ShellKind::Zsh, &[]), "{line}");
+        }
+        // A variable with the integer attribute here: assigning it is arithmetic.
+        assert!(!in_shell("export SECONDS=x", ShellKind::Bash, &["SECONDS"]));
+        assert!(!in_shell("cd . && n=x", ShellKind::Bash, &["n"]));
+        assert!(in_shell("export EDITOR=vim", ShellKind::Bash, &["SECONDS"]));
         // An alias or a function of that name is not the builtin.
         assert!(!in_shell("cd /tmp", ShellKind::Bash, &["cd"]));
         // shellgate's own commands run the hook's binary by its path: an alias or a function

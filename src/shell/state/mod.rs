@@ -25,6 +25,7 @@
 //!    name ([`bash::verify_functions`]; zsh parses `functions[name]=body` without running it).
 
 pub mod bash;
+pub mod seal;
 pub mod zsh;
 
 use std::collections::BTreeMap;
@@ -150,9 +151,10 @@ impl State {
         }
     }
 
-    /// Names that, in this shell, are not the builtin of that name: aliases, functions, and
-    /// builtins turned off. A line whose command is one of them must not run in the shell as if
-    /// it were the builtin (an alias `cd='…'` runs whatever it says).
+    /// Names that, in this shell, are not what they look like: aliases, functions and builtins
+    /// turned off (a line whose command is one of them must not run in the shell as if it were
+    /// the builtin: an alias `cd='…'` runs whatever it says), and variables with the integer
+    /// attribute (assigning one is arithmetic).
     pub fn shadowing_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self
             .aliases
@@ -162,6 +164,14 @@ impl State {
             .collect();
         names.extend(self.functions.keys().cloned());
         names.extend(self.disabled.iter().cloned());
+        // An assignment to a variable with the integer attribute evaluates arithmetic: `export`
+        // or `unset` of one never runs in the shell as if it were plain (see `in_shell`).
+        names.extend(
+            self.vars
+                .iter()
+                .filter(|(_, v)| v.attrs.arithmetic)
+                .map(|(n, _)| n.clone()),
+        );
         names
     }
 }
@@ -462,13 +472,21 @@ const ZSH_HOOK_ARRAYS: [&str; 4] = [
     "chpwd_functions",
 ];
 
-/// How a change is treated (see the module comment). `before` is the shell's state when the line
-/// started.
-pub fn treatment(dialect: Dialect, change: &Change, before: &State) -> Treatment {
+/// What the treatment of a change depends on besides the change: the shell's state when the line
+/// started, what that shell runs unasked, and what the typed line spells out.
+pub struct Context<'a> {
+    pub before: &'a State,
+    pub unasked: &'a seal::Unasked,
+    /// Variables the typed line assigns a literal value (`export EDITOR=vim`): (name, value).
+    pub typed: &'a [(String, String)],
+}
+
+/// How a change is treated (see [`seal`] for the allow-list of what is inert).
+pub fn treatment(dialect: Dialect, change: &Change, cx: &Context) -> Treatment {
     match change {
         Change::Cwd(_) | Change::Umask(_) => Treatment::Silent,
-        Change::Var(name, var) => var_treatment(name, Some(var), before),
-        Change::Unset(name) => var_treatment(name, None, before),
+        Change::Var(name, var) => var_treatment(name, Some(var), cx),
+        Change::Unset(name) => var_treatment(name, None, cx),
         Change::Function(name, _) | Change::FunctionRemoved(name)
             if name.starts_with("__shellgate") =>
         {
@@ -478,6 +496,7 @@ pub fn treatment(dialect: Dialect, change: &Change, before: &State) -> Treatment
         Change::Function(name, _) if dialect == Dialect::Zsh && name.starts_with("TRAP") => {
             Treatment::Never("zsh runs it as a trap")
         }
+        Change::Function(name, _) if cx.unasked.calls(name) => Treatment::Never(UNASKED),
         Change::Function(..) => Treatment::Ask,
         Change::FunctionRemoved(_) => Treatment::Silent,
         Change::Alias(_, name, _) | Change::AliasRemoved(_, name)
@@ -485,16 +504,32 @@ pub fn treatment(dialect: Dialect, change: &Change, before: &State) -> Treatment
         {
             Treatment::Never("not an alias name shellgate applies")
         }
+        Change::Alias(_, name, _) if cx.unasked.calls(name) => Treatment::Never(UNASKED),
         Change::Alias(..) => Treatment::Ask,
         Change::AliasRemoved(..) => Treatment::Silent,
-        Change::Option(kind, name, on) => match dialect {
-            Dialect::Bash => bash::option_treatment(*kind, name, *on),
-            Dialect::Zsh => zsh::option_treatment(name),
+        Change::Option(kind, name, on) => match option_class(dialect, *kind, name, *on) {
+            never @ Treatment::Never(_) => never,
+            _ => Treatment::Ask,
         },
     }
 }
 
-fn var_treatment(name: &str, new: Option<&Var>, before: &State) -> Treatment {
+/// Why a function or an alias the prompt (or a hook) may call is never applied.
+const UNASKED: &str = "your prompt or a hook of the shell calls that name, so it would run at \
+                       every prompt: define it in your startup file";
+
+/// How an option is classed for a person typing it at the prompt: `Silent` for an ordinary one
+/// (it may be set in the shell itself), `Ask` for one that changes tracing, history or the
+/// prompt, `Never` for one that would unhook the shell. A line's change to any option is asked
+/// (options are not on the inert list).
+pub fn option_class(dialect: Dialect, kind: OptionKind, name: &str, on: bool) -> Treatment {
+    match dialect {
+        Dialect::Bash => bash::option_treatment(kind, name, on),
+        Dialect::Zsh => zsh::option_treatment(name),
+    }
+}
+
+fn var_treatment(name: &str, new: Option<&Var>, cx: &Context) -> Treatment {
     if name.starts_with("__shellgate") {
         return Treatment::Never("shellgate's own hook");
     }
@@ -504,7 +539,7 @@ fn var_treatment(name: &str, new: Option<&Var>, before: &State) -> Treatment {
     if !valid_identifier(name) {
         return Treatment::Never("not a variable name shellgate applies");
     }
-    let old = before.vars.get(name);
+    let old = cx.before.vars.get(name);
     if old.is_some_and(|v| v.attrs.readonly) || new.is_some_and(|v| v.attrs.readonly) {
         return Treatment::Never("read-only variables are never applied");
     }
@@ -520,18 +555,34 @@ fn var_treatment(name: &str, new: Option<&Var>, before: &State) -> Treatment {
             return Treatment::Never("it would remove shellgate's hook");
         }
     }
-    // A prompt string whose new value runs nothing when the shell expands it changes how the
-    // prompt looks, nothing more (see `parse::hooks::inert_prompt`).
-    let inert_prompt = crate::parse::hooks::is_prompt_string(name)
-        && new.is_some_and(|v| match &v.value {
-            Value::Scalar(text) => crate::parse::hooks::inert_prompt(text),
-            _ => false,
-        });
-    if protected_var(name) && !inert_prompt {
-        Treatment::Ask
-    } else {
-        Treatment::Silent
+    if seal::is_shell_read(name, old, new) || protected_var(name) {
+        // A prompt string whose new value runs nothing when the shell expands it changes how
+        // the prompt looks, nothing more (see `parse::hooks::inert_prompt`).
+        let inert_prompt = seal::is_prompt_name(Dialect::Bash, name)
+            && new.is_some_and(|v| match &v.value {
+                Value::Scalar(text) => !v.attrs.exported && crate::parse::hooks::inert_prompt(text),
+                _ => false,
+            });
+        return if inert_prompt {
+            Treatment::Silent
+        } else {
+            Treatment::Ask
+        };
     }
+    let Some(var) = new else {
+        return Treatment::Silent;
+    };
+    if seal::value_holds_code(&var.value) {
+        return Treatment::Ask;
+    }
+    let typed = match &var.value {
+        Value::Scalar(text) => cx.typed.iter().any(|(n, v)| n == name && v == text),
+        _ => false,
+    };
+    if var.attrs.exported && !typed && !seal::is_builtin_result(name) {
+        return Treatment::Ask;
+    }
+    Treatment::Silent
 }
 
 /// `[A-Za-z_][A-Za-z0-9_]*`: the only variable names an apply script assigns.
@@ -570,29 +621,58 @@ pub fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
 
-/// The person's question for the changes that need a yes: "the line changed PATH and PS1 and
-/// defined deactivate(): apply to this shell?".
-pub fn question(asked: &[&Change]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut last_verb = "";
+/// The person's question for the changes that need a yes: one line per change, saying what it
+/// grants, then "apply to this shell?" (whose default is no):
+///
+/// ```text
+/// shellgate: the line left changes that would act outside the sandbox:
+///   export GIT_CONFIG_COUNT='1'  (exported: programs this shell starts read it)
+///   defined deactivate()  (a function: runs outside the sandbox whenever it is called)
+/// apply to this shell?
+/// ```
+pub fn question(asked: &[&Change], cx: &Context) -> String {
+    let mut out =
+        String::from("shellgate: the line left changes that would act outside the sandbox:\n");
     for change in asked {
-        let verb = change.verb();
-        if verb == last_verb {
-            parts.push(change.label());
-        } else {
-            parts.push(format!("{verb} {}", change.label()));
-            last_verb = verb;
-        }
+        out.push_str("  ");
+        out.push_str(&describe(change, cx));
+        out.push('\n');
     }
-    let list = match parts.len() {
-        0 => String::new(),
-        1 => parts.remove(0),
-        _ => {
-            let last = parts.pop().unwrap_or_default();
-            format!("{} and {last}", parts.join(", "))
+    out.push_str("apply to this shell?");
+    out
+}
+
+/// One asked change, as the question shows it: what it is, and why it is asked.
+fn describe(change: &Change, cx: &Context) -> String {
+    let old = |name: &str| cx.before.vars.get(name);
+    match change {
+        Change::Var(name, var) => {
+            let verb = if var.attrs.exported { "export " } else { "" };
+            let why = if seal::is_shell_read(name, old(name), Some(var)) || protected_var(name) {
+                "the shell itself reads it"
+            } else if seal::value_holds_code(&var.value) {
+                "its value holds code the shell would run if it evaluated it"
+            } else {
+                "exported: programs this shell starts outside the sandbox read it"
+            };
+            format!("{verb}{name}={}  ({why})", seal::shown_value(&var.value))
         }
-    };
-    format!("shellgate: the line {list}: apply to this shell?")
+        Change::Unset(name) => format!("unset {name}  (the shell itself reads it)"),
+        Change::Function(name, _) => {
+            format!(
+                "defined {name}()  (a function: runs outside the sandbox whenever it is called)"
+            )
+        }
+        Change::Alias(_, name, value) => format!(
+            "alias {name}={}  (expands outside the sandbox wherever it is typed)",
+            seal::shown_value(&Value::Scalar(value.clone()))
+        ),
+        Change::Option(_, name, on) => format!(
+            "option {name} {}  (changes how the shell reads and runs lines)",
+            if *on { "on" } else { "off" }
+        ),
+        other => format!("{} {}", other.verb(), other.label()),
+    }
 }
 
 /// The apply script: the changes to make (silent ones, and asked ones the person accepted), then
@@ -659,9 +739,15 @@ mod tests {
             .insert("deactivate".into(), "deactivate () \n{ \n    :\n}".into());
         after.cwd = Some("/w/sub".into());
         let found = changes(Dialect::Bash, &before, &after);
+        let unasked = seal::Unasked::of(&[&before, &after]);
+        let cx = Context {
+            before: &before,
+            unasked: &unasked,
+            typed: &[],
+        };
         let treated: Vec<(String, Treatment)> = found
             .iter()
-            .map(|c| (c.label(), treatment(Dialect::Bash, c, &before)))
+            .map(|c| (c.label(), treatment(Dialect::Bash, c, &cx)))
             .collect();
         assert!(treated.contains(&("the directory (/w/sub)".into(), Treatment::Silent)));
         assert!(treated.contains(&("A".into(), Treatment::Silent)));
@@ -676,12 +762,108 @@ mod tests {
         );
         let asked: Vec<&Change> = found
             .iter()
-            .filter(|c| treatment(Dialect::Bash, c, &before) == Treatment::Ask)
+            .filter(|c| treatment(Dialect::Bash, c, &cx) == Treatment::Ask)
             .collect();
         assert_eq!(
-            question(&asked),
-            "shellgate: the line changed PATH and defined deactivate(): apply to this shell?"
+            question(&asked, &cx),
+            "shellgate: the line left changes that would act outside the sandbox:\n  \
+             PATH='/evil:/bin'  (the shell itself reads it)\n  \
+             defined deactivate()  (a function: runs outside the sandbox whenever it is called)\n\
+             apply to this shell?"
         );
+    }
+
+    /// The inert allow-list (issue 24, part B): exports, shell-read names, values that hold code,
+    /// functions and aliases the prompt calls, options.
+    #[test]
+    fn only_what_is_inert_is_applied_unasked() {
+        let mut before = State::default();
+        before
+            .vars
+            .insert("PS1".into(), scalar("[$?] $(__git_ps1)$ "));
+        before.functions.insert(
+            "__git_ps1".into(),
+            "__git_ps1 () \n{ \n    __git_eread; git status\n}".into(),
+        );
+        let exported = |v: &str| {
+            let mut var = scalar(v);
+            var.attrs.exported = true;
+            var
+        };
+        let typed = [("EDITOR".to_owned(), "vim".to_owned())];
+        let unasked = seal::Unasked::of(&[&before]);
+        let cx = Context {
+            before: &before,
+            unasked: &unasked,
+            typed: &typed,
+        };
+        let treat = |c: Change| treatment(Dialect::Bash, &c, &cx);
+        for (change, want) in [
+            (Change::Var("x".into(), scalar("plain")), Treatment::Silent),
+            (Change::Var("x".into(), scalar("a[$(id)]")), Treatment::Ask),
+            (
+                Change::Var("GIT_CONFIG_COUNT".into(), exported("1")),
+                Treatment::Ask,
+            ),
+            (Change::Var("BROWSER".into(), exported("x")), Treatment::Ask),
+            (
+                Change::Var("EDITOR".into(), exported("vim")),
+                Treatment::Silent,
+            ),
+            (
+                Change::Var("EDITOR".into(), exported("emacs")),
+                Treatment::Ask,
+            ),
+            (
+                Change::Var("OLDPWD".into(), exported("/w")),
+                Treatment::Silent,
+            ),
+            (
+                Change::Var("MAILPATH".into(), scalar("/m?hi")),
+                Treatment::Ask,
+            ),
+            (Change::Var("MAILCHECK".into(), scalar("0")), Treatment::Ask),
+            (
+                Change::Var("TEXTDOMAINDIR".into(), scalar("/w")),
+                Treatment::Ask,
+            ),
+            (
+                Change::Var("prompt".into(), scalar("$(id)")),
+                Treatment::Ask,
+            ),
+            (Change::Unset("MAILPATH".into()), Treatment::Ask),
+            (Change::Unset("x".into()), Treatment::Silent),
+            (
+                Change::Function("deploy".into(), String::new()),
+                Treatment::Ask,
+            ),
+            (
+                Change::Alias(AliasKind::Regular, "ll".into(), "ls -l".into()),
+                Treatment::Ask,
+            ),
+            (
+                Change::Option(OptionKind::Shopt, "globstar".into(), true),
+                Treatment::Ask,
+            ),
+            (Change::Cwd("/w".into()), Treatment::Silent),
+            (Change::Umask("0077".into()), Treatment::Silent),
+        ] {
+            let label = change.label();
+            assert_eq!(treat(change), want, "{label}");
+        }
+        for name in ["__git_ps1", "__git_eread", "git", "precmd"] {
+            assert!(
+                matches!(
+                    treat(Change::Function(name.into(), String::new())),
+                    Treatment::Never(_)
+                ),
+                "{name}"
+            );
+        }
+        assert!(matches!(
+            treat(Change::Alias(AliasKind::Regular, "git".into(), "x".into())),
+            Treatment::Never(_)
+        ));
     }
 
     #[test]
@@ -690,8 +872,13 @@ mod tests {
         let mut ro = scalar("1");
         ro.attrs.readonly = true;
         before.vars.insert("R".into(), ro);
-        let never =
-            |c: &Change| matches!(treatment(Dialect::Bash, c, &before), Treatment::Never(_));
+        let unasked = seal::Unasked::of(&[&before]);
+        let cx = Context {
+            before: &before,
+            unasked: &unasked,
+            typed: &[],
+        };
+        let never = |c: &Change| matches!(treatment(Dialect::Bash, c, &cx), Treatment::Never(_));
         assert!(never(&Change::Var("R".into(), scalar("2"))));
         assert!(never(&Change::Unset("R".into())));
         assert!(never(&Change::Var("__shellgate_x".into(), scalar("2"))));
@@ -715,8 +902,14 @@ mod tests {
                 value: Value::Indexed(vec![]),
             },
         );
+        let zsh_unasked = seal::Unasked::of(&[&zsh_before]);
+        let zcx = Context {
+            before: &zsh_before,
+            unasked: &zsh_unasked,
+            typed: &[],
+        };
         assert!(matches!(
-            treatment(Dialect::Zsh, &dropped, &zsh_before),
+            treatment(Dialect::Zsh, &dropped, &zcx),
             Treatment::Never(_)
         ));
         let extended = Change::Var(
@@ -726,18 +919,21 @@ mod tests {
                 value: Value::Indexed(vec![(1, "__shellgate_precmd".into()), (2, "x".into())]),
             },
         );
-        assert_eq!(
-            treatment(Dialect::Zsh, &extended, &zsh_before),
-            Treatment::Ask
-        );
+        assert_eq!(treatment(Dialect::Zsh, &extended, &zcx), Treatment::Ask);
     }
 
     #[test]
     fn zsh_trap_functions_are_never_applied() {
         let before = State::default();
+        let unasked = seal::Unasked::of(&[&before]);
+        let cx = Context {
+            before: &before,
+            unasked: &unasked,
+            typed: &[],
+        };
         let trap = Change::Function("TRAPDEBUG".into(), "print hi".into());
         assert!(matches!(
-            treatment(Dialect::Zsh, &trap, &before),
+            treatment(Dialect::Zsh, &trap, &cx),
             Treatment::Never(_)
         ));
     }
