@@ -1030,12 +1030,11 @@ impl Walker<'_> {
                     }
                 }
             }
-            "printf" | "read" | "getopts" | "mapfile" | "readarray" | "wait" => {
-                for arg in args {
-                    self.check_name_subscript(arg);
+            program => {
+                for name in name_arguments(program, &args) {
+                    self.check_name_subscript(name);
                 }
             }
-            _ => {}
         }
     }
 
@@ -1096,6 +1095,57 @@ pub(super) const REEVAL_INDIRECT: &str = "indirect expansion (`${!name}`) reads 
      value names, with its subscript, which runs code that value holds";
 pub(super) const REEVAL_TRANSLATED: &str = "`$\"…\"` is replaced by a translation from the \
      message catalog TEXTDOMAIN and TEXTDOMAINDIR name, and bash expands what that holds";
+
+/// The arguments of a builtin that are variable names (the shell evaluates their subscripts):
+/// `printf -v NAME`, `read … NAME…` (and `-a NAME`), `getopts OPTSTRING NAME`, `mapfile … NAME`,
+/// `wait -p NAME`. Option values that are not names are skipped.
+fn name_arguments<'a>(program: &str, args: &[&'a str]) -> Vec<&'a str> {
+    let (takes_value, name_option, positional): (&str, &str, fn(usize) -> bool) = match program {
+        "printf" => ("", "v", |_| false),
+        "read" => ("dinNptu", "a", |_| true),
+        "getopts" => ("", "", |i| i == 1),
+        "mapfile" | "readarray" => ("dnOsuCc", "", |_| true),
+        "wait" => ("", "p", |_| false),
+        _ => return Vec::new(),
+    };
+    let mut names = Vec::new();
+    let mut position = 0;
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i];
+        match arg
+            .strip_prefix('-')
+            .filter(|o| !o.is_empty() && position == 0)
+        {
+            Some(option) => {
+                for (at, letter) in option.char_indices() {
+                    if !(name_option.contains(letter) || takes_value.contains(letter)) {
+                        continue;
+                    }
+                    let rest = &option[at + letter.len_utf8()..];
+                    let value = if rest.is_empty() {
+                        i += 1;
+                        args.get(i).copied()
+                    } else {
+                        Some(rest)
+                    };
+                    if name_option.contains(letter) {
+                        names.extend(value);
+                    }
+                    break;
+                }
+            }
+            None => {
+                if positional(position) {
+                    names.push(arg);
+                }
+                position += 1;
+            }
+        }
+        i += 1;
+    }
+    names
+}
 
 /// `[[ … ]]` and `test` operators that compare arithmetic.
 const ARITHMETIC_TESTS: [&str; 6] = ["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];

@@ -310,6 +310,16 @@ impl PwshWalker<'_> {
             return;
         }
         if let Some(name) = &raw.name
+            && is_foreach(&name.text)
+            && calls_member(&raw.args)
+        {
+            self.inner.out.add_opaque(format!(
+                "`{}` with a member name calls that method (or reads that property) on each \
+                 object: a method call whose effect the parser cannot see",
+                name.text
+            ));
+        }
+        if let Some(name) = &raw.name
             && is_invoke_expression(&name.text)
         {
             self.invoke_expression(&raw.args);
@@ -345,9 +355,20 @@ impl PwshWalker<'_> {
         }
     }
 
+    /// The command's name: a literal, or — a variable, a sub-expression, a parenthesised
+    /// expression (`& (Get-Command Remove-Item)`), a member — a program only known at run time.
     fn name_word(&mut self, node: Node, nest: usize) -> Word {
         let text = self.text(node).trim().to_owned();
-        if has_descendant(node, &["variable", "sub_expression", "braced_variable"]) {
+        let computed = [
+            "variable",
+            "sub_expression",
+            "braced_variable",
+            "parenthesized_expression",
+            "member_access",
+            "invokation_expression",
+            "pipeline",
+        ];
+        if has_descendant(node, &computed) || text.starts_with('(') {
             self.walk_children(node, nest);
             return Word::dynamic(text);
         }
@@ -363,6 +384,15 @@ impl PwshWalker<'_> {
                     raw.args.push(Word::literal(self.text(child).to_owned()));
                 }
                 "redirection" => self.redirection(child, &mut raw.writes),
+                // `Remove-Item @p`: the arguments are a hashtable's or array's, only known at
+                // run time (the destructive rules cannot see a splatted `-Recurse`).
+                _ if is_splat(self.text(child)) => {
+                    self.inner.out.add_opaque(format!(
+                        "splatting (`{}`) passes arguments only known at run time",
+                        self.text(child).trim()
+                    ));
+                    raw.args.push(Word::dynamic(self.text(child).to_owned()));
+                }
                 "stop_parsing" => self
                     .inner
                     .out
@@ -410,6 +440,33 @@ impl PwshWalker<'_> {
             }
         }
     }
+}
+
+/// `@name` (also `@{…}`/`@(…)` are not splats: those are literals): a splatted variable.
+fn is_splat(text: &str) -> bool {
+    let text = text.trim();
+    text.strip_prefix('@').is_some_and(|rest| {
+        !rest.is_empty()
+            && rest
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == ':')
+    })
+}
+
+fn is_foreach(name: &str) -> bool {
+    ["foreach-object", "%", "foreach"]
+        .iter()
+        .any(|n| name.eq_ignore_ascii_case(n))
+}
+
+/// `ForEach-Object Delete`, `% Delete`, `ForEach-Object -MemberName Delete`: a member name
+/// instead of a script block.
+fn calls_member(args: &[Word]) -> bool {
+    args.iter().any(|a| {
+        let text = a.text.trim();
+        text.eq_ignore_ascii_case("-membername")
+            || (!text.starts_with('-') && !text.starts_with('{') && !text.is_empty())
+    })
 }
 
 fn is_invoke_expression(name: &str) -> bool {

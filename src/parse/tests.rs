@@ -1118,3 +1118,65 @@ fn literal_assignments_are_what_the_line_spells() {
         ]
     );
 }
+
+/// Interpreters' inline code in clusters of short options and abbreviations (issue 24, part B),
+/// read as getopt and PowerShell read them.
+#[test]
+fn inline_code_in_clusters_and_abbreviations() {
+    for line in [
+        "python3 -Ic 'import os'",
+        "python3 -BIc x",
+        "node -pe 1",
+        "node --eval=1",
+        "ruby -we 'p 1'",
+        "perl -lne print f",
+        "php -r 1",
+        "pwsh -enc AAA",
+        "pwsh -Comm ls",
+        "pwsh -c ls",
+        "pwsh -co ls",
+        "pwsh /Command ls",
+        "pwsh --command ls",
+        "pwsh -EncodedCommand AAA",
+        "pwsh -ec AAA",
+        "pwsh -cwa 'ls $args' x",
+        "powershell -NoProfile -C ls",
+    ] {
+        assert_opaque(line);
+    }
+    for line in [
+        "python3 x.py",
+        "python3 -Wc x.py",
+        "python3 -m http.server",
+        "node app.js",
+        "ruby -w x.rb",
+        "pwsh -File x.ps1",
+        "pwsh -NoProfile -ExecutionPolicy Bypass -File x.ps1",
+    ] {
+        assert_clear(line);
+    }
+}
+
+/// A builtin's variable-name arguments are where a subscript is evaluated; its other arguments
+/// (a format, a prompt) are text.
+#[test]
+fn only_name_arguments_are_subscripts() {
+    for line in [
+        "printf '\\e[2J'",
+        "printf '%s[x]' y",
+        "read -p 'a[x]> ' v",
+        "read -r line < f",
+    ] {
+        assert_clear(line);
+    }
+    for line in [
+        "printf -v 'a[x]' %s 1",
+        "printf -va[x] %s 1",
+        "read -a 'a[x]'",
+        "read -r 'a[x]'",
+        "getopts ab 'a[x]'",
+        "mapfile -t 'a[x]' < f",
+    ] {
+        assert_opaque(line);
+    }
+}

@@ -1368,32 +1368,96 @@ fn is_interpreter(program: &str) -> bool {
     )
 }
 
+/// How an interpreter takes inline code on its command line.
+struct InlineCode {
+    /// Short options that take the code, alone or in a cluster (`python3 -Ic`, `ruby -we`,
+    /// `perl -ne`, `node -pe`).
+    letters: &'static str,
+    /// Short options that take a value of their own: in a cluster, the rest is that value
+    /// (`python3 -Wc` is the warning filter `c`).
+    value_letters: &'static str,
+    /// Long options (and subcommands) that take the code (`--eval`, `--eval=…`, `deno eval`).
+    long: &'static [&'static str],
+}
+
+/// The interpreter's inline-code options, by its name without a version (`python3.12`).
+fn inline_code(program: &str) -> Option<InlineCode> {
+    let base = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let (letters, value_letters, long): (&str, &str, &[&str]) = match base {
+        "python" | "pypy" => ("c", "mWXQ", &[]),
+        "node" | "nodejs" | "bun" => ("ep", "r", &["--eval", "--print"]),
+        "deno" => ("e", "", &["eval", "--eval"]),
+        "perl" => ("eE", "IMmxdD", &[]),
+        "ruby" => ("e", "CEFIKrxTWU0", &["--eval"]),
+        "lua" | "luajit" => ("e", "lj", &[]),
+        "Rscript" | "julia" | "osascript" => ("e", "", &["--eval"]),
+        "php" => ("rBRFE", "cdfz", &[]),
+        "fish" => ("c", "", &["--command", "--init-command"]),
+        _ => return None,
+    };
+    Some(InlineCode {
+        letters,
+        value_letters,
+        long,
+    })
+}
+
+/// Does this argument give an interpreter inline code? A cluster of short options is read as
+/// getopt reads it: each letter in turn, until one that takes a value.
+fn gives_inline_code(code: &InlineCode, arg: &str) -> bool {
+    if code
+        .long
+        .iter()
+        .any(|f| arg == *f || (f.starts_with("--") && arg.starts_with(&format!("{f}="))))
+    {
+        return true;
+    }
+    let Some(cluster) = arg.strip_prefix('-').filter(|c| !c.starts_with('-')) else {
+        return false;
+    };
+    for letter in cluster.chars() {
+        if code.letters.contains(letter) {
+            return true;
+        }
+        if code.value_letters.contains(letter) {
+            return false;
+        }
+    }
+    false
+}
+
+/// PowerShell takes any unambiguous prefix of a parameter's name, in any case, after `-`, `--`
+/// or `/`: `-c`, `-Comm`, `-Command`, `-e`, `-ec`, `-enc`, `-EncodedCommand`, `-cwa`,
+/// `-CommandWithArgs` all run the code that follows.
+fn pwsh_inline_code(arg: &str) -> bool {
+    let name = arg
+        .strip_prefix("--")
+        .or_else(|| arg.strip_prefix('-'))
+        .or_else(|| arg.strip_prefix('/'))
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    !name.is_empty()
+        && (["command", "encodedcommand", "commandwithargs"]
+            .iter()
+            .any(|full| full.starts_with(&name))
+            || name == "ec"
+            || name == "cwa"
+            || name.starts_with("encodedarg"))
+}
+
 /// Interpreters run inline code (`python -c`, `node -e`, `perl -e` …) whose effect the shell
 /// parser cannot see, or a script from standard input.
 fn interpreter(program: &str, args: &[Word], stdin: &Input) -> Step {
-    let inline_flags: &[&str] =
-        match program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.') {
-            "python" | "pypy" => &["-c"],
-            "node" | "nodejs" | "bun" => &["-e", "--eval", "-p", "--print"],
-            "deno" => &["eval", "-e"],
-            "perl" => &["-e", "-E"],
-            "ruby" | "lua" | "luajit" | "Rscript" | "osascript" | "julia" => &["-e", "--eval"],
-            "php" => &["-r"],
-            "tclsh" => &[],
-            "pwsh" | "powershell" => &["-c", "-command", "-encodedcommand", "-e", "-ec", "-cwa"],
-            "fish" => &["-c", "--command"],
-            _ => &[],
-        };
+    let base = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let pwsh = matches!(base, "pwsh" | "powershell");
+    let code = inline_code(program);
     for a in args {
-        let flag = a.text.to_ascii_lowercase();
-        let clustered_e = program.starts_with("perl")
-            && flag.starts_with('-')
-            && !flag.starts_with("--")
-            && flag.contains(['e', 'E']);
-        let prefixed = inline_flags
-            .iter()
-            .any(|f| flag == *f || (f.starts_with("--") && flag.starts_with(&format!("{f}="))));
-        if prefixed || clustered_e {
+        let inline = if pwsh {
+            pwsh_inline_code(&a.text)
+        } else {
+            code.as_ref().is_some_and(|c| gives_inline_code(c, &a.text))
+        };
+        if inline {
             return Step::Opaque(format!(
                 "`{program} {}` runs inline code that the shell parser cannot see",
                 a.text

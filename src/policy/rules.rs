@@ -162,6 +162,7 @@ pub enum BuiltinCheck {
     WorkspaceDestruction,
     SystemWrite,
     Opaque,
+    TerminalControl,
 }
 
 impl BuiltinCheck {
@@ -212,6 +213,9 @@ impl BuiltinCheck {
             }
             BuiltinCheck::Opaque => {
                 "a program run by a path that is named like a known one (./ls), or a line whose effect cannot be known from its text (see docs/parsing.md: a command only known at run time, eval of a string, code fed to a shell or interpreter, a syntax error …)"
+            }
+            BuiltinCheck::TerminalControl => {
+                "echo, printf, awk, jq, sed or tr writing an escape character (`\\e`, `\\033`, `\\x1b`, `\\u001b`, `$'\\e'`, awk's %c, jq's implode) or a C1 control to the terminal"
             }
         }
     }
@@ -279,6 +283,11 @@ impl BuiltinCheck {
                 .cloned()
                 .or_else(|| lookalike_program(commands)),
             BuiltinCheck::SystemWrite => destructive::writes_system_files(parsed),
+            BuiltinCheck::TerminalControl => first(
+                commands
+                    .iter()
+                    .find(|c| super::known_safe::writes_terminal_control(c)),
+            ),
         }
     }
 }
@@ -462,6 +471,12 @@ pub fn builtin_rules() -> Vec<Rule> {
             Ai,
             B::Opaque,
             "the line's effect cannot be known from its text",
+        ),
+        rule(
+            "terminal-control",
+            Ai,
+            B::TerminalControl,
+            "the line writes terminal control sequences, and the terminal is outside the sandbox: they can set the clipboard or the title, or make the terminal type a report back into the shell",
         ),
     ]
 }

@@ -153,7 +153,58 @@ pub fn refusal(c: &Command, line: &LineFacts) -> Option<String> {
              person passes it"
         ));
     }
+    if writes_terminal_control(c) {
+        return why(
+            "it writes terminal control sequences (an escape character), which make the \
+             terminal act: set the clipboard or the title, or type a report back into the shell",
+        );
+    }
     arguments(c, line).err().map(|Refusal(text)| text)
+}
+
+/// Does the command write terminal control sequences to the terminal? An argument holding an
+/// escape or C1 control character (`$'\e[2J'`), or, for programs that turn escapes in their
+/// arguments into characters (`echo -e`, zsh's `echo`, `printf` and `%b`, awk, jq, sed, tr), an
+/// escape spelled in one (`\e`, `\033`, `\x1b`, `\u001b`, `\c[`, and the C1 `\x9b` …), or a
+/// character made from a number (awk's `%c`, jq's `implode`).
+pub fn writes_terminal_control(c: &Command) -> bool {
+    let control = |ch: char| {
+        (ch.is_control() && ch != '\n' && ch != '\t') || ('\u{80}'..='\u{9f}').contains(&ch)
+    };
+    if c.argv.iter().any(|a| a.chars().any(control)) {
+        return true;
+    }
+    const SPELLED: [&str; 17] = [
+        "\\e",
+        "\\033",
+        "\\33",
+        "\\x1b",
+        "\\u001b",
+        "\\u{1b}",
+        "\\u0000001b",
+        "\\c[",
+        "\\x9b",
+        "\\x9d",
+        "\\x90",
+        "\\u009b",
+        "\\u009d",
+        "\\u0090",
+        "\\233",
+        "\\235",
+        "\\220",
+    ];
+    let spelled = |a: &String| {
+        let lower = a.to_ascii_lowercase();
+        SPELLED.iter().any(|s| lower.contains(s))
+    };
+    match c.program.as_str() {
+        "echo" | "printf" | "sed" | "tr" => c.argv.iter().any(spelled),
+        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => {
+            c.argv.iter().any(|a| spelled(a) || a.contains("%c"))
+        }
+        "jq" => c.argv.iter().any(|a| spelled(a) || a.contains("implode")),
+        _ => false,
+    }
 }
 
 /// Is the program the system's own? A bare name is looked up in `PATH` (a line that changes
