@@ -2571,7 +2571,9 @@ fn copy_of_c_locale() -> Vec<(String, Vec<u8>)> {
 
 /// The second seal, on its own: even a value holding code that is already in the person's shell
 /// (here from their own startup file) is never evaluated again by a line run in the shell itself —
-/// such lines run in the sandbox instead.
+/// such lines run in the sandbox instead. The sandbox refuses the payload's write outside, and the
+/// offer that follows (run the line again outside the sandbox, in this shell as typed) is declined:
+/// a yes there is the person's grant to run it in their shell, payload and all.
 fn builtins_in_the_shell_evaluate_nothing_again(shell: &str) {
     let f = Fixture::with_rc("x='a[$(touch \"$HOME/../outside/M-in-shell\")]'");
     let mut sh = f.interactive(shell);
@@ -2588,7 +2590,7 @@ fn builtins_in_the_shell_evaluate_nothing_again(shell: &str) {
     }
     let mut out = String::new();
     for line in lines {
-        out.push_str(&sh.run(line, &["y"]).0);
+        out.push_str(&sh.run_answering_outside(line, "").0);
     }
     assert!(
         !f.marker("M-in-shell").exists(),
