@@ -454,6 +454,36 @@ fn zsh_state_changing_builtins_run_in_the_shell() {
     state_changing_builtins_run_in_the_shell("zsh");
 }
 
+/// Builtins that only change the shell's state run in the shell, but not with a redirection
+/// anywhere on the line: `cd / && echo x > FILE` (which tree-sitter reads as the list
+/// redirected) wrote FILE unsandboxed, outside the workspace, unasked.
+fn builtins_that_write_a_file_run_in_the_sandbox(shell: &str) {
+    let f = Fixture::new();
+    let mut sh = f.interactive(shell);
+    let marker = f.marker("planted");
+    for line in [
+        format!("cd / && echo planted > {}", marker.display()),
+        format!("true && echo planted >> {}", marker.display()),
+        format!("{{ cd /; echo planted; }} > {}", marker.display()),
+    ] {
+        // Declining the offer to run it outside the sandbox (Enter).
+        let (out, status) = sh.run_answering_outside(&line, "");
+        assert!(!marker.exists(), "{line}: written unsandboxed\n{out}");
+        assert_ne!(status, 0, "{line}: {out}");
+    }
+}
+
+#[test]
+fn bash_builtins_that_write_a_file_run_in_the_sandbox() {
+    builtins_that_write_a_file_run_in_the_sandbox("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_builtins_that_write_a_file_run_in_the_sandbox() {
+    builtins_that_write_a_file_run_in_the_sandbox("zsh");
+}
+
 fn multi_line_paste_is_decided_once(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
