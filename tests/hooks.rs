@@ -484,6 +484,59 @@ fn zsh_builtins_that_write_a_file_run_in_the_sandbox() {
     builtins_that_write_a_file_run_in_the_sandbox("zsh");
 }
 
+/// An alias or an option a person types (`alias ll='ls -l'`, `shopt -s globstar`, `setopt
+/// autocd`) is asked once and then applies: the line already had its yes, and the change is what
+/// the person read on it (it asked a second time, "apply to this shell?", whose Enter dropped
+/// it). One the line does not spell out (from a sourced file) is still asked, and Enter drops it.
+fn what_a_person_types_applies_after_one_question(shell: &str) {
+    let f = Fixture::new();
+    let mut sh = f.interactive(shell);
+    sh.line(&format!("cd {}", f.ws.display()));
+    let option = if shell == "bash" {
+        "shopt -s globstar"
+    } else {
+        "setopt autocd"
+    };
+    for line in ["alias ll='ls -l'", option] {
+        // A yes to the first question, Enter to any second one.
+        let (out, status) = sh.run(line, &["y", ""]);
+        let questions =
+            out.matches("Allow once?").count() + out.matches("apply to this shell?").count();
+        assert_eq!(questions, 1, "{line}: {out}");
+        assert_eq!(status, 0, "{line}: {out}");
+    }
+    let check = if shell == "bash" {
+        "alias ll; shopt globstar"
+    } else {
+        "alias ll; [[ -o autocd ]] && echo autocd-on"
+    };
+    let out = sh.line(check);
+    assert!(out.contains("ls -l"), "{out}");
+    assert!(
+        out.contains("globstar") && out.contains("on") || out.contains("autocd-on"),
+        "{out}"
+    );
+    std::fs::write(f.ws.join("aliases.sh"), "alias lx='ls -x'\n").unwrap();
+    let (out, _) = sh.run(". ./aliases.sh", &["y", ""]);
+    assert!(out.contains("apply to this shell?"), "{out}");
+    let (out, status) = sh.run("alias lx", &[]);
+    assert_ne!(
+        status, 0,
+        "an alias the line did not spell out was applied: {out}"
+    );
+}
+
+#[test]
+fn bash_what_a_person_types_applies_after_one_question() {
+    what_a_person_types_applies_after_one_question("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_what_a_person_types_applies_after_one_question() {
+    what_a_person_types_applies_after_one_question("zsh");
+}
+
 fn multi_line_paste_is_decided_once(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);

@@ -255,7 +255,7 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
                 // Without the state the line started from there is nothing to compare with.
                 return Ok((code, Apply::nothing()));
             }
-            let typed = crate::parse::parse(line, call.shell).literal_assignments;
+            let typed = state::Typed::of(&crate::parse::parse(line, call.shell));
             Ok((code, apply_changes(dialect, code, &before, dump, &typed)))
         }
     }
@@ -512,7 +512,7 @@ fn apply_changes(
     code: u8,
     before: &State,
     dump: Collected,
-    typed: &[(String, String)],
+    typed: &state::Typed,
 ) -> Apply {
     let bytes = match dump {
         Collected::Bytes(bytes) if bytes.is_empty() => return Apply::nothing(),

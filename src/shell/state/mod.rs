@@ -477,8 +477,93 @@ const ZSH_HOOK_ARRAYS: [&str; 4] = [
 pub struct Context<'a> {
     pub before: &'a State,
     pub unasked: &'a seal::Unasked,
-    /// Variables the typed line assigns a literal value (`export EDITOR=vim`): (name, value).
-    pub typed: &'a [(String, String)],
+    pub typed: &'a Typed,
+}
+
+/// What the typed line spells out literally: what the person read on the line they typed (and,
+/// for an alias or an option, what they already said yes to: a line that changes either is asked
+/// before it runs). Such a change applies without a second question.
+#[derive(Debug, Default)]
+pub struct Typed {
+    /// Variables the line assigns a literal value (`export EDITOR=vim`): (name, value).
+    pub assignments: Vec<(String, String)>,
+    /// Aliases the line defines with a literal value (`alias ll='ls -l'`): (name, value).
+    pub aliases: Vec<(String, String)>,
+    /// Options the line turns on or off by a literal name (`shopt -s globstar`, `set -o vi`,
+    /// `setopt autocd`, `unsetopt beep`): (name as the typed word has it, on).
+    pub options: Vec<(String, bool)>,
+}
+
+impl Typed {
+    /// What `parsed`'s commands spell out: the builtins themselves (not through `sudo` or
+    /// `eval`), with literal arguments.
+    pub fn of(parsed: &crate::parse::Parsed) -> Typed {
+        let mut typed = Typed {
+            assignments: parsed.literal_assignments.clone(),
+            ..Typed::default()
+        };
+        for c in &parsed.commands {
+            if c.args_dynamic || c.path.is_some() || !c.via.is_empty() {
+                continue;
+            }
+            let args: Vec<&str> = c.argv.iter().map(String::as_str).collect();
+            match c.program.as_str() {
+                "alias" => typed.aliases.extend(
+                    args.iter()
+                        .filter(|a| !a.starts_with('-'))
+                        .filter_map(|a| a.split_once('='))
+                        .map(|(n, v)| (n.to_owned(), v.to_owned())),
+                ),
+                "shopt" => {
+                    let on = args.contains(&"-s");
+                    let off = args.contains(&"-u");
+                    if on != off {
+                        typed.options.extend(
+                            args.iter()
+                                .filter(|a| !a.starts_with('-'))
+                                .map(|n| ((*n).to_owned(), on)),
+                        );
+                    }
+                }
+                "set" => {
+                    for pair in args.windows(2) {
+                        if let [flag @ ("-o" | "+o"), name] = pair {
+                            typed.options.push(((*name).to_owned(), *flag == "-o"));
+                        }
+                    }
+                }
+                "setopt" | "unsetopt" => typed.options.extend(
+                    args.iter()
+                        .filter(|a| !a.starts_with(['-', '+']))
+                        .map(|n| ((*n).to_owned(), c.program == "setopt")),
+                ),
+                _ => {}
+            }
+        }
+        typed
+    }
+
+    fn alias(&self, name: &str, value: &str) -> bool {
+        self.aliases.iter().any(|(n, v)| n == name && v == value)
+    }
+
+    /// Whether the line turned option `name` `on` (or off) by name. zsh reads a name without
+    /// case or underscores, and a leading `no` inverts it (`setopt nobeep`): either reading of
+    /// the typed word counts, as both are what the person typed.
+    fn option(&self, name: &str, on: bool) -> bool {
+        let plain = |n: &str| -> String {
+            n.chars()
+                .filter(|c| *c != '_')
+                .map(|c| c.to_ascii_lowercase())
+                .collect()
+        };
+        let name = plain(name);
+        self.options.iter().any(|(typed, typed_on)| {
+            let typed = plain(typed);
+            (typed == name && *typed_on == on)
+                || (typed.strip_prefix("no") == Some(name.as_str()) && *typed_on != on)
+        })
+    }
 }
 
 /// How a change is treated (see [`seal`] for the allow-list of what is inert).
@@ -505,10 +590,12 @@ pub fn treatment(dialect: Dialect, change: &Change, cx: &Context) -> Treatment {
             Treatment::Never("not an alias name shellgate applies")
         }
         Change::Alias(_, name, _) if cx.unasked.calls(name) => Treatment::Never(UNASKED),
+        Change::Alias(_, name, value) if cx.typed.alias(name, value) => Treatment::Silent,
         Change::Alias(..) => Treatment::Ask,
         Change::AliasRemoved(..) => Treatment::Silent,
         Change::Option(kind, name, on) => match option_class(dialect, *kind, name, *on) {
             never @ Treatment::Never(_) => never,
+            _ if cx.typed.option(name, *on) => Treatment::Silent,
             _ => Treatment::Ask,
         },
     }
@@ -576,7 +663,11 @@ fn var_treatment(name: &str, new: Option<&Var>, cx: &Context) -> Treatment {
         return Treatment::Ask;
     }
     let typed = match &var.value {
-        Value::Scalar(text) => cx.typed.iter().any(|(n, v)| n == name && v == text),
+        Value::Scalar(text) => cx
+            .typed
+            .assignments
+            .iter()
+            .any(|(n, v)| n == name && v == text),
         _ => false,
     };
     if var.attrs.exported && !typed && !seal::is_builtin_result(name) {
@@ -743,7 +834,7 @@ mod tests {
         let cx = Context {
             before: &before,
             unasked: &unasked,
-            typed: &[],
+            typed: &Typed::default(),
         };
         let treated: Vec<(String, Treatment)> = found
             .iter()
@@ -773,6 +864,136 @@ mod tests {
         );
     }
 
+    /// An alias or an option the typed line spells out literally applies without a second
+    /// question (the line itself was asked); one it does not spell out, or one the prompt calls,
+    /// does not.
+    #[test]
+    fn what_the_typed_line_spells_out_applies_without_a_second_question() {
+        let mut before = State::default();
+        before.vars.insert("PS1".into(), scalar("$(__git_ps1)$ "));
+        before.functions.insert(
+            "__git_ps1".into(),
+            "__git_ps1 () \n{ \n    git status\n}".into(),
+        );
+        let unasked = seal::Unasked::of(&[&before]);
+        let typed_of =
+            |line: &str| Typed::of(&crate::parse::parse(line, crate::parse::ShellKind::Bash));
+        let alias = |n: &str, v: &str| Change::Alias(AliasKind::Regular, n.into(), v.into());
+        let shopt = |n: &str, on: bool| Change::Option(OptionKind::Shopt, n.into(), on);
+        let set = |n: &str, on: bool| Change::Option(OptionKind::Set, n.into(), on);
+        for (line, dialect, change, want) in [
+            (
+                "alias ll='ls -l'",
+                Dialect::Bash,
+                alias("ll", "ls -l"),
+                Treatment::Silent,
+            ),
+            (
+                "alias ll='ls -l'",
+                Dialect::Bash,
+                alias("ll", "ls -la"),
+                Treatment::Ask,
+            ),
+            (
+                "alias ll=\"$X\"",
+                Dialect::Bash,
+                alias("ll", "ls -l"),
+                Treatment::Ask,
+            ),
+            (
+                ". ./aliases.sh",
+                Dialect::Bash,
+                alias("ll", "ls -l"),
+                Treatment::Ask,
+            ),
+            (
+                "sudo alias ll='ls -l'",
+                Dialect::Bash,
+                alias("ll", "ls -l"),
+                Treatment::Ask,
+            ),
+            (
+                "shopt -s globstar",
+                Dialect::Bash,
+                shopt("globstar", true),
+                Treatment::Silent,
+            ),
+            (
+                "shopt -s globstar",
+                Dialect::Bash,
+                shopt("globstar", false),
+                Treatment::Ask,
+            ),
+            (
+                "shopt -u globstar",
+                Dialect::Bash,
+                shopt("globstar", false),
+                Treatment::Silent,
+            ),
+            (
+                "shopt -s globstar",
+                Dialect::Bash,
+                shopt("dotglob", true),
+                Treatment::Ask,
+            ),
+            (
+                "set -o vi",
+                Dialect::Bash,
+                set("vi", true),
+                Treatment::Silent,
+            ),
+            (
+                "set +o vi",
+                Dialect::Bash,
+                set("vi", false),
+                Treatment::Silent,
+            ),
+            (
+                "setopt AUTO_CD",
+                Dialect::Zsh,
+                set("autocd", true),
+                Treatment::Silent,
+            ),
+            (
+                "setopt nobeep",
+                Dialect::Zsh,
+                set("beep", false),
+                Treatment::Silent,
+            ),
+            (
+                "unsetopt beep",
+                Dialect::Zsh,
+                set("beep", false),
+                Treatment::Silent,
+            ),
+            (
+                "setopt beep",
+                Dialect::Zsh,
+                set("beep", false),
+                Treatment::Ask,
+            ),
+        ] {
+            let typed = typed_of(line);
+            let cx = Context {
+                before: &before,
+                unasked: &unasked,
+                typed: &typed,
+            };
+            assert_eq!(treatment(dialect, &change, &cx), want, "{line}: {change:?}");
+        }
+        // Never stays never: an alias named like what the prompt calls, spelled out or not.
+        let typed = typed_of("alias git='curl x | sh'");
+        let cx = Context {
+            before: &before,
+            unasked: &unasked,
+            typed: &typed,
+        };
+        assert!(matches!(
+            treatment(Dialect::Bash, &alias("git", "curl x | sh"), &cx),
+            Treatment::Never(_)
+        ));
+    }
+
     /// The inert allow-list (issue 24, part B): exports, shell-read names, values that hold code,
     /// functions and aliases the prompt calls, options.
     #[test]
@@ -790,7 +1011,10 @@ mod tests {
             var.attrs.exported = true;
             var
         };
-        let typed = [("EDITOR".to_owned(), "vim".to_owned())];
+        let typed = Typed {
+            assignments: vec![("EDITOR".to_owned(), "vim".to_owned())],
+            ..Typed::default()
+        };
         let unasked = seal::Unasked::of(&[&before]);
         let cx = Context {
             before: &before,
@@ -876,7 +1100,7 @@ mod tests {
         let cx = Context {
             before: &before,
             unasked: &unasked,
-            typed: &[],
+            typed: &Typed::default(),
         };
         let never = |c: &Change| matches!(treatment(Dialect::Bash, c, &cx), Treatment::Never(_));
         assert!(never(&Change::Var("R".into(), scalar("2"))));
@@ -906,7 +1130,7 @@ mod tests {
         let zcx = Context {
             before: &zsh_before,
             unasked: &zsh_unasked,
-            typed: &[],
+            typed: &Typed::default(),
         };
         assert!(matches!(
             treatment(Dialect::Zsh, &dropped, &zcx),
@@ -929,7 +1153,7 @@ mod tests {
         let cx = Context {
             before: &before,
             unasked: &unasked,
-            typed: &[],
+            typed: &Typed::default(),
         };
         let trap = Change::Function("TRAPDEBUG".into(), "print hi".into());
         assert!(matches!(

@@ -13,6 +13,10 @@
 //!   (where bash and zsh run a `$(…)` or backquote they find), not as a prompt;
 //! * an exported variable whose name and value the typed line spells out literally
 //!   (`export EDITOR=vim; make`): the person read exactly that on their line;
+//! * likewise an alias the typed line defines with a literal value (`alias ll='ls -l'`) and an
+//!   option it turns on or off by name (`shopt -s globstar`, `set -o vi`, `setopt autocd`): a
+//!   line that changes either was asked as hook state before it ran, so a second question about
+//!   what the person read on it and said yes to was noise (see [`super::Typed`]);
 //! * the variables the shell's own builtins set as results (`OLDPWD`, `REPLY`, `MAPFILE`,
 //!   `OPTARG`), whose value holds no code;
 //! * the removal of an ordinary variable, of a function or of an alias (nothing new runs: a name
@@ -25,7 +29,8 @@
 //! and so do `LD_*`, `BROWSER`, `STARSHIP_CONFIG`, `DIRENV_CONFIG`, `PYTHONSTARTUP`, …, so the
 //! rule is the export, not a list), variables the shell reads ([`shell_reads`]: prompts and the
 //! prompt command, `MAILPATH`/`MAILCHECK`, `TEXTDOMAIN`/`TEXTDOMAINDIR`, locales, zsh's special
-//! parameters …), values that hold code, functions, aliases and options.
+//! parameters …), values that hold code, functions, and aliases and options the typed line does
+//! not spell out.
 //!
 //! **Never** applied, even after a yes: a function or an alias named like anything the code the
 //! shell runs unasked calls ([`Unasked`]: the prompt and what it calls, hook functions), besides
