@@ -1321,10 +1321,18 @@ impl Running {
 
     /// The init's record: the program's wait status. Without one (the init was killed), the
     /// program died with it: reported as killed by SIGKILL.
+    ///
+    /// Exactly one record is read, not up to the end of the pipe: the init's write end is
+    /// released only at the very end of its exit, after the kernel has torn down its mount, IPC
+    /// and PID namespaces (a closing descriptor is released by the exiting task's deferred work,
+    /// which runs after its namespaces go), and waiting for that end of file added the teardown,
+    /// ≈ 0.5 ms, to every line (docs/sandbox.md, "Where a line's time goes"). The record is
+    /// written once, after every process of the line was reaped, and is shorter than `PIPE_BUF`,
+    /// so it arrives whole or not at all.
     fn read_status(&mut self) -> (ExitStatus, bool) {
         let mut record = Vec::new();
         let _ = (&self.status)
-            .take(child::Status::LEN as u64 * 2)
+            .take(child::Status::LEN as u64)
             .read_to_end(&mut record);
         match child::Status::parse(&record) {
             Some(status) => (
