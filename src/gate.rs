@@ -78,6 +78,9 @@ pub struct LineRequest<'a> {
     /// A slow review may show its progress on the person's terminal (`term::spinner`, which also
     /// checks that there is one): false for JSON output, and for a caller's descriptors.
     pub progress: bool,
+    /// This process ends once the line is handled: every door but the `wrap` broker, which
+    /// handles line after line (see `sandbox::Running::leave_init_at_exit`).
+    pub process_exits_after: bool,
 }
 
 impl<'a> LineRequest<'a> {
@@ -104,6 +107,7 @@ impl<'a> LineRequest<'a> {
             workspace: None,
             process_group: None,
             progress: true,
+            process_exits_after: true,
         }
     }
 
@@ -137,6 +141,7 @@ impl<'a> LineRequest<'a> {
             process_group,
             // The caller's terminal is not this process's to draw on.
             progress: false,
+            process_exits_after: false,
             ..self
         }
     }
@@ -1070,7 +1075,10 @@ fn spawn_and_wait(
     };
     record(ctx, request, started)?;
     let timer = Instant::now();
-    let running = crate::sandbox::spawn(&spec, command)?;
+    let mut running = crate::sandbox::spawn(&spec, command)?;
+    if req.process_exits_after {
+        running.leave_init_at_exit();
+    }
     // Ignore Ctrl-C only once the child exists; it starts with the dispositions shellgate had.
     let _foreground = ForegroundSignals::ignore();
     let finished = running.wait(req.cancel)?;

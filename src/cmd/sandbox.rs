@@ -78,7 +78,9 @@ fn supervise(args: &Args) -> Result<ExitCode> {
     let path = sandbox::resolve_program(program, std::env::var_os("PATH").as_deref())?;
     let mut command = sandbox::Command::new(path, rest.to_vec(), cwd);
     command.arg0 = program.clone();
-    let running = sandbox::spawn(&spec, command)?;
+    let mut running = sandbox::spawn(&spec, command)?;
+    // This process ends with the program.
+    running.leave_init_at_exit();
     // Like a shell waiting for its foreground job: Ctrl-C and Ctrl-\ are the program's.
     let _foreground = crate::gate::ForegroundSignals::ignore();
     let finished = running.wait(None)?;

@@ -169,6 +169,8 @@ pub struct Running {
     /// The git surface before the line, when it could write one.
     surface: Option<surface::Watch>,
     reaped: bool,
+    /// This process ends soon after the line (see [`Running::leave_init_at_exit`]).
+    leave_init: bool,
     /// Our end of the socket the seccomp listener arrives on, until it has.
     supervisor: Option<OwnedFd>,
     /// The listener reported refusals come to, once received.
@@ -423,6 +425,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         guard,
         surface,
         reaped: false,
+        leave_init: false,
         supervisor,
         listener: None,
         denials: Vec::new(),
@@ -1209,6 +1212,16 @@ impl Running {
         describe_failure(&failure, &self.steps, &self.program, &self.cwd)
     }
 
+    /// This process ends soon after the line (a command's own line, not the `wrap` broker's): an
+    /// init still ending its namespaces once the line's status is in is left, with the memory it
+    /// runs on (never freed), to whoever inherits it at this process's exit, instead of a thread
+    /// started to wait for it, which cost ≈ 0.1 ms per line in a VM (its start, and its end at
+    /// the exit; docs/sandbox.md, "Where a line's time goes"). Nothing of the line runs by then:
+    /// the init reports only after it has reaped every other process of the line.
+    pub fn leave_init_at_exit(&mut self) {
+        self.leave_init = true;
+    }
+
     /// Kills the line: its init, and with it every process of its PID namespace.
     pub fn kill(&self) {
         let _ = raw::kill(self.pid, libc::SIGKILL);
@@ -1321,10 +1334,18 @@ impl Running {
 
     /// The init's record: the program's wait status. Without one (the init was killed), the
     /// program died with it: reported as killed by SIGKILL.
+    ///
+    /// Exactly one record is read, not up to the end of the pipe: the init's write end is
+    /// released only at the very end of its exit, after the kernel has torn down its mount, IPC
+    /// and PID namespaces (a closing descriptor is released by the exiting task's deferred work,
+    /// which runs after its namespaces go), and waiting for that end of file added the teardown,
+    /// ≈ 0.5 ms, to every line (docs/sandbox.md, "Where a line's time goes"). The record is
+    /// written once, after every process of the line was reaped, and is shorter than `PIPE_BUF`,
+    /// so it arrives whole or not at all.
     fn read_status(&mut self) -> (ExitStatus, bool) {
         let mut record = Vec::new();
         let _ = (&self.status)
-            .take(child::Status::LEN as u64 * 2)
+            .take(child::Status::LEN as u64)
             .read_to_end(&mut record);
         match child::Status::parse(&record) {
             Some(status) => (
@@ -1337,7 +1358,8 @@ impl Running {
 
     /// Reaps the init if it has exited already; otherwise a thread waits for it, so a long-lived
     /// caller (the `wrap` broker) keeps no zombies, and a short-lived one does not wait for the
-    /// namespaces' teardown.
+    /// namespaces' teardown (or, [`Running::leave_init_at_exit`], it is left to this process's
+    /// exit).
     fn reap_if_done(&mut self) {
         if self.reaped {
             return;
@@ -1345,6 +1367,11 @@ impl Running {
         self.reaped = true;
         if matches!(raw::waitpid(self.pid, libc::WNOHANG), Ok((pid, _)) if pid == self.pid) {
             self.memory = None;
+            return;
+        }
+        if self.leave_init {
+            // Never freed: the init may still be running on it until this process exits.
+            std::mem::forget(self.memory.take());
             return;
         }
         let pid = self.pid;
