@@ -226,6 +226,7 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
         ctx.config.policy(),
         &ctx.resolved,
     );
+    let decision = sealed_hook_state(decision, ctx, req, &cwd);
     let decision = only_outside_works(decision, ctx, req);
     let request = RequestId::new_random();
     let line = String::from_utf8_lossy(req.bytes);
@@ -244,6 +245,41 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
     (
         run_decided(ctx, req, side, &decision, &request, &line),
         tell,
+    )
+}
+
+/// A line a person types in their own hooked shell that changes the shell's hook state (`alias`,
+/// `shopt`, `source`, `set -a`, `PS1=…`) is not asked about for that reason alone: it runs in the
+/// sandbox (a line with hook state never runs in the shell itself, [`crate::shell::in_shell`]),
+/// so nothing of it reaches the person's shell but what the seal applies — the inert, and what
+/// the person says yes to there, never what the prompt or the hooks call, never a trap
+/// ([`crate::shell::state::seal`]). The line is decided again without `builtin.hook-state`; any
+/// other rule it meets still asks. Not for an agent's shell (no terminal), nor under Full access,
+/// where lines run in the shell.
+fn sealed_hook_state(decision: Decision, ctx: &Context, req: &LineRequest, cwd: &str) -> Decision {
+    let hook_state_only = decision.rule.as_deref() == Some("builtin.hook-state");
+    if !hook_state_only
+        || req.origin != Origin::Hook
+        || ctx.resolved.sandbox == SandboxPolicy::FullAccess
+        || !approval::person_present()
+    {
+        return decision;
+    }
+    use crate::policy::rules::{BuiltinCheck, Matcher};
+    let policy = ctx.config.policy();
+    let rules: Vec<crate::policy::rules::Rule> = policy
+        .rules
+        .iter()
+        .filter(|r| !matches!(r.matcher, Matcher::Builtin(BuiltinCheck::HookState)))
+        .cloned()
+        .collect();
+    policy::decide_bytes_routing(
+        req.bytes,
+        req.shell,
+        cwd,
+        &rules,
+        &ctx.resolved,
+        policy.reviewer_configured,
     )
 }
 

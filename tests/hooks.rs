@@ -485,10 +485,11 @@ fn zsh_builtins_that_write_a_file_run_in_the_sandbox() {
 }
 
 /// An alias or an option a person types (`alias ll='ls -l'`, `shopt -s globstar`, `setopt
-/// autocd`) is asked once and then applies: the line already had its yes, and the change is what
-/// the person read on it (it asked a second time, "apply to this shell?", whose Enter dropped
-/// it). One the line does not spell out (from a sourced file) is still asked, and Enter drops it.
-fn what_a_person_types_applies_after_one_question(shell: &str) {
+/// autocd`) applies unasked: it runs in the sandbox, and the seal applies what the typed line
+/// spells out (it was asked twice: "Allow once?" as hook state, then "apply to this shell?",
+/// whose Enter dropped it). One the line does not spell out (from a sourced file) is still asked
+/// at the seal, and Enter drops it.
+fn what_a_person_types_applies_unasked(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
     sh.line(&format!("cd {}", f.ws.display()));
@@ -498,11 +499,11 @@ fn what_a_person_types_applies_after_one_question(shell: &str) {
         "setopt autocd"
     };
     for line in ["alias ll='ls -l'", option] {
-        // A yes to the first question, Enter to any second one.
-        let (out, status) = sh.run(line, &["y", ""]);
+        // Enter to any question.
+        let (out, status) = sh.run(line, &["", ""]);
         let questions =
             out.matches("Allow once?").count() + out.matches("apply to this shell?").count();
-        assert_eq!(questions, 1, "{line}: {out}");
+        assert_eq!(questions, 0, "{line}: {out}");
         assert_eq!(status, 0, "{line}: {out}");
     }
     let check = if shell == "bash" {
@@ -527,14 +528,14 @@ fn what_a_person_types_applies_after_one_question(shell: &str) {
 }
 
 #[test]
-fn bash_what_a_person_types_applies_after_one_question() {
-    what_a_person_types_applies_after_one_question("bash");
+fn bash_what_a_person_types_applies_unasked() {
+    what_a_person_types_applies_unasked("bash");
 }
 
 #[test]
 #[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
-fn zsh_what_a_person_types_applies_after_one_question() {
-    what_a_person_types_applies_after_one_question("zsh");
+fn zsh_what_a_person_types_applies_unasked() {
+    what_a_person_types_applies_unasked("zsh");
 }
 
 fn multi_line_paste_is_decided_once(shell: &str) {
@@ -1424,10 +1425,10 @@ fn bash_here_document_leaves_its_own_status() {
     assert!(out.contains("was=0"), "{out}");
 }
 
-/// Setting `PS1` to a literal value that runs nothing at the prompt is applied without a
-/// question (before: "Allow once?" as hook state, then "apply to this shell?"); a value only
-/// known at run time is still asked about, and one that would run a command at every prompt is
-/// applied only after a yes.
+/// Setting `PS1` to a value that runs nothing at the prompt is applied without a question
+/// (before: "Allow once?" as hook state, then "apply to this shell?"), also when the value is only
+/// known at run time (the line runs in the sandbox; the seal judges the value it left); one that
+/// would run a command at every prompt is applied only after a yes, and Enter drops it.
 fn typed_literal_prompt_is_applied_unasked(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
@@ -1439,19 +1440,22 @@ fn typed_literal_prompt_is_applied_unasked(shell: &str) {
     assert!(out.ends_with('>'), "PS1 was not applied: {out:?}");
     let (out, _) = sh.run(
         &format!("PS1=\"$(echo '[{status_escape}]PROMPT$ ')\""),
-        &["y"],
+        &["n"],
     );
-    assert!(out.contains("approval is needed"), "{out}");
-    assert!(!out.ends_with('>'), "{out:?}");
+    assert!(!out.contains("approval is needed"), "asked: {out}");
+    assert!(!out.contains("apply to this shell"), "asked: {out}");
+    assert!(!out.ends_with('>'), "PS1 was not applied: {out:?}");
     let marker = f.marker("prompt-ran");
     let (out, _) = sh.run(
         &format!(
             "PS1='$(touch {}) [{status_escape}]PROMPT$ '",
             marker.display()
         ),
-        &["y", "n"],
+        // Yes to the line (its quoted `$(` is asked as opaque), Enter to applying it.
+        &["y", ""],
     );
     assert!(out.contains("apply to this shell"), "{out}");
+    let (out, _) = sh.run("true", &[]);
     assert!(!marker.exists(), "{out}");
 }
 

@@ -480,9 +480,8 @@ pub struct Context<'a> {
     pub typed: &'a Typed,
 }
 
-/// What the typed line spells out literally: what the person read on the line they typed (and,
-/// for an alias or an option, what they already said yes to: a line that changes either is asked
-/// before it runs). Such a change applies without a second question.
+/// What the typed line spells out literally: what the person read on the line they typed. Such a
+/// change is inert (see [`seal`]).
 #[derive(Debug, Default)]
 pub struct Typed {
     /// Variables the line assigns a literal value (`export EDITOR=vim`): (name, value).

@@ -14,9 +14,8 @@
 //! * an exported variable whose name and value the typed line spells out literally
 //!   (`export EDITOR=vim; make`): the person read exactly that on their line;
 //! * likewise an alias the typed line defines with a literal value (`alias ll='ls -l'`) and an
-//!   option it turns on or off by name (`shopt -s globstar`, `set -o vi`, `setopt autocd`): a
-//!   line that changes either was asked as hook state before it ran, so a second question about
-//!   what the person read on it and said yes to was noise (see [`super::Typed`]);
+//!   option it turns on or off by name (`shopt -s globstar`, `set -o vi`, `setopt autocd`): the
+//!   person read exactly that on their line (see [`super::Typed`]);
 //! * the variables the shell's own builtins set as results (`OLDPWD`, `REPLY`, `MAPFILE`,
 //!   `OPTARG`), whose value holds no code;
 //! * the removal of an ordinary variable, of a function or of an alias (nothing new runs: a name
