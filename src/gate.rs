@@ -226,7 +226,7 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
         ctx.config.policy(),
         &ctx.resolved,
     );
-    let decision = sealed_hook_state(decision, ctx, req, &cwd);
+    let decision = contained_for_a_person(decision, ctx, req, &cwd);
     let decision = only_outside_works(decision, ctx, req);
     let request = RequestId::new_random();
     let line = String::from_utf8_lossy(req.bytes);
@@ -248,29 +248,42 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
     )
 }
 
-/// A line a person types in their own hooked shell that changes the shell's hook state (`alias`,
-/// `shopt`, `source`, `set -a`, `PS1=…`) is not asked about for that reason alone: it runs in the
-/// sandbox (a line with hook state never runs in the shell itself, [`crate::shell::in_shell`]),
-/// so nothing of it reaches the person's shell but what the seal applies — the inert, and what
-/// the person says yes to there, never what the prompt or the hooks call, never a trap
-/// ([`crate::shell::state::seal`]). The line is decided again without `builtin.hook-state`; any
-/// other rule it meets still asks. Not for an agent's shell (no terminal), nor under Full access,
-/// where lines run in the shell.
-fn sealed_hook_state(decision: Decision, ctx: &Context, req: &LineRequest, cwd: &str) -> Decision {
-    let hook_state_only = decision.rule.as_deref() == Some("builtin.hook-state");
-    if !hook_state_only
+/// The rules a line a person types in their own hooked shell is not asked about for alone:
+/// `builtin.hook-state` (`alias`, `shopt`, `source`, `set -a`, `PS1=…`) and `builtin.opaque`
+/// (`python3 -c '…'`, `X=1; echo $((X+1))`, `export EDITOR=vim`). Both are about what the rules
+/// cannot see, and there the kernel and the seal hold by construction: such a line never runs in
+/// the shell itself ([`crate::shell::in_shell`]: only plain lines do), it runs in the sandbox,
+/// and nothing of it reaches the person's shell but what the seal applies — the inert, what the
+/// person says yes to there, never what the prompt or a hook calls, never a trap
+/// ([`crate::shell::state::seal`]). What it may do inside the workspace, any ordinary line may
+/// do too; a line that visibly destroys work there, needs the network, reads credentials or
+/// writes what the sandbox refuses is still asked by its own rule (the line is decided again
+/// without these two). Not for an agent's shell (no terminal), nor under Full access, where
+/// lines run in the shell.
+const CONTAINED_FOR_A_PERSON: [&str; 2] = ["builtin.hook-state", "builtin.opaque"];
+
+fn contained_for_a_person(
+    decision: Decision,
+    ctx: &Context,
+    req: &LineRequest,
+    cwd: &str,
+) -> Decision {
+    let contained = decision
+        .rule
+        .as_deref()
+        .is_some_and(|rule| CONTAINED_FOR_A_PERSON.contains(&rule));
+    if !contained
         || req.origin != Origin::Hook
         || ctx.resolved.sandbox == SandboxPolicy::FullAccess
         || !approval::person_present()
     {
         return decision;
     }
-    use crate::policy::rules::{BuiltinCheck, Matcher};
     let policy = ctx.config.policy();
     let rules: Vec<crate::policy::rules::Rule> = policy
         .rules
         .iter()
-        .filter(|r| !matches!(r.matcher, Matcher::Builtin(BuiltinCheck::HookState)))
+        .filter(|r| !CONTAINED_FOR_A_PERSON.contains(&r.id.as_str()))
         .cloned()
         .collect();
     policy::decide_bytes_routing(

@@ -465,6 +465,12 @@ fn builtins_that_write_a_file_run_in_the_sandbox(shell: &str) {
         format!("cd / && echo planted > {}", marker.display()),
         format!("true && echo planted >> {}", marker.display()),
         format!("{{ cd /; echo planted; }} > {}", marker.display()),
+        // Opaque, so not asked in a person's own shell: the sandbox holds it all the same.
+        format!(
+            "python3 -c \"open('{}', 'w').write('planted')\"",
+            marker.display()
+        ),
+        format!("eval \"echo planted > {}\"", marker.display()),
     ] {
         // Declining the offer to run it outside the sandbox (Enter).
         let (out, status) = sh.run_answering_outside(&line, "");
@@ -518,7 +524,7 @@ fn what_a_person_types_applies_unasked(shell: &str) {
         "{out}"
     );
     std::fs::write(f.ws.join("aliases.sh"), "alias lx='ls -x'\n").unwrap();
-    let (out, _) = sh.run(". ./aliases.sh", &["y", ""]);
+    let (out, _) = sh.run(". ./aliases.sh", &["", ""]);
     assert!(out.contains("apply to this shell?"), "{out}");
     let (out, status) = sh.run("alias lx", &[]);
     assert_ne!(
@@ -961,8 +967,9 @@ fn returned_function_or_path_needs_a_yes(shell: &str) {
     )
     .unwrap();
     let mut sh = f.interactive(shell);
-    // The line is allowed to run (in the sandbox); what it changed is not applied on a no.
-    let (out, _) = sh.run("source evil.sh", &["y", "n"]);
+    // The line runs in the sandbox unasked (a person's own line is not asked for what only the
+    // sandbox and the seal contain); what it changed is not applied on a no.
+    let (out, _) = sh.run("source evil.sh", &["n"]);
     assert!(out.contains("PATH") && out.contains("lsx()"), "{out}");
     assert!(
         out.contains("not applied to this shell: cd()"),
@@ -1428,7 +1435,8 @@ fn bash_here_document_leaves_its_own_status() {
 /// Setting `PS1` to a value that runs nothing at the prompt is applied without a question
 /// (before: "Allow once?" as hook state, then "apply to this shell?"), also when the value is only
 /// known at run time (the line runs in the sandbox; the seal judges the value it left); one that
-/// would run a command at every prompt is applied only after a yes, and Enter drops it.
+/// would run a command at every prompt is applied only after a yes, and Enter drops it (the
+/// only question: the line itself runs in the sandbox).
 fn typed_literal_prompt_is_applied_unasked(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
@@ -1451,8 +1459,8 @@ fn typed_literal_prompt_is_applied_unasked(shell: &str) {
             "PS1='$(touch {}) [{status_escape}]PROMPT$ '",
             marker.display()
         ),
-        // Yes to the line (its quoted `$(` is asked as opaque), Enter to applying it.
-        &["y", ""],
+        // Enter to applying it (the line itself runs in the sandbox unasked).
+        &["", ""],
     );
     assert!(out.contains("apply to this shell"), "{out}");
     let (out, _) = sh.run("true", &[]);
