@@ -209,27 +209,25 @@ impl Shell {
     /// Type a line, answer shellgate's questions with `answers` (then `y`), and return everything
     /// printed up to the next prompt and the status that prompt shows.
     fn run(&mut self, text: &str, answers: &[&str]) -> (String, i32) {
-        self.pty.send_line(text).unwrap();
         let mut answers = answers.iter();
-        let mut out = String::new();
-        loop {
-            let (before, matched) = self
-                .pty
-                .exp_regex(&format!("{QUESTION_RE}|{PROMPT_RE}"))
-                .unwrap_or_else(|e| panic!("no prompt after {text:?}: {e}\n{out}"));
-            out.push_str(&before);
-            if let Some(status) = matched.strip_prefix('[') {
-                let status = status.split(']').next().unwrap_or("").parse().unwrap();
-                return (out, status);
-            }
-            out.push_str(&matched);
-            self.pty.send_line(answers.next().unwrap_or(&"y")).unwrap();
-        }
+        self.answering(text, |_| answers.next().copied().unwrap_or("y").to_owned())
     }
 
     /// Type a line, answer the offer to run it outside the sandbox with `outside` and any other
     /// question with `y`; everything printed up to the next prompt, and its status.
     fn run_answering_outside(&mut self, text: &str, outside: &str) -> (String, i32) {
+        self.answering(text, |question| {
+            if question.contains("outside the sandbox, in this shell") {
+                outside.to_owned()
+            } else {
+                "y".to_owned()
+            }
+        })
+    }
+
+    /// Type a line and answer each question with what `answer` makes of the text before it;
+    /// everything printed up to the next prompt, and the status that prompt shows.
+    fn answering(&mut self, text: &str, mut answer: impl FnMut(&str) -> String) -> (String, i32) {
         self.pty.send_line(text).unwrap();
         let mut out = String::new();
         loop {
@@ -242,13 +240,9 @@ impl Shell {
                 let status = status.split(']').next().unwrap_or("").parse().unwrap();
                 return (out, status);
             }
-            let answer = if before.contains("outside the sandbox, in this shell") {
-                outside
-            } else {
-                "y"
-            };
             out.push_str(&matched);
-            self.pty.send_line(answer).unwrap();
+            let reply = answer(&before);
+            self.pty.send_line(&reply).unwrap();
         }
     }
 
@@ -2337,22 +2331,7 @@ impl Person {
 
     /// Types `text` and answers every question with Enter; returns the output and status.
     fn enter(&mut self, text: &str) -> (String, i32) {
-        let sh = &mut self.shell;
-        sh.pty.send_line(text).unwrap();
-        let mut out = String::new();
-        loop {
-            let (before, matched) = sh
-                .pty
-                .exp_regex(&format!("{QUESTION_RE}|{PROMPT_RE}"))
-                .unwrap_or_else(|e| panic!("no prompt after {text:?}: {e}\n{out}"));
-            out.push_str(&before);
-            if let Some(status) = matched.strip_prefix('[') {
-                let status = status.split(']').next().unwrap_or("").parse().unwrap();
-                return (out, status);
-            }
-            out.push_str(&matched);
-            sh.pty.send_line("").unwrap();
-        }
+        self.shell.answering(text, |_| String::new())
     }
 
     fn marker(&self, name: &str) -> PathBuf {
