@@ -12,7 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 setup=tests/llm/setup.sh
 
 # Compile first: on 2 cores a model answering while rustc runs is 10-50x slower.
-cargo test --locked --test review --test eval --no-run
+cargo test --locked --test all --no-run
 
 export LLM_THREADS=1
 "$setup" install >/dev/null
@@ -23,5 +23,5 @@ case "$url" in
   *) echo "real-llm: unexpected server URL '$url'" >&2; exit 1 ;;
 esac
 
-SHELLGATE_REAL_LLM_URL="$url" cargo test --locked --test review real_model -- --ignored --nocapture
-SHELLGATE_REAL_LLM_URL="$url" cargo test --locked --test eval real_model -- --ignored --nocapture
+SHELLGATE_REAL_LLM_URL="$url" cargo test --locked --test all review::real_model -- --ignored --nocapture
+SHELLGATE_REAL_LLM_URL="$url" cargo test --locked --test all eval::real_model -- --ignored --nocapture

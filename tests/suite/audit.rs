@@ -5,10 +5,7 @@
 //! environment variable saying what to do), so that many processes write at once or a writer can be
 //! killed with SIGKILL mid-save.
 
-// A test or benchmark may panic on what it set up itself; the lints are for the product code.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
+use crate::support;
 
 use shellgate::approval::{self, Answer, Question, QuestionKind};
 use shellgate::audit::event::{
@@ -63,14 +60,15 @@ fn session_id(name: &str) -> SessionId {
     SessionId::parse(name).unwrap()
 }
 
-/// This test binary, running only the helper test `name`.
+/// This test binary, running only the helper test `name` of this module (the binary holds every
+/// topic, so the exact name is `audit::name`).
 fn helper(name: &str) -> Command {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
         .args([
             "--ignored",
             "--exact",
-            name,
+            &format!("audit::{name}"),
             "--nocapture",
             "--test-threads=1",
         ])

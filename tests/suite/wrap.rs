@@ -4,13 +4,10 @@
 //! what the agent got back as its tool result, the session log. A test whose programs are
 //! missing is ignored with the reason (`build.rs` finds them).
 
-// A test or benchmark may panic on what it set up itself; the lints are for the product code.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 // The `never` lines these tests expect to be refused are harmless if a bug ever let them run
 // (`mkfs.ext4` of a path that does not exist fails): a test must not be able to damage the machine.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -7,9 +7,6 @@
 //! 7,596-character `git commit -m '…'`, and shellgate refuses every line over 4,000 characters
 //! before any rule looks at it. Those lines are listed, and must be refused for exactly that reason.
 
-// A test or benchmark may panic on what it set up itself; the lints are for the product code.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use serde::Deserialize;
 use shellgate::config::Config;
 use shellgate::error::Code;

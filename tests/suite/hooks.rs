@@ -11,10 +11,7 @@
 //! zsh, shellcheck and pwsh tests are ignored, with the reason, where the program is missing
 //! (`build.rs` finds them).
 
-// A test or benchmark may panic on what it set up itself; the lints are for the product code.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
+use crate::support;
 
 use rexpect::session::PtySession;
 use std::path::{Path, PathBuf};

@@ -5,14 +5,13 @@
 //!
 //! Every connection goes to 127.0.0.1, to a panel or a chromedriver the test started itself.
 
-// A test or benchmark may panic on what it set up itself; the lints are for the product code.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+use crate::panel_support;
+use crate::support;
 
-mod panel_support;
-mod support;
-
-use panel_support::webdriver::{Browser, ENTER};
-use panel_support::{EventStream, Lab, Line, PanelRun, eventually, http, output_dir, record};
+use crate::panel_support::webdriver::{Browser, ENTER};
+use crate::panel_support::{
+    EventStream, Lab, Line, PanelRun, eventually, http, output_dir, record,
+};
 use serde_json::Value;
 use shellgate::audit::event::{Actor, Decision, EventBody, RiskLevel};
 use shellgate::audit::{Event, RequestId};

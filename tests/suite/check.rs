@@ -1,10 +1,7 @@
 //! `shellgate check`, `config` and `rules` through the real binary: JSON shape, exit codes,
 //! standard input, config errors, project files.
 
-// A test or benchmark may panic on what it set up itself; the lints are for the product code.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use std::io::Write;

@@ -2,13 +2,9 @@
 //! 127.0.0.1 that answers by the line it is asked about (right, wrong, broken, too slow), and the
 //! report and traces it writes.
 
-// A test or benchmark may panic on what it set up itself; the lints are for the product code.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+use crate::support;
 
-mod review_support;
-mod support;
-
-use review_support::*;
+use crate::review_support::*;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -833,7 +829,7 @@ impl Lab {
     }
 }
 
-/// The npm prefixes of the agents, as tests/wrap.rs has them.
+/// The npm prefixes of the agents, as tests/suite/wrap.rs has them.
 fn agents_dir() -> PathBuf {
     std::env::var_os("SHELLGATE_TEST_AGENTS_DIR")
         .map(PathBuf::from)
@@ -1262,7 +1258,7 @@ fn the_session_starter_suite_passes_with_the_stand_in() {
 }
 
 /// The starter suite with the real Claude Code and Codex CLI (installed from npm into the test
-/// tools directory, as tests/wrap.rs does) and the stand-in: every run passes.
+/// tools directory, as tests/suite/wrap.rs does) and the stand-in: every run passes.
 #[test]
 #[cfg_attr(
     not(all(has_npm, has_netns, has_python3, has_git)),

@@ -3,10 +3,7 @@
 //! reported (`SANDBOX_DENIED`, naming the address or path and the missing grant) and, with a
 //! person at a terminal, run again once with exactly that grant — never twice, never wider.
 
-// A test or benchmark may panic on what it set up itself; the lints are for the product code.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
+use crate::support;
 
 use std::io::ErrorKind;
 use std::net::{TcpListener, TcpStream};

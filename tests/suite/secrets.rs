@@ -7,10 +7,7 @@
 //! it. Full access has no sandbox, so the files are the person's to read there (a person
 //! confirmed it); the environment is withheld there too.
 
-// A test or benchmark may panic on what it set up itself; the lints are for the product code.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

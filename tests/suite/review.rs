@@ -2,13 +2,9 @@
 //! test (`review_support`): through the library API (`review::review`) and through the binary
 //! (`shellgate check --json` with a config pointing at the server).
 
-// A test or benchmark may panic on what it set up itself; the lints are for the product code.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+use crate::support;
 
-mod review_support;
-mod support;
-
-use review_support::*;
+use crate::review_support::*;
 use serde_json::{Value, json};
 use shellgate::audit::event::{Actor, EventBody, OneShotApproval, Timestamp};
 use shellgate::audit::{RequestId, Session, SessionId, StatePaths, fold};

@@ -10,13 +10,9 @@
 //! Network rule: the only peers are listeners this test process opens on 127.0.0.1 / ::1 and unix
 //! sockets it binds in its own scene.
 
-// A test or benchmark may panic on what it set up itself; the lints are for the product code.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+use crate::support;
 
-mod sandbox_support;
-mod support;
-
-use sandbox_support::*;
+use crate::sandbox_support::*;
 use std::fs;
 use std::io::ErrorKind;
 use std::net::{TcpListener, UdpSocket};

@@ -2,13 +2,10 @@
 //! refusals start nothing and say why (block or JSON), a log that cannot be written stops the line,
 //! and every step is in the session log.
 
-// A test or benchmark may panic on what it set up itself; the lints are for the product code.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 // The `never` lines these tests expect to be refused are harmless if a bug ever let them run
 // (`mkfs.ext4` of a path that does not exist fails): a test must not be able to damage the machine.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use std::path::PathBuf;

@@ -3,9 +3,6 @@
 //! before the test fails. Also here: the here-document delimiter, computed as shellgate computes
 //! it, against the real bash, dash and zsh.
 
-// A test or benchmark may panic on what it set up itself; the lints are for the product code.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use serde::Deserialize;
 use shellgate::config::Config;
 use shellgate::error::Code;
