@@ -80,9 +80,9 @@ fn end_panics_as_internal_failures() {
 }
 
 /// A deliberate panic for the test that the release profile's binary ends a panic with
-/// `INTERNAL` (tests/run.rs, `a_panic_ends_the_release_build_with_internal`), compiled only with
-/// `--cfg shellgate_panic_seam`, which that test's build alone passes: no binary `install.sh` or
-/// a plain `cargo build` makes has it. `SHELLGATE_TEST_PANIC=main` panics here, on the main
+/// `INTERNAL` (tests/suite/run.rs, `a_panic_ends_the_release_build_with_internal`), compiled only
+/// with `--cfg shellgate_panic_seam`, which that test's build alone passes: no binary `install.sh`
+/// or a plain `cargo build` makes has it. `SHELLGATE_TEST_PANIC=main` panics here, on the main
 /// thread; `=thread` on another thread, after which (if the process were still alive) the
 /// command would go on as usual, so the test can see it did not.
 #[cfg(all(not(test), shellgate_panic_seam))]

@@ -4,9 +4,9 @@
 //! 2.7.4): a backslash outside quotes quotes the next character and disappears, single quotes keep
 //! everything literally (backslashes too), and inside double quotes a backslash only quotes `$`,
 //! `` ` ``, `"`, `\` and newline. `$X`, `${X}` and `` `x` `` stay as written. The shells agree on all
-//! of that (tested against bash 5.2, dash 0.5 and zsh 5.9 in `tests/decision_corpus.rs`); they
-//! disagree on `$'…'` (bash and zsh decode it, dash does not know it) and `$"…"` (bash reads it
-//! as `"…"`, dash and zsh as `$` followed by `"…"`), so those delimiters have one reading per
+//! of that (tested against bash 5.2, dash 0.5 and zsh 5.9 in `tests/suite/decision_corpus.rs`);
+//! they disagree on `$'…'` (bash and zsh decode it, dash does not know it) and `$"…"` (bash reads
+//! it as `"…"`, dash and zsh as `$` followed by `"…"`), so those delimiters have one reading per
 //! shell. The here-document ends at the first line that equals the delimiter (after removing
 //! leading tabs, for `<<-`), or at the end of the input.
 
