@@ -5,8 +5,6 @@
 //!
 //! Every connection goes to 127.0.0.1, to a server the test started itself.
 
-#![allow(dead_code)] // Each test binary uses its own part of this module.
-
 pub mod webdriver;
 
 use shellgate::audit::event::{

@@ -13,8 +13,6 @@
 //! to be seen from outside — so a check that cannot see the effect fails the test instead of
 //! passing it — then runs it in the sandbox and requires that nothing happened.
 
-#![allow(dead_code)]
-
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -333,10 +331,6 @@ impl Bystander {
     /// A field of `/proc/<pid>/status`, or of `/proc/<pid>/limits` when `limits`.
     pub fn proc_text(&self, file: &str) -> String {
         std::fs::read_to_string(format!("/proc/{}/{file}", self.pid())).unwrap_or_default()
-    }
-
-    pub fn alive(&mut self) -> bool {
-        self.0.try_wait().ok().flatten().is_none()
     }
 }
 

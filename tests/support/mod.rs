@@ -12,8 +12,6 @@
 //! * [`write_executable`], [`copy_executable`]: a program a test makes is written by a child
 //!   process, never by the test process (see there).
 
-#![allow(dead_code)] // Each test binary uses its own part of this module.
-
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
