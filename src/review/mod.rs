@@ -539,12 +539,7 @@ fn ask_model(
     transcript: Option<&mut Transcript>,
 ) -> Result<Verdict, ReviewFailure> {
     let config = request.config;
-    let style = match (config.provider, config.structured_output) {
-        (Provider::Openai, crate::config::StructuredOutput::JsonSchema) => {
-            prompt::AnswerStyle::Embedded
-        }
-        _ => prompt::AnswerStyle::NativeTools,
-    };
+    let style = answer_style(config);
     let recent: Vec<_> = request
         .state
         .recent_lines
@@ -569,6 +564,34 @@ fn ask_model(
     let user = prompt::user_message(&facts);
     let workspace = Workspace::new(request.workspace).ok();
     client::converse(config, workspace.as_ref(), system, user, transcript)
+}
+
+/// A second model's judgment of a whole session (`shellgate eval --sessions`, a case's
+/// `review`): the same reviewer config, client and verdict as a line's review, told the task and
+/// the trace instead of one line. Nothing is recorded and no risk policy applies: the verdict is
+/// reported as given. No tools: a trace review reads no workspace.
+pub fn review_trace(
+    config: &ReviewerConfig,
+    facts: &prompt::TraceFacts,
+) -> Result<Verdict, ReviewFailure> {
+    let config = ReviewerConfig {
+        max_tool_rounds: 0,
+        ..config.clone()
+    };
+    let system = prompt::trace_system_prompt(&config, answer_style(&config));
+    let user = prompt::trace_message(facts);
+    client::converse(&config, None, system, user, None)
+}
+
+/// How the model is asked to answer: embedded JSON where the server enforces a schema, native
+/// tool calls otherwise.
+fn answer_style(config: &ReviewerConfig) -> prompt::AnswerStyle {
+    match (config.provider, config.structured_output) {
+        (Provider::Openai, crate::config::StructuredOutput::JsonSchema) => {
+            prompt::AnswerStyle::Embedded
+        }
+        _ => prompt::AnswerStyle::NativeTools,
+    }
 }
 
 /// Applies the risk policy to a verdict and records it.
