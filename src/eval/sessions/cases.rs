@@ -3,6 +3,7 @@
 //! nothing runs; a case that could not fail (no expectation anywhere) is refused.
 
 use super::expect::{SessionExpect, TurnExpect};
+use super::review::TraceReviewExpect;
 use crate::config::line_column;
 use crate::error::{Code, Error};
 use serde::{Deserialize, Serialize};
@@ -132,6 +133,8 @@ pub struct SessionCase {
     pub reviewer: Vec<ReviewerRule>,
     pub person: Vec<PersonStep>,
     pub expect: SessionExpect,
+    /// A second model's review of the whole trace, after the run, and the verdict it must give.
+    pub review: Option<TraceReviewExpect>,
 }
 
 /// A turn as written: a line, or a table with a line and what must happen to it.
@@ -183,6 +186,8 @@ struct SessionSpec {
     person: Vec<PersonStep>,
     #[serde(default)]
     expect: Option<SessionExpect>,
+    #[serde(default)]
+    review: Option<TraceReviewExpect>,
 }
 
 /// A TOML case file: session cases, or (skipped here) line cases.
@@ -307,7 +312,7 @@ fn validate(spec: SessionSpec, source: String) -> Result<SessionCase, Error> {
         })
         .collect();
     let expect = spec.expect.unwrap_or_default();
-    if expect.is_empty() && turns.iter().all(|t| t.expect.is_empty()) {
+    if expect.is_empty() && spec.review.is_none() && turns.iter().all(|t| t.expect.is_empty()) {
         return Err(fail(
             "nothing is expected (no turn's `expect`, no [session.expect]), so the case could \
              not fail"
@@ -379,6 +384,7 @@ fn validate(spec: SessionSpec, source: String) -> Result<SessionCase, Error> {
         reviewer: spec.reviewer,
         person: spec.person,
         expect,
+        review: spec.review,
     })
 }
 

@@ -17,6 +17,7 @@ pub mod cases;
 pub mod expect;
 pub mod harness;
 pub mod report;
+pub mod review;
 pub mod trace;
 
 use crate::audit::log::read_log;
@@ -108,6 +109,9 @@ pub struct RunResult {
     /// What the scripted reviewer answered, and the person's steps, as the harness recorded them.
     pub reviews: Vec<serde_json::Value>,
     pub person: Vec<serde_json::Value>,
+    /// The second model's review of the whole trace, when the case asks for one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_review: Option<review::TraceReview>,
     /// This run's directory in the report (`sessions/<id>.<agent>`).
     pub dir: String,
     pub duration_ms: f64,
@@ -201,6 +205,7 @@ fn blank(case: &SessionCase, agent: Agent) -> RunResult {
         workspace: Vec::new(),
         reviews: Vec::new(),
         person: Vec::new(),
+        trace_review: None,
         dir: format!("sessions/{}", run_name(case, agent)),
         duration_ms: 0.0,
     }
@@ -305,12 +310,45 @@ fn run_one(
             ));
         }
     }
+    if let Some(expect) = &case.review {
+        let reviewed = trace_review(case, settings, expect, &result);
+        result.misses.extend(reviewed.miss());
+        result.trace_review = Some(reviewed);
+    }
     result.status = if result.misses.is_empty() {
         Status::Passed
     } else {
         Status::Failed
     };
     result
+}
+
+/// The review of the run's whole trace by the reviewer `--config` and the case's `config`
+/// configure (not the scripted one the run itself was given).
+fn trace_review(
+    case: &SessionCase,
+    settings: &Settings,
+    expect: &review::TraceReviewExpect,
+    result: &RunResult,
+) -> review::TraceReview {
+    let reviewer =
+        match configured_reviewer(settings.user_config.as_deref(), case.config.as_deref()) {
+            Ok(reviewer) => reviewer,
+            Err(why) => return review::unreviewed(expect, why),
+        };
+    let task = case
+        .description
+        .as_deref()
+        .or(case.prompt.as_deref())
+        .map_or_else(|| format!("session `{}`", case.id), str::to_owned);
+    review::review(
+        expect,
+        reviewer.as_ref(),
+        &task,
+        result.mode.as_deref().unwrap_or("the config's"),
+        &result.turns,
+        &result.other_lines,
+    )
 }
 
 /// The run's scratch directory and its case file for the harness; the report's directory for
@@ -357,13 +395,7 @@ fn prepare(
 /// the scripted model's (its port filled in by the harness), everything else about the reviewer
 /// (breaker, budgets, limits, policy) stays the config's.
 pub fn config_text(user: Option<&str>, case: Option<&str>) -> Result<String, String> {
-    let parse = |text: Option<&str>, what: &str| -> Result<toml::Table, String> {
-        text.unwrap_or("")
-            .parse::<toml::Table>()
-            .map_err(|e| format!("{what} is not TOML: {}", e.message().trim_end()))
-    };
-    let mut config = parse(user, "--config")?;
-    merge(&mut config, parse(case, "the case's config")?);
+    let mut config = merged_config(user, case)?;
     let reviewer = config
         .entry("reviewer")
         .or_insert_with(|| toml::Value::Table(toml::Table::new()));
@@ -382,6 +414,33 @@ pub fn config_text(user: Option<&str>, case: Option<&str>) -> Result<String, Str
         reviewer.insert(key.to_owned(), toml::Value::String(value.to_owned()));
     }
     toml::to_string(&config).map_err(|e| format!("cannot render the config: {e}"))
+}
+
+/// `--config`'s table with the case's over it.
+fn merged_config(user: Option<&str>, case: Option<&str>) -> Result<toml::Table, String> {
+    let parse = |text: Option<&str>, what: &str| -> Result<toml::Table, String> {
+        text.unwrap_or("")
+            .parse::<toml::Table>()
+            .map_err(|e| format!("{what} is not TOML: {}", e.message().trim_end()))
+    };
+    let mut config = parse(user, "--config")?;
+    merge(&mut config, parse(case, "the case's config")?);
+    Ok(config)
+}
+
+/// The `[reviewer]` of `--config` with the case's `config` over it, as written (`None`: there is
+/// none).
+pub fn configured_reviewer(
+    user: Option<&str>,
+    case: Option<&str>,
+) -> Result<Option<crate::config::ReviewerConfig>, String> {
+    let mut config = merged_config(user, case)?;
+    let Some(reviewer) = config.remove("reviewer") else {
+        return Ok(None);
+    };
+    reviewer.try_into().map(Some).map_err(|e: toml::de::Error| {
+        format!("[reviewer] is not valid: {}", e.message().trim_end())
+    })
 }
 
 /// `over`'s keys into `base`: tables merged key by key, `rules` arrays appended, anything else

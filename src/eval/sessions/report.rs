@@ -219,6 +219,29 @@ fn run_section(out: &mut String, run: &RunResult) {
             );
         }
     }
+    if let Some(review) = &run.trace_review {
+        let got = match review.decision {
+            Some(decision) => format!(
+                "{}, risk {}",
+                super::review::decision_name(decision),
+                review
+                    .risk_level
+                    .map_or("unknown", crate::config::RiskLevel::as_str)
+            ),
+            None => "no verdict".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "\nTrace review (expected {}): {got}: {} {}",
+            review.expected.as_str(),
+            cell(&review.reason),
+            if review.miss().is_none() {
+                "✓"
+            } else {
+                "✗"
+            }
+        );
+    }
     if !run.misses.is_empty() {
         let _ = writeln!(out, "\nMissed:");
         for miss in &run.misses {
