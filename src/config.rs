@@ -349,6 +349,7 @@ impl Config {
         PolicyConfig {
             rules: &self.rules,
             reviewer_configured: self.reviewer.is_some(),
+            typed_by_a_person: false,
         }
     }
 

@@ -223,10 +223,12 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
         req.bytes,
         req.shell,
         &cwd,
-        ctx.config.policy(),
+        policy::PolicyConfig {
+            typed_by_a_person: typed_by_a_person(ctx, req),
+            ..ctx.config.policy()
+        },
         &ctx.resolved,
     );
-    let decision = contained_for_a_person(decision, ctx, req, &cwd);
     let decision = only_outside_works(decision, ctx, req);
     let request = RequestId::new_random();
     let line = String::from_utf8_lossy(req.bytes);
@@ -248,52 +250,13 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
     )
 }
 
-/// The rules a line a person types in their own hooked shell is not asked about for alone:
-/// `builtin.hook-state` (`alias`, `shopt`, `source`, `set -a`, `PS1=…`) and `builtin.opaque`
-/// (`python3 -c '…'`, `X=1; echo $((X+1))`, `export EDITOR=vim`). Both are about what the rules
-/// cannot see, and there the kernel and the seal hold by construction: such a line never runs in
-/// the shell itself ([`crate::shell::in_shell`]: only plain lines do), it runs in the sandbox,
-/// and nothing of it reaches the person's shell but what the seal applies — the inert, what the
-/// person says yes to there, never what the prompt or a hook calls, never a trap
-/// ([`crate::shell::state::seal`]). What it may do inside the workspace, any ordinary line may
-/// do too; a line that visibly destroys work there, needs the network, reads credentials or
-/// writes what the sandbox refuses is still asked by its own rule (the line is decided again
-/// without these two). Not for an agent's shell (no terminal), nor under Full access, where
-/// lines run in the shell.
-const CONTAINED_FOR_A_PERSON: [&str; 2] = ["builtin.hook-state", "builtin.opaque"];
-
-fn contained_for_a_person(
-    decision: Decision,
-    ctx: &Context,
-    req: &LineRequest,
-    cwd: &str,
-) -> Decision {
-    let contained = decision
-        .rule
-        .as_deref()
-        .is_some_and(|rule| CONTAINED_FOR_A_PERSON.contains(&rule));
-    if !contained
-        || req.origin != Origin::Hook
-        || ctx.resolved.sandbox == SandboxPolicy::FullAccess
-        || !approval::person_present()
-    {
-        return decision;
-    }
-    let policy = ctx.config.policy();
-    let rules: Vec<crate::policy::rules::Rule> = policy
-        .rules
-        .iter()
-        .filter(|r| !CONTAINED_FOR_A_PERSON.contains(&r.id.as_str()))
-        .cloned()
-        .collect();
-    policy::decide_bytes_routing(
-        req.bytes,
-        req.shell,
-        cwd,
-        &rules,
-        &ctx.resolved,
-        policy.reviewer_configured,
-    )
+/// A line a person types in their own hooked shell, outside Full access (where lines run in the
+/// shell): what only the sandbox and the seal contain is not asked about
+/// ([`policy::Input::typed_by_a_person`]). Not an agent's shell (no terminal).
+fn typed_by_a_person(ctx: &Context, req: &LineRequest) -> bool {
+    req.origin == Origin::Hook
+        && ctx.resolved.sandbox != SandboxPolicy::FullAccess
+        && approval::person_present()
 }
 
 /// Programs that look at or signal processes by their pid or name: in a person's own shell they

@@ -27,7 +27,7 @@ use crate::intake::{self, Line};
 use crate::mode::{ApprovalPolicy, Resolved, SandboxPolicy};
 use crate::parse::{self, Command, Parsed, ShellKind};
 use grant::Grant;
-use rules::{Field, LineContext, Matcher, Rule, RulePolicy, RuleSource};
+use rules::{BuiltinCheck, Field, LineContext, Matcher, Rule, RulePolicy, RuleSource};
 use serde::{Deserialize, Serialize};
 
 /// What happens to the line.
@@ -163,6 +163,8 @@ pub struct PolicyConfig<'a> {
     pub rules: &'a [Rule],
     /// A `[reviewer]` table is configured (see [`Input::reviewer_configured`]).
     pub reviewer_configured: bool,
+    /// See [`Input::typed_by_a_person`]; the gate sets it, the config never does.
+    pub typed_by_a_person: bool,
 }
 
 /// Everything a decision depends on.
@@ -176,7 +178,22 @@ pub struct Input<'a> {
     /// A reviewer can judge what the rules route to `ai` in an auto-review mode. Normally whether
     /// the config has a `[reviewer]`; `eval --no-review` decides as if it had one, without asking.
     pub reviewer_configured: bool,
+    /// The line was typed by a person in their own hooked shell, outside Full access: the rules
+    /// [`CONTAINED_FOR_A_PERSON`] do not apply to it.
+    pub typed_by_a_person: bool,
 }
+
+/// The rules a line a person types in their own hooked shell is not asked about:
+/// `builtin.hook-state` (`alias`, `shopt`, `source`, `set -a`, `PS1=…`) and `builtin.opaque`
+/// (`python3 -c '…'`, `X=1; echo $((X+1))`, `export EDITOR=vim`). Both are about what the rules
+/// cannot see, and there the kernel and the seal hold by construction: such a line never runs in
+/// the shell itself (`shell::in_shell`: only plain lines do), it runs in the sandbox, and nothing
+/// of it reaches the person's shell but what the seal applies — the inert, what the person says
+/// yes to there, never what the prompt or a hook calls, never a trap (`shell::state::seal`). What
+/// it may do inside the workspace, any ordinary line may do too; a line that visibly destroys
+/// work there, needs the network, reads credentials or writes what the sandbox refuses is still
+/// asked by its own rule.
+const CONTAINED_FOR_A_PERSON: [BuiltinCheck; 2] = [BuiltinCheck::HookState, BuiltinCheck::Opaque];
 
 /// What a line needs before it may run, from least to most. The strictest need on the line wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -216,25 +233,8 @@ struct Requirement {
     reason: String,
 }
 
-/// Decide raw bytes: intake first, then [`decide`].
-pub fn decide_bytes(
-    bytes: &[u8],
-    shell: ShellKind,
-    cwd: &str,
-    policy: PolicyConfig<'_>,
-    mode: &Resolved,
-) -> Decision {
-    decide_bytes_routing(
-        bytes,
-        shell,
-        cwd,
-        policy.rules,
-        mode,
-        policy.reviewer_configured,
-    )
-}
-
-/// [`decide_bytes`] with the reviewer's presence given (see [`Input::reviewer_configured`]).
+/// [`decide_bytes`] with the rules and the reviewer's presence given (see
+/// [`Input::reviewer_configured`]), not typed by a person.
 pub fn decide_bytes_routing(
     bytes: &[u8],
     shell: ShellKind,
@@ -243,14 +243,31 @@ pub fn decide_bytes_routing(
     mode: &Resolved,
     reviewer_configured: bool,
 ) -> Decision {
+    let policy = PolicyConfig {
+        rules,
+        reviewer_configured,
+        typed_by_a_person: false,
+    };
+    decide_bytes(bytes, shell, cwd, policy, mode)
+}
+
+/// Decide raw bytes: intake first, then [`decide`].
+pub fn decide_bytes(
+    bytes: &[u8],
+    shell: ShellKind,
+    cwd: &str,
+    policy: PolicyConfig<'_>,
+    mode: &Resolved,
+) -> Decision {
     match intake::intake(bytes) {
         Ok(line) => decide(&Input {
             line: &line,
             shell,
             cwd,
-            rules,
+            rules: policy.rules,
             mode,
-            reviewer_configured,
+            reviewer_configured: policy.reviewer_configured,
+            typed_by_a_person: policy.typed_by_a_person,
         }),
         Err(rejection) => {
             Decision::refused(rejection.code(), Route::Intake, rejection.reason(), mode)
@@ -317,7 +334,7 @@ fn requirement(input: &Input, parsed: &Parsed) -> Requirement {
         shell: input.shell,
         network: input.mode.network,
     };
-    let flagged = strictest_flag(input.rules, &context);
+    let flagged = strictest_flag(input, &context);
     if let Some(requirement) = flagged {
         return requirement;
     }
@@ -337,9 +354,17 @@ fn requirement(input: &Input, parsed: &Parsed) -> Requirement {
 }
 
 /// The strictest non-`allow` rule that matches, with what it found.
-fn strictest_flag(rules: &[Rule], context: &LineContext) -> Option<Requirement> {
+fn strictest_flag<'r>(input: &Input<'r>, context: &LineContext) -> Option<Requirement> {
+    let contained = |rule: &Rule| {
+        input.typed_by_a_person
+            && matches!(rule.matcher, Matcher::Builtin(check) if CONTAINED_FOR_A_PERSON.contains(&check))
+    };
     let mut best: Option<(&Rule, String)> = None;
-    for rule in rules.iter().filter(|r| r.policy != RulePolicy::Allow) {
+    for rule in input
+        .rules
+        .iter()
+        .filter(|r| r.policy != RulePolicy::Allow && !contained(r))
+    {
         // Stricter wins; at the same strictness a user's or project's rule, which names the line
         // more precisely, is reported rather than a built-in one.
         let beaten = best.as_ref().is_some_and(|(b, _)| {

@@ -24,6 +24,7 @@ impl TestConfig {
         PolicyConfig {
             rules: &self.rules,
             reviewer_configured: self.reviewer,
+            typed_by_a_person: false,
         }
     }
 }
