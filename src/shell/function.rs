@@ -168,8 +168,16 @@ fn clean_stale(dir: &Path) {
 fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)> {
     let (before, known) = read_snapshot(dialect, files, call.dir);
     // The snapshot holds every variable of the shell, credentials included, and the line can
-    // read this directory: it goes before the line runs.
-    let _ = std::fs::remove_file(&files.snapshot);
+    // read this directory: it goes before the line runs, or the line does not run.
+    match std::fs::remove_file(&files.snapshot) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(Error::internal(format!(
+                "cannot remove the shell's state snapshot {} before the line runs: {e}",
+                files.snapshot.display()
+            )));
+        }
+        _ => {}
+    }
     let before = without_credentials(before);
     let line = std::str::from_utf8(call.line)
         .map_err(|_| Error::new(Code::InputRejected, "the line is not valid UTF-8"))?;
