@@ -37,9 +37,15 @@ pub fn toplevel(dir: &Path) -> Option<PathBuf> {
 }
 
 /// Whether `dir` is itself a git dir (a bare repository, or a `.git` directory): it holds a `HEAD`
-/// file and `objects` and `refs` directories, as git's own check does.
-pub fn is_git_dir(dir: &Path) -> bool {
-    dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
+/// file and `objects` and `refs` directories, as git's own check does. An error that leaves this
+/// unknown (`EACCES`, `EIO`) is returned, not taken for "no": a caller protects from this.
+pub fn is_git_dir(dir: &Path) -> io::Result<bool> {
+    let kind = |name: &str| {
+        missing_as_none(std::fs::metadata(dir.join(name))).map(|m| m.map(|m| m.file_type()))
+    };
+    Ok(kind("HEAD")?.is_some_and(|t| t.is_file())
+        && kind("objects")?.is_some_and(|t| t.is_dir())
+        && kind("refs")?.is_some_and(|t| t.is_dir()))
 }
 
 /// Reads `<worktree>/.git`: `None` when there is none, when it is neither a directory nor a file,

@@ -185,7 +185,12 @@ pub fn grantable_dirs(path: &Path) -> Vec<String> {
     };
     let dir = dir
         .ancestors()
-        .find(|d| git::is_git_dir(d) && d.file_name() != Some(std::ffi::OsStr::new(".git")))
+        // An unknown is not a repository: this only chooses what to offer; the sandbox protects
+        // a granted one's config and hooks itself, refusing the line when it cannot tell.
+        .find(|d| {
+            git::is_git_dir(d).unwrap_or(false)
+                && d.file_name() != Some(std::ffi::OsStr::new(".git"))
+        })
         .unwrap_or(&dir);
     grantable(dir, &env).into_iter().collect()
 }

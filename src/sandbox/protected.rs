@@ -383,7 +383,7 @@ fn candidates(spec: &Spec, env: &HomeEnv) -> Result<Vec<Candidate>> {
             // git follows it and a mount cannot pin it.
             list.push(Candidate::guarded(dot_git.clone()));
         }
-        if git::is_git_dir(root) {
+        if git::is_git_dir(root).map_err(|e| unchecked(root, &e))? {
             // A bare repository granted as a root (a push to one on this machine): its objects
             // and refs are the grant, its config and hooks, which git runs later, are not.
             list.extend(git_dir_candidates(root)?);
