@@ -151,6 +151,9 @@ pub struct ChildPlan {
     /// listener is sent over (`-1`: no supervision).
     pub seccomp_reported: libc::sock_fprog,
     pub supervisor: RawFd,
+    /// The supervisor decides what the filter alone would let through (the named unix sockets a
+    /// contained agent may reach): without it the line must not run.
+    pub supervisor_required: bool,
     /// Root outside a user namespace: lock root's capability rules (securebits) before exec.
     pub lock_root: bool,
     /// Write end of the setup pipe (close-on-exec): a [`Failure`] record, or nothing.
@@ -846,7 +849,9 @@ fn start_program(plan: &ChildPlan) -> ! {
 
 /// The filter, with a listener sent to the supervisor when there is one. Inside another sandbox
 /// whose filter already has a listener the kernel allows no second one (`EBUSY`): the filter
-/// without reports is installed instead, and the refusals are the same, unreported.
+/// without reports is installed instead, and the refusals are the same, unreported — unless the
+/// supervisor is required (the filter without it would let every unix `connect` through): then
+/// the line fails at this step, saying so.
 fn install_seccomp(plan: &ChildPlan) {
     if plan.supervisor >= 0 {
         match raw::seccomp_filter_with_listener(&plan.seccomp_reported) {
@@ -859,7 +864,7 @@ fn install_seccomp(plan: &ChildPlan) {
                 }
                 return;
             }
-            Err(libc::EBUSY) => raw::close(plan.supervisor),
+            Err(libc::EBUSY) if !plan.supervisor_required => raw::close(plan.supervisor),
             Err(e) => fail(plan, phase::SECCOMP, How::Operate, e),
         }
     }

@@ -343,6 +343,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         supervisor: supervisor
             .as_ref()
             .map_or(-1, |(_, child)| child.as_raw_fd()),
+        supervisor_required: !spec.unix_sockets.is_empty(),
         lock_root: sys::geteuid() == 0
             && namespaces != Namespaces::OwnWithUser
             && !sys::root_locked(),
