@@ -137,8 +137,16 @@ pub fn handle_one(listener: &OwnedFd, scope: &WriteScope) -> io::Result<Option<D
                 // Made on a thread of its own, which answers: a blocking connect must not hold up
                 // the other calls this supervisor answers.
                 Err((socket, address)) => {
-                    connect_on_a_thread(listener, notif.id, socket, address)?;
-                    return Ok(None);
+                    // The descriptor and the address were taken by pid: only if the notification
+                    // is still pending was that pid the caller's (not a process that reused it).
+                    if !still_pending(listener, notif.id) {
+                        return Ok(None);
+                    }
+                    if connect_on_a_thread(listener, notif.id, socket, address).is_ok() {
+                        return Ok(None);
+                    }
+                    // No thread: the call is answered here, refused, rather than left waiting.
+                    (Reply::Result(-libc::EAGAIN), None)
                 }
             }
         } else {
@@ -198,6 +206,20 @@ fn connect_by_name(
             Reply::Result(-errno),
             Some(path.map_or(Denial::ConnectElsewhere, |path| Denial::UnixSocket { path })),
         )),
+    }
+}
+
+/// Whether notification `id` still waits for its answer (`SECCOMP_IOCTL_NOTIF_ID_VALID`): its
+/// caller has not died, so its pid names it still.
+fn still_pending(listener: &OwnedFd, id: u64) -> bool {
+    // SAFETY: the ioctl only reads the u64 `id` through the pointer; `listener` is a seccomp
+    // listener this process owns.
+    unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_ID_VALID,
+            &id,
+        ) == 0
     }
 }
 
