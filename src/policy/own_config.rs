@@ -20,6 +20,14 @@ use crate::parse::{Command, Parsed};
 /// replaces or extends it.
 const PRINTERS: [&str; 4] = ["echo", "printf", ":", "true"];
 
+/// Programs that edit, create, move or remove the files they are given, and run nothing from them:
+/// only these may name a config file as an operand (`python3 .shellgate.toml` or `make -f
+/// .shellgate.toml` would run its contents, outside the sandbox, after a yes to "an edit").
+const EDITORS: [&str; 18] = [
+    "vi", "vim", "nvim", "nano", "pico", "emacs", "micro", "hx", "kak", "ed", "mg", "rm", "cp",
+    "mv", "mkdir", "touch", "truncate", "tee",
+];
+
 /// How a path names the home (the only expansions a config path may hold).
 const HOME_PREFIXES: [&str; 3] = ["~/", "$HOME/", "${HOME}/"];
 
@@ -50,6 +58,9 @@ fn edits_own_config(c: &Command) -> bool {
     }
     if PRINTERS.contains(&c.program.as_str()) {
         return !c.writes.is_empty();
+    }
+    if !EDITORS.contains(&c.program.as_str()) {
+        return false;
     }
     let mut names_one = !c.writes.is_empty();
     for arg in &c.argv {
@@ -152,6 +163,9 @@ mod tests {
             "cat ~/.ssh/id_rsa > ~/.config/shellgate/config.toml",
             "echo x > ~/.config/shellgate/config.toml; rm -rf ~/src",
             "make; vim .shellgate.toml",
+            "python3 ~/.config/shellgate/config.toml",
+            "make -f .shellgate.toml",
+            "bash .shellgate.toml",
             "sudo vim ~/.config/shellgate/config.toml",
             "./vim ~/.config/shellgate/config.toml",
             "EDITOR=x vim ~/.config/shellgate/config.toml",
