@@ -17,9 +17,11 @@
 //! decision — and most text contains no secret. So each rule names its *needles*: literals, at least
 //! one of which any text it matches must contain (compared ASCII-case-insensitively). A rule is
 //! compiled, once, only when its needles occur in the text; text with none of any rule's needles
-//! is returned borrowed after a few substring scans, without compiling anything. Text that is not
-//! pure ASCII skips the needles (Unicode case folding could match letters the needles would not),
-//! and every rule runs. A property test checks that no rule matches text its needles reject.
+//! is returned borrowed after a few substring scans, without compiling anything. The needles are
+//! looked for in the text folded as the patterns' `(?i)` folds it: ASCII lowercased, and the two
+//! characters outside ASCII whose case folding reaches an ASCII letter (the Kelvin sign and the long
+//! s) written as that letter; a unit test derives that pair from the regex engine's own folding. A
+//! property test checks that no rule matches text its needles reject.
 
 use regex::{Captures, Regex};
 use std::borrow::Cow;
@@ -70,10 +72,9 @@ struct Rule {
 }
 
 impl Rule {
-    /// Whether the rule can match text whose ASCII-lowercased form is `lower` (`None`: the text is
-    /// not ASCII, so any rule can).
-    fn admits(&self, lower: Option<&str>) -> bool {
-        lower.is_none_or(|lower| self.needles.iter().any(|needle| lower.contains(needle)))
+    /// Whether the rule can match text whose [`folded`] form is `lower`.
+    fn admits(&self, lower: &str) -> bool {
+        self.needles.iter().any(|needle| lower.contains(needle))
     }
 }
 
@@ -89,9 +90,26 @@ impl LazyRegex {
     }
 }
 
-/// The ASCII-lowercased text the needles are looked for in; `None` when the text is not ASCII.
-fn folded(text: &str) -> Option<String> {
-    text.is_ascii().then(|| text.to_ascii_lowercase())
+/// The text the needles are looked for in: ASCII lowercased, and each character outside ASCII
+/// that a case-insensitive pattern matches as an ASCII letter written as that letter (the needles
+/// are ASCII, so no other character can take part in one).
+fn folded(text: &str) -> String {
+    text.chars().map(fold_char).collect()
+}
+
+/// Characters outside ASCII whose simple case folding is an ASCII letter: U+212A KELVIN SIGN is
+/// `k` and U+017F LATIN SMALL LETTER LONG S is `s` under `(?i)`
+/// (`tests::only_two_characters_outside_ascii_fold_into_it` derives this from the regex engine).
+const FOLDS_INTO_ASCII: [(char, char); 2] = [('\u{212A}', 'k'), ('\u{017F}', 's')];
+
+fn fold_char(c: char) -> char {
+    if c.is_ascii() {
+        return c.to_ascii_lowercase();
+    }
+    FOLDS_INTO_ASCII
+        .iter()
+        .find(|(from, _)| *from == c)
+        .map_or(c, |(_, to)| *to)
 }
 
 /// A quoted or bare value. Bare values stop at shell and JSON punctuation.
@@ -330,7 +348,7 @@ fn redact_once(text: &str) -> Cow<'_, str> {
     let mut lower = folded(text);
     let mut out = Cow::Borrowed(text);
     for rule in RULES.iter() {
-        if !rule.admits(lower.as_deref()) {
+        if !rule.admits(&lower) {
             continue;
         }
         let replaced = rule.regex.get().replace_all(&out, rule.rewrite);
@@ -352,7 +370,7 @@ pub fn is_credential(text: &str) -> bool {
     let lower = folded(text);
     RULES
         .iter()
-        .filter(|rule| rule.shape && rule.admits(lower.as_deref()))
+        .filter(|rule| rule.shape && rule.admits(&lower))
         // A rule's rewrite may keep what it matched ("basic settings" is prose).
         .any(|rule| rule.regex.get().replace_all(text, rule.rewrite) != text)
 }
@@ -383,7 +401,7 @@ fn matching_rules(text: &str) -> Vec<&'static str> {
     let lower = folded(text);
     RULES
         .iter()
-        .filter(|rule| rule.admits(lower.as_deref()) && rule.regex.get().is_match(text))
+        .filter(|rule| rule.admits(&lower) && rule.regex.get().is_match(text))
         .map(|rule| rule.name)
         .collect()
 }
@@ -653,9 +671,48 @@ mod tests {
             Just(" --user ".to_string()),
             Just("ASIA".to_string()),
             Just("://".to_string()),
+            // Letters a case-insensitive pattern reads as ASCII ones: `to\u{212A}en` is `token`.
+            Just("to\u{212A}en".to_string()),
+            Just("PA\u{017F}\u{017F}WORD".to_string()),
+            Just("_\u{212A}EY".to_string()),
+            Just("\u{017F}ecret".to_string()),
             "[A-Za-z0-9/+_-]{1,24}",
             "\\PC{0,8}",
         ]
+    }
+
+    /// The needles are looked for in [`folded`] text: every character outside ASCII that a
+    /// case-insensitive pattern matches as an ASCII letter must be in [`FOLDS_INTO_ASCII`], or a
+    /// secret spelled with it would skip its rule. Asked of the regex engine, over every character.
+    #[test]
+    fn only_two_characters_outside_ascii_fold_into_it() {
+        let mut found = Vec::new();
+        for letter in 'a'..='z' {
+            let pattern = format!("(?i)^{letter}$");
+            let Ok(regex) = Regex::new(&pattern) else {
+                panic!("{pattern}")
+            };
+            for c in (0x80..=0x10FFFF).filter_map(char::from_u32) {
+                if regex.is_match(c.encode_utf8(&mut [0; 4])) {
+                    found.push((c, letter));
+                }
+            }
+        }
+        assert_eq!(found, FOLDS_INTO_ASCII.to_vec());
+        assert_eq!(folded("\u{212A}EY \u{017F}k-ANT-é"), "key sk-ant-é");
+    }
+
+    /// A value outside ASCII no longer compiles every rule: its needles are found in its fold.
+    #[test]
+    fn text_outside_ascii_is_admitted_by_its_needles_only() {
+        let lower = folded("caf\u{e9} \u{2060}");
+        assert!(RULES.iter().all(|rule| !rule.admits(&lower)));
+        // A case-insensitive rule still sees a secret spelled with the Kelvin sign.
+        let text = format!("caf\u{e9} secret_access_\u{212A}ey={}", "A".repeat(40));
+        assert_eq!(
+            redact(&text),
+            format!("caf\u{e9} secret_access_\u{212A}ey={MARKER}")
+        );
     }
 
     proptest! {
@@ -675,7 +732,7 @@ mod tests {
             for rule in RULES.iter() {
                 if rule.regex.get().is_match(&text) {
                     prop_assert!(
-                        rule.admits(lower.as_deref()),
+                        rule.admits(&lower),
                         "{} matches {:?} without its needles", rule.name, text
                     );
                 }
