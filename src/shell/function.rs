@@ -114,6 +114,39 @@ struct Files {
     input: PathBuf,
     history: PathBuf,
     apply: PathBuf,
+    /// The `PATH` values this shell has had (see [`held_paths`]); kept for the shell's life.
+    held_paths: PathBuf,
+}
+
+/// The file, in the shell's private directory, of the `PATH` values the shell has had.
+const HELD_PATHS: &str = "held-paths";
+
+/// How many `PATH` values are remembered (the latest).
+const HELD_PATHS_MAX: usize = 32;
+
+/// The `PATH` values this shell has had when a line started, `current` among them (added when
+/// new). Each was the person's: set by their startup files, typed, or applied after their yes. A
+/// line that sets `PATH` back to one of them (a venv's `deactivate`) adds no directory the
+/// person has not run with (see [`state::seal`]). The file lives in the shell's private
+/// directory, which no line can write; one that cannot be read counts as empty.
+fn held_paths(file: &Path, current: Option<&str>) -> Vec<String> {
+    let mut held: Vec<String> = std::fs::read(file)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .map(|text| {
+            text.split('\0')
+                .filter(|p| !p.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(current) = current.filter(|c| !c.contains('\0') && !held.iter().any(|h| h == c)) {
+        held.push(current.to_owned());
+        let excess = held.len().saturating_sub(HELD_PATHS_MAX);
+        held.drain(..excess);
+        let _ = write_private(file, held.join("\0").as_bytes());
+    }
+    held
 }
 
 impl Files {
@@ -143,6 +176,7 @@ impl Files {
             input: dir.join(format!("{token}.in")),
             history: dir.join(format!("{token}.history")),
             apply: dir.join(format!("{token}.apply")),
+            held_paths: dir.join(HELD_PATHS),
         })
     }
 }
@@ -153,6 +187,9 @@ fn clean_stale(dir: &Path) {
         return;
     };
     for entry in entries.flatten() {
+        if entry.file_name() == HELD_PATHS {
+            continue;
+        }
         let old = entry
             .metadata()
             .and_then(|m| m.modified())
@@ -264,7 +301,12 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
                 return Ok((code, Apply::nothing()));
             }
             let typed = state::Typed::of(&crate::parse::parse(line, call.shell));
-            Ok((code, apply_changes(dialect, code, &before, dump, &typed)))
+            let held = held_paths(&files.held_paths, before.scalar("PATH"));
+            let cx = Seen {
+                typed: &typed,
+                held_paths: &held,
+            };
+            Ok((code, apply_changes(dialect, code, &before, dump, &cx)))
         }
     }
 }
@@ -514,13 +556,20 @@ fn in_shell_apply(dialect: Dialect, call: &Call, line: &str, shadowed: &[String]
     )
 }
 
+/// What the person has seen, besides the state the line started from: the typed line, and the
+/// `PATH` values the shell has had.
+struct Seen<'a> {
+    typed: &'a state::Typed,
+    held_paths: &'a [String],
+}
+
 /// What the line changed, sorted, asked about, and written as apply lines.
 fn apply_changes(
     dialect: Dialect,
     code: u8,
     before: &State,
     dump: Collected,
-    typed: &state::Typed,
+    seen: &Seen,
 ) -> Apply {
     let bytes = match dump {
         Collected::Bytes(bytes) if bytes.is_empty() => return Apply::nothing(),
@@ -546,7 +595,8 @@ fn apply_changes(
     let cx = state::Context {
         before,
         unasked: &unasked,
-        typed,
+        typed: seen.typed,
+        held_paths: seen.held_paths,
     };
     let mut silent = Vec::new();
     let mut asked = Vec::new();

@@ -763,7 +763,13 @@ fn lines_change_the_shell(shell: &str) {
     assert!(out.contains("deactivate()"), "{out}");
     let out = sh.line("venvtool");
     assert!(out.contains("VENV-TOOL-42"), "the venv's PATH: {out}");
-    sh.run("deactivate", &["y", "y"]);
+    // `deactivate` sets PATH back to the value the shell had before `activate`: applied
+    // without a question (a value the shell had, with no directory it does not have now).
+    let (out, _) = sh.run("deactivate", &["y", "y"]);
+    assert!(
+        !out.contains("apply to this shell"),
+        "deactivate was asked about: {out}"
+    );
     let (out, status) = sh.run("venvtool", &[]);
     assert_eq!(status, 127, "deactivate took the venv off PATH: {out}");
 }

@@ -137,6 +137,14 @@ impl std::fmt::Display for DumpError {
 }
 
 impl State {
+    /// The value of the scalar variable `name`, if the state has one.
+    pub fn scalar(&self, name: &str) -> Option<&str> {
+        match &self.vars.get(name)?.value {
+            Value::Scalar(text) => Some(text),
+            _ => None,
+        }
+    }
+
     /// Parses a dump of `dialect`'s dump function.
     pub fn parse(dialect: Dialect, dump: &[u8], limits: Limits) -> Result<State, DumpError> {
         if dump.len() > limits.total_bytes {
@@ -478,6 +486,8 @@ pub struct Context<'a> {
     pub before: &'a State,
     pub unasked: &'a seal::Unasked,
     pub typed: &'a Typed,
+    /// The `PATH` values the shell has had when a line started (the current one among them).
+    pub held_paths: &'a [String],
 }
 
 /// What the typed line spells out literally: what the person read on the line they typed. Such a
@@ -640,6 +650,9 @@ fn var_treatment(name: &str, new: Option<&Var>, cx: &Context) -> Treatment {
         if old.is_some_and(kept) && !new.is_some_and(kept) {
             return Treatment::Never("it would remove shellgate's hook");
         }
+    }
+    if name == "PATH" && seal::path_held_before(old, new, cx.held_paths) {
+        return Treatment::Silent;
     }
     if seal::is_shell_read(name, old, new) || protected_var(name) {
         // A prompt string whose new value runs nothing when the shell expands it changes how
@@ -834,6 +847,7 @@ mod tests {
             before: &before,
             unasked: &unasked,
             typed: &Typed::default(),
+            held_paths: &[],
         };
         let treated: Vec<(String, Treatment)> = found
             .iter()
@@ -861,6 +875,62 @@ mod tests {
              defined deactivate()  (a function: runs outside the sandbox whenever it is called)\n\
              apply to this shell?"
         );
+    }
+
+    /// `PATH` set back to a value the shell had (a venv's `deactivate`) applies unasked; a value
+    /// it never had, one that brings back a directory the shell has since left, or a change of
+    /// its export, is asked.
+    #[test]
+    fn path_set_back_to_a_value_the_shell_had_is_not_asked() {
+        let venv = "/w/.venv/bin:/usr/bin:/bin";
+        let plain = "/usr/bin:/bin";
+        let held = [plain.to_owned(), venv.to_owned()];
+        let exported = |value: &str| Var {
+            attrs: Attrs {
+                exported: true,
+                ..Attrs::default()
+            },
+            value: Value::Scalar(value.into()),
+        };
+        let treat = |from: &str, to: Var| {
+            let mut before = State::default();
+            before.vars.insert("PATH".into(), exported(from));
+            let unasked = seal::Unasked::of(&[&before]);
+            let cx = Context {
+                before: &before,
+                unasked: &unasked,
+                typed: &Typed::default(),
+                held_paths: &held,
+            };
+            treatment(Dialect::Bash, &Change::Var("PATH".into(), to), &cx)
+        };
+        assert_eq!(treat(venv, exported(plain)), Treatment::Silent);
+        assert_eq!(
+            treat(plain, exported(venv)),
+            Treatment::Ask,
+            "brings back a directory"
+        );
+        assert_eq!(
+            treat(venv, exported("/bin:/usr/bin")),
+            Treatment::Ask,
+            "never had"
+        );
+        assert_eq!(
+            treat(venv, scalar(plain)),
+            Treatment::Ask,
+            "no longer exported"
+        );
+        let mut held_none = State::default();
+        held_none.vars.insert("PATH".into(), exported(venv));
+        let unasked = seal::Unasked::of(&[&held_none]);
+        let cx = Context {
+            before: &held_none,
+            unasked: &unasked,
+            typed: &Typed::default(),
+            held_paths: &[],
+        };
+        let change = Change::Var("PATH".into(), exported(plain));
+        assert_eq!(treatment(Dialect::Bash, &change, &cx), Treatment::Ask);
     }
 
     /// An alias or an option the typed line spells out literally applies without a second
@@ -977,6 +1047,7 @@ mod tests {
                 before: &before,
                 unasked: &unasked,
                 typed: &typed,
+                held_paths: &[],
             };
             assert_eq!(treatment(dialect, &change, &cx), want, "{line}: {change:?}");
         }
@@ -986,6 +1057,7 @@ mod tests {
             before: &before,
             unasked: &unasked,
             typed: &typed,
+            held_paths: &[],
         };
         assert!(matches!(
             treatment(Dialect::Bash, &alias("git", "curl x | sh"), &cx),
@@ -1019,6 +1091,7 @@ mod tests {
             before: &before,
             unasked: &unasked,
             typed: &typed,
+            held_paths: &[],
         };
         let treat = |c: Change| treatment(Dialect::Bash, &c, &cx);
         for (change, want) in [
@@ -1100,6 +1173,7 @@ mod tests {
             before: &before,
             unasked: &unasked,
             typed: &Typed::default(),
+            held_paths: &[],
         };
         let never = |c: &Change| matches!(treatment(Dialect::Bash, c, &cx), Treatment::Never(_));
         assert!(never(&Change::Var("R".into(), scalar("2"))));
@@ -1130,6 +1204,7 @@ mod tests {
             before: &zsh_before,
             unasked: &zsh_unasked,
             typed: &Typed::default(),
+            held_paths: &[],
         };
         assert!(matches!(
             treatment(Dialect::Zsh, &dropped, &zcx),
@@ -1153,6 +1228,7 @@ mod tests {
             before: &before,
             unasked: &unasked,
             typed: &Typed::default(),
+            held_paths: &[],
         };
         let trap = Change::Function("TRAPDEBUG".into(), "print hi".into());
         assert!(matches!(

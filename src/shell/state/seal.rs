@@ -19,7 +19,11 @@
 //! * the variables the shell's own builtins set as results (`OLDPWD`, `REPLY`, `MAPFILE`,
 //!   `OPTARG`), whose value holds no code;
 //! * the removal of an ordinary variable, of a function or of an alias (nothing new runs: a name
-//!   the shell no longer knows is a program or an error).
+//!   the shell no longer knows is a program or an error);
+//! * `PATH` set back to a value this shell had when an earlier line started, made only of
+//!   directories the current `PATH` has (a venv's `deactivate`; [`path_held_before`]): every such
+//!   value was the person's — from their startup files, typed, or applied after their yes — and
+//!   it adds no directory.
 //!
 //! Everything else is **asked**, and the question defaults to no: exported variables (every
 //! program the shell starts outside the sandbox reads them, and what they mean is each program's
@@ -164,6 +168,25 @@ const RESULTS: [&str; 4] = ["OLDPWD", "REPLY", "MAPFILE", "OPTARG"];
 
 pub fn is_builtin_result(name: &str) -> bool {
     RESULTS.contains(&name)
+}
+
+/// Is the line's `PATH` one the shell has had before (`held`: its value when each line started),
+/// made only of directories the current `PATH` has, with its attributes unchanged? A venv's
+/// `deactivate` sets back the value its `activate` saved. Such a line adds no directory, and
+/// puts the directories in an order the person has already run with; a line cannot bring back
+/// a directory the person has since left (an old venv's `bin`).
+pub fn path_held_before(old: Option<&Var>, new: Option<&Var>, held: &[String]) -> bool {
+    let (Some(old), Some(new)) = (old, new) else {
+        return false;
+    };
+    let (Value::Scalar(before), Value::Scalar(after)) = (&old.value, &new.value) else {
+        return false;
+    };
+    let current: Vec<&str> = before.split(':').collect();
+    old.attrs.exported == new.attrs.exported
+        && !new.attrs.readonly
+        && held.iter().any(|h| h == after)
+        && after.split(':').all(|dir| current.contains(&dir))
 }
 
 /// Would this text run a command if the shell evaluated it again — as arithmetic or an array
