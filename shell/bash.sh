@@ -87,6 +87,9 @@ elif [[ $- == *i* ]]; then
     # Only one line typed at the prompt (a pasted block takes the backstop path, decided once).
     [[ -n $__shellgate_dir && $READLINE_LINE == *[![:space:]]* && $READLINE_LINE != *$'\n'* ]] || return 0
     builtin shopt -q expand_aliases && builtin shopt -q interactive_comments || return 0
+    if [[ -n $__shellgate_hist && ( $READLINE_LINE == *'!'* || $READLINE_LINE == '^'* ) ]]; then
+      __shellgate_expand || return 0
+    fi
     local shape word
     if [[ $READLINE_LINE =~ $__shellgate_plain ]]; then
       word=${BASH_REMATCH[1]}
@@ -99,6 +102,31 @@ elif [[ $- == *i* ]]; then
       shape=$("$__shellgate_bin" hook bash --shape ${__shellgate_hist:+--histexpand} -- "$READLINE_LINE" 2>/dev/null) || return 0
     fi
     __shellgate_take "$shape"
+  }
+
+  # History expansion (`!!`, `!$`, `!-2`, `^old^new`), done here as bash would do it after Enter,
+  # so that the expanded line is decided and run like any other line and bash finds nothing left
+  # to expand. Left to bash, and so to the backstop, when bash would do more than expand
+  # (`histverify` lets the person edit the result, a `:p` modifier only prints it), when the
+  # expansion fails (bash says why and runs nothing), and when the result still holds a `!`.
+  # `history -p` drops the last entry first when the last line was recorded (it takes that entry
+  # for its own command line); here, in the Enter binding, no line of its own was: a placeholder
+  # entry is added and deleted first, in the substitution's subshell only, which leaves nothing to
+  # drop (bash >= 5.0 for `history -d -1`; older, the placeholder shows and the line is left).
+  __shellgate_expand() {
+    local expanded
+    builtin shopt -q histverify && return 1
+    [[ -o history && $READLINE_LINE != *:p* ]] || return 1
+    expanded=$(
+      HISTCONTROL='' HISTIGNORE=''
+      builtin history -s -- __shellgate_placeholder && builtin history -d -1 &&
+        builtin history -p -- "$READLINE_LINE"
+    ) 2>/dev/null || return 1
+    [[ -n $expanded && $expanded != *__shellgate_placeholder* && $expanded != *'!'* &&
+      $expanded != '^'* && $expanded != *$'\n'* ]] || return 1
+    READLINE_LINE=$expanded
+    READLINE_POINT=${#expanded}
+    __shellgate_rl=$expanded
   }
 
   # Hands the line to __shellgate_run (see the top of this file). $1: `fg|bg PIPELINE WORD|-`.
@@ -330,7 +358,7 @@ elif [[ $- == *i* ]]; then
     unset __shellgate_map
   fi
   readonly PS0 __shellgate_bin __shellgate_dir __shellgate_prefix __shellgate_plain
-  readonly -f __shellgate_capture __shellgate_take __shellgate_restore __shellgate_fixhist \
+  readonly -f __shellgate_capture __shellgate_expand __shellgate_take __shellgate_restore __shellgate_fixhist \
     __shellgate_run __shellgate_pipe __shellgate_ret __shellgate_dump \
     __shellgate_heal __shellgate_precmd __shellgate_ps0 __shellgate_mark __shellgate_gone
 else
