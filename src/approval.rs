@@ -171,8 +171,9 @@ pub fn confirm(prompt: &str, timeout: Duration) -> Result<bool> {
     terminal.enter_canonical_mode();
     terminal.discard_typeahead();
     let deadline = Instant::now() + timeout;
-    // No is the default: Enter (or an empty line) applies nothing.
-    terminal.write(&format!("{} [y/N] ", visible(prompt)))?;
+    // No is the default: Enter (or an empty line) applies nothing. The prompt's newlines are its
+    // layout (one change per line): kept; every other character intake would refuse is escaped.
+    terminal.write(&format!("{} [y/N] ", crate::intake::visible(prompt)))?;
     for attempt in 1..=MAX_ATTEMPTS {
         let reply = match terminal.read_line(deadline) {
             Ok(Some(reply)) => reply,

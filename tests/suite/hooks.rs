@@ -761,6 +761,8 @@ fn lines_change_the_shell(shell: &str) {
     let (out, _) = sh.run("source venv/bin/activate", &["y", "y"]);
     assert!(out.contains("PATH"), "{out}");
     assert!(out.contains("deactivate()"), "{out}");
+    // One change per line, not one line with `^J` between them.
+    assert!(!out.contains("^J"), "{out}");
     let out = sh.line("venvtool");
     assert!(out.contains("VENV-TOOL-42"), "the venv's PATH: {out}");
     // `deactivate` sets PATH back to the value the shell had before `activate`: applied

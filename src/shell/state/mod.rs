@@ -738,7 +738,8 @@ pub fn question(asked: &[&Change], cx: &Context) -> String {
         String::from("shellgate: the line left changes that would act outside the sandbox:\n");
     for change in asked {
         out.push_str("  ");
-        out.push_str(&describe(change, cx));
+        // One line per change, whatever a name holds (the values are made visible already).
+        out.push_str(&crate::intake::visible_line(&describe(change, cx)));
         out.push('\n');
     }
     out.push_str("apply to this shell?");
