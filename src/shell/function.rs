@@ -114,37 +114,62 @@ struct Files {
     input: PathBuf,
     history: PathBuf,
     apply: PathBuf,
-    /// The `PATH` values this shell has had (see [`held_paths`]); kept for the shell's life.
-    held_paths: PathBuf,
+    /// The values of `PATH` and the prompts this shell has had (see [`held_values`]); kept for
+    /// the shell's life.
+    held: PathBuf,
 }
 
-/// The file, in the shell's private directory, of the `PATH` values the shell has had.
-const HELD_PATHS: &str = "held-paths";
+/// The file, in the shell's private directory, of the values the shell has had.
+const HELD_VALUES: &str = "held-values";
 
-/// How many `PATH` values are remembered (the latest).
-const HELD_PATHS_MAX: usize = 32;
+/// How many values of each name are remembered (the latest).
+const HELD_MAX: usize = 32;
 
-/// The `PATH` values this shell has had when a line started, `current` among them (added when
-/// new). Each was the person's: set by their startup files, typed, or applied after their yes. A
-/// line that sets `PATH` back to one of them (a venv's `deactivate`) adds no directory the
-/// person has not run with (see [`state::seal`]). The file lives in the shell's private
-/// directory, which no line can write; one that cannot be read counts as empty.
-fn held_paths(file: &Path, current: Option<&str>) -> Vec<String> {
-    let mut held: Vec<String> = std::fs::read(file)
+/// The values of `PATH` and the prompt strings this shell has had when a line started, the current
+/// ones among them (added when new). Each was the person's: set by their startup files, typed, or
+/// applied after their yes. A line that sets one back (a venv's `deactivate`) brings back nothing
+/// the person has not run with (see [`state::seal::set_back`]). The file (`NAME\0VALUE\0` records)
+/// lives in the shell's private directory, which no line can write; one that cannot be read counts
+/// as empty.
+fn held_values(file: &Path, dialect: Dialect, before: &State) -> state::Held {
+    let mut held = state::Held::new();
+    let text = std::fs::read(file)
         .ok()
         .and_then(|bytes| String::from_utf8(bytes).ok())
-        .map(|text| {
-            text.split('\0')
-                .filter(|p| !p.is_empty())
-                .map(str::to_owned)
-                .collect()
-        })
         .unwrap_or_default();
-    if let Some(current) = current.filter(|c| !c.contains('\0') && !held.iter().any(|h| h == c)) {
-        held.push(current.to_owned());
-        let excess = held.len().saturating_sub(HELD_PATHS_MAX);
-        held.drain(..excess);
-        let _ = write_private(file, held.join("\0").as_bytes());
+    let fields: Vec<&str> = text.split('\0').collect();
+    for pair in fields.chunks_exact(2) {
+        held.entry(pair[0].to_owned())
+            .or_default()
+            .push(pair[1].to_owned());
+    }
+    let mut changed = false;
+    for name in before.vars.keys() {
+        let Some(current) = before.scalar(name) else {
+            continue;
+        };
+        if !state::seal::held_name(dialect, name) || current.contains('\0') {
+            continue;
+        }
+        let values = held.entry(name.clone()).or_default();
+        if !values.iter().any(|v| v == current) {
+            values.push(current.to_owned());
+            let excess = values.len().saturating_sub(HELD_MAX);
+            values.drain(..excess);
+            changed = true;
+        }
+    }
+    if changed {
+        let mut out = String::new();
+        for (name, values) in &held {
+            for value in values {
+                out.push_str(name);
+                out.push('\0');
+                out.push_str(value);
+                out.push('\0');
+            }
+        }
+        let _ = write_private(file, out.as_bytes());
     }
     held
 }
@@ -176,7 +201,7 @@ impl Files {
             input: dir.join(format!("{token}.in")),
             history: dir.join(format!("{token}.history")),
             apply: dir.join(format!("{token}.apply")),
-            held_paths: dir.join(HELD_PATHS),
+            held: dir.join(HELD_VALUES),
         })
     }
 }
@@ -187,7 +212,7 @@ fn clean_stale(dir: &Path) {
         return;
     };
     for entry in entries.flatten() {
-        if entry.file_name() == HELD_PATHS {
+        if entry.file_name() == HELD_VALUES {
             continue;
         }
         let old = entry
@@ -301,10 +326,10 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
                 return Ok((code, Apply::nothing()));
             }
             let typed = state::Typed::of(&crate::parse::parse(line, call.shell));
-            let held = held_paths(&files.held_paths, before.scalar("PATH"));
+            let held = held_values(&files.held, dialect, &before);
             let cx = Seen {
                 typed: &typed,
-                held_paths: &held,
+                held: &held,
             };
             Ok((code, apply_changes(dialect, code, &before, dump, &cx)))
         }
@@ -557,10 +582,10 @@ fn in_shell_apply(dialect: Dialect, call: &Call, line: &str, shadowed: &[String]
 }
 
 /// What the person has seen, besides the state the line started from: the typed line, and the
-/// `PATH` values the shell has had.
+/// values of `PATH` and the prompts the shell has had.
 struct Seen<'a> {
     typed: &'a state::Typed,
-    held_paths: &'a [String],
+    held: &'a state::Held,
 }
 
 /// What the line changed, sorted, asked about, and written as apply lines.
@@ -596,7 +621,7 @@ fn apply_changes(
         before,
         unasked: &unasked,
         typed: seen.typed,
-        held_paths: seen.held_paths,
+        held: seen.held,
     };
     let mut silent = Vec::new();
     let mut asked = Vec::new();

@@ -734,9 +734,11 @@ fn zsh_startup_aliases_functions_and_variables_reach_lines() {
     startup_aliases_functions_and_variables_reach_lines("zsh");
 }
 
+/// A venv's `activate`, as Python's venv writes it in substance: the prompt is exported too.
 const ACTIVATE: &str = "VIRTUAL_ENV=\"$PWD/venv\"\nexport VIRTUAL_ENV\n_OLD_PATH=\"$PATH\"\n\
-PATH=\"$VIRTUAL_ENV/bin:$PATH\"\nexport PATH\n\
-deactivate() { PATH=\"$_OLD_PATH\"; export PATH; unset VIRTUAL_ENV; unset -f deactivate; }\n";
+PATH=\"$VIRTUAL_ENV/bin:$PATH\"\nexport PATH\n_OLD_PS1=\"${PS1-}\"\nPS1=\"(venv) ${PS1-}\"\nexport PS1\n\
+deactivate() { PATH=\"$_OLD_PATH\"; export PATH; PS1=\"$_OLD_PS1\"; export PS1; unset VIRTUAL_ENV; \
+unset -f deactivate; }\n";
 
 fn lines_change_the_shell(shell: &str) {
     let f = Fixture::new();
@@ -765,8 +767,8 @@ fn lines_change_the_shell(shell: &str) {
     assert!(!out.contains("^J"), "{out}");
     let out = sh.line("venvtool");
     assert!(out.contains("VENV-TOOL-42"), "the venv's PATH: {out}");
-    // `deactivate` sets PATH back to the value the shell had before `activate`: applied
-    // without a question (a value the shell had, with no directory it does not have now).
+    // `deactivate` sets PATH and the prompt back to the values the shell had before `activate`:
+    // applied without a question (values the shell had; no directory it does not have now).
     let (out, _) = sh.run("deactivate", &["y", "y"]);
     assert!(
         !out.contains("apply to this shell"),

@@ -486,9 +486,13 @@ pub struct Context<'a> {
     pub before: &'a State,
     pub unasked: &'a seal::Unasked,
     pub typed: &'a Typed,
-    /// The `PATH` values the shell has had when a line started (the current one among them).
-    pub held_paths: &'a [String],
+    /// The values of `PATH` and the prompts the shell has had when a line started (the current
+    /// ones among them).
+    pub held: &'a Held,
 }
+
+/// Values a variable had when earlier lines started, by name (see [`seal::set_back`]).
+pub type Held = BTreeMap<String, Vec<String>>;
 
 /// What the typed line spells out literally: what the person read on the line they typed. Such a
 /// change is inert (see [`seal`]).
@@ -651,7 +655,7 @@ fn var_treatment(name: &str, new: Option<&Var>, cx: &Context) -> Treatment {
             return Treatment::Never("it would remove shellgate's hook");
         }
     }
-    if name == "PATH" && seal::path_held_before(old, new, cx.held_paths) {
+    if seal::set_back(name, old, new, cx.held) {
         return Treatment::Silent;
     }
     if seal::is_shell_read(name, old, new) || protected_var(name) {
@@ -848,7 +852,7 @@ mod tests {
             before: &before,
             unasked: &unasked,
             typed: &Typed::default(),
-            held_paths: &[],
+            held: &Held::new(),
         };
         let treated: Vec<(String, Treatment)> = found
             .iter()
@@ -885,7 +889,13 @@ mod tests {
     fn path_set_back_to_a_value_the_shell_had_is_not_asked() {
         let venv = "/w/.venv/bin:/usr/bin:/bin";
         let plain = "/usr/bin:/bin";
-        let held = [plain.to_owned(), venv.to_owned()];
+        let prompt = "\\u $(__git_ps1)$ ";
+        let held: Held = [
+            ("PATH".to_owned(), vec![plain.to_owned(), venv.to_owned()]),
+            ("PS1".to_owned(), vec![prompt.to_owned()]),
+        ]
+        .into_iter()
+        .collect();
         let exported = |value: &str| Var {
             attrs: Attrs {
                 exported: true,
@@ -893,45 +903,58 @@ mod tests {
             },
             value: Value::Scalar(value.into()),
         };
-        let treat = |from: &str, to: Var| {
+        let treat = |name: &str, from: &str, to: Var, held: &Held| {
             let mut before = State::default();
-            before.vars.insert("PATH".into(), exported(from));
+            before.vars.insert(name.into(), exported(from));
             let unasked = seal::Unasked::of(&[&before]);
             let cx = Context {
                 before: &before,
                 unasked: &unasked,
                 typed: &Typed::default(),
-                held_paths: &held,
+                held,
             };
-            treatment(Dialect::Bash, &Change::Var("PATH".into(), to), &cx)
+            treatment(Dialect::Bash, &Change::Var(name.into(), to), &cx)
         };
-        assert_eq!(treat(venv, exported(plain)), Treatment::Silent);
         assert_eq!(
-            treat(plain, exported(venv)),
+            treat("PATH", venv, exported(plain), &held),
+            Treatment::Silent
+        );
+        assert_eq!(
+            treat("PATH", plain, exported(venv), &held),
             Treatment::Ask,
             "brings back a directory"
         );
         assert_eq!(
-            treat(venv, exported("/bin:/usr/bin")),
+            treat("PATH", venv, exported("/bin:/usr/bin"), &held),
             Treatment::Ask,
             "never had"
         );
         assert_eq!(
-            treat(venv, scalar(plain)),
+            treat("PATH", venv, scalar(plain), &held),
             Treatment::Ask,
             "no longer exported"
         );
-        let mut held_none = State::default();
-        held_none.vars.insert("PATH".into(), exported(venv));
-        let unasked = seal::Unasked::of(&[&held_none]);
-        let cx = Context {
-            before: &held_none,
-            unasked: &unasked,
-            typed: &Typed::default(),
-            held_paths: &[],
-        };
-        let change = Change::Var("PATH".into(), exported(plain));
-        assert_eq!(treatment(Dialect::Bash, &change, &cx), Treatment::Ask);
+        assert_eq!(
+            treat("PATH", venv, exported(plain), &Held::new()),
+            Treatment::Ask,
+            "nothing held"
+        );
+        // A prompt set back to the person's own (venv's deactivate), code and all.
+        let venv_prompt = format!("(.venv) {prompt}");
+        assert_eq!(
+            treat("PS1", &venv_prompt, exported(prompt), &held),
+            Treatment::Silent
+        );
+        assert_eq!(
+            treat("PS1", prompt, exported("$(touch /tmp/x)$ "), &held),
+            Treatment::Ask,
+            "a prompt the shell never had"
+        );
+        // Other variables the shell reads are not set back unasked.
+        let ifs: Held = [("IFS".to_owned(), vec![":".to_owned()])]
+            .into_iter()
+            .collect();
+        assert_eq!(treat("IFS", " ", exported(":"), &ifs), Treatment::Ask);
     }
 
     /// An alias or an option the typed line spells out literally applies without a second
@@ -1048,7 +1071,7 @@ mod tests {
                 before: &before,
                 unasked: &unasked,
                 typed: &typed,
-                held_paths: &[],
+                held: &Held::new(),
             };
             assert_eq!(treatment(dialect, &change, &cx), want, "{line}: {change:?}");
         }
@@ -1058,7 +1081,7 @@ mod tests {
             before: &before,
             unasked: &unasked,
             typed: &typed,
-            held_paths: &[],
+            held: &Held::new(),
         };
         assert!(matches!(
             treatment(Dialect::Bash, &alias("git", "curl x | sh"), &cx),
@@ -1092,7 +1115,7 @@ mod tests {
             before: &before,
             unasked: &unasked,
             typed: &typed,
-            held_paths: &[],
+            held: &Held::new(),
         };
         let treat = |c: Change| treatment(Dialect::Bash, &c, &cx);
         for (change, want) in [
@@ -1174,7 +1197,7 @@ mod tests {
             before: &before,
             unasked: &unasked,
             typed: &Typed::default(),
-            held_paths: &[],
+            held: &Held::new(),
         };
         let never = |c: &Change| matches!(treatment(Dialect::Bash, c, &cx), Treatment::Never(_));
         assert!(never(&Change::Var("R".into(), scalar("2"))));
@@ -1205,7 +1228,7 @@ mod tests {
             before: &zsh_before,
             unasked: &zsh_unasked,
             typed: &Typed::default(),
-            held_paths: &[],
+            held: &Held::new(),
         };
         assert!(matches!(
             treatment(Dialect::Zsh, &dropped, &zcx),
@@ -1229,7 +1252,7 @@ mod tests {
             before: &before,
             unasked: &unasked,
             typed: &Typed::default(),
-            held_paths: &[],
+            held: &Held::new(),
         };
         let trap = Change::Function("TRAPDEBUG".into(), "print hi".into());
         assert!(matches!(

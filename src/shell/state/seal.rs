@@ -20,10 +20,10 @@
 //!   `OPTARG`), whose value holds no code;
 //! * the removal of an ordinary variable, of a function or of an alias (nothing new runs: a name
 //!   the shell no longer knows is a program or an error);
-//! * `PATH` set back to a value this shell had when an earlier line started, made only of
-//!   directories the current `PATH` has (a venv's `deactivate`; [`path_held_before`]): every such
-//!   value was the person's — from their startup files, typed, or applied after their yes — and
-//!   it adds no directory.
+//! * `PATH` or a prompt string set back to a value this shell had when an earlier line started —
+//!   for `PATH`, made only of directories the current `PATH` has (a venv's `deactivate`;
+//!   [`set_back`]): every such value was the person's — from their startup files, typed, or applied
+//!   after their yes — and it brings back no directory they have left.
 //!
 //! Everything else is **asked**, and the question defaults to no: exported variables (every
 //! program the shell starts outside the sandbox reads them, and what they mean is each program's
@@ -170,23 +170,38 @@ pub fn is_builtin_result(name: &str) -> bool {
     RESULTS.contains(&name)
 }
 
-/// Is the line's `PATH` one the shell has had before (`held`: its value when each line started),
-/// made only of directories the current `PATH` has, with its attributes unchanged? A venv's
-/// `deactivate` sets back the value its `activate` saved. Such a line adds no directory, and
-/// puts the directories in an order the person has already run with; a line cannot bring back
-/// a directory the person has since left (an old venv's `bin`).
-pub fn path_held_before(old: Option<&Var>, new: Option<&Var>, held: &[String]) -> bool {
+/// The variables a line may set back to a value the shell had without a question
+/// ([`set_back`]): `PATH` and the prompt strings, which a venv's `activate` changes and its
+/// `deactivate` restores.
+pub fn held_name(dialect: Dialect, name: &str) -> bool {
+    name == "PATH" || is_prompt_name(dialect, name)
+}
+
+/// Does the line set a [`held_name`] back to a value the shell had when an earlier line started
+/// (`held`)? Every value the shell had was the person's (startup files, typed, or applied after
+/// their yes). A prompt's text is all it runs, and the person's prompt ran it already (exported or
+/// not: a venv's `activate` exports the prompt, and zsh does not report that on its specials). A
+/// `PATH` value also names directories whose contents may have changed since: it must keep its
+/// export and be made only of directories the current `PATH` has, so a line cannot bring back one
+/// the person has left (an old venv's `bin`).
+pub fn set_back(name: &str, old: Option<&Var>, new: Option<&Var>, held: &super::Held) -> bool {
     let (Some(old), Some(new)) = (old, new) else {
         return false;
     };
-    let (Value::Scalar(before), Value::Scalar(after)) = (&old.value, &new.value) else {
+    let Value::Scalar(after) = &new.value else {
         return false;
     };
-    let current: Vec<&str> = before.split(':').collect();
-    old.attrs.exported == new.attrs.exported
-        && !new.attrs.readonly
-        && held.iter().any(|h| h == after)
-        && after.split(':').all(|dir| current.contains(&dir))
+    let was_held = held.get(name).is_some_and(|values| values.contains(after));
+    let narrows = match (name, &old.value) {
+        ("PATH", Value::Scalar(before)) => {
+            let current: Vec<&str> = before.split(':').collect();
+            old.attrs.exported == new.attrs.exported
+                && after.split(':').all(|dir| current.contains(&dir))
+        }
+        ("PATH", _) => false,
+        _ => true,
+    };
+    held_name(Dialect::Bash, name) && !new.attrs.readonly && was_held && narrows
 }
 
 /// Would this text run a command if the shell evaluated it again — as arithmetic or an array
