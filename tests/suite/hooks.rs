@@ -776,6 +776,14 @@ fn lines_change_the_shell(shell: &str) {
     );
     let (out, status) = sh.run("venvtool", &[]);
     assert_eq!(status, 127, "deactivate took the venv off PATH: {out}");
+    // Activating again is asked again: answered no, PATH and the exports stay as they were (a
+    // prompt whose text runs nothing is inert and may change, as any such prompt).
+    let (out, _) = sh.run("source venv/bin/activate", &["n"]);
+    assert!(out.contains("apply to this shell"), "{out}");
+    let out = sh.line("printf '<%s>\\n' \"${VIRTUAL_ENV-none}\"");
+    assert!(out.contains("<none>"), "{out}");
+    let (out, status) = sh.run("venvtool", &[]);
+    assert_eq!(status, 127, "{out}");
 }
 
 #[test]

@@ -892,7 +892,10 @@ mod tests {
         let prompt = "\\u $(__git_ps1)$ ";
         let held: Held = [
             ("PATH".to_owned(), vec![plain.to_owned(), venv.to_owned()]),
-            ("PS1".to_owned(), vec![prompt.to_owned()]),
+            (
+                "PS1".to_owned(),
+                vec![prompt.to_owned(), format!("(.venv) {prompt}")],
+            ),
         ]
         .into_iter()
         .collect();
@@ -949,6 +952,17 @@ mod tests {
             treat("PS1", prompt, exported("$(touch /tmp/x)$ "), &held),
             Treatment::Ask,
             "a prompt the shell never had"
+        );
+        // Forward again (the venv's prompt after its deactivate) is asked: the shell had it
+        // after its current value.
+        assert_eq!(
+            treat("PS1", prompt, exported(&venv_prompt), &held),
+            Treatment::Ask
+        );
+        // A current value the shell never had when a line started: nothing is "back".
+        assert_eq!(
+            treat("PS1", "other$ ", exported(prompt), &held),
+            Treatment::Ask
         );
         // Other variables the shell reads are not set back unasked.
         let ifs: Held = [("IFS".to_owned(), vec![":".to_owned()])]

@@ -177,8 +177,8 @@ pub fn held_name(dialect: Dialect, name: &str) -> bool {
     name == "PATH" || is_prompt_name(dialect, name)
 }
 
-/// Does the line set a [`held_name`] back to a value the shell had when an earlier line started
-/// (`held`)? Every value the shell had was the person's (startup files, typed, or applied after
+/// Does the line set a [`held_name`] back to a value the shell had, when an earlier line started
+/// (`held`), before its current one? Every value the shell had was the person's (startup files, typed, or applied after
 /// their yes). A prompt's text is all it runs, and the person's prompt ran it already (exported or
 /// not: a venv's `activate` exports the prompt, and zsh does not report that on its specials). A
 /// `PATH` value also names directories whose contents may have changed since: it must keep its
@@ -191,7 +191,18 @@ pub fn set_back(name: &str, old: Option<&Var>, new: Option<&Var>, held: &super::
     let Value::Scalar(after) = &new.value else {
         return false;
     };
-    let was_held = held.get(name).is_some_and(|values| values.contains(after));
+    // Back, not forward: to a value the shell had before its current one (the held values are in
+    // the order the shell first had them). After a `deactivate`, a line that activates the venv
+    // again is asked, prompt and all.
+    let values = held.get(name).map_or(&[][..], Vec::as_slice);
+    let position = |value: &str| values.iter().position(|v| v == value);
+    let current = match &old.value {
+        Value::Scalar(text) => position(text),
+        _ => None,
+    };
+    let was_held = position(after)
+        .zip(current)
+        .is_some_and(|(at, now)| at < now);
     let narrows = match (name, &old.value) {
         ("PATH", Value::Scalar(before)) => {
             let current: Vec<&str> = before.split(':').collect();
