@@ -9,104 +9,13 @@
 
 use super::words::Word;
 
-/// Shell variables whose change reaches the hooks or what the next shell loads: bash's prompts
-/// and prompt command, startup files, history (the bash hook reads the line from it when it
-/// cannot capture it), word splitting, options, the search path and home; zsh's hook arrays, its
-/// function, alias, command and option tables, search paths and prompts.
-const HOOK_VARIABLES: [&str; 77] = [
-    // bash
-    "PS0",
-    "PS1",
-    "PS2",
-    "PS3",
-    "PS4",
-    "PROMPT_COMMAND",
-    "PROMPT_DIRTRIM",
-    "BASH_ENV",
-    "ENV",
-    "HOME",
-    "PATH",
-    "IFS",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "POSIXLY_CORRECT",
-    "SHELL",
-    "BASH_COMPAT",
-    "BASH_XTRACEFD",
-    "BASH_LOADABLES_PATH",
-    "BASH_ARGV0",
-    "EXECIGNORE",
-    "FUNCNEST",
-    "GLOBIGNORE",
-    "INPUTRC",
-    "READLINE_LINE",
-    "READLINE_POINT",
-    "BASH_ALIASES",
-    "BASH_CMDS",
-    "TMOUT",
-    "histchars",
-    "LD_PRELOAD",
-    "LD_LIBRARY_PATH",
-    "LD_AUDIT",
-    "XDG_CONFIG_HOME",
-    // Where shellgate's own state (the session log the mode is replayed from) is kept.
-    "XDG_STATE_HOME",
-    // zsh
-    "ZDOTDIR",
-    "precmd_functions",
-    "preexec_functions",
-    "chpwd_functions",
-    "periodic_functions",
-    "zshaddhistory_functions",
-    "zshexit_functions",
-    "zsh_directory_name_functions",
-    "functions",
-    "functions_source",
-    "dis_functions",
-    "aliases",
-    "galiases",
-    "saliases",
-    "dis_aliases",
-    "dis_galiases",
-    "dis_saliases",
-    "commands",
-    "options",
-    "builtins",
-    "dis_builtins",
-    "reswords",
-    "dis_reswords",
-    "widgets",
-    "keymaps",
-    "parameters",
-    "path",
-    "fpath",
-    "FPATH",
-    "module_path",
-    "MODULE_PATH",
-    "zle_highlight",
-    "PROMPT",
-    "PROMPT2",
-    "PROMPT3",
-    "PROMPT4",
-    "RPROMPT",
-    "RPROMPT2",
-    "RPS1",
-    "RPS2",
-    "prompt",
-    "POSTEDIT",
-];
-
 /// Is `name` (a subscript such as `PROMPT_COMMAND[1]` or `functions[f]` is its array's) a
-/// variable the hooks depend on? Every `HIST*` variable counts (`HISTFILE`, `HISTSIZE`,
-/// `HISTCONTROL` …), as do shellgate's own (`SHELLGATE_*`, `__shellgate_*`).
+/// variable the hooks depend on, or one that decides what the next shell loads? The `hook` role
+/// of [`super::shell_vars`], where the names are: bash's prompts and prompt command, startup files,
+/// history (every `HIST*`), word splitting, options, the search path and home; zsh's hook arrays
+/// and tables; the loader's; shellgate's own (`SHELLGATE_*`, `__shellgate_*`).
 pub fn is_hook_variable(name: &str) -> bool {
-    let name = base_name(name);
-    HOOK_VARIABLES.contains(&name)
-        || name.starts_with("HIST")
-        || name.starts_with("SHELLGATE")
-        || name.starts_with("__shellgate")
-        || name.starts_with("_shellgate")
-        || name.starts_with("__Shellgate")
+    super::shell_vars::roles(base_name(name)).hook
 }
 
 /// The prompt strings a person sets for looks: the shell expands them before each prompt (and

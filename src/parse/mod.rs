@@ -19,6 +19,7 @@ pub mod heredoc;
 pub mod hooks;
 mod pwsh;
 pub mod shell_args;
+pub mod shell_vars;
 pub use pwsh::is_valid_powershell;
 mod unwrap;
 pub mod words;

@@ -16,7 +16,7 @@
 //!    gets a [`Treatment`]: applied silently (the working directory, ordinary variables and
 //!    exports, unsets, ordinary options, the umask), applied only after the person says yes
 //!    (functions and aliases — they can later run outside every sandbox, from the prompt, a
-//!    completion or a trap — and the protected names of [`protected_var`]), or never (shellgate's
+//!    completion or a trap — and the names [`seal::is_shell_read`] asks about), or never (shellgate's
 //!    own names, read-only variables, anything that would unhook the shell).
 //! 3. **Apply.** shellgate writes the script the hook's function sources in the person's shell
 //!    ([`render_apply`]), generated here with every name validated and every value single-quoted:
@@ -419,59 +419,6 @@ pub fn option_sent(dialect: Dialect, kind: OptionKind, name: &str) -> bool {
     }
 }
 
-/// Variables a line may change only with the person's yes: they decide what later runs outside
-/// the sandbox (`PATH`, `LD_PRELOAD`, `BASH_ENV`, prompts that are expanded, hook arrays), how the
-/// shell reads and records lines (`IFS`, `HIST*`), or where configuration comes from (`HOME`,
-/// `XDG_*`, `ZDOTDIR`).
-pub fn protected_var(name: &str) -> bool {
-    const NAMES: [&str; 30] = [
-        "PATH",
-        "HOME",
-        "IFS",
-        "PS1",
-        "PS2",
-        "PS3",
-        "PS4",
-        "PROMPT",
-        "PROMPT2",
-        "PROMPT3",
-        "PROMPT4",
-        "RPROMPT",
-        "RPS1",
-        "RPROMPT2",
-        "RPS2",
-        "PROMPT_COMMAND",
-        "BASH_ENV",
-        "ENV",
-        "ZDOTDIR",
-        "CDPATH",
-        "FPATH",
-        "FUNCNEST",
-        "BASH_LOADABLES_PATH",
-        "BASH_XTRACEFD",
-        "EXECIGNORE",
-        "histchars",
-        "precmd_functions",
-        "preexec_functions",
-        "chpwd_functions",
-        "zshaddhistory_functions",
-    ];
-    const OTHER_HOOKS: [&str; 6] = [
-        "periodic_functions",
-        "zshexit_functions",
-        "zsh_directory_name_functions",
-        "BASH_COMPAT",
-        "POSIXLY_CORRECT",
-        "INPUTRC",
-    ];
-    NAMES.contains(&name)
-        || OTHER_HOOKS.contains(&name)
-        || name.starts_with("HIST")
-        || name.starts_with("LD_")
-        || name.starts_with("XDG_")
-        || name.starts_with(crate::shell::SHELLGATE_VAR_PREFIX)
-}
-
 /// The zsh hook arrays: a change that drops shellgate's own entry would unhook the shell.
 const ZSH_HOOK_ARRAYS: [&str; 4] = [
     "precmd_functions",
@@ -658,7 +605,7 @@ fn var_treatment(name: &str, new: Option<&Var>, cx: &Context) -> Treatment {
     if seal::set_back(name, old, new, cx.held) {
         return Treatment::Silent;
     }
-    if seal::is_shell_read(name, old, new) || protected_var(name) {
+    if seal::is_shell_read(name, old, new) {
         // A prompt string whose new value runs nothing when the shell expands it changes how
         // the prompt looks, nothing more (see `parse::hooks::inert_prompt`).
         let inert_prompt = seal::is_prompt_name(Dialect::Bash, name)
@@ -756,7 +703,7 @@ fn describe(change: &Change, cx: &Context) -> String {
     match change {
         Change::Var(name, var) => {
             let verb = if var.attrs.exported { "export " } else { "" };
-            let why = if seal::is_shell_read(name, old(name), Some(var)) || protected_var(name) {
+            let why = if seal::is_shell_read(name, old(name), Some(var)) {
                 "the shell itself reads it"
             } else if seal::value_holds_code(&var.value) {
                 "its value holds code the shell would run if it evaluated it"

@@ -7,7 +7,7 @@
 //! configuration. Exactly:
 //!
 //! * the working directory (a `cd`) and the umask (an octal number);
-//! * an unexported variable whose name the shell itself gives no meaning to ([`shell_reads`]) and
+//! * an unexported variable whose name the shell itself gives no meaning to ([`is_shell_read`]) and
 //!   whose value holds no code ([`holds_code`]): only code that names the variable reads it, and
 //!   no shell evaluates such a value again as code — not as arithmetic or an array subscript
 //!   (where bash and zsh run a `$(…)` or backquote they find), not as a prompt;
@@ -30,7 +30,7 @@
 //! business: git alone reads over a hundred `GIT_*` variables, several of which run programs or
 //! write files — `GIT_CONFIG_COUNT`/`KEY`/`VALUE`, `GIT_CONFIG_PARAMETERS`, `GIT_TRACE2_EVENT` —
 //! and so do `LD_*`, `BROWSER`, `STARSHIP_CONFIG`, `DIRENV_CONFIG`, `PYTHONSTARTUP`, …, so the
-//! rule is the export, not a list), variables the shell reads ([`shell_reads`]: prompts and the
+//! rule is the export, not a list), variables the shell reads ([`is_shell_read`]: prompts and the
 //! prompt command, `MAILPATH`/`MAILCHECK`, `TEXTDOMAIN`/`TEXTDOMAINDIR`, locales, zsh's special
 //! parameters …), values that hold code, functions, and aliases and options the typed line does
 //! not spell out.
@@ -43,121 +43,13 @@
 use super::{Dialect, State, Value, Var};
 use std::collections::BTreeSet;
 
-/// Variables bash or zsh read themselves (their manuals' "Shell Variables" and "Parameters Used
-/// By The Shell"): a change to one changes what the shell does, often what it runs (the prompt
-/// strings and prompt command, `MAILPATH`'s messages, `TEXTDOMAINDIR`'s translations of `$"…"`,
-/// `READNULLCMD`, `STTY`), so it is never inert. zsh also marks its own special parameters, which
-/// count too (see [`is_shell_read`]).
-const SHELL_READS: [&str; 96] = [
-    // bash
-    "BASH_ENV",
-    "BASH_COMPAT",
-    "BASH_LOADABLES_PATH",
-    "BASH_XTRACEFD",
-    "BASH_ARGV0",
-    "CDPATH",
-    "CHILD_MAX",
-    "COMPREPLY",
-    "EMACS",
-    "ENV",
-    "EXECIGNORE",
-    "FCEDIT",
-    "FIGNORE",
-    "FUNCNEST",
-    "GLOBIGNORE",
-    "GLOBSORT",
-    "HOME",
-    "HOSTFILE",
-    "IFS",
-    "IGNOREEOF",
-    "INPUTRC",
-    "INSIDE_EMACS",
-    "LANG",
-    "LANGUAGE",
-    "MAIL",
-    "MAILCHECK",
-    "MAILPATH",
-    "PATH",
-    "POSIXLY_CORRECT",
-    "PROMPT_COMMAND",
-    "PROMPT_DIRTRIM",
-    "PS0",
-    "PS1",
-    "PS2",
-    "PS3",
-    "PS4",
-    "SHELL",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "TERM",
-    "TERMINFO",
-    "TERMINFO_DIRS",
-    "TEXTDOMAIN",
-    "TEXTDOMAINDIR",
-    "TIMEFORMAT",
-    "TMOUT",
-    "auto_resume",
-    "histchars",
-    "LOCPATH",
-    "NLSPATH",
-    // zsh (the ones it does not mark special too)
-    "PROMPT",
-    "PROMPT2",
-    "PROMPT3",
-    "PROMPT4",
-    "RPROMPT",
-    "RPROMPT2",
-    "RPS1",
-    "RPS2",
-    "SPROMPT",
-    "prompt",
-    "PROMPT_EOL_MARK",
-    "POSTEDIT",
-    "READNULLCMD",
-    "NULLCMD",
-    "STTY",
-    "TIMEFMT",
-    "WATCH",
-    "watch",
-    "WATCHFMT",
-    "LOGCHECK",
-    "PERIOD",
-    "REPORTTIME",
-    "REPORTMEMORY",
-    "TMPPREFIX",
-    "WORDCHARS",
-    "ZDOTDIR",
-    "ZBEEP",
-    "KEYTIMEOUT",
-    "KEYBOARD_HACK",
-    "LISTMAX",
-    "DIRSTACKSIZE",
-    "CORRECT_IGNORE",
-    "CORRECT_IGNORE_FILE",
-    "SAVEHIST",
-    "FPATH",
-    "fpath",
-    "MANPATH",
-    "manpath",
-    "MODULE_PATH",
-    "module_path",
-    "cdpath",
-    "fignore",
-    "mailpath",
-    "path",
-    "psvar",
-    "zle_highlight",
-];
-
-/// Is `name` a variable the shell itself reads? (Also every `HIST*`, `LC_*`, `ZLE_*` and
-/// `READLINE_*` name, zsh's hook arrays (`*_functions`), and any parameter zsh marked special.)
+/// Is a change to `name` never inert? The `seal` role of [`crate::parse::shell_vars`] — every
+/// variable bash or zsh reads itself (a change changes what the shell does, often what it runs:
+/// the prompts and prompt command, `MAILPATH`'s messages, `TEXTDOMAINDIR`'s translations of
+/// `$"…"`, `READNULLCMD`, `STTY`), the loader's `LD_*`, the `XDG_*` directories, shellgate's own
+/// — and any parameter zsh marked special.
 pub fn is_shell_read(name: &str, old: Option<&Var>, new: Option<&Var>) -> bool {
-    SHELL_READS.contains(&name)
-        || name.starts_with("HIST")
-        || name.starts_with("LC_")
-        || name.starts_with("ZLE_")
-        || name.starts_with("READLINE_")
-        || name.ends_with("_functions")
+    crate::parse::shell_vars::roles(name).seal
         || old.is_some_and(|v| v.attrs.special)
         || new.is_some_and(|v| v.attrs.special)
 }
