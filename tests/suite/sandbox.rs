@@ -2130,15 +2130,22 @@ fn processes_a_line_leaves_running_end_with_it() {
             out
         },
         &|s, _| {
-            let first = read(&s.ws.join("beat"));
-            std::thread::sleep(Duration::from_millis(300));
-            let second = read(&s.ws.join("beat"));
-            let alive = first.is_some() && first != second;
-            if alive {
-                let _ = Command::new("pkill")
-                    .args(["-f", &format!("{}/beat", s.ws.display())])
-                    .status();
+            // Alive: the loop writes its file again after the line ended. Waited for rather
+            // than timed (a loaded machine can take long to start it in the control): up to
+            // 5 s for a change, which a contained run pays in full.
+            let beat = s.ws.join("beat");
+            let first = read(&beat);
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            let mut alive = false;
+            while !alive && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+                let now = read(&beat);
+                alive = now.is_some() && now != first;
             }
+            // Whatever was seen, nothing of the attack may outlive the test.
+            let _ = Command::new("pkill")
+                .args(["-f", &format!("{}/beat", s.ws.display())])
+                .status();
             alive.then(|| "the background loop still runs".into())
         },
     ));
