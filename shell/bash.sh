@@ -88,7 +88,7 @@ elif [[ $- == *i* ]]; then
     [[ -n $__shellgate_dir && $READLINE_LINE == *[![:space:]]* && $READLINE_LINE != *$'\n'* ]] || return 0
     builtin shopt -q expand_aliases && builtin shopt -q interactive_comments || return 0
     if [[ -n $__shellgate_hist && ( $READLINE_LINE == *'!'* || $READLINE_LINE == '^'* ) ]]; then
-      __shellgate_expand || return 0
+      __shellgate_expand
     fi
     local shape word
     if [[ $READLINE_LINE =~ $__shellgate_plain ]]; then
@@ -104,26 +104,28 @@ elif [[ $- == *i* ]]; then
     __shellgate_take "$shape"
   }
 
-  # History expansion (`!!`, `!$`, `!-2`, `^old^new`), done here as bash would do it after Enter,
+  # History expansion (`!!`, `!-2`, `!$`, `^old^new`), done here as bash would do it after Enter,
   # so that the expanded line is decided and run like any other line and bash finds nothing left
-  # to expand. Left to bash, and so to the backstop, when bash would do more than expand
-  # (`histverify` lets the person edit the result, a `:p` modifier only prints it), when the
-  # expansion fails (bash says why and runs nothing), and when the result still holds a `!`.
+  # to expand. The line is left as typed — and the rest of the binding treats it as before (the
+  # shape says whether a `!` may still expand; if so, bash and the backstop have it) — when bash
+  # would do more than expand (`histverify` lets the person edit the result, a `:p` modifier only
+  # prints it), when history is off, when expansion fails (bash then says why and runs nothing),
+  # when nothing expands (a quoted `!`), and when the result still holds a `!`.
   # `history -p` drops the last entry first when the last line was recorded (it takes that entry
   # for its own command line); here, in the Enter binding, no line of its own was: a placeholder
   # entry is added and deleted first, in the substitution's subshell only, which leaves nothing to
   # drop (bash >= 5.0 for `history -d -1`; older, the placeholder shows and the line is left).
   __shellgate_expand() {
     local expanded
-    builtin shopt -q histverify && return 1
-    [[ -o history && $READLINE_LINE != *:p* ]] || return 1
+    builtin shopt -q histverify && return 0
+    [[ -o history && $READLINE_LINE != *:p* ]] || return 0
     expanded=$(
       HISTCONTROL='' HISTIGNORE=''
       builtin history -s -- __shellgate_placeholder && builtin history -d -1 &&
         builtin history -p -- "$READLINE_LINE"
-    ) 2>/dev/null || return 1
-    [[ -n $expanded && $expanded != *__shellgate_placeholder* && $expanded != *'!'* &&
-      $expanded != '^'* && $expanded != *$'\n'* ]] || return 1
+    ) 2>/dev/null || return 0
+    [[ -n $expanded && $expanded != "$READLINE_LINE" && $expanded != *__shellgate_placeholder* &&
+      $expanded != *'!'* && $expanded != '^'* && $expanded != *$'\n'* ]] || return 0
     READLINE_LINE=$expanded
     READLINE_POINT=${#expanded}
     __shellgate_rl=$expanded

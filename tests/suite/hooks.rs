@@ -1406,15 +1406,19 @@ fn bash_bang_bang_runs_under_ignoreboth() {
     assert_eq!(status, 0, "{out}");
     let out = sh.line("history 2");
     assert!(out.contains("echo bong-$((40+2)) >> bangs.txt"), "{out}");
+    // A `!` that does not expand (quoted) leaves the line as typed: the hook takes it as before,
+    // and the prompt shows its own status.
+    let (out, status) = sh.run("echo \"$((6*7))\"'-no-bang!' >> bangs.txt", &[]);
+    assert_eq!(status, 0, "{out}");
     // An event that does not exist runs nothing (bash says so); `:p` only prints the line (both
     // are left to bash).
     let (out, _) = sh.run("echo !no-such-event >> bangs.txt", &[]);
     assert!(out.contains("event not found"), "{out}");
     let (out, _) = sh.run("!echo:p", &[]);
-    assert!(out.contains("echo bong-$((40+2)) >> bangs.txt"), "{out}");
+    assert!(out.contains("-no-bang!' >> bangs.txt"), "{out}");
     assert_eq!(
         std::fs::read_to_string(f.ws.join("bangs.txt")).unwrap(),
-        "bang-42\nbang-42\nother-2\nbang-42\nbong-42\n"
+        "bang-42\nbang-42\nother-2\nbang-42\nbong-42\n42-no-bang!\n"
     );
 }
 
