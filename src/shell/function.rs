@@ -131,7 +131,7 @@ const HELD_MAX: usize = 32;
 /// the person has not run with (see [`state::seal::set_back`]). The file (`NAME\0VALUE\0` records)
 /// lives in the shell's private directory, which no line can write; one that cannot be read counts
 /// as empty.
-fn held_values(file: &Path, dialect: Dialect, before: &State) -> state::Held {
+fn held_values(file: &Path, before: &State) -> state::Held {
     let mut held = state::Held::new();
     let text = std::fs::read(file)
         .ok()
@@ -148,7 +148,7 @@ fn held_values(file: &Path, dialect: Dialect, before: &State) -> state::Held {
         let Some(current) = before.scalar(name) else {
             continue;
         };
-        if !state::seal::held_name(dialect, name) || current.contains('\0') {
+        if !state::seal::held_name(name) || current.contains('\0') {
             continue;
         }
         let values = held.entry(name.clone()).or_default();
@@ -326,7 +326,7 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
                 return Ok((code, Apply::nothing()));
             }
             let typed = state::Typed::of(&crate::parse::parse(line, call.shell));
-            let held = held_values(&files.held, dialect, &before);
+            let held = held_values(&files.held, &before);
             let cx = Seen {
                 typed: &typed,
                 held: &held,

@@ -608,7 +608,7 @@ fn var_treatment(name: &str, new: Option<&Var>, cx: &Context) -> Treatment {
     if seal::is_shell_read(name, old, new) {
         // A prompt string whose new value runs nothing when the shell expands it changes how
         // the prompt looks, nothing more (see `parse::hooks::inert_prompt`).
-        let inert_prompt = seal::is_prompt_name(Dialect::Bash, name)
+        let inert_prompt = seal::is_prompt_name(name)
             && new.is_some_and(|v| match &v.value {
                 Value::Scalar(text) => !v.attrs.exported && crate::parse::hooks::inert_prompt(text),
                 _ => false,

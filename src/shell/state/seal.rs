@@ -40,7 +40,7 @@
 //! the rules in [`super::treatment`] (traps are never copied; shellgate's own names; read-only
 //! variables and name references).
 
-use super::{Dialect, State, Value, Var};
+use super::{State, Value, Var};
 use std::collections::BTreeSet;
 
 /// Is a change to `name` never inert? The `seal` role of [`crate::parse::shell_vars`] — every
@@ -65,8 +65,8 @@ pub fn is_builtin_result(name: &str) -> bool {
 /// The variables a line may set back to a value the shell had without a question
 /// ([`set_back`]): `PATH` and the prompt strings, which a venv's `activate` changes and its
 /// `deactivate` restores.
-pub fn held_name(dialect: Dialect, name: &str) -> bool {
-    name == "PATH" || is_prompt_name(dialect, name)
+pub fn held_name(name: &str) -> bool {
+    name == "PATH" || is_prompt_name(name)
 }
 
 /// Does the line set a [`held_name`] back to a value the shell had, when an earlier line started
@@ -104,7 +104,7 @@ pub fn set_back(name: &str, old: Option<&Var>, new: Option<&Var>, held: &super::
         ("PATH", _) => false,
         _ => true,
     };
-    held_name(Dialect::Bash, name) && !new.attrs.readonly && was_held && narrows
+    held_name(name) && !new.attrs.readonly && was_held && narrows
 }
 
 /// Would this text run a command if the shell evaluated it again — as arithmetic or an array
@@ -263,8 +263,8 @@ pub fn shown_value(value: &Value) -> String {
     super::quote(&crate::intake::visible_line(&shown))
 }
 
-/// Which dialect's names a question speaks of (zsh's `prompt` is bash's nothing).
-pub fn is_prompt_name(_dialect: Dialect, name: &str) -> bool {
+/// A prompt string of either shell (zsh's `prompt` and `SPROMPT` are bash's nothing, harmlessly).
+pub fn is_prompt_name(name: &str) -> bool {
     crate::parse::hooks::is_prompt_string(name) || name == "prompt" || name == "SPROMPT"
 }
 
