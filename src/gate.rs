@@ -974,17 +974,27 @@ fn outside_once(
 }
 
 /// The grant that would have given the line what the sandbox refused: the ports it connected to
-/// (the whole network for what has no port: a UDP socket, an unreadable address), the
-/// directories it wrote to where a grant can reach. `None` when none of it can be granted.
+/// (the whole network for what has no port: a UDP socket, an unreadable address), the ports it
+/// listened on (loopback), the directories it wrote to where a grant can reach. `None` when none of it can be granted.
 fn missing_grant(denials: &[crate::sandbox::Denial]) -> Option<Needs> {
     use crate::sandbox::Denial;
     let mut needs = Needs::default();
+    // A server looking up its own address (`getaddrinfo` for a listening socket) makes UDP
+    // sockets only to sort the answers (glibc's RFC 3484 ordering connects one per address and
+    // sends nothing): beside a refused listener, a UDP socket is not a need for the network.
+    let serves = denials.iter().any(|d| matches!(d, Denial::Listen { .. }));
     for denial in denials {
         match denial {
             Denial::Connect { address } => {
                 needs.network = needs.network.union(&Network::tcp([address.port()]));
             }
+            Denial::Udp if serves => {}
             Denial::ConnectElsewhere | Denial::Udp => needs.network = Network::On,
+            Denial::Listen { address } if crate::sandbox::notify::grantable_listener(address) => {
+                needs.listen.insert(address.port());
+            }
+            // Another address than loopback, or the kernel's pick of a port: no grant gives it.
+            Denial::Listen { .. } => {}
             // Lines get no unix socket: none is grantable to one (only `wrap`'s contained agent
             // reaches one, the broker's).
             Denial::UnixSocket { .. } => {}

@@ -35,6 +35,11 @@ pub struct Args {
     /// port 53 comes with it, for name lookups over TCP).
     #[arg(long = "tcp-port", value_name = "PORT", conflicts_with = "network")]
     pub tcp_port: Vec<u16>,
+    /// Without --network: let the program listen on this TCP port, on loopback (repeatable; a
+    /// wildcard address becomes 127.0.0.1 or ::1; shellgate makes each bind and listen).
+    #[arg(long = "listen", value_name = "PORT", conflicts_with = "network",
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub listen: Vec<u16>,
     /// Let the program connect to this unix socket by name (repeatable; a contained agent
     /// reaching `wrap`'s broker): every connect is made by shellgate, to these only.
     #[arg(long = "unix-socket", value_name = "PATH", hide = true)]
@@ -129,6 +134,7 @@ fn spec(args: &Args) -> Result<Spec> {
         spec = spec.unhiding(path);
     }
     spec = spec.with_tcp_ports(&args.tcp_port);
+    spec = spec.with_listen(&args.listen);
     spec.unix_sockets.clone_from(&args.unix_socket);
     for protection in &args.drop_protection {
         spec = spec.dropping(*protection);

@@ -1,8 +1,8 @@
 //! Grants: what the sandbox gives a line that is allowed to run.
 //!
 //! Every allow carries one: the sandbox policy (read-only, workspace-write, or none for confirmed
-//! Full access), the network (off, TCP to some ports, or on), extra writable directories, and the
-//! credential variables passed to the line (withheld otherwise: [`super::environment`]). The
+//! Full access), the network (off, TCP to some ports, or on), the TCP ports it may listen on (on
+//! loopback), extra writable directories, and the credential variables passed to the line (withheld otherwise: [`super::environment`]). The
 //! mode gives the base ([`Grant::base`]); what a line's commands need ([`Needs`], from the
 //! built-in table in [`super::needs`] and the user's rules) widens it into the grant that is asked
 //! for; whoever approves may narrow it ([`Grant::narrowed_to`]), never widen it. The sandbox
@@ -111,6 +111,13 @@ impl<'de> Deserialize<'de> for Network {
 pub struct Needs {
     #[serde(default, skip_serializing_if = "Network::is_off")]
     pub network: Network,
+    /// TCP ports it listens on (a dev server): on loopback only, see [`Grant::listen`].
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeSet::is_empty",
+        deserialize_with = "listening_ports"
+    )]
+    pub listen: BTreeSet<u16>,
     /// Directories it writes besides the workspace (`~/` is the home).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub writable: Vec<String>,
@@ -137,6 +144,18 @@ fn variable_names<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>,
     }
 }
 
+/// A set of TCP ports to listen on, each refused if it is 0 (the kernel's pick: not a port a
+/// person can name in a grant).
+fn listening_ports<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeSet<u16>, D::Error> {
+    let ports = BTreeSet::<u16>::deserialize(d)?;
+    if ports.contains(&0) {
+        return Err(serde::de::Error::custom(
+            "listen names TCP ports, and port 0 is not one",
+        ));
+    }
+    Ok(ports)
+}
+
 /// `names` with those of `more` that it lacks, in order.
 fn union_names(names: &mut Vec<String>, more: &[String]) {
     for name in more {
@@ -148,11 +167,15 @@ fn union_names(names: &mut Vec<String>, more: &[String]) {
 
 impl Needs {
     pub fn is_empty(&self) -> bool {
-        self.network.is_off() && self.writable.is_empty() && self.env.is_empty()
+        self.network.is_off()
+            && self.listen.is_empty()
+            && self.writable.is_empty()
+            && self.env.is_empty()
     }
 
     pub fn add(&mut self, other: &Needs) {
         self.network = self.network.union(&other.network);
+        self.listen.extend(other.listen.iter().copied());
         union_names(&mut self.writable, &other.writable);
         union_names(&mut self.env, &other.env);
     }
@@ -164,6 +187,11 @@ pub struct Grant {
     pub sandbox: SandboxPolicy,
     #[serde(default)]
     pub network: Network,
+    /// TCP ports the line may listen on, on loopback: the supervisor makes each `bind` and
+    /// `listen` itself, on `127.0.0.1`/`::1` for a wildcard address (see
+    /// `sandbox::listening`). Without the network only; the whole network includes listening.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub listen: BTreeSet<u16>,
     /// Extra writable directories (`~/` is the home), besides the workspace and temp dirs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub writable: Vec<String>,
@@ -183,6 +211,7 @@ impl Grant {
             } else {
                 Network::Off
             },
+            listen: BTreeSet::new(),
             writable: Vec::new(),
             env: Vec::new(),
         }
@@ -198,6 +227,7 @@ impl Grant {
             return grant;
         }
         grant.network = grant.network.union(&needs.network);
+        grant.listen.extend(needs.listen.iter().copied());
         union_names(&mut grant.writable, &needs.writable);
         grant
     }
@@ -221,6 +251,7 @@ impl Grant {
         Grant {
             sandbox: self.sandbox.min(ceiling.sandbox),
             network: self.network.intersection(&ceiling.network),
+            listen: &self.listen & &ceiling.listen,
             writable: self
                 .writable
                 .iter()
@@ -248,6 +279,10 @@ impl Grant {
         if self.network != base.network {
             parts.push(format!("network {}", self.network));
         }
+        let listening = &self.listen - &base.listen;
+        if !listening.is_empty() {
+            parts.push(format!("listens on {}", listen_ports(&listening)));
+        }
         let extra: Vec<&str> = self
             .writable
             .iter()
@@ -270,11 +305,20 @@ impl Grant {
     }
 }
 
+/// `loopback tcp:8000,5173`: how a listening grant reads.
+fn listen_ports(ports: &BTreeSet<u16>) -> String {
+    let list: Vec<String> = ports.iter().map(u16::to_string).collect();
+    format!("loopback tcp:{}", list.join(","))
+}
+
 impl fmt::Display for Grant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.sandbox)?;
         if self.sandbox != SandboxPolicy::FullAccess {
             write!(f, ", network {}", self.network)?;
+            if !self.listen.is_empty() {
+                write!(f, ", listens on {}", listen_ports(&self.listen))?;
+            }
             if !self.writable.is_empty() {
                 write!(f, ", writes {}", self.writable.join(", "))?;
             }
@@ -294,6 +338,7 @@ mod tests {
         Grant {
             sandbox: SandboxPolicy::WorkspaceWrite,
             network,
+            listen: BTreeSet::new(),
             writable: writable.iter().map(|s| (*s).to_owned()).collect(),
             env: Vec::new(),
         }
@@ -318,6 +363,7 @@ mod tests {
         let wider = Grant {
             sandbox: SandboxPolicy::FullAccess,
             network: Network::On,
+            listen: BTreeSet::from([8000]),
             writable: vec!["~/.cargo/registry".into(), "~".into()],
             env: vec!["GH_TOKEN".into()],
         };
@@ -338,7 +384,7 @@ mod tests {
         let needs = Needs {
             network: Network::tcp([443]),
             writable: vec!["~/.npm".into()],
-            env: Vec::new(),
+            ..Needs::default()
         };
         let base = Grant::base(SandboxPolicy::WorkspaceWrite, false);
         let asked = base.with_needs(&needs);
@@ -357,6 +403,37 @@ mod tests {
         let full = Grant::base(SandboxPolicy::FullAccess, true);
         assert_eq!(full.with_needs(&needs), full);
         assert_eq!(full.to_string(), "full-access");
+    }
+
+    #[test]
+    fn a_listening_grant_is_a_set_of_ports_narrowed_like_the_rest() {
+        let needs: Needs = toml::from_str("listen = [8000, 5173]").unwrap();
+        let base = Grant::base(SandboxPolicy::WorkspaceWrite, false);
+        let asked = base.with_needs(&needs);
+        assert_eq!(asked.listen, BTreeSet::from([5173, 8000]));
+        assert_eq!(
+            asked.extra_over(&base).as_deref(),
+            Some("listens on loopback tcp:5173,8000")
+        );
+        assert_eq!(
+            asked.to_string(),
+            "workspace-write, network off, listens on loopback tcp:5173,8000"
+        );
+        // An approver keeps fewer ports, never more.
+        let mut approver = asked.clone();
+        approver.listen = BTreeSet::from([8000, 9000]);
+        assert_eq!(approver.narrowed_to(&asked).listen, BTreeSet::from([8000]));
+        assert!(approver.exceeds(&asked));
+        // A read-only line is not widened; the log's form reads back.
+        let ro = Grant::base(SandboxPolicy::ReadOnly, false);
+        assert_eq!(ro.with_needs(&needs), ro);
+        let json = serde_json::to_string(&asked).unwrap();
+        assert!(json.contains("\"listen\":[5173,8000]"), "{json}");
+        assert_eq!(serde_json::from_str::<Grant>(&json).unwrap(), asked);
+        assert!(!serde_json::to_string(&base).unwrap().contains("listen"));
+        // Port 0 is the kernel's pick, not a port a rule can name.
+        let err = toml::from_str::<Needs>("listen = [0]").unwrap_err();
+        assert!(err.to_string().contains("port 0"), "{err}");
     }
 
     #[test]

@@ -45,6 +45,14 @@ pub fn builtin(c: &Command) -> Needs {
         return Needs::default();
     }
     let words: Vec<&str> = c.argv.iter().map(String::as_str).collect();
+    if c.program.starts_with("python")
+        && let Some(port) = super::network::served_port(&words)
+    {
+        return Needs {
+            listen: [port].into(),
+            ..Needs::default()
+        };
+    }
     let (ports, writable): (Option<Vec<u16>>, &[&str]) = match c.program.as_str() {
         "npm" | "npx" => (Some(vec![443]), &["~/.npm"]),
         "pnpm" | "pnpx" => (Some(vec![443]), &["~/.local/share/pnpm", "~/.cache/pnpm"]),
@@ -65,7 +73,7 @@ pub fn builtin(c: &Command) -> Needs {
     Needs {
         network: ports.map_or(Network::On, Network::tcp),
         writable: writable.iter().map(|d| (*d).to_owned()).collect(),
-        env: Vec::new(),
+        ..Needs::default()
     }
 }
 
@@ -197,5 +205,21 @@ mod tests {
         assert_eq!(needs("git pull").network, Network::tcp([22, 443]));
         assert_eq!(needs("ssh host uptime").network, Network::tcp([22]));
         assert_eq!(needs("nc -l 9999").network, Network::On);
+    }
+
+    #[test]
+    fn a_python_http_server_listens_on_its_port_and_reaches_nothing() {
+        for (line, port) in [
+            ("python3 -m http.server", 8000),
+            ("python3 -m http.server 9001", 9001),
+            ("python -m http.server -b 127.0.0.1 -d site 8080", 8080),
+            ("python3 -m http.server --bind ::1 --directory dist", 8000),
+        ] {
+            let n = needs(line);
+            assert_eq!(n.listen, [port].into(), "{line}");
+            assert_eq!(n.network, Network::Off, "{line}");
+            assert!(n.writable.is_empty(), "{line}");
+        }
+        assert!(needs("python3 -m venv .venv").is_empty());
     }
 }

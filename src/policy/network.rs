@@ -140,6 +140,9 @@ pub fn needs_network(c: &Command) -> Option<String> {
     if NETWORK_PROGRAMS.contains(&program) && !prints_only(&words) {
         return because("talks to other machines");
     }
+    if program.starts_with("python") && served_port(&words).is_some() {
+        return because("listens on a TCP port (a server to reach from this machine)");
+    }
     let downloads = match program {
         "rsync" => words.iter().any(|w| is_remote_spec(w)),
         "git" => {
@@ -396,19 +399,40 @@ fn is_remote_spec(word: &str) -> bool {
     }
 }
 
-/// `python -m http.server`, `python -m pip install …`, `python -m venv` is local.
+/// `python -m pip install …`, `python -m smtpd`; `python -m venv` is local (and
+/// `python -m http.server` listens: [`served_port`]).
 fn python_module_network(words: &[&str]) -> bool {
     let module = words
         .iter()
         .position(|w| *w == "-m")
         .and_then(|at| words.get(at + 1).map(|m| (at, *m)));
     match module {
-        Some((_, "http.server" | "smtpd" | "ftplib")) => true,
+        Some((_, "smtpd" | "ftplib")) => true,
         Some((at, "pip")) => words
             .get(at + 2)
             .is_some_and(|sub| matches!(*sub, "install" | "download" | "wheel" | "search")),
         _ => false,
     }
+}
+
+/// The port `python -m http.server [-b ADDR] [-d DIR] [-p VERSION] [PORT]` listens on (8000
+/// unless one is given), from the words after the program.
+pub fn served_port(words: &[&str]) -> Option<u16> {
+    let at = words.iter().position(|w| *w == "-m")?;
+    if words.get(at + 1) != Some(&"http.server") {
+        return None;
+    }
+    let mut rest = words.iter().skip(at + 2);
+    while let Some(word) = rest.next() {
+        match *word {
+            "-b" | "--bind" | "-d" | "--directory" | "-p" | "--protocol" => {
+                rest.next();
+            }
+            w if w.starts_with('-') => {}
+            port => return port.parse().ok().filter(|p| *p != 0),
+        }
+    }
+    Some(8000)
 }
 
 /// `program arg…` shortened, for a reason.
@@ -462,6 +486,7 @@ mod tests {
             "pip install requests",
             "python3 -m pip install x",
             "python3 -m http.server 8000",
+            "python3 -m http.server",
             "cargo build",
             "cargo test --workspace",
             "cargo fetch",

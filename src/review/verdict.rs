@@ -54,6 +54,7 @@ impl Verdict {
             Some(needs) => crate::policy::grant::Grant {
                 sandbox: asked.sandbox,
                 network: needs.network.clone(),
+                listen: needs.listen.clone(),
                 writable: needs.writable.clone(),
                 env: needs.env.clone(),
             }

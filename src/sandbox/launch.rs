@@ -252,6 +252,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     let sockets = seccomp::Sockets {
         network: spec.network,
         tcp_ports: !spec.tcp_ports.is_empty(),
+        listen: !spec.network && !spec.listen.is_empty(),
         unix: !spec.unix_sockets.is_empty(),
     };
     // Without the network, refused connections are reported to this process (see `notify`);
@@ -473,6 +474,11 @@ fn write_scope(spec: &Spec, plan: &Plan, sockets: seccomp::Sockets) -> Result<no
             spec.tcp_ports.clone()
         },
         network: spec.network,
+        listen: if spec.network {
+            Vec::new()
+        } else {
+            spec.listen.clone()
+        },
         unix_sockets: super::unix_connect::Allowed::new(&spec.unix_sockets),
     })
 }

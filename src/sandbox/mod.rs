@@ -26,6 +26,7 @@ pub mod guard;
 pub mod harness_file;
 pub mod landlock;
 pub mod launch;
+mod listening;
 pub mod mounts;
 pub mod notify;
 pub mod policy;
@@ -100,7 +101,7 @@ pub fn hidden_paths(settings: &SandboxSettings) -> Vec<PathBuf> {
 
 /// The spec of a line allowed with `grant`: its policy in the workspace of `cwd` (or `fixed`), the
 /// configuration's writable roots and the grant's (`~/` is the home; a missing one is not created),
-/// its network (on, or TCP to its ports), credential stores hidden.
+/// its network (on, or TCP to its ports), the ports it listens on, credential stores hidden.
 pub fn grant_spec(
     grant: &crate::policy::grant::Grant,
     cwd: &Path,
@@ -117,6 +118,9 @@ pub fn grant_spec(
     )?;
     if let Network::Tcp(ports) = &grant.network {
         spec = spec.with_tcp_ports(&ports.iter().copied().collect::<Vec<_>>());
+    }
+    if grant.network != Network::On {
+        spec = spec.with_listen(&grant.listen.iter().copied().collect::<Vec<_>>());
     }
     if spec.policy == Policy::WorkspaceWrite {
         let home = std::env::var_os("HOME").map(PathBuf::from);

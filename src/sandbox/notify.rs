@@ -33,6 +33,9 @@ pub enum Denial {
     ConnectElsewhere,
     /// A UDP socket: a DNS lookup, most often.
     Udp,
+    /// Listening on this address (a `bind` or a `listen` of a socket bound there): a port not
+    /// granted, or an address that is not loopback.
+    Listen { address: SocketAddr },
     /// A connection to the unix socket `path` (by name), which is not one the program may reach.
     UnixSocket { path: PathBuf },
     /// A change to `path` outside the writable roots (or in a protected path).
@@ -57,6 +60,9 @@ pub struct WriteScope {
     pub tcp_ports: Vec<u16>,
     /// The network is on: an internet socket's `connect` goes on.
     pub network: bool,
+    /// A listening grant: the TCP ports a `bind` and `listen` are made on, by the supervisor, on
+    /// loopback (see [`super::listening`]). Empty: none is ever made.
+    pub listen: Vec<u16>,
     /// The unix sockets the program may connect to by name (`wrap`'s broker, for its contained
     /// agent); empty: none, and unix sockets are never sent here.
     pub unix_sockets: super::unix_connect::Allowed,
@@ -85,12 +91,27 @@ impl Denial {
             Denial::Connect { address } => format!("a connection to {address}"),
             Denial::ConnectElsewhere => "a network connection".to_owned(),
             Denial::Udp => "a UDP socket (a DNS lookup, most often)".to_owned(),
+            Denial::Listen { address } if address.port() == 0 => format!(
+                "listening on a port the kernel picks ({}); only a named port can be granted",
+                address.ip()
+            ),
+            Denial::Listen { address } if !grantable_listener(address) => format!(
+                "listening on {address}; only loopback (or the wildcard, bound as loopback) can \
+                 be granted"
+            ),
+            Denial::Listen { address } => format!("listening on {address}"),
             Denial::UnixSocket { path } => {
                 format!("a connection to the unix socket {}", path.display())
             }
             Denial::Write { path, operation } => format!("{operation} {}", path.display()),
         }
     }
+}
+
+/// Whether a listening grant could give `address`: a named port on loopback or the wildcard.
+pub fn grantable_listener(address: &SocketAddr) -> bool {
+    address.port() != 0
+        && (address.ip().is_unspecified() || super::listening::is_loopback(address.ip()))
 }
 
 /// The most denials one line records (a loop of failing connects says no more after that).
@@ -130,8 +151,26 @@ pub fn handle_one(listener: &OwnedFd, scope: &WriteScope) -> io::Result<Option<D
             _ => Err(e),
         };
     }
+    let nr = notif.data.nr as i64;
     let (answer, denial) =
-        if notif.data.nr as i64 == libc::SYS_connect && !scope.unix_sockets.is_empty() {
+        if [libc::SYS_bind, libc::SYS_listen].contains(&nr) && !scope.listen.is_empty() {
+            let decided = if nr == libc::SYS_bind {
+                super::listening::decide_bind(notif.pid, &notif.data.args, &scope.listen)
+            } else {
+                super::listening::decide_listen(notif.pid, &notif.data.args, &scope.listen)
+            };
+            // The socket was taken by pid: only if the notification is still pending was that pid
+            // the caller's (not a process that reused it).
+            if !still_pending(listener, notif.id) {
+                return Ok(None);
+            }
+            let result = super::listening::make(&decided);
+            let denial = match decided {
+                super::listening::Answer::Refused(_, denial) => denial,
+                _ => None,
+            };
+            (Reply::Result(result), denial)
+        } else if nr == libc::SYS_connect && !scope.unix_sockets.is_empty() {
             match connect_by_name(&notif, scope) {
                 Ok(refused) => refused,
                 // Made on a thread of its own, which answers: a blocking connect must not hold up
@@ -267,16 +306,18 @@ fn decide(notif: &libc::seccomp_notif, scope: &WriteScope) -> (bool, Option<Deni
     match scope.filter.verdict(nr, &notif.data.args) {
         Verdict::Allow => {}
         Verdict::Errno(_) | Verdict::Notify | Verdict::Kill => {
-            let reported = [libc::SYS_socket, libc::SYS_connect].contains(&nr);
-            return (false, reported.then(|| denial_of(notif)));
+            let reported = [libc::SYS_socket, libc::SYS_connect, libc::SYS_bind].contains(&nr);
+            return (false, reported.then(|| denial_of(notif)).flatten());
         }
     }
     if let Some(sys) = observed_call(nr) {
         return (true, write_outside(notif, sys, scope));
     }
     match denial_of(notif) {
-        Denial::Connect { address } if scope.tcp_ports.contains(&address.port()) => (true, None),
-        denial => (false, Some(denial)),
+        Some(Denial::Connect { address }) if scope.tcp_ports.contains(&address.port()) => {
+            (true, None)
+        }
+        denial => (false, denial),
     }
 }
 
@@ -393,17 +434,23 @@ pub fn record(list: &mut Vec<Denial>, denial: Denial) {
     }
 }
 
-fn denial_of(notif: &libc::seccomp_notif) -> Denial {
-    if notif.data.nr as i64 == libc::SYS_socket {
-        return Denial::Udp;
+fn denial_of(notif: &libc::seccomp_notif) -> Option<Denial> {
+    let nr = notif.data.nr as i64;
+    if nr == libc::SYS_socket {
+        return Some(Denial::Udp);
     }
-    // connect(fd, addr, len)
+    // connect(fd, addr, len) and bind(fd, addr, len)
     let (pointer, len) = (notif.data.args[1], notif.data.args[2] as usize);
-    read_memory(notif.pid, pointer, len.min(128))
-        .and_then(|bytes| socket_address(&bytes))
-        .map_or(Denial::ConnectElsewhere, |address| Denial::Connect {
+    let address = read_memory(notif.pid, pointer, len.min(128)).and_then(|b| socket_address(&b));
+    if nr == libc::SYS_bind {
+        // A bind of another family (a socketpair's unix socket) is not listening on a port.
+        return address.map(|address| Denial::Listen { address });
+    }
+    Some(
+        address.map_or(Denial::ConnectElsewhere, |address| Denial::Connect {
             address,
-        })
+        }),
+    )
 }
 
 /// `len` bytes at `address` in process `pid` (whose call is held by the kernel meanwhile).
@@ -417,7 +464,7 @@ fn read_memory(pid: u32, address: u64, len: usize) -> Option<Vec<u8>> {
 }
 
 /// A `sockaddr_in` / `sockaddr_in6` as the kernel lays them out.
-fn socket_address(bytes: &[u8]) -> Option<SocketAddr> {
+pub(super) fn socket_address(bytes: &[u8]) -> Option<SocketAddr> {
     let family = u16::from_ne_bytes(bytes.get(..2)?.try_into().ok()?);
     let port = u16::from_be_bytes(bytes.get(2..4)?.try_into().ok()?);
     match i32::from(family) {
@@ -467,6 +514,7 @@ mod tests {
             read_only: Vec::new(),
             tcp_ports: Vec::new(),
             network: false,
+            listen: Vec::new(),
             unix_sockets: Default::default(),
         };
         // SAFETY: seccomp_notif is plain old data; all-zero is valid.
@@ -496,6 +544,7 @@ mod tests {
             read_only: Vec::new(),
             tcp_ports: Vec::new(),
             network: false,
+            listen: Vec::new(),
             unix_sockets: Default::default(),
         };
         for path in ["/proc/self/fd/1", "/dev/stdout", "/sys/kernel/x"] {

@@ -187,6 +187,12 @@ pub struct Spec {
     /// listening: name lookups go over TCP (port 53 is always among them, `RES_OPTIONS=use-vc`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tcp_ports: Vec<u16>,
+    /// With the network off: TCP ports the program may listen on, on loopback (sorted,
+    /// deduplicated, never 0). Every `bind` and `listen` is made by the supervisor, on its copy
+    /// of the socket, after checking the port and the address (a wildcard becomes loopback);
+    /// without a supervisor both are refused. Landlock binds nothing (see `sandbox::listening`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub listen: Vec<u16>,
     /// Unix sockets the program may connect to by name (stream and seqpacket sockets; each
     /// `connect` is made by the supervisor, to exactly these): only a contained agent gets one,
     /// the `wrap` broker's. Never a line.
@@ -309,6 +315,7 @@ impl Spec {
             git_dirs,
             network: false,
             tcp_ports: Vec::new(),
+            listen: Vec::new(),
             unix_sockets: Vec::new(),
             read_only_trees: Vec::new(),
             writable_mounts: Vec::new(),
@@ -353,6 +360,16 @@ impl Spec {
         all.sort_unstable();
         all.dedup();
         self.tcp_ports = all;
+        self
+    }
+
+    /// Listening on loopback on `ports` (port 0, the kernel's pick, is never one), with the
+    /// network off; the whole network already listens anywhere.
+    pub fn with_listen(mut self, ports: &[u16]) -> Spec {
+        let mut all: Vec<u16> = ports.iter().copied().filter(|p| *p != 0).collect();
+        all.sort_unstable();
+        all.dedup();
+        self.listen = all;
         self
     }
 

@@ -270,6 +270,10 @@ pub struct Sockets {
     /// supervisor; allowed when unsupervised, where Landlock alone decides); still no UDP, no
     /// listening.
     pub tcp_ports: bool,
+    /// Without `network`: listening on granted TCP ports (a listening grant) — TCP sockets and
+    /// their options as for a port grant; `bind` and `listen` reported, the supervisor makes them
+    /// itself on loopback and a granted port (refused when unsupervised); `accept` allowed.
+    pub listen: bool,
     /// Unix sockets beyond stream socketpairs: connecting to a socket by path, datagrams. Only a
     /// contained agent gets it (it reaches the `wrap` broker that way).
     pub unix: bool,
@@ -299,8 +303,8 @@ pub fn rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
     if sockets.network {
         return table;
     }
-    if sockets.tcp_ports {
-        table.extend(tcp_client_only());
+    if sockets.tcp_ports || sockets.listen {
+        table.extend(tcp_only(sockets.listen));
     } else {
         table.extend(network_denied());
     }
@@ -476,6 +480,15 @@ fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
                 },
                 Refusal::Denied,
             ),
+            // TCP only: Landlock's port rules hold TCP, and another stream protocol (SCTP,
+            // MPTCP) would connect or listen beside them.
+            (
+                ArgCheck::NotIn {
+                    arg: 2,
+                    values: [0, libc::IPPROTO_TCP as u32],
+                },
+                Refusal::Denied,
+            ),
         ]),
         // Unix sockets by name (a contained agent's, which reaches `wrap`'s broker): stream and
         // seqpacket only, whose `connect` the supervisor makes itself (see `unix_connect`); a
@@ -537,15 +550,31 @@ fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
     table
 }
 
-/// A TCP client to the granted ports: what [`network_denied`] refuses but a client needs (socket
-/// options, `getsockopt(SO_ERROR)` after a non-blocking connect, addresses, `shutdown`) is
-/// allowed; `connect` is observed; accepting, binding, listening and unconnected sends are not.
-fn tcp_client_only() -> Vec<(Sys, Deny)> {
+/// TCP to the granted ports: what [`network_denied`] refuses but a client needs (socket options,
+/// `getsockopt(SO_ERROR)` after a non-blocking connect, addresses, `shutdown`) is allowed;
+/// `connect` is observed; unconnected sends are not. Without `listen`, neither are accepting,
+/// binding (reported) and listening. With it, `bind` and `listen` are reported — the supervisor makes each
+/// itself, on its copy of the socket, to a granted port on loopback (see
+/// `sandbox::listening`), and without a supervisor they are refused — and `accept` is allowed:
+/// only a socket listening where the grant says can have connections to accept.
+fn tcp_only(listen: bool) -> Vec<(Sys, Deny)> {
     use Sys::*;
-    let mut table: Vec<(Sys, Deny)> = [Accept, Accept4, Bind, Listen, Sendmmsg, Recvmmsg]
-        .into_iter()
-        .map(|s| (s, Deny::Always))
+    let server: &[Sys] = if listen {
+        &[]
+    } else {
+        &[Accept, Accept4, Listen]
+    };
+    let mut table: Vec<(Sys, Deny)> = server
+        .iter()
+        .chain(&[Sendmmsg, Recvmmsg])
+        .map(|s| (*s, Deny::Always))
         .collect();
+    // Reported either way: made by the supervisor under a listening grant, refused with the
+    // port it asked for (what a grant would need) otherwise.
+    table.push((Bind, Deny::Reported));
+    if listen {
+        table.push((Listen, Deny::Reported));
+    }
     table.push((
         Connect,
         Deny::Checked(vec![(ArgCheck::Any, Refusal::Observed)]),
@@ -586,7 +615,6 @@ fn network_denied() -> Vec<(Sys, Deny)> {
     let reaching_out = [
         Accept,
         Accept4,
-        Bind,
         Listen,
         Getpeername,
         Getsockname,
@@ -594,14 +622,36 @@ fn network_denied() -> Vec<(Sys, Deny)> {
         Sendmmsg,
         Recvmmsg,
         Getsockopt,
-        Setsockopt,
     ];
     let mut table: Vec<(Sys, Deny)> = reaching_out
         .into_iter()
         .map(|s| (s, Deny::Always))
         .collect();
-    // Where the line tried to connect is what it would need: reported, then refused.
+    // Where the line tried to connect, or the port it tried to listen on, is what it would need:
+    // reported, then refused.
     table.push((Connect, Deny::Reported));
+    table.push((Bind, Deny::Reported));
+    // The one option a server sets before its `bind` (Node's libuv, Python's socketserver), so
+    // that the `bind` is reached and reported: the address-reuse switches, nothing else.
+    let reuse = |option: libc::c_int| ArgCheck::Equals {
+        arg: 2,
+        value: option as u32,
+    };
+    table.push((
+        Setsockopt,
+        Deny::Checked(vec![
+            (
+                ArgCheck::NotEquals {
+                    arg: 1,
+                    value: libc::SOL_SOCKET as u32,
+                },
+                Refusal::Denied,
+            ),
+            (reuse(libc::SO_REUSEADDR), Refusal::Allowed),
+            (reuse(libc::SO_REUSEPORT), Refusal::Allowed),
+            (ArgCheck::Any, Refusal::Denied),
+        ]),
+    ));
     // `send()` is `sendto(fd, buf, len, flags, NULL, 0)`: like `write()` on an already connected
     // socket. Only an explicit destination address (argument 4) reaches somewhere new, and TCP
     // Fast Open connects from `sendto`/`sendmsg` with `MSG_FASTOPEN`.
@@ -1341,6 +1391,7 @@ mod tests {
             network,
             unix: false,
             tcp_ports: false,
+            listen: false,
         }
     }
 
@@ -1494,11 +1545,14 @@ mod tests {
                 .into_iter()
                 .flat_map(|network| [false, true].map(move |unix| (network, unix)))
                 .flat_map(|(network, unix)| {
-                    [false, true].map(move |tcp_ports| Sockets {
-                        network,
-                        unix,
-                        tcp_ports,
-                    })
+                    [(false, false), (true, false), (false, true)].map(
+                        move |(tcp_ports, listen)| Sockets {
+                            network,
+                            unix,
+                            tcp_ports,
+                            listen,
+                        },
+                    )
                 })
             {
                 let (ours, theirs) = (program(arch, sockets), reference(arch, sockets));
@@ -1605,7 +1659,7 @@ mod tests {
             let agent = Sockets {
                 network: true,
                 unix: true,
-                tcp_ports: false,
+                ..Sockets::default()
             };
             let call = Call::new(arch, Sys::Socket, &[unix, stream]);
             assert_eq!(run(&program(arch, agent), &call), ALLOW);
@@ -1696,11 +1750,12 @@ mod tests {
         for arch in ARCHES {
             for network in [false, true] {
                 for unix in [false, true] {
-                    for tcp_ports in [false, true] {
+                    for (tcp_ports, listen) in [(false, false), (true, false), (false, true)] {
                         let sockets = Sockets {
                             network,
                             unix,
                             tcp_ports,
+                            listen,
                         };
                         for reported in [false, true] {
                             let program = program_with(arch, sockets, reported);
@@ -1876,6 +1931,20 @@ mod tests {
                 assert_eq!(verdict(arch, false, sys, &[3]), EPERM, "{sys:?}");
                 assert_eq!(verdict(arch, true, sys, &[3]), ALLOW, "{sys:?}");
             }
+            // A server's address-reuse option is set, so that its `bind` is reached (and
+            // reported); every other option stays refused.
+            let sol_socket = libc::SOL_SOCKET as u64;
+            for (level, option, expected) in [
+                (sol_socket, libc::SO_REUSEADDR as u64, ALLOW),
+                (sol_socket, libc::SO_REUSEPORT as u64, ALLOW),
+                (sol_socket, libc::SO_BINDTODEVICE as u64, EPERM),
+                (sol_socket, libc::SO_MARK as u64, EPERM),
+                (libc::IPPROTO_TCP as u64, libc::SO_REUSEADDR as u64, EPERM),
+            ] {
+                let args = [3, level, option, 0, 4];
+                assert_eq!(verdict(arch, false, Sys::Setsockopt, &args), expected);
+                assert_eq!(verdict(arch, true, Sys::Setsockopt, &args), ALLOW);
+            }
             // send() on a connected socket is fine; an explicit destination is not.
             assert_eq!(
                 verdict(arch, false, Sys::Sendto, &[3, 0, 1, 0, 0, 0]),
@@ -1896,9 +1965,8 @@ mod tests {
     #[test]
     fn a_port_grant_is_a_tcp_client() {
         let ports = Sockets {
-            network: false,
-            unix: false,
             tcp_ports: true,
+            ..Sockets::default()
         };
         let inet = libc::AF_INET as u64;
         for arch in ARCHES {
@@ -1930,6 +1998,49 @@ mod tests {
                 run(&plain, &call(Sys::Sendto, &[3, 0, 1, fast_open, 0, 0])),
                 EPERM
             );
+        }
+    }
+
+    /// A listening grant: `bind` and `listen` go to the supervisor, which makes them itself, and
+    /// are refused without one; `accept` is allowed; outgoing connections stay the supervisor's
+    /// (and Landlock's) to refuse; a stream socket of another protocol than TCP is refused in
+    /// every table without the network.
+    #[test]
+    fn a_listening_grant_binds_only_through_the_supervisor() {
+        let listening = Sockets {
+            listen: true,
+            ..Sockets::default()
+        };
+        let inet = libc::AF_INET as u64;
+        let stream = libc::SOCK_STREAM as u64;
+        for arch in ARCHES {
+            let plain = program(arch, listening);
+            let supervised = program_with(arch, listening, true);
+            let call = |sys, args: &[u64]| Call::new(arch, sys, args);
+            for sys in [Sys::Bind, Sys::Listen] {
+                assert_eq!(run(&plain, &call(sys, &[3, 0, 16])), EPERM, "{sys:?}");
+                assert_eq!(
+                    run(&supervised, &call(sys, &[3, 0, 16])),
+                    SECCOMP_RET_USER_NOTIF,
+                    "{sys:?}"
+                );
+            }
+            for sys in [Sys::Accept, Sys::Accept4, Sys::Setsockopt, Sys::Getsockname] {
+                assert_eq!(run(&plain, &call(sys, &[3])), ALLOW, "{sys:?}");
+            }
+            assert_eq!(
+                run(&supervised, &call(Sys::Connect, &[3, 0, 16])),
+                SECCOMP_RET_USER_NOTIF
+            );
+            assert_eq!(run(&plain, &call(Sys::Socket, &[inet, stream, 0])), ALLOW);
+            let tcp = libc::IPPROTO_TCP as u64;
+            assert_eq!(run(&plain, &call(Sys::Socket, &[inet, stream, tcp])), ALLOW);
+            for sockets in [listening, lines(false)] {
+                for protocol in [132, 262, (1 << 32) | 132] {
+                    let other = call(Sys::Socket, &[inet, stream, protocol]);
+                    assert_eq!(run(&program(arch, sockets), &other), EPERM, "{protocol}");
+                }
+            }
         }
     }
 

@@ -136,7 +136,7 @@ pub fn connect(socket: &OwnedFd, address: &Address) -> i32 {
 
 /// The internet socket address at `pointer` (`len` bytes) in `tid`'s memory, when its family is
 /// the socket's and it is long enough for it.
-fn internet_address(tid: u32, pointer: u64, len: usize, family: i32) -> Option<Vec<u8>> {
+pub(super) fn internet_address(tid: u32, pointer: u64, len: usize, family: i32) -> Option<Vec<u8>> {
     use std::os::unix::fs::FileExt;
     let wanted = if family == libc::AF_INET {
         std::mem::size_of::<libc::sockaddr_in>()
@@ -174,7 +174,7 @@ fn connect_raw(socket: &OwnedFd, bytes: &[u8]) -> i32 {
 }
 
 /// A pidfd for the thread group of `tid` (whose descriptor table its threads share).
-fn pidfd_of(tid: u32) -> io::Result<OwnedFd> {
+pub(super) fn pidfd_of(tid: u32) -> io::Result<OwnedFd> {
     let status = std::fs::read_to_string(format!("/proc/{tid}/status"))?;
     let tgid = status
         .lines()
@@ -185,7 +185,7 @@ fn pidfd_of(tid: u32) -> io::Result<OwnedFd> {
 }
 
 /// A copy of the process's descriptor `fd` (`pidfd_getfd`).
-fn take_descriptor(pid: &OwnedFd, fd: RawFd) -> io::Result<OwnedFd> {
+pub(super) fn take_descriptor(pid: &OwnedFd, fd: RawFd) -> io::Result<OwnedFd> {
     // SAFETY: pidfd_getfd takes a pidfd, a descriptor number and flags (0); on success it
     // returns a new descriptor this process owns.
     let ret = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pid.as_raw_fd(), fd, 0) };
@@ -197,7 +197,7 @@ fn take_descriptor(pid: &OwnedFd, fd: RawFd) -> io::Result<OwnedFd> {
 }
 
 /// The family of a socket (`SO_DOMAIN`); `None` for something that is not one.
-fn socket_family(socket: &OwnedFd) -> Option<i32> {
+pub(super) fn socket_family(socket: &OwnedFd) -> Option<i32> {
     let mut family: libc::c_int = 0;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: `family` and `len` are writable and of the size `len` says.

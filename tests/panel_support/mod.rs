@@ -181,6 +181,7 @@ pub fn record(session: &Session, request: &RequestId, line: &Line<'_>) {
             grant: Some(shellgate::policy::grant::Grant {
                 sandbox: SandboxPolicy::WorkspaceWrite,
                 network: shellgate::policy::grant::Network::tcp([443]),
+                listen: Default::default(),
                 writable: vec!["~/.npm".into()],
                 env: Vec::new(),
             }),

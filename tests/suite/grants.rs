@@ -265,6 +265,59 @@ fn escalation_runs_a_refused_connection_again_once_with_that_port() {
     );
 }
 
+/// A server a line starts on a port nobody named (a dev server): the sandbox refuses its `bind`,
+/// naming the address; an agent gets that refusal with the missing grant; a person is asked to
+/// run it again once listening on that port on loopback, says yes, and the server is reached
+/// from outside, bound on loopback though it asked for every address.
+#[test]
+fn escalation_runs_a_refused_server_again_once_listening_on_that_port() {
+    let lab = Lab::new();
+    support::write_executable(
+        &lab.dir.path().join("bin/servex"),
+        "#!/usr/bin/python3\n\
+         import socket, sys\n\
+         s = socket.socket()\n\
+         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n\
+         s.bind(('0.0.0.0', int(sys.argv[1])))\n\
+         s.listen(1)\n\
+         s.settimeout(20)\n\
+         c, _ = s.accept()\n\
+         c.sendall(('served from %s' % s.getsockname()[0]).encode())\n",
+    );
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let line = format!("servex {port}");
+    let (code, text) = lab.agent_runs(&line);
+    assert_ne!(code, 0, "{text}");
+    assert!(
+        text.contains(&format!("listening on 0.0.0.0:{port}"))
+            && text.contains(&format!("\"listen\":[{port}]")),
+        "the refusal names neither the address nor the grant: {text}"
+    );
+    let client = std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(25);
+        while std::time::Instant::now() < deadline {
+            if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) {
+                let mut got = String::new();
+                let _ = std::io::Read::read_to_string(&mut stream, &mut got);
+                return got;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        String::new()
+    });
+    let (seen, code) = lab.person_runs(&line, &["y"]);
+    assert_eq!(code, 0, "{seen}");
+    assert!(
+        seen.contains(&format!("listens on loopback tcp:{port}")),
+        "the question does not offer the port: {seen}"
+    );
+    assert_eq!(client.join().unwrap(), "served from 127.0.0.1", "{seen}");
+}
+
 /// The person's "no" to an escalation is recorded like every other decision; a log that cannot
 /// take it fails the line as an audit failure (naming the sandbox's refusal), never a refusal
 /// that went unrecorded. The log breaks while the question waits for its answer.

@@ -788,6 +788,175 @@ fn a_tcp_port_grant_holds_without_a_supervisor() {
     assert_no_connection(&other);
 }
 
+/// A one-connection server: binds `HOST PORT` (`auto`: listens without binding, so the kernel
+/// picks a port on every address), says where it is bound, serves `served` to one client.
+const SERVE_ONCE: &str = "\
+import socket, sys
+host, port = sys.argv[1], int(sys.argv[2])
+family = socket.AF_INET6 if ':' in host else socket.AF_INET
+try:
+    s = socket.socket(family, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if host != 'auto':
+        s.bind((host, port))
+    s.listen(1)
+except OSError as e:
+    print('denied', e.errno, flush=True)
+    sys.exit(3)
+print('bound', s.getsockname()[0], flush=True)
+s.settimeout(20)
+c, _ = s.accept()
+c.sendall(b'served')
+c.close()
+";
+
+/// A TCP port nothing listens on now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Connects to `address` from outside the sandbox, again and again for up to 20 s (the server is
+/// starting meanwhile), and returns what it was sent.
+fn fetch_from_outside(address: std::net::SocketAddr) -> std::thread::JoinHandle<Option<String>> {
+    std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while std::time::Instant::now() < deadline {
+            if let Ok(mut stream) = std::net::TcpStream::connect(address) {
+                let mut got = String::new();
+                let _ = std::io::Read::read_to_string(&mut stream, &mut got);
+                return Some(got);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    })
+}
+
+/// A listening grant: a server the line starts on the granted port is reached from outside on
+/// loopback, and a wildcard address is bound as loopback (checked from outside: the control
+/// without the sandbox is bound on every address). Another port, no grant, and a port the kernel
+/// picks are refused, each named. As every identity.
+#[test]
+fn a_listening_grant_serves_on_loopback_only() {
+    for who in identities() {
+        let s = Scene::new(who);
+        let port = free_port();
+        let p = port.to_string();
+        let loopback: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+        // The control: without the sandbox the wildcard is every address.
+        let client = fetch_from_outside(loopback);
+        let control = s.bare().py(SERVE_ONCE, &["0.0.0.0", &p]);
+        assert_eq!(
+            control.stdout().trim(),
+            "bound 0.0.0.0",
+            "{}",
+            control.stderr()
+        );
+        assert_eq!(client.join().unwrap().as_deref(), Some("served"));
+        let listen = ["--listen", p.as_str()];
+        let client = fetch_from_outside(loopback);
+        let out = s.sandbox().flags(listen).py(SERVE_ONCE, &["0.0.0.0", &p]);
+        assert_eq!(
+            out.stdout().trim(),
+            "bound 127.0.0.1",
+            "{who:?}: {}",
+            out.stderr()
+        );
+        assert_eq!(client.join().unwrap().as_deref(), Some("served"), "{who:?}");
+        // IPv6, where this machine has it: `::` is bound as `::1`.
+        if TcpListener::bind("[::1]:0").is_ok() {
+            let client = fetch_from_outside((std::net::Ipv6Addr::LOCALHOST, port).into());
+            let out = s.sandbox().flags(listen).py(SERVE_ONCE, &["::", &p]);
+            assert_eq!(
+                out.stdout().trim(),
+                "bound ::1",
+                "{who:?}: {}",
+                out.stderr()
+            );
+            assert_eq!(client.join().unwrap().as_deref(), Some("served"), "{who:?}");
+        }
+        let other = free_port();
+        for (flags, host, port, named) in [
+            (
+                &listen[..],
+                "127.0.0.1",
+                other,
+                format!("listening on 127.0.0.1:{other}"),
+            ),
+            (
+                &[][..],
+                "127.0.0.1",
+                port,
+                format!("listening on 127.0.0.1:{port}"),
+            ),
+            (
+                &listen[..],
+                "auto",
+                0,
+                "listening on a port the kernel picks".to_owned(),
+            ),
+        ] {
+            let out = s
+                .sandbox()
+                .flags(flags)
+                .py(SERVE_ONCE, &[host, &port.to_string()]);
+            assert_eq!(
+                out.code(),
+                Some(3),
+                "{who:?} {host} {port}: {}",
+                out.stdout()
+            );
+            assert!(out.stderr().contains(&named), "{who:?}: {}", out.stderr());
+        }
+    }
+}
+
+/// Nested in another sandbox (no supervisor for the inner one), nothing makes the bind: the
+/// inner line cannot listen even on its granted port (fail closed), where the outer one can.
+#[test]
+fn a_listening_grant_without_a_supervisor_listens_nowhere() {
+    let s = me();
+    let port = free_port();
+    let inner = format!(
+        "{} sandbox --workspace {} --listen {port} -- {PYTHON} -c \"$PROBE\" 127.0.0.1 {port}",
+        binary().display(),
+        s.ws.display()
+    );
+    let out = s
+        .sandbox()
+        .flags(["--listen", &port.to_string()])
+        .env("PROBE", SERVE_ONCE)
+        .sh(&inner);
+    assert_eq!(out.code(), Some(3), "{} {}", out.stdout(), out.stderr());
+    assert!(out.stdout().contains("denied"), "{}", out.stdout());
+}
+
+/// Without the network, a stream socket of another protocol than TCP (SCTP, MPTCP) cannot be
+/// made: Landlock's port rules hold TCP only.
+#[test]
+fn only_tcp_stream_sockets_are_made_without_the_network() {
+    let probe = "import socket, sys\ntry:\n    socket.socket(socket.AF_INET, socket.SOCK_STREAM, int(sys.argv[1]))\n    print('made')\nexcept OSError as e:\n    print('denied', e.errno)\n";
+    let s = me();
+    for protocol in ["132", "262"] {
+        let out = s
+            .sandbox()
+            .flags(["--tcp-port", "443"])
+            .py(probe, &[protocol]);
+        assert_eq!(
+            out.stdout().trim(),
+            "denied 1",
+            "{protocol}: {}",
+            out.stderr()
+        );
+    }
+    let out = s.sandbox().flags(["--tcp-port", "443"]).py(probe, &["6"]);
+    assert_eq!(out.stdout().trim(), "made", "{}", out.stderr());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Conformance: attacks, each first shown to work without the sandbox.
 
