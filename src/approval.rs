@@ -237,6 +237,13 @@ pub fn render_question(question: &Question) -> String {
         if !question.grant.network.is_off() {
             grant.push_str(&format!("  network: {}\n", question.grant.network));
         }
+        if !question.grant.listen.is_empty() {
+            let ports: Vec<String> = question.grant.listen.iter().map(u16::to_string).collect();
+            grant.push_str(&format!(
+                "  listens: loopback tcp:{} (this machine only)\n",
+                ports.join(",")
+            ));
+        }
         if !question.grant.writable.is_empty() {
             grant.push_str(&format!(
                 "  writes:  {} (besides the workspace)\n",
@@ -561,6 +568,26 @@ mod tests {
         let text = render_question(&question);
         assert!(text.starts_with("shellgate: "), "{text:?}");
         assert!(text.contains("a = always allow `mkdir`"), "{text}");
+    }
+
+    /// The grant a yes gives is shown whole: a listening grant too.
+    #[test]
+    fn the_question_shows_the_ports_a_line_would_listen_on() {
+        let mut grant = Grant::base(SandboxPolicy::WorkspaceWrite, false);
+        grant.listen = [8000, 5173].into();
+        let question = Question {
+            line: "python3 -m http.server".into(),
+            cwd: "/w".into(),
+            grant,
+            why: "test".into(),
+            kind: QuestionKind::AllowOnce,
+            timeout: Duration::from_secs(9),
+        };
+        let text = render_question(&question);
+        assert!(
+            text.contains("  listens: loopback tcp:5173,8000 (this machine only)\n"),
+            "{text}"
+        );
     }
 
     /// A yes to one line outside the sandbox says so; Full access (the mode) keeps its words.
