@@ -102,7 +102,7 @@ fn overhead(c: &mut Criterion) {
     let server = ScriptedServer::start();
     let dir = tempfile::tempdir().expect("tempdir");
     let workspace = dir.path();
-    let line = "cargo build --release";
+    let line = "cargo update --workspace";
     let mut group = c.benchmark_group("overhead");
     // The baseline body: the size of a real review request.
     server.always(openai_verdict("allow", "low", "builds"));
@@ -176,7 +176,7 @@ fn whole_process(c: &mut Criterion) {
     let home = Home::new(&server, "");
     // Prime the cache, then keep the session log at that one event for every iteration, so that
     // neither line pays for a log that grows with the benchmark.
-    assert_eq!(home.check("cargo build"), 0);
+    assert_eq!(home.check("cargo fetch"), 0);
     let log = home
         .state()
         .session_log(&SessionId::parse("bench").expect("id"));
@@ -193,7 +193,7 @@ fn whole_process(c: &mut Criterion) {
     group.bench_function("check cached verdict", |b| {
         b.iter_batched(
             restore,
-            |()| assert_eq!(home.check("cargo build"), 0),
+            |()| assert_eq!(home.check("cargo fetch"), 0),
             BatchSize::PerIteration,
         )
     });
@@ -203,7 +203,7 @@ fn whole_process(c: &mut Criterion) {
         "the cached path never reached the server"
     );
     let uncached = Home::new(&server, "cache_ttl_s = 0");
-    uncached.check("cargo build");
+    uncached.check("cargo fetch");
     let log = uncached
         .state()
         .session_log(&SessionId::parse("bench").expect("id"));
@@ -211,7 +211,7 @@ fn whole_process(c: &mut Criterion) {
     group.bench_function("check reviewed by the scripted server", |b| {
         b.iter_batched(
             || std::fs::write(&log, &template).expect("restore log"),
-            |()| assert_eq!(uncached.check("cargo build"), 0),
+            |()| assert_eq!(uncached.check("cargo fetch"), 0),
             BatchSize::PerIteration,
         )
     });

@@ -809,7 +809,7 @@ fn escalate(
     ran: &Ran,
 ) -> Outcome {
     let what: Vec<String> = ran.denials.iter().map(|d| d.describe()).collect();
-    let missing = missing_grant(&ran.denials);
+    let missing = missing_grant(&ran.denials, &decision.on_demand);
     let widened = missing.as_ref().map(|m| grant.with_needs(m));
     let denied = SandboxDenied {
         refused: what.clone(),
@@ -975,10 +975,27 @@ fn outside_once(
 
 /// The grant that would have given the line what the sandbox refused: the ports it connected to
 /// (the whole network for what has no port: a UDP socket, an unreadable address), the ports it
-/// listened on (loopback), the directories it wrote to where a grant can reach. `None` when none of it can be granted.
-fn missing_grant(denials: &[crate::sandbox::Denial]) -> Option<Needs> {
+/// listened on (loopback), the directories it wrote to where a grant can reach. A line whose
+/// builds fetch on demand (`on_demand`, see [`policy::needs::on_demand`]) and that was refused
+/// a connection, a name lookup or a write into a cache such a fetch fills gets that fetch's grant
+/// instead of the whole network for its lookup. `None` when none of it can be granted.
+fn missing_grant(denials: &[crate::sandbox::Denial], on_demand: &Needs) -> Option<Needs> {
     use crate::sandbox::Denial;
     let mut needs = Needs::default();
+    let caches: Vec<_> = on_demand
+        .writable
+        .iter()
+        .filter_map(|d| crate::sandbox::grant_dir(d))
+        .collect();
+    let fetched = !on_demand.is_empty()
+        && denials.iter().any(|d| match d {
+            Denial::Connect { .. } | Denial::ConnectElsewhere | Denial::Udp => true,
+            Denial::Write { path, .. } => caches.iter().any(|c| path.starts_with(c)),
+            Denial::Listen { .. } | Denial::UnixSocket { .. } => false,
+        });
+    if fetched {
+        needs.add(on_demand);
+    }
     // A server looking up its own address (`getaddrinfo` for a listening socket) makes UDP
     // sockets only to sort the answers (glibc's RFC 3484 ordering connects one per address and
     // sends nothing): beside a refused listener, a UDP socket is not a need for the network.
@@ -989,6 +1006,8 @@ fn missing_grant(denials: &[crate::sandbox::Denial]) -> Option<Needs> {
                 needs.network = needs.network.union(&Network::tcp([address.port()]));
             }
             Denial::Udp if serves => {}
+            // The fetch's grant has its ports, and name lookups over TCP with them.
+            Denial::ConnectElsewhere | Denial::Udp if fetched => {}
             Denial::ConnectElsewhere | Denial::Udp => needs.network = Network::On,
             Denial::Listen { address } if crate::sandbox::notify::grantable_listener(address) => {
                 needs.listen.insert(address.port());
@@ -1010,6 +1029,15 @@ fn missing_grant(denials: &[crate::sandbox::Denial]) -> Option<Needs> {
     (!needs.is_empty()).then_some(needs)
 }
 
+/// A build that fetches on demand runs first without the network: its fetch can only fail, so
+/// it should fail at once rather than retry (cargo waits ≈ 10 s over its retries before it gives
+/// up on a name it cannot look up), and the person is asked sooner.
+fn fail_fetches_at_once(env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>) {
+    const NO_RETRIES: &str = "CARGO_NET_RETRY";
+    env.retain(|(key, _)| key != NO_RETRIES);
+    env.push((NO_RETRIES.into(), "0".into()));
+}
+
 fn spawn_and_wait(
     ctx: &Context,
     req: &LineRequest,
@@ -1026,9 +1054,12 @@ fn spawn_and_wait(
         )
     })?;
     let policy::environment::LineEnv {
-        vars: env,
+        vars: mut env,
         withheld,
     } = line_environment(ctx, req, grant, request);
+    if !decision.on_demand.is_empty() && grant.network.is_off() {
+        fail_fetches_at_once(&mut env);
+    }
     let args = shell_args(req, line);
     let started = EventBody::ExecStarted(ExecStarted {
         sandbox: grant.sandbox,

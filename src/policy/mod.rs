@@ -26,7 +26,7 @@ use crate::error::Code;
 use crate::intake::{self, Line};
 use crate::mode::{ApprovalPolicy, Resolved, SandboxPolicy};
 use crate::parse::{self, Command, Parsed, ShellKind};
-use grant::Grant;
+use grant::{Grant, Needs};
 use rules::{BuiltinCheck, Field, LineContext, Matcher, Rule, RulePolicy, RuleSource};
 use serde::{Deserialize, Serialize};
 
@@ -112,6 +112,11 @@ pub struct Decision {
     /// need (see [`grant`]). An approver may narrow it.
     #[serde(flatten)]
     pub grant: Grant,
+    /// What the line's builds would need if they turn out to fetch (`cargo build`: TCP 443 and
+    /// its registry cache): not in the grant; offered once if the sandbox refuses such a fetch
+    /// (see [`needs::on_demand`]). Empty when the grant already has the network.
+    #[serde(default, skip_serializing_if = "Needs::is_empty")]
+    pub on_demand: Needs,
     pub commands: Vec<Command>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub opaque: Vec<String>,
@@ -143,6 +148,7 @@ impl Decision {
             rule: None,
             mode: mode.mode.clone(),
             grant: Grant::base(mode.sandbox, mode.network),
+            on_demand: Needs::default(),
             commands: Vec::new(),
             opaque: Vec::new(),
             hook_state: Vec::new(),
@@ -306,6 +312,11 @@ pub fn decide(input: &Input) -> Decision {
             &parsed,
         ))
     };
+    let on_demand = if grant.sandbox == SandboxPolicy::WorkspaceWrite && grant.network.is_off() {
+        needs::on_demand(&parsed)
+    } else {
+        Needs::default()
+    };
     Decision {
         decision,
         code,
@@ -314,6 +325,7 @@ pub fn decide(input: &Input) -> Decision {
         rule: requirement.rule,
         mode: input.mode.mode.clone(),
         grant,
+        on_demand,
         commands: parsed.commands,
         opaque: parsed.opaque,
         hook_state: parsed.hook_state,

@@ -39,11 +39,31 @@ fn declares_needs(rule: &Rule) -> bool {
     matches!(rule.source, RuleSource::User(_))
 }
 
+/// What a fetch of the line's builds that fetch on demand would need (`cargo build`: TCP 443 and
+/// its registry cache), given to such a line only when it turns out to fetch (see
+/// [`super::network::fetches_on_demand`]); nothing for any other line.
+pub fn on_demand(parsed: &Parsed) -> Needs {
+    let mut needs = Needs::default();
+    for command in parsed
+        .commands
+        .iter()
+        .filter(|c| super::network::fetches_on_demand(c))
+    {
+        needs.add(&table(command));
+    }
+    needs
+}
+
 /// The built-in needs of one command (nothing when it does not need the network).
 pub fn builtin(c: &Command) -> Needs {
     if needs_network(c).is_none() {
         return Needs::default();
     }
+    table(c)
+}
+
+/// The built-in table: what a command that talks to the network is granted.
+fn table(c: &Command) -> Needs {
     let words: Vec<&str> = c.argv.iter().map(String::as_str).collect();
     if c.program.starts_with("python")
         && let Some(port) = super::network::served_port(&words)
@@ -165,7 +185,7 @@ mod tests {
         let n = needs("npm install");
         assert_eq!(n.network, Network::tcp([443]));
         assert_eq!(n.writable, ["~/.npm"]);
-        let n = needs("cargo build --release");
+        let n = needs("cargo fetch");
         assert_eq!(n.network, Network::tcp([443]));
         assert_eq!(n.writable, ["~/.cargo/registry", "~/.cargo/git"]);
         assert_eq!(
@@ -174,6 +194,12 @@ mod tests {
         );
         assert!(needs("cargo build --offline").is_empty());
         assert!(needs("ls -la").is_empty());
+        // A build fetches on demand: nothing up front, its fetch's needs if it turns out to.
+        assert!(needs("cargo build --release").is_empty());
+        let fetch = on_demand(&parse("cargo build --release && ls", ShellKind::Bash));
+        assert_eq!(fetch.network, Network::tcp([443]));
+        assert_eq!(fetch.writable, ["~/.cargo/registry", "~/.cargo/git"]);
+        assert!(on_demand(&parse("cargo fetch", ShellKind::Bash)).is_empty());
         assert!(needs("npm test").is_empty());
     }
 

@@ -210,35 +210,22 @@ pub fn needs_network(c: &Command) -> Option<String> {
         "conda" | "mamba" | "micromamba" => {
             matches!(first, Some("install" | "create" | "update" | "search"))
         }
+        // Builds fetch only what the cache lacks: they run without the network first
+        // ([`fetches_on_demand`]); these always talk to a registry.
         "cargo" => {
             !offline
                 && matches!(
                     first,
                     Some(
-                        "build"
-                            | "b"
-                            | "check"
-                            | "c"
-                            | "test"
-                            | "t"
-                            | "run"
-                            | "r"
-                            | "bench"
-                            | "doc"
-                            | "d"
-                            | "fetch"
+                        "fetch"
                             | "install"
                             | "update"
                             | "publish"
-                            | "clippy"
                             | "add"
                             | "search"
                             | "login"
                             | "generate-lockfile"
-                            | "tree"
                             | "vendor"
-                            | "fix"
-                            | "metadata"
                     )
                 )
         }
@@ -435,6 +422,41 @@ pub fn served_port(words: &[&str]) -> Option<u16> {
     Some(8000)
 }
 
+/// A build that reaches the network only to fetch dependencies its cache lacks (`cargo build`,
+/// `check`, `clippy`, `test`, `run`, `doc` …): it is not asked about, and runs without the
+/// network; only if the sandbox then refuses it a connection (or a write into the cache a fetch
+/// fills) is it offered again once with what a fetch needs (see `gate::missing_grant`). Its
+/// writes otherwise stay in the workspace (`target/`), unlike `go build`'s build cache in the
+/// home, which later builds outside would link: `go` is asked about first.
+pub fn fetches_on_demand(c: &Command) -> bool {
+    if c.program != "cargo" {
+        return false;
+    }
+    let words: Vec<&str> = c.argv.iter().map(String::as_str).collect();
+    let offline = words.iter().any(|w| matches!(*w, "--offline" | "--frozen"));
+    !offline
+        && matches!(
+            first_word(&words),
+            Some(
+                "build"
+                    | "b"
+                    | "check"
+                    | "c"
+                    | "test"
+                    | "t"
+                    | "run"
+                    | "r"
+                    | "bench"
+                    | "doc"
+                    | "d"
+                    | "clippy"
+                    | "tree"
+                    | "fix"
+                    | "metadata"
+            )
+        )
+}
+
 /// `program arg…` shortened, for a reason.
 fn head(c: &Command) -> String {
     let text = c.argv_text();
@@ -487,9 +509,9 @@ mod tests {
             "python3 -m pip install x",
             "python3 -m http.server 8000",
             "python3 -m http.server",
-            "cargo build",
-            "cargo test --workspace",
             "cargo fetch",
+            "cargo install ripgrep",
+            "cargo update",
             "git pull --rebase",
             "git push origin main",
             "git fetch",
@@ -513,6 +535,9 @@ mod tests {
             assert!(network(line), "{line}");
         }
         for line in [
+            "cargo build",
+            "cargo test --workspace",
+            "cargo clippy --all-targets",
             "cargo build --offline",
             "cargo --version",
             "cargo fmt",
@@ -537,6 +562,40 @@ mod tests {
             "make",
         ] {
             assert!(!network(line), "{line}");
+        }
+    }
+
+    #[test]
+    fn cargo_builds_fetch_on_demand_and_nothing_else_does() {
+        let on_demand = |line: &str| {
+            parse(line, ShellKind::Bash)
+                .commands
+                .iter()
+                .any(fetches_on_demand)
+        };
+        for line in [
+            "cargo build",
+            "cargo b --release",
+            "cargo check",
+            "cargo clippy --all-targets -- -D warnings",
+            "cargo test -p x",
+            "cargo run -- --help",
+            "cargo +nightly doc",
+            "RUSTFLAGS=-g cargo build",
+        ] {
+            assert!(on_demand(line), "{line}");
+        }
+        for line in [
+            "cargo build --offline",
+            "cargo test --frozen",
+            "cargo fetch",
+            "cargo install x",
+            "cargo add serde",
+            "cargo fmt",
+            "go build ./...",
+            "npm test",
+        ] {
+            assert!(!on_demand(line), "{line}");
         }
     }
 }

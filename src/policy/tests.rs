@@ -209,7 +209,7 @@ fn ordinary_lines_follow_the_mode() {
 #[test]
 fn flagged_lines_follow_the_mode() {
     let mut config = TestConfig::builtin();
-    let d = decide_in("cargo build", "ask", &config);
+    let d = decide_in("cargo fetch", "ask", &config);
     assert_eq!(
         (d.decision, d.code, d.route, d.rule.as_deref()),
         (
@@ -220,17 +220,17 @@ fn flagged_lines_follow_the_mode() {
         )
     );
     assert!(d.reason.contains("network"), "{}", d.reason);
-    let d = decide_in("cargo build", "auto", &config);
+    let d = decide_in("cargo fetch", "auto", &config);
     assert_eq!(
         (d.decision, d.code),
         (Verdict::Deny, Code::ReviewerUnconfigured)
     );
     assert!(d.reason.contains("[reviewer]"));
     config.reviewer = true;
-    let d = decide_in("cargo build", "auto", &config);
+    let d = decide_in("cargo fetch", "auto", &config);
     assert_eq!((d.decision, d.code), (Verdict::Review, Code::NeedsReview));
     // Full access has the network: nothing flags the line.
-    let d = decide_in("cargo build", "full", &config);
+    let d = decide_in("cargo fetch", "full", &config);
     assert_eq!(
         (d.decision, d.route, d.grant.sandbox),
         (Verdict::Allow, Route::Mode, SandboxPolicy::FullAccess)

@@ -94,7 +94,7 @@ fn json_decision_and_exit_codes() {
     );
 
     // The sandbox has no network: a line that needs it is asked about.
-    let (code, v) = env.json(&["check", "--json", "--", "cargo build"]);
+    let (code, v) = env.json(&["check", "--json", "--", "cargo fetch"]);
     assert_eq!(
         (code, v["decision"].as_str(), v["code"].as_str()),
         (200, Some("ask"), Some("NEEDS_APPROVAL"))
@@ -168,7 +168,7 @@ fn broken_config_decides_with_the_strictest_policy_naming_the_file() {
     );
     let note = v["note"].as_str().unwrap();
     assert!(note.contains("config.toml:5:11"), "{note}");
-    let (code, v) = env.json(&["check", "--json", "--", "cargo build"]);
+    let (code, v) = env.json(&["check", "--json", "--", "cargo fetch"]);
     assert_eq!((code, v["code"].as_str()), (200, Some("NEEDS_APPROVAL")));
     let out = env.run(&["config", "check"]);
     assert_eq!(out.status.code(), Some(207));
@@ -217,7 +217,7 @@ fn auto_without_reviewer_is_reported_and_fails_closed() {
     let out = env.run(&["config", "check"]);
     assert_eq!(out.status.code(), Some(207));
     assert!(String::from_utf8_lossy(&out.stderr).contains("[reviewer]"));
-    let (code, v) = env.json(&["check", "--json", "--", "cargo build"]);
+    let (code, v) = env.json(&["check", "--json", "--", "cargo fetch"]);
     assert_eq!(
         (code, v["code"].as_str()),
         (208, Some("REVIEWER_UNCONFIGURED"))
@@ -230,7 +230,7 @@ fn auto_without_reviewer_is_reported_and_fails_closed() {
 #[test]
 fn full_mode_needs_confirmation_and_check_says_so() {
     let env = Env::new();
-    let (code, v) = env.json(&["check", "--json", "--mode", "full", "--", "cargo build"]);
+    let (code, v) = env.json(&["check", "--json", "--mode", "full", "--", "cargo fetch"]);
     assert_eq!(
         (code, v["mode"].as_str(), v["sandbox"].as_str()),
         (200, Some("ask"), Some("workspace-write"))

@@ -102,7 +102,7 @@ expect = {{ decision = "allow", route = "known-safe" }}
 [[case]]
 id = "review-allow"
 category = "reviewed"
-line = "GITHUB_TOKEN={SECRET} cargo build --bin alpha"
+line = "GITHUB_TOKEN={SECRET} cargo install --path . --bin alpha"
 expect = {{ decision = "allow", code = "ALLOWED" }}
 
 [[case]]
@@ -138,7 +138,7 @@ expect = {{ code = "AUTO_REVIEW_FAILED" }}
 [[case]]
 id = "review-with-tools"
 category = "reviewed"
-line = "cargo test --test epsilon"
+line = "cargo update --package epsilon"
 files = {{ "Cargo.toml" = "[package]\nname = \"epsilon-crate\"\n" }}
 expect = "allow"
 "#
@@ -167,9 +167,9 @@ fn scripted_reviewer() -> ScriptedServer {
             )
         } else if text.contains("delta.plan") {
             Action::Json(200, openai_content("I think it is fine.", "stop"))
-        } else if text.contains("--test epsilon") && messages <= 2 {
+        } else if text.contains("--package epsilon") && messages <= 2 {
             openai_tool_request("read_file", "Cargo.toml", "")
-        } else if text.contains("--test epsilon") {
+        } else if text.contains("--package epsilon") {
             openai_verdict("allow", "low", "runs the crate's tests")
         } else {
             // Deterministic whatever the request said (it names a random scratch directory).
@@ -445,7 +445,7 @@ fn exit_status_is_zero_only_when_every_case_passed() {
     // expecting a denial still fails, and the run says why.
     let unconfigured = lab.write(
         "unconfigured.toml",
-        "[[case]]\nid = \"a\"\nline = \"cargo build\"\nmode = \"auto\"\nexpect = \"not-allowed\"\n",
+        "[[case]]\nid = \"a\"\nline = \"cargo fetch\"\nmode = \"auto\"\nexpect = \"not-allowed\"\n",
     );
     let run = lab.eval(&[unconfigured.to_str().unwrap(), "--out", "unconfigured"]);
     assert_eq!(run.status, 1, "{}{}", run.stdout, run.stderr);

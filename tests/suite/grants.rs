@@ -318,6 +318,50 @@ fn escalation_runs_a_refused_server_again_once_listening_on_that_port() {
     assert_eq!(client.join().unwrap(), "served from 127.0.0.1", "{seen}");
 }
 
+/// A build fetches only what its cache lacks (`cargo build`, a stand-in here): with everything
+/// cached it runs without the network and nobody is asked (an agent's line too, which was refused
+/// for approval before); one that turns out to fetch is refused the connection, and offered once
+/// the fetch's grant (TCP 443, the registry cache) with the port it tried; its first run was told
+/// not to retry.
+#[test]
+fn a_build_is_asked_about_only_when_it_fetches() {
+    let lab = Lab::new();
+    support::write_executable(
+        &lab.dir.path().join("bin/cargo"),
+        "#!/bin/bash\n\
+         echo \"retries=${CARGO_NET_RETRY-unset}\"\n\
+         if [[ -e need-fetch ]]; then\n\
+           exec 3<>\"/dev/tcp/127.0.0.1/$(cat need-fetch)\" || exit 101\n\
+           echo fetched\n\
+         fi\n\
+         echo built\n",
+    );
+    let (code, text) = lab.agent_runs("cargo build");
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("retries=0\nbuilt"), "{text}");
+    let (registry, port) = listener();
+    std::fs::write(lab.ws().join("need-fetch"), port.to_string()).unwrap();
+    let (code, text) = lab.agent_runs("cargo build");
+    assert_ne!(code, 0, "{text}");
+    assert!(!reached(&registry), "{text}");
+    assert!(
+        text.contains(&format!("\"network\":[443,{port}]"))
+            && text.contains("\"writable\":[\"~/.cargo/registry\",\"~/.cargo/git\"]"),
+        "the refusal does not offer the fetch's grant: {text}"
+    );
+    let (seen, code) = lab.person_runs("cargo build", &["y"]);
+    assert_eq!(code, 0, "{seen}");
+    assert!(
+        seen.contains(&format!("tcp:443,{port}")) && seen.contains("~/.cargo/registry"),
+        "the question does not offer the fetch's grant: {seen}"
+    );
+    assert!(
+        seen.contains("retries=unset\r\nfetched"),
+        "the run with the grant: {seen}"
+    );
+    assert!(reached(&registry), "{seen}");
+}
+
 /// The person's "no" to an escalation is recorded like every other decision; a log that cannot
 /// take it fails the line as an audit failure (naming the sandbox's refusal), never a refusal
 /// that went unrecorded. The log breaks while the question waits for its answer.
