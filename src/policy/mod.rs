@@ -18,6 +18,7 @@ pub mod grant;
 pub mod known_safe;
 pub mod needs;
 pub mod network;
+pub mod own_commands;
 pub mod own_config;
 pub mod rules;
 pub mod secrets;

@@ -685,16 +685,16 @@ fn names_shellgate(text: &str) -> bool {
 }
 
 fn tampers_with_shellgate(c: &Command, facts: &LineContext) -> bool {
+    use super::own_commands::{Changes, lookup};
     let mutating_self = c.program == "shellgate"
-        && c.argv.first().is_some_and(|sub| {
-            // The panel's buttons are `auto-review` actions with the standing of whoever started
-            // it, so starting it at all is one; `uninstall` removes shellgate's hook and binary.
-            sub == "panel"
-                || sub == "uninstall"
-                || (matches!(sub.as_str(), "mode" | "permissions" | "auto-review")
-                    && c.argv.len() > 1
-                    && !c.argv.iter().any(|a| a == "status"))
-        });
+        && c.argv
+            .first()
+            .and_then(|sub| lookup(sub))
+            .is_some_and(|own| match own.changes {
+                Changes::Nothing => false,
+                Changes::Always => true,
+                Changes::WithArguments => c.argv.len() > 1 && !c.argv.iter().any(|a| a == "status"),
+            });
     // Starting an agent under `wrap`: it runs with the network, outside the line's sandbox.
     let starts_agent = c.via.iter().any(|v| v == "shellgate wrap");
     let names = c.argv.iter().any(|a| names_shellgate(a));

@@ -34,22 +34,6 @@ const STATE_BUILTINS: [&str; 13] = [
     "type", "pwd",
 ];
 
-/// shellgate's subcommands that run in the shell (see the module comment).
-const SELF_COMMANDS: [&str; 12] = [
-    "status",
-    "log",
-    "doctor",
-    "mode",
-    "permissions",
-    "auto-review",
-    "rules",
-    "config",
-    "exit-codes",
-    "panel",
-    "help",
-    "uninstall",
-];
-
 /// May an allowed line run in the interactive shell itself? `shadowed`: the names the shell has
 /// as aliases, functions or disabled builtins.
 pub fn may_run_in_shell(
@@ -96,7 +80,7 @@ pub fn self_command(command: &Command) -> Option<&str> {
         && command.via.is_empty()
         && command.writes.is_empty()
         && !command.args_dynamic
-        && SELF_COMMANDS.contains(&sub.as_str()))
+        && crate::policy::own_commands::lookup(sub).is_some_and(|own| own.in_shell))
     .then_some(sub.as_str())
 }
 

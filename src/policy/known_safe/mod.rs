@@ -547,6 +547,12 @@ fn shellgate(args: &[Arg]) -> Result<(), Refusal> {
         return refused("a shellgate argument is only known at run time");
     }
     let texts: Vec<&str> = args.iter().map(|a| a.text).collect();
+    // Only a subcommand the table says has forms that only read; the forms follow.
+    if let Some(sub) = texts.first().filter(|t| !t.starts_with('-'))
+        && !super::own_commands::lookup(sub).is_some_and(|own| own.reads_only)
+    {
+        return refused("this shellgate command is not one that only reads");
+    }
     // Options and their values, after the subcommand words.
     let only = |rest: &[&str], flags: &[&str], values: &[&str]| {
         let mut i = 0;
