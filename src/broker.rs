@@ -157,13 +157,10 @@ impl Request {
     pub fn decode(bytes: &[u8]) -> Result<Request> {
         let mut f = Fields { rest: bytes };
         let line = f.next()?.to_vec();
-        let shell = match f.next()? {
-            b"bash" => ShellKind::Bash,
-            b"zsh" => ShellKind::Zsh,
-            b"sh" => ShellKind::Sh,
-            b"pwsh" => ShellKind::Pwsh,
-            _ => return Err(Error::internal("unknown shell in broker request")),
-        };
+        let shell = std::str::from_utf8(f.next()?)
+            .ok()
+            .and_then(ShellKind::from_name)
+            .ok_or_else(|| Error::internal("unknown shell in broker request"))?;
         let cwd = PathBuf::from(OsString::from_vec(f.next()?.to_vec()));
         let origin = match f.next()? {
             b"run" => Origin::Run,

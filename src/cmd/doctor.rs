@@ -2,6 +2,7 @@
 
 use crate::error::Code;
 use crate::mode::SandboxPolicy;
+use crate::parse::ShellKind;
 use crate::sandbox::{self, Policy, Spec, Support};
 use clap::Args as ClapArgs;
 use serde::Serialize;
@@ -261,9 +262,11 @@ fn limits_report() -> LimitsReport {
 }
 
 fn shells() -> Vec<Shell> {
-    ["bash", "zsh", "pwsh"]
+    ShellKind::ALL
         .into_iter()
-        .map(|name| {
+        .filter(|kind| kind.has_hook())
+        .map(|kind| {
+            let name = kind.as_str();
             let path = find_in_path(name);
             let version = path.as_deref().and_then(version_of);
             Shell {

@@ -38,6 +38,25 @@ pub enum ShellKind {
 }
 
 impl ShellKind {
+    /// Every shell, each named once ([`ShellKind::as_str`] is its name everywhere: the command
+    /// line, the broker's requests, `doctor`, the log).
+    pub const ALL: [ShellKind; 4] = [
+        ShellKind::Bash,
+        ShellKind::Zsh,
+        ShellKind::Sh,
+        ShellKind::Pwsh,
+    ];
+
+    /// The shell named `name` (as [`ShellKind::as_str`] names it).
+    pub fn from_name(name: &str) -> Option<ShellKind> {
+        ShellKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// The shells a person's hook exists for (`shellgate init SHELL`); `sh` runs agents' lines only.
+    pub fn has_hook(self) -> bool {
+        self != ShellKind::Sh
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ShellKind::Bash => "bash",

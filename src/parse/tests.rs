@@ -1180,3 +1180,16 @@ fn only_name_arguments_are_subscripts() {
         assert_opaque(line);
     }
 }
+
+/// Every shell is in `ShellKind::ALL` (clap's list of the enum's values is the check) and is
+/// found again by its name.
+#[test]
+fn every_shell_is_named_once() {
+    use clap::ValueEnum;
+    assert_eq!(ShellKind::value_variants(), ShellKind::ALL);
+    for kind in ShellKind::ALL {
+        assert_eq!(ShellKind::from_name(kind.as_str()), Some(kind));
+    }
+    assert_eq!(ShellKind::from_name("fish"), None);
+    assert!(!ShellKind::Sh.has_hook() && ShellKind::Zsh.has_hook());
+}

@@ -31,11 +31,8 @@ pub fn invoked_as(argv0: &OsStr) -> Option<ShellKind> {
     let name = Path::new(argv0).file_name()?.to_str()?;
     let name = name.strip_prefix('-').unwrap_or(name); // a login shell's `-bash`
     match name {
-        "bash" => Some(ShellKind::Bash),
-        "sh" | "dash" => Some(ShellKind::Sh),
-        "zsh" => Some(ShellKind::Zsh),
-        "pwsh" => Some(ShellKind::Pwsh),
-        _ => None,
+        "dash" => Some(ShellKind::Sh),
+        name => ShellKind::from_name(name),
     }
 }
 
