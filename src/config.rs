@@ -704,7 +704,8 @@ fn apply_user(config: &mut Config, text: &str, path: &Path) -> Result<(), Error>
         for (key, dirs, into) in lists {
             for dir in dirs {
                 config.provenance.push(row(key, &dir, &source));
-                into.push(expand_home(&dir));
+                // Without a `HOME`, a `~/` directory names nothing and is left out.
+                into.extend(crate::paths::home_relative(&dir));
             }
         }
         for name in sandbox.pass_env {
@@ -964,13 +965,6 @@ fn row(key: &str, value: &str, source: &str) -> Provenance {
         key: key.to_owned(),
         value: value.to_owned(),
         source: source.to_owned(),
-    }
-}
-
-fn expand_home(dir: &str) -> PathBuf {
-    match (dir.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ => PathBuf::from(dir),
     }
 }
 

@@ -985,7 +985,7 @@ fn missing_grant(denials: &[crate::sandbox::Denial], on_demand: &Needs) -> Optio
     let caches: Vec<_> = on_demand
         .writable
         .iter()
-        .filter_map(|d| crate::sandbox::grant_dir(d))
+        .filter_map(|d| crate::paths::home_relative(d))
         .collect();
     let fetched = !on_demand.is_empty()
         && denials.iter().any(|d| match d {

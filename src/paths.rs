@@ -52,6 +52,15 @@ pub fn from_env() -> OwnPaths {
     }
 }
 
+/// A directory as the config and grants write it: `~/x` beneath `$HOME` (`None` without one: a
+/// home-relative directory then names nothing), any other as written. The one reading of `~/`.
+pub fn home_relative(dir: &str) -> Option<PathBuf> {
+    match dir.strip_prefix("~/") {
+        Some(rest) => std::env::var_os("HOME").map(|home| PathBuf::from(home).join(rest)),
+        None => Some(PathBuf::from(dir)),
+    }
+}
+
 /// The effective user's home directory in the password database, when it has an absolute one.
 pub fn password_home() -> Option<PathBuf> {
     password_entry_home()
@@ -88,4 +97,20 @@ pub fn binary() -> Option<PathBuf> {
 /// Whether `path` is one of shellgate's own directories or lies beneath one.
 pub fn is_own(path: &Path) -> bool {
     own_dirs().iter().any(|dir| path.starts_with(dir))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_leading_tilde_slash_is_the_home() {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        assert_eq!(home_relative("~/.npm"), home.map(|h| h.join(".npm")));
+        assert_eq!(
+            home_relative("/srv/cache"),
+            Some(PathBuf::from("/srv/cache"))
+        );
+        assert_eq!(home_relative("~user/x"), Some(PathBuf::from("~user/x")));
+    }
 }

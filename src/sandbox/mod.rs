@@ -123,19 +123,15 @@ pub fn grant_spec(
         spec = spec.with_listen(&grant.listen.iter().copied().collect::<Vec<_>>());
     }
     if spec.policy == Policy::WorkspaceWrite {
-        for path in grant.writable.iter().filter_map(|d| grant_dir(d)) {
+        for path in grant
+            .writable
+            .iter()
+            .filter_map(|d| crate::paths::home_relative(d))
+        {
             spec = spec.with_writable(&path)?;
         }
     }
     Ok(spec)
-}
-
-/// A grant's directory as a path: `~/x` in the home (`None` without a `HOME`), others as written.
-pub fn grant_dir(dir: &str) -> Option<PathBuf> {
-    match dir.strip_prefix("~/") {
-        Some(rest) => std::env::var_os("HOME").map(|home| PathBuf::from(home).join(rest)),
-        None => Some(PathBuf::from(dir)),
-    }
 }
 
 /// The refusal for a line one of its limits ended: a process killed for writing past the file-size
