@@ -257,6 +257,14 @@ pub fn render_question(question: &Question) -> String {
             visible(&question.grant.env.join(", "))
         ));
     }
+    for socket in &question.grant.sockets {
+        let what = if socket == crate::policy::grant::SSH_AGENT {
+            "your ssh agent's socket ($SSH_AUTH_SOCK: it signs with your keys)".to_owned()
+        } else {
+            format!("the socket {}", visible(socket))
+        };
+        grant.push_str(&format!("  reaches: {what}\n"));
+    }
     format!(
         "shellgate: a person's approval is needed\n  line:    {}\n  cwd:     {}\n  sandbox: {}\n{grant}  \
          why:     {}\n{prompt} ({} s) ",

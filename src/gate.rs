@@ -14,7 +14,7 @@ use crate::audit::{EventBody, RequestId};
 use crate::error::{Code, Error, Result};
 use crate::mode::{ApprovalPolicy, SandboxPolicy};
 use crate::parse::{Command as ParsedCommand, ShellKind};
-use crate::policy::grant::{Grant, Needs, Network};
+use crate::policy::grant::{Grant, Needs, Network, SSH_AGENT};
 use crate::policy::{self, Decision, Verdict};
 use crate::review::{self, ReviewOutcome, ReviewRequest};
 use crate::session::{Context, SessionUse};
@@ -22,7 +22,7 @@ use crate::shell::{ACTIVE_ENV, real_shell};
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -519,6 +519,10 @@ fn line_environment(
     env.retain(|(key, _)| key != ACTIVE_ENV);
     let mut passed = ctx.config.sandbox.pass_env.clone();
     passed.extend(grant.env.iter().cloned());
+    // The ssh agent's socket is found by this variable: granting the one is passing the other.
+    if grant.sockets.iter().any(|s| s == SSH_AGENT) {
+        passed.push(SSH_AUTH_SOCK.to_owned());
+    }
     let mut line = policy::environment::withhold(env, &passed);
     line.vars.push((ACTIVE_ENV.into(), request.as_str().into()));
     line
@@ -1029,6 +1033,27 @@ fn missing_grant(denials: &[crate::sandbox::Denial], on_demand: &Needs) -> Optio
     (!needs.is_empty()).then_some(needs)
 }
 
+const SSH_AUTH_SOCK: &str = "SSH_AUTH_SOCK";
+
+/// The unix sockets a grant names, as paths: [`SSH_AGENT`] is the one `SSH_AUTH_SOCK` names in
+/// the line's environment (left out when it names none, or not by an absolute path), any other
+/// is its path.
+fn granted_sockets(grant: &Grant, env: &[(OsString, OsString)]) -> Vec<PathBuf> {
+    grant
+        .sockets
+        .iter()
+        .filter_map(|name| {
+            if name != SSH_AGENT {
+                return Some(PathBuf::from(name));
+            }
+            env.iter()
+                .find(|(key, _)| key == SSH_AUTH_SOCK)
+                .map(|(_, value)| PathBuf::from(value))
+        })
+        .filter(|path| path.is_absolute())
+        .collect()
+}
+
 /// A build that fetches on demand runs first without the network: its fetch can only fail, so
 /// it should fail at once rather than retry (cargo waits ≈ 10 s over its retries before it gives
 /// up on a name it cannot look up), and the person is asked sooner.
@@ -1106,6 +1131,7 @@ fn spawn_and_wait(
     }
     let mut spec = crate::sandbox::grant_spec(grant, &ctx.cwd, req.workspace, &ctx.config.sandbox)?;
     spec.host_processes = req.origin == Origin::Hook && acts_on_processes(&decision.commands);
+    spec.unix_sockets = granted_sockets(grant, &env);
     let mut passed = side
         .passed
         .iter()

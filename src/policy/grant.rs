@@ -128,6 +128,31 @@ pub struct Needs {
         deserialize_with = "variable_names"
     )]
     pub env: Vec<String>,
+    /// Unix sockets it connects to by name (see [`Grant::sockets`]): only ever on a person's yes.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "socket_names"
+    )]
+    pub sockets: Vec<String>,
+}
+
+/// The ssh agent's socket, as a grant names it: the one `SSH_AUTH_SOCK` names in the caller's
+/// environment when the line starts.
+pub const SSH_AGENT: &str = "ssh-agent";
+
+/// A list of sockets, each [`SSH_AGENT`] or an absolute path.
+fn socket_names<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let names = Vec::<String>::deserialize(d)?;
+    match names
+        .iter()
+        .find(|n| *n != SSH_AGENT && !n.starts_with('/'))
+    {
+        Some(bad) => Err(serde::de::Error::custom(format!(
+            "sockets are \"{SSH_AGENT}\" or absolute paths, not {bad:?}"
+        ))),
+        None => Ok(names),
+    }
 }
 
 /// A list of variable names, each refused unless it is one (`[A-Za-z_][A-Za-z0-9_]*`).
@@ -171,11 +196,13 @@ impl Needs {
             && self.listen.is_empty()
             && self.writable.is_empty()
             && self.env.is_empty()
+            && self.sockets.is_empty()
     }
 
     pub fn add(&mut self, other: &Needs) {
         self.network = self.network.union(&other.network);
         self.listen.extend(other.listen.iter().copied());
+        union_names(&mut self.sockets, &other.sockets);
         union_names(&mut self.writable, &other.writable);
         union_names(&mut self.env, &other.env);
     }
@@ -199,6 +226,12 @@ pub struct Grant {
     /// [`Grant::allowed_by`]: only a person's yes passes them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<String>,
+    /// Unix sockets the line may connect to by name ([`SSH_AGENT`], or a path): the supervisor
+    /// makes each such `connect` itself, to exactly these (see `sandbox::unix_connect`). A
+    /// socket is a credential's reach (the ssh agent signs with the person's keys): like `env`,
+    /// passed only on a person's yes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sockets: Vec<String>,
 }
 
 impl Grant {
@@ -214,6 +247,7 @@ impl Grant {
             listen: BTreeSet::new(),
             writable: Vec::new(),
             env: Vec::new(),
+            sockets: Vec::new(),
         }
     }
 
@@ -229,6 +263,7 @@ impl Grant {
         grant.network = grant.network.union(&needs.network);
         grant.listen.extend(needs.listen.iter().copied());
         union_names(&mut grant.writable, &needs.writable);
+        union_names(&mut grant.sockets, &needs.sockets);
         grant
     }
 
@@ -241,6 +276,7 @@ impl Grant {
         } else {
             Grant {
                 env: Vec::new(),
+                sockets: Vec::new(),
                 ..self
             }
         }
@@ -262,6 +298,12 @@ impl Grant {
                 .env
                 .iter()
                 .filter(|n| ceiling.env.contains(n))
+                .cloned()
+                .collect(),
+            sockets: self
+                .sockets
+                .iter()
+                .filter(|n| ceiling.sockets.contains(n))
                 .cloned()
                 .collect(),
         }
@@ -301,6 +343,15 @@ impl Grant {
         if !passed.is_empty() {
             parts.push(format!("passes {}", passed.join(", ")));
         }
+        let reached: Vec<&str> = self
+            .sockets
+            .iter()
+            .filter(|n| !base.sockets.contains(n))
+            .map(String::as_str)
+            .collect();
+        if !reached.is_empty() {
+            parts.push(format!("reaches the socket {}", reached.join(", ")));
+        }
         (!parts.is_empty()).then(|| parts.join(", "))
     }
 }
@@ -326,6 +377,9 @@ impl fmt::Display for Grant {
         if !self.env.is_empty() {
             write!(f, ", passes {}", self.env.join(", "))?;
         }
+        if !self.sockets.is_empty() {
+            write!(f, ", reaches the socket {}", self.sockets.join(", "))?;
+        }
         Ok(())
     }
 }
@@ -341,6 +395,7 @@ mod tests {
             listen: BTreeSet::new(),
             writable: writable.iter().map(|s| (*s).to_owned()).collect(),
             env: Vec::new(),
+            sockets: Vec::new(),
         }
     }
 
@@ -366,6 +421,7 @@ mod tests {
             listen: BTreeSet::from([8000]),
             writable: vec!["~/.cargo/registry".into(), "~".into()],
             env: vec!["GH_TOKEN".into()],
+            sockets: vec![SSH_AGENT.into()],
         };
         assert_eq!(wider.narrowed_to(&asked), asked);
         assert!(wider.exceeds(&asked));

@@ -90,9 +90,18 @@ fn table(c: &Command) -> Needs {
         "curl" | "wget" => (url_ports(&words), &[]),
         _ => (None, &[]),
     };
+    let network = ports.map_or(Network::On, Network::tcp);
+    // ssh authenticates with the person's agent: its socket is asked for with port 22 (and
+    // passed only on a person's yes, see `Grant::allowed_by`).
+    let ssh = matches!(&network, Network::Tcp(ports) if ports.contains(&22));
     Needs {
-        network: ports.map_or(Network::On, Network::tcp),
+        network,
         writable: writable.iter().map(|d| (*d).to_owned()).collect(),
+        sockets: if ssh {
+            vec![super::grant::SSH_AGENT.to_owned()]
+        } else {
+            Vec::new()
+        },
         ..Needs::default()
     }
 }
@@ -230,6 +239,15 @@ mod tests {
         );
         assert_eq!(needs("git pull").network, Network::tcp([22, 443]));
         assert_eq!(needs("ssh host uptime").network, Network::tcp([22]));
+        // ssh and git over ssh ask for the person's agent with port 22; https does not.
+        assert_eq!(needs("ssh host uptime").sockets, ["ssh-agent"]);
+        assert_eq!(needs("git push origin main").sockets, ["ssh-agent"]);
+        assert!(
+            needs("git clone https://example.invalid/r.git")
+                .sockets
+                .is_empty()
+        );
+        assert!(needs("curl https://example.invalid/").sockets.is_empty());
         assert_eq!(needs("nc -l 9999").network, Network::On);
     }
 

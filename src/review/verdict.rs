@@ -57,6 +57,7 @@ impl Verdict {
                 listen: needs.listen.clone(),
                 writable: needs.writable.clone(),
                 env: needs.env.clone(),
+                sockets: needs.sockets.clone(),
             }
             .narrowed_to(asked),
         }

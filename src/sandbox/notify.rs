@@ -239,12 +239,14 @@ fn connect_by_name(
         &notif.data.args,
         &scope.unix_sockets,
         scope.network,
+        &scope.tcp_ports,
     ) {
         Answer::Connect(socket, address) => Err((socket, address)),
-        Answer::Refused(errno, path) => Ok((
-            Reply::Result(-errno),
-            Some(path.map_or(Denial::ConnectElsewhere, |path| Denial::UnixSocket { path })),
-        )),
+        Answer::Refused(errno, Some(path)) => {
+            Ok((Reply::Result(-errno), Some(Denial::UnixSocket { path })))
+        }
+        // An internet address refused: named as a refused connection is.
+        Answer::Refused(errno, None) => Ok((Reply::Result(-errno), denial_of(notif))),
     }
 }
 

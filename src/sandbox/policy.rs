@@ -193,9 +193,10 @@ pub struct Spec {
     /// without a supervisor both are refused. Landlock binds nothing (see `sandbox::listening`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub listen: Vec<u16>,
-    /// Unix sockets the program may connect to by name (stream and seqpacket sockets; each
-    /// `connect` is made by the supervisor, to exactly these): only a contained agent gets one,
-    /// the `wrap` broker's. Never a line.
+    /// Unix sockets the program may connect to by name (stream sockets, and seqpacket ones with
+    /// the network or without any port; each `connect` is made by the supervisor, to exactly
+    /// these): a contained agent's, the `wrap` broker's; a line's, those its grant names after
+    /// a person's yes (the ssh agent's).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unix_sockets: Vec<PathBuf>,
     /// Trees kept read-only inside writable roots besides the protected ones (canonical,

@@ -490,6 +490,47 @@ fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
                 Refusal::Denied,
             ),
         ]),
+        // Unix sockets by name beside TCP to granted ports (a line granted the ssh agent's socket
+        // and port 22): unix stream sockets, and internet sockets as without the network above.
+        // The conditions are checked in order, the first that holds decides.
+        Sockets {
+            network: false,
+            unix: true,
+            tcp_ports,
+            listen,
+        } if tcp_ports || listen => Deny::Checked(vec![
+            (dgram, Refusal::Reported),
+            (
+                ArgCheck::NotIn {
+                    arg: 2,
+                    values: [0, libc::IPPROTO_TCP as u32],
+                },
+                Refusal::Denied,
+            ),
+            (
+                ArgCheck::MaskedNotEquals {
+                    arg: 1,
+                    mask: 0xf,
+                    value: libc::SOCK_STREAM as u32,
+                },
+                Refusal::Denied,
+            ),
+            (
+                ArgCheck::Equals {
+                    arg: 0,
+                    value: unix,
+                },
+                Refusal::Allowed,
+            ),
+            (
+                ArgCheck::NotIn {
+                    arg: 0,
+                    values: internet,
+                },
+                Refusal::Denied,
+            ),
+            (ArgCheck::Any, Refusal::Allowed),
+        ]),
         // Unix sockets by name (a contained agent's, which reaches `wrap`'s broker): stream and
         // seqpacket only, whose `connect` the supervisor makes itself (see `unix_connect`); a
         // datagram socket could send to any socket by name, which nobody could check.

@@ -19,6 +19,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What the supervisor does with a `connect`.
 #[derive(Debug)]
@@ -36,16 +37,33 @@ pub enum Address {
     /// An internet address, as the program gave it (`sockaddr_in` or `sockaddr_in6` bytes, their
     /// family checked against the socket's).
     Internet(Vec<u8>),
-    /// An allowed unix socket, by the supervisor's own path for it.
-    Unix(PathBuf),
+    /// An allowed unix socket: the socket file held since before the program started (see
+    /// [`Allowed::new`]), else by the supervisor's own path for it.
+    Unix(Option<Arc<OwnedFd>>, PathBuf),
 }
 
 /// The sockets a program may connect to, each by its path and by the identity of its directory
 /// (for a path given as `/proc/self/fd/N/NAME`, how a path longer than a socket address can be
 /// is reached).
+///
+/// Each socket file is also **held** from the start (an `O_PATH` descriptor, opened before the
+/// program runs, through the caller's own view of the path): the supervisor connects through
+/// `/proc/self/fd/N`, which reaches that very socket whatever the program does to the path
+/// meanwhile. The path of a line's granted socket may lie in a directory the line can write (the
+/// ssh agent's under `/tmp`): replaced by a symbolic link to another socket (the docker daemon's),
+/// a connection by path would follow it.
 #[derive(Debug, Clone, Default)]
 pub struct Allowed {
-    sockets: Vec<(PathBuf, Option<(u64, u64)>)>,
+    sockets: Vec<Socket>,
+}
+
+#[derive(Debug, Clone)]
+struct Socket {
+    path: PathBuf,
+    /// The identity of its directory.
+    dir: Option<(u64, u64)>,
+    /// The socket file, held (`None`: it was not a socket when the program started).
+    held: Option<Arc<OwnedFd>>,
 }
 
 impl Allowed {
@@ -60,7 +78,11 @@ impl Allowed {
                         use std::os::unix::fs::MetadataExt;
                         (m.dev(), m.ino())
                     });
-                (path.clone(), dir)
+                Socket {
+                    path: path.clone(),
+                    dir,
+                    held: hold_socket(path).map(Arc::new),
+                }
             })
             .collect();
         Allowed { sockets }
@@ -74,10 +96,10 @@ impl Allowed {
     /// names: an absolute path equal to one, or `/proc/self/fd/N/NAME` where the program's
     /// descriptor `N` is that socket's directory and `NAME` its name. Relative and abstract
     /// names are never allowed.
-    fn resolve(&self, address: &[u8], pid: &OwnedFd) -> Option<&Path> {
+    fn resolve(&self, address: &[u8], pid: &OwnedFd) -> Option<&Socket> {
         let path = Path::new(OsStr::from_bytes(address));
-        if let Some((path, _)) = self.sockets.iter().find(|(p, _)| p == path) {
-            return Some(path);
+        if let Some(socket) = self.sockets.iter().find(|s| s.path == path) {
+            return Some(socket);
         }
         let rest = address.strip_prefix(b"/proc/self/fd/")?;
         let slash = rest.iter().position(|b| *b == b'/')?;
@@ -87,14 +109,20 @@ impl Allowed {
         let st = sys::fstat(std::os::fd::AsFd::as_fd(&dir)).ok()?;
         self.sockets
             .iter()
-            .find(|(p, id)| *id == Some((st.st_dev, st.st_ino)) && p.file_name() == Some(name))
-            .map(|(p, _)| p.as_path())
+            .find(|s| s.dir == Some((st.st_dev, st.st_ino)) && s.path.file_name() == Some(name))
     }
 }
 
 /// Decides the `connect(fd, address, len)` the process `tid` made (`args` from its registers).
-/// `network`: internet sockets may connect.
-pub fn decide(tid: u32, args: &[u64; 6], allowed: &Allowed, network: bool) -> Answer {
+/// `network`: internet sockets may connect anywhere; without it, to `tcp_ports` only (a line
+/// granted a socket and a port: ssh's agent and port 22).
+pub fn decide(
+    tid: u32,
+    args: &[u64; 6],
+    allowed: &Allowed,
+    network: bool,
+    tcp_ports: &[u16],
+) -> Answer {
     let Ok(pid) = pidfd_of(tid) else {
         return Answer::Refused(libc::EPERM, None);
     };
@@ -102,10 +130,15 @@ pub fn decide(tid: u32, args: &[u64; 6], allowed: &Allowed, network: bool) -> An
         return Answer::Refused(libc::EBADF, None);
     };
     match socket_family(&socket) {
-        Some(family @ (libc::AF_INET | libc::AF_INET6)) if network => {
-            match internet_address(tid, args[1], args[2] as usize, family) {
-                Some(address) => Answer::Connect(socket, Address::Internet(address)),
-                None => Answer::Refused(libc::EINVAL, None),
+        Some(family @ (libc::AF_INET | libc::AF_INET6)) => {
+            let Some(address) = internet_address(tid, args[1], args[2] as usize, family) else {
+                return Answer::Refused(libc::EINVAL, None);
+            };
+            let port = super::notify::socket_address(&address).map(|a| a.port());
+            if network || port.is_some_and(|p| tcp_ports.contains(&p)) {
+                Answer::Connect(socket, Address::Internet(address))
+            } else {
+                Answer::Refused(libc::EPERM, None)
             }
         }
         Some(libc::AF_UNIX) => {
@@ -113,7 +146,10 @@ pub fn decide(tid: u32, args: &[u64; 6], allowed: &Allowed, network: bool) -> An
                 return Answer::Refused(libc::EACCES, None);
             };
             match allowed.resolve(&address, &pid) {
-                Some(path) => Answer::Connect(socket, Address::Unix(path.to_path_buf())),
+                Some(allowed) => Answer::Connect(
+                    socket,
+                    Address::Unix(allowed.held.clone(), allowed.path.clone()),
+                ),
                 None => Answer::Refused(
                     libc::EACCES,
                     Some(PathBuf::from(OsStr::from_bytes(&address))),
@@ -130,8 +166,27 @@ pub fn decide(tid: u32, args: &[u64; 6], allowed: &Allowed, network: bool) -> An
 pub fn connect(socket: &OwnedFd, address: &Address) -> i32 {
     match address {
         Address::Internet(bytes) => connect_raw(socket, bytes),
-        Address::Unix(path) => connect_to(socket, path),
+        Address::Unix(Some(held), _) => connect_to(
+            socket,
+            Path::new(&format!("/proc/self/fd/{}", held.as_raw_fd())),
+        ),
+        Address::Unix(None, path) => connect_to(socket, path),
     }
+}
+
+/// The socket file at `path`, held by an `O_PATH` descriptor (the path followed as this process
+/// sees it now); `None` when it is not a socket.
+fn hold_socket(path: &Path) -> Option<OwnedFd> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH)
+        .open(path)
+        .ok()?;
+    file.metadata()
+        .ok()
+        .filter(|m| m.file_type().is_socket())
+        .map(|_| OwnedFd::from(file))
 }
 
 /// The internet socket address at `pointer` (`len` bytes) in `tid`'s memory, when its family is

@@ -184,6 +184,7 @@ pub fn record(session: &Session, request: &RequestId, line: &Line<'_>) {
                 listen: Default::default(),
                 writable: vec!["~/.npm".into()],
                 env: Vec::new(),
+                sockets: Vec::new(),
             }),
             shell: "bash".into(),
             pid: Some(4242),

@@ -362,6 +362,132 @@ fn a_build_is_asked_about_only_when_it_fetches() {
     assert!(reached(&registry), "{seen}");
 }
 
+/// An ssh agent the test starts, with one key added; ended with the test.
+struct Agent {
+    child: std::process::Child,
+    socket: PathBuf,
+}
+
+impl Agent {
+    fn start(dir: &Path, name: &str) -> Agent {
+        let socket = dir.join(name);
+        let child = Command::new("ssh-agent")
+            .args(["-D", "-a"])
+            .arg(&socket)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("ssh-agent (openssh-client) is installed: .ci/run installs it");
+        for _ in 0..200 {
+            if socket.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let key = dir.join(format!("{name}.key"));
+        let made = Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+            .arg(&key)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let added = Command::new("ssh-add")
+            .arg(&key)
+            .env("SSH_AUTH_SOCK", &socket)
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(added.success());
+        Agent { child, socket }
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The ssh agent's socket is a grant a person gives: after a yes the line reaches exactly the
+/// agent its caller's `SSH_AUTH_SOCK` names (`ssh-add -l` lists the key: the supervisor made the
+/// connection), never another agent the line names itself; without a person (a rule's allow)
+/// the grant is not passed and the agent is out of reach.
+#[test]
+fn the_ssh_agent_is_reached_only_after_a_persons_yes() {
+    let lab = Lab::new();
+    let dir = tempfile::tempdir().unwrap();
+    let agent = Agent::start(dir.path(), "granted");
+    let other = Agent::start(dir.path(), "other");
+    let config = lab.user.config().join("shellgate/config.toml");
+    let rule = |policy: &str| {
+        format!(
+            "[[rules]]\nid = \"test-agent\"\npattern = \"^ssh-add$\"\nfield = \"program\"\n\
+             policy = \"{policy}\"\nreason = \"lists the agent's keys\"\n\
+             needs = {{ sockets = [\"ssh-agent\"] }}\n"
+        )
+    };
+    std::fs::write(&config, rule("human")).unwrap();
+    let with_agent = |line: &str, answers: &[&str]| {
+        let mut c = lab.command(&["run", "--", line]);
+        c.env("SSH_AUTH_SOCK", &agent.socket);
+        let mut pty = rexpect::session::spawn_command(c, Some(TIMEOUT_MS)).unwrap();
+        let mut seen = String::new();
+        for answer in answers {
+            let (before, matched) = pty.exp_regex(r"\[y/N[^\]]*\]").unwrap();
+            seen.push_str(&before);
+            seen.push_str(&matched);
+            pty.send_line(answer).unwrap();
+        }
+        seen.push_str(&pty.exp_eof().unwrap());
+        let code = match pty.process().wait().unwrap() {
+            nix::sys::wait::WaitStatus::Exited(_, code) => code,
+            other => panic!("{line:?} ended with {other:?}"),
+        };
+        (seen, code)
+    };
+    let (seen, code) = with_agent("ssh-add -l", &["y"]);
+    assert_eq!(code, 0, "{seen}");
+    assert!(seen.contains("your ssh agent's socket"), "{seen}");
+    assert!(
+        seen.contains("ED25519") && seen.contains("granted"),
+        "{seen}"
+    );
+    // The line names another agent itself: refused (SANDBOX_DENIED), and named.
+    let line = format!("SSH_AUTH_SOCK={} ssh-add -l", other.socket.display());
+    let (seen, code) = with_agent(&line, &["y"]);
+    assert_eq!(code, 217, "{seen}");
+    assert!(!seen.contains("other (ED25519)"), "{seen}");
+    assert!(
+        seen.contains(&format!("the unix socket {}", other.socket.display())),
+        "{seen}"
+    );
+    // The granted path, in a directory the line can write (/tmp), replaced by a link to the
+    // other agent: the connection still reaches the socket held since the line started.
+    let line = format!(
+        "rm -f {g} && ln -s {o} {g} && ssh-add -l",
+        g = agent.socket.display(),
+        o = other.socket.display()
+    );
+    let (seen, code) = with_agent(&line, &["y"]);
+    assert!(
+        std::fs::symlink_metadata(&agent.socket).is_ok_and(|m| m.file_type().is_symlink()),
+        "the line did not replace the path: {seen}"
+    );
+    assert_eq!(code, 0, "{seen}");
+    assert!(
+        seen.contains("granted (ED25519)") && !seen.contains("other (ED25519)"),
+        "{seen}"
+    );
+    // Allowed by a rule, with nobody to say yes: no socket.
+    std::fs::write(&config, rule("allow")).unwrap();
+    let mut c = lab.command(&["run", "--", "ssh-add -l"]);
+    c.env("SSH_AUTH_SOCK", &agent.socket);
+    support::detach(&mut c);
+    let out = c.stdin(Stdio::null()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
 /// The person's "no" to an escalation is recorded like every other decision; a log that cannot
 /// take it fails the line as an audit failure (naming the sandbox's refusal), never a refusal
 /// that went unrecorded. The log breaks while the question waits for its answer.
