@@ -92,7 +92,19 @@ impl Lab {
 
     /// [`Lab::person_runs`], calling `meanwhile` while each question waits for its answer.
     fn person_runs_and(&self, line: &str, answers: &[&str], meanwhile: impl Fn()) -> (String, i32) {
-        let c = self.command(&["run", "--", line]);
+        self.person_runs_with(&[], line, answers, meanwhile)
+    }
+
+    /// [`Lab::person_runs_and`] with these variables set for `run`.
+    fn person_runs_with(
+        &self,
+        env: &[(&str, &Path)],
+        line: &str,
+        answers: &[&str],
+        meanwhile: impl Fn(),
+    ) -> (String, i32) {
+        let mut c = self.command(&["run", "--", line]);
+        c.envs(env.iter().copied());
         let mut pty = rexpect::session::spawn_command(c, Some(TIMEOUT_MS)).unwrap();
         let mut seen = String::new();
         for answer in answers {
@@ -429,22 +441,7 @@ fn the_ssh_agent_is_reached_only_after_a_persons_yes() {
     };
     std::fs::write(&config, rule("human")).unwrap();
     let with_agent = |line: &str, answers: &[&str]| {
-        let mut c = lab.command(&["run", "--", line]);
-        c.env("SSH_AUTH_SOCK", &agent.socket);
-        let mut pty = rexpect::session::spawn_command(c, Some(TIMEOUT_MS)).unwrap();
-        let mut seen = String::new();
-        for answer in answers {
-            let (before, matched) = pty.exp_regex(r"\[y/N[^\]]*\]").unwrap();
-            seen.push_str(&before);
-            seen.push_str(&matched);
-            pty.send_line(answer).unwrap();
-        }
-        seen.push_str(&pty.exp_eof().unwrap());
-        let code = match pty.process().wait().unwrap() {
-            nix::sys::wait::WaitStatus::Exited(_, code) => code,
-            other => panic!("{line:?} ended with {other:?}"),
-        };
-        (seen, code)
+        lab.person_runs_with(&[("SSH_AUTH_SOCK", &agent.socket)], line, answers, || {})
     };
     let (seen, code) = with_agent("ssh-add -l", &["y"]);
     assert_eq!(code, 0, "{seen}");
