@@ -328,8 +328,9 @@ fn only_outside_works(mut decision: Decision, ctx: &Context, req: &LineRequest) 
         return decision;
     }
     // ssh and git's remotes use the person's keys, agent (`SSH_AUTH_SOCK`), known hosts and
-    // credential helpers, which no sandbox gives a line (the keys and credentials are hidden, and
-    // a line has no unix socket).
+    // credential helpers: a sandboxed line can be granted the agent and port 22 (an agent's line
+    // is), but not the keys, credential helpers or a `known_hosts` to add to; in the person's own
+    // shell all of it is theirs.
     if req.origin == Origin::Hook
         && person_approves
         && decision.commands.iter().any(|c| {
@@ -342,8 +343,8 @@ fn only_outside_works(mut decision: Decision, ctx: &Context, req: &LineRequest) 
         decision.grant = Grant::base(SandboxPolicy::FullAccess, true);
         decision.reason = format!(
             "ssh and git's remotes use your keys, ssh agent, known hosts and credential helpers, \
-             which no sandbox gives a line; approved, this line runs once outside the sandbox, in \
-             this shell as typed ({})",
+             which a sandboxed line gets only in part; approved, this line runs once outside the \
+             sandbox, in this shell as typed ({})",
             decision.reason
         );
         return decision;
