@@ -86,14 +86,16 @@ fn table(c: &Command) -> Needs {
         "go" => (Some(vec![443]), &["~/go/pkg/mod", "~/.cache/go-build"]),
         "gem" | "bundle" => (Some(vec![443]), &["~/.gem", "~/.bundle"]),
         "git" => (Some(git_ports(&words)), &[]),
-        "ssh" | "scp" | "sftp" | "rsync" => (Some(vec![22]), &[]),
+        "ssh" | "scp" | "sftp" | "rsync" => (Some(vec![ssh_port(&c.program, &words)]), &[]),
         "curl" | "wget" => (url_ports(&words), &[]),
         _ => (None, &[]),
     };
     let network = ports.map_or(Network::On, Network::tcp);
-    // ssh authenticates with the person's agent: its socket is asked for with port 22 (and
-    // passed only on a person's yes, see `Grant::allowed_by`).
-    let ssh = matches!(&network, Network::Tcp(ports) if ports.contains(&22));
+    // ssh authenticates with the person's agent: its socket is asked for with ssh's port (and
+    // passed only on a person's yes, see `Grant::allowed_by`); git's remote may be ssh when 22
+    // is among its ports.
+    let ssh = matches!(c.program.as_str(), "ssh" | "scp" | "sftp" | "rsync")
+        || (c.program == "git" && matches!(&network, Network::Tcp(ports) if ports.contains(&22)));
     Needs {
         network,
         writable: writable.iter().map(|d| (*d).to_owned()).collect(),
@@ -104,6 +106,39 @@ fn table(c: &Command) -> Needs {
         },
         ..Needs::default()
     }
+}
+
+/// The port ssh connects to, as the line spells it: `-p PORT` (`-P` for scp and sftp), `-o
+/// Port=PORT`, or an `ssh://host:PORT` URL; 22 otherwise (a port only known at run time, in a
+/// config file or inside rsync's `-e` command is then refused, and the escalation names it).
+fn ssh_port(program: &str, words: &[&str]) -> u16 {
+    let flag = if matches!(program, "scp" | "sftp") {
+        "-P"
+    } else {
+        "-p"
+    };
+    let number = |v: &str| v.parse::<u16>().ok().filter(|p| *p != 0);
+    let option = |v: &str| v.strip_prefix("Port=").and_then(number);
+    let mut rest = words.iter().copied();
+    while let Some(word) = rest.next() {
+        let port = if word == flag {
+            rest.next().and_then(number)
+        } else if word == "-o" {
+            rest.next().and_then(option)
+        } else if let Some(glued) = word.strip_prefix(flag).filter(|v| !v.is_empty()) {
+            number(glued)
+        } else if let Some(glued) = word.strip_prefix("-o").filter(|v| !v.is_empty()) {
+            option(glued)
+        } else if word.starts_with("ssh://") {
+            url_port(word)
+        } else {
+            None
+        };
+        if let Some(port) = port {
+            return port;
+        }
+    }
+    22
 }
 
 /// git talks HTTPS or SSH to its remotes (`git://` is 9418), as its URLs say when they are on the
@@ -239,6 +274,21 @@ mod tests {
         );
         assert_eq!(needs("git pull").network, Network::tcp([22, 443]));
         assert_eq!(needs("ssh host uptime").network, Network::tcp([22]));
+        // ssh's port as the line spells it.
+        for (line, port) in [
+            ("ssh -p 2222 127.0.0.1 true", 2222),
+            ("ssh -p2222 host", 2222),
+            ("ssh -o Port=2200 host", 2200),
+            ("ssh -oPort=2201 host", 2201),
+            ("scp -P 2022 f host:", 2022),
+            ("sftp -P 2023 host", 2023),
+            ("ssh ssh://git@host:2424", 2424),
+            ("ssh -p \"$PORT\" host", 22),
+            ("ssh -v host", 22),
+        ] {
+            assert_eq!(needs(line).network, Network::tcp([port]), "{line}");
+            assert_eq!(needs(line).sockets, ["ssh-agent"], "{line}");
+        }
         // ssh and git over ssh ask for the person's agent with port 22; https does not.
         assert_eq!(needs("ssh host uptime").sockets, ["ssh-agent"]);
         assert_eq!(needs("git push origin main").sockets, ["ssh-agent"]);
