@@ -259,7 +259,8 @@ pub fn render_question(question: &Question) -> String {
     }
     for socket in &question.grant.sockets {
         let what = if socket == crate::policy::grant::SSH_AGENT {
-            "your ssh agent's socket ($SSH_AUTH_SOCK: it signs with your keys)".to_owned()
+            "your ssh agent's socket ($SSH_AUTH_SOCK: the line can sign with, list, add and remove your keys)"
+                .to_owned()
         } else {
             format!("the socket {}", visible(socket))
         };
