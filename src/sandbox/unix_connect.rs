@@ -38,8 +38,8 @@ pub enum Address {
     /// family checked against the socket's).
     Internet(Vec<u8>),
     /// An allowed unix socket: the socket file held since before the program started (see
-    /// [`Allowed::new`]), else by the supervisor's own path for it.
-    Unix(Option<Arc<OwnedFd>>, PathBuf),
+    /// [`Allowed::new`]).
+    Unix(Arc<OwnedFd>),
 }
 
 /// The sockets a program may connect to, each by its path and by the identity of its directory
@@ -47,7 +47,8 @@ pub enum Address {
 /// is reached).
 ///
 /// Each socket file is also **held** from the start (an `O_PATH` descriptor, opened before the
-/// program runs, through the caller's own view of the path): the supervisor connects through
+/// program runs, through the caller's own view of the path, following no symbolic link): the
+/// supervisor connects through
 /// `/proc/self/fd/N`, which reaches that very socket whatever the program does to the path
 /// meanwhile. The path of a line's granted socket may lie in a directory the line can write (the
 /// ssh agent's under `/tmp`): replaced by a symbolic link to another socket (the docker daemon's),
@@ -146,10 +147,12 @@ pub fn decide(
                 return Answer::Refused(libc::EACCES, None);
             };
             match allowed.resolve(&address, &pid) {
-                Some(allowed) => Answer::Connect(
-                    socket,
-                    Address::Unix(allowed.held.clone(), allowed.path.clone()),
-                ),
+                Some(allowed) => match &allowed.held {
+                    Some(held) => Answer::Connect(socket, Address::Unix(held.clone())),
+                    // Not a socket reached without a link when the program started: nothing
+                    // to connect to (by its path now, it could be anything put there since).
+                    None => Answer::Refused(libc::ECONNREFUSED, Some(allowed.path.clone())),
+                },
                 None => Answer::Refused(
                     libc::EACCES,
                     Some(PathBuf::from(OsStr::from_bytes(&address))),
@@ -166,27 +169,21 @@ pub fn decide(
 pub fn connect(socket: &OwnedFd, address: &Address) -> i32 {
     match address {
         Address::Internet(bytes) => connect_raw(socket, bytes),
-        Address::Unix(Some(held), _) => connect_to(
+        Address::Unix(held) => connect_to(
             socket,
             Path::new(&format!("/proc/self/fd/{}", held.as_raw_fd())),
         ),
-        Address::Unix(None, path) => connect_to(socket, path),
     }
 }
 
-/// The socket file at `path`, held by an `O_PATH` descriptor (the path followed as this process
-/// sees it now); `None` when it is not a socket.
+/// The socket file at `path`, held by an `O_PATH` descriptor, the path opened with no symbolic
+/// link in any component ([`sys::open_path_no_symlinks`]); `None` when it is not a socket so
+/// reached. A link is never followed: an earlier line may have replaced the agent's path in `/tmp`
+/// (which lines may write) by a link to another socket, and following it here would grant that.
 fn hold_socket(path: &Path) -> Option<OwnedFd> {
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_PATH)
-        .open(path)
-        .ok()?;
-    file.metadata()
-        .ok()
-        .filter(|m| m.file_type().is_socket())
-        .map(|_| OwnedFd::from(file))
+    let fd = sys::open_path_no_symlinks(path).ok()?;
+    let st = sys::fstat(std::os::fd::AsFd::as_fd(&fd)).ok()?;
+    (st.st_mode & libc::S_IFMT == libc::S_IFSOCK).then_some(fd)
 }
 
 /// The internet socket address at `pointer` (`len` bytes) in `tid`'s memory, when its family is

@@ -476,6 +476,11 @@ fn the_ssh_agent_is_reached_only_after_a_persons_yes() {
         seen.contains("granted (ED25519)") && !seen.contains("other (ED25519)"),
         "{seen}"
     );
+    // An earlier line left the link in place (a later line's grant is taken with the path as it
+    // is then): the link is not followed, and the granted line reaches no agent at all.
+    let (seen, code) = with_agent("ssh-add -l", &["y"]);
+    assert_ne!(code, 0, "{seen}");
+    assert!(!seen.contains("other (ED25519)"), "{seen}");
     // Allowed by a rule, with nobody to say yes: no socket.
     std::fs::write(&config, rule("allow")).unwrap();
     let mut c = lab.command(&["run", "--", "ssh-add -l"]);
