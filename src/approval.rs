@@ -238,10 +238,9 @@ pub fn render_question(question: &Question) -> String {
             grant.push_str(&format!("  network: {}\n", question.grant.network));
         }
         if !question.grant.listen.is_empty() {
-            let ports: Vec<String> = question.grant.listen.iter().map(u16::to_string).collect();
             grant.push_str(&format!(
-                "  listens: loopback tcp:{} (this machine only)\n",
-                ports.join(",")
+                "  listens: {} (this machine only)\n",
+                crate::policy::grant::listen_ports(&question.grant.listen)
             ));
         }
         if !question.grant.writable.is_empty() {

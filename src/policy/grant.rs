@@ -288,24 +288,9 @@ impl Grant {
             sandbox: self.sandbox.min(ceiling.sandbox),
             network: self.network.intersection(&ceiling.network),
             listen: &self.listen & &ceiling.listen,
-            writable: self
-                .writable
-                .iter()
-                .filter(|d| ceiling.writable.contains(d))
-                .cloned()
-                .collect(),
-            env: self
-                .env
-                .iter()
-                .filter(|n| ceiling.env.contains(n))
-                .cloned()
-                .collect(),
-            sockets: self
-                .sockets
-                .iter()
-                .filter(|n| ceiling.sockets.contains(n))
-                .cloned()
-                .collect(),
+            writable: kept(&self.writable, &ceiling.writable),
+            env: kept(&self.env, &ceiling.env),
+            sockets: kept(&self.sockets, &ceiling.sockets),
         }
     }
 
@@ -325,30 +310,15 @@ impl Grant {
         if !listening.is_empty() {
             parts.push(format!("listens on {}", listen_ports(&listening)));
         }
-        let extra: Vec<&str> = self
-            .writable
-            .iter()
-            .filter(|d| !base.writable.contains(d))
-            .map(String::as_str)
-            .collect();
+        let extra = added(&self.writable, &base.writable);
         if !extra.is_empty() {
             parts.push(format!("writes {}", extra.join(", ")));
         }
-        let passed: Vec<&str> = self
-            .env
-            .iter()
-            .filter(|n| !base.env.contains(n))
-            .map(String::as_str)
-            .collect();
+        let passed = added(&self.env, &base.env);
         if !passed.is_empty() {
             parts.push(format!("passes {}", passed.join(", ")));
         }
-        let reached: Vec<&str> = self
-            .sockets
-            .iter()
-            .filter(|n| !base.sockets.contains(n))
-            .map(String::as_str)
-            .collect();
+        let reached = added(&self.sockets, &base.sockets);
         if !reached.is_empty() {
             parts.push(format!("reaches the socket {}", reached.join(", ")));
         }
@@ -356,8 +326,26 @@ impl Grant {
     }
 }
 
+/// The names of `names` that `ceiling` has too, in order.
+fn kept(names: &[String], ceiling: &[String]) -> Vec<String> {
+    names
+        .iter()
+        .filter(|n| ceiling.contains(n))
+        .cloned()
+        .collect()
+}
+
+/// The names of `names` that `base` lacks, in order.
+fn added<'a>(names: &'a [String], base: &[String]) -> Vec<&'a str> {
+    names
+        .iter()
+        .filter(|n| !base.contains(n))
+        .map(String::as_str)
+        .collect()
+}
+
 /// `loopback tcp:8000,5173`: how a listening grant reads.
-fn listen_ports(ports: &BTreeSet<u16>) -> String {
+pub fn listen_ports(ports: &BTreeSet<u16>) -> String {
     let list: Vec<String> = ports.iter().map(u16::to_string).collect();
     format!("loopback tcp:{}", list.join(","))
 }
