@@ -463,33 +463,15 @@ fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
             network: false,
             unix: false,
             ..
-        } => Deny::Checked(vec![
-            (
-                ArgCheck::NotIn {
-                    arg: 0,
-                    values: internet,
-                },
-                Refusal::Denied,
-            ),
-            (dgram, Refusal::Reported),
-            (
-                ArgCheck::MaskedNotEquals {
-                    arg: 1,
-                    mask: 0xf,
-                    value: libc::SOCK_STREAM as u32,
-                },
-                Refusal::Denied,
-            ),
-            // TCP only: Landlock's port rules hold TCP, and another stream protocol (SCTP,
-            // MPTCP) would connect or listen beside them.
-            (
-                ArgCheck::NotIn {
-                    arg: 2,
-                    values: [0, libc::IPPROTO_TCP as u32],
-                },
-                Refusal::Denied,
-            ),
-        ]),
+        } => {
+            let family = ArgCheck::NotIn {
+                arg: 0,
+                values: internet,
+            };
+            let mut checks = vec![(family, Refusal::Denied)];
+            checks.extend(tcp_stream_only(dgram));
+            Deny::Checked(checks)
+        }
         // Unix sockets by name beside TCP to granted ports (a line granted the ssh agent's socket
         // and port 22): unix stream sockets, and internet sockets as without the network above.
         // The conditions are checked in order, the first that holds decides.
@@ -498,39 +480,28 @@ fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
             unix: true,
             tcp_ports,
             listen,
-        } if tcp_ports || listen => Deny::Checked(vec![
-            (dgram, Refusal::Reported),
-            (
-                ArgCheck::NotIn {
-                    arg: 2,
-                    values: [0, libc::IPPROTO_TCP as u32],
-                },
-                Refusal::Denied,
-            ),
-            (
-                ArgCheck::MaskedNotEquals {
-                    arg: 1,
-                    mask: 0xf,
-                    value: libc::SOCK_STREAM as u32,
-                },
-                Refusal::Denied,
-            ),
-            (
-                ArgCheck::Equals {
-                    arg: 0,
-                    value: unix,
-                },
-                Refusal::Allowed,
-            ),
-            (
-                ArgCheck::NotIn {
-                    arg: 0,
-                    values: internet,
-                },
-                Refusal::Denied,
-            ),
-            (ArgCheck::Any, Refusal::Allowed),
-        ]),
+        } if tcp_ports || listen => {
+            // A unix socket's protocol is 0 and its type stream: it passes the TCP checks.
+            let mut checks = tcp_stream_only(dgram);
+            checks.extend([
+                (
+                    ArgCheck::Equals {
+                        arg: 0,
+                        value: unix,
+                    },
+                    Refusal::Allowed,
+                ),
+                (
+                    ArgCheck::NotIn {
+                        arg: 0,
+                        values: internet,
+                    },
+                    Refusal::Denied,
+                ),
+                (ArgCheck::Any, Refusal::Allowed),
+            ]);
+            Deny::Checked(checks)
+        }
         // Unix sockets by name (a contained agent's, which reaches `wrap`'s broker): stream and
         // seqpacket only, whose `connect` the supervisor makes itself (see `unix_connect`); a
         // datagram socket could send to any socket by name, which nobody could check.
@@ -589,6 +560,31 @@ fn socket_rules(sockets: Sockets) -> Vec<(Sys, Deny)> {
         ));
     }
     table
+}
+
+/// The checks, in order, that leave only TCP stream sockets of a socket's type and protocol: a
+/// datagram socket (`dgram`: a DNS lookup, most often) reported, then refused; a protocol other
+/// than TCP refused (Landlock's port rules hold TCP, and another stream protocol — SCTP, MPTCP —
+/// would connect or listen beside them); any type but stream refused.
+fn tcp_stream_only(dgram: ArgCheck) -> Vec<(ArgCheck, Refusal)> {
+    vec![
+        (dgram, Refusal::Reported),
+        (
+            ArgCheck::NotIn {
+                arg: 2,
+                values: [0, libc::IPPROTO_TCP as u32],
+            },
+            Refusal::Denied,
+        ),
+        (
+            ArgCheck::MaskedNotEquals {
+                arg: 1,
+                mask: 0xf,
+                value: libc::SOCK_STREAM as u32,
+            },
+            Refusal::Denied,
+        ),
+    ]
 }
 
 /// TCP to the granted ports: what [`network_denied`] refuses but a client needs (socket options,
