@@ -996,7 +996,10 @@ fn missing_grant(denials: &[crate::sandbox::Denial], on_demand: &Needs) -> Optio
         && denials.iter().any(|d| match d {
             Denial::Connect { .. } | Denial::ConnectElsewhere | Denial::Udp => true,
             Denial::Write { path, .. } => caches.iter().any(|c| path.starts_with(c)),
-            Denial::Listen { .. } | Denial::UnixSocket { .. } => false,
+            Denial::Listen { .. }
+            | Denial::UnixSocket { .. }
+            | Denial::SecondName { .. }
+            | Denial::OpenerFailed { .. } => false,
         });
     if fetched {
         needs.add(on_demand);
@@ -1022,6 +1025,9 @@ fn missing_grant(denials: &[crate::sandbox::Denial], on_demand: &Needs) -> Optio
             // Lines get no unix socket: none is grantable to one (only `wrap`'s contained agent
             // reaches one, the broker's).
             Denial::UnixSocket { .. } => {}
+            // A second name of a file: no grant lets a line write through it (see
+            // `sandbox::opener`); a failed opener is a failure, not a missing grant.
+            Denial::SecondName { .. } | Denial::OpenerFailed { .. } => {}
             Denial::Write { path, .. } => {
                 for dir in crate::sandbox::grantable_dirs(path) {
                     if !needs.writable.contains(&dir) {

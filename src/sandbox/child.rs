@@ -871,6 +871,12 @@ fn install_seccomp(plan: &ChildPlan) {
     if let Err(e) = raw::seccomp_filter(&plan.seccomp) {
         fail(plan, phase::SECCOMP, How::Operate, e);
     }
+    // Nested: the outer supervisor makes this line's opens for writing, and holds them to this
+    // ruleset too once it is announced (see `opener::announcement`). Nobody else answers it
+    // (ENOENT), so the result is not looked at.
+    if plan.supervisor >= 0 {
+        raw::announce_ruleset(plan.ruleset);
+    }
 }
 
 /// The Landlock rules for what exists only inside: the private `/dev/shm` (every right) and the

@@ -175,6 +175,8 @@ pub struct Running {
     supervisor: Option<OwnedFd>,
     /// The listener reported refusals come to, once received.
     listener: Option<OwnedFd>,
+    /// Makes the line's opens for writing (see [`super::opener`]), with the line's ruleset.
+    opener: super::opener::Opener,
     denials: Vec<Denial>,
     /// Where writes are allowed: for the notes on observed calls.
     scope: notify::WriteScope,
@@ -255,16 +257,16 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         listen: !spec.network && !spec.listen.is_empty(),
         unix: !spec.unix_sockets.is_empty(),
     };
-    // Without the network, refused connections are reported to this process (see `notify`);
-    // with named unix sockets, every connect is decided here (see `unix_connect`).
-    let reported = (!spec.network || !spec.unix_sockets.is_empty())
-        .then(|| seccomp::native_program(sockets, true))
-        .transpose()?;
-    // The filter without reports is installed when there is no listener, or when the kernel
-    // refuses a second one (EBUSY: this process already runs under a filter with a listener, see
-    // `child::install_seccomp`). A process under no filter at all cannot get that answer, and is
-    // spared compiling it; the child then has an empty program, which the kernel refuses.
-    let filter = (reported.is_none() || seccomp::filtered())
+    // Every line has a supervisor: it makes the opens for writing (see `opener`); without the
+    // network, refused connections are reported to it (see `notify`); with named unix sockets,
+    // every connect is decided there (see `unix_connect`).
+    let reported = Some(seccomp::native_program(sockets, true)?);
+    // The filter without reports is installed when the kernel refuses a second listener (EBUSY:
+    // this process already runs under a filter with a listener, see `child::install_seccomp`;
+    // that outer supervisor then makes the opens). A process under no filter at all cannot get
+    // that answer, and is spared compiling it; the child then has an empty program, which the
+    // kernel refuses.
+    let filter = seccomp::filtered()
         .then(|| seccomp::native_program(sockets, false))
         .transpose()?;
     let supervisor = reported.as_ref().map(|_| supervisor_pair()).transpose()?;
@@ -411,8 +413,9 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         lifeline_write,
     } = pipes;
     drop((setup_write, status_write, lifeline_read));
-    // The init has its own descriptors (no CLONE_FILES).
-    drop((ruleset, layers, passed));
+    // The init has its own descriptors (no CLONE_FILES). The ruleset stays, for the opener.
+    drop((layers, passed));
+    let opener = super::opener::Opener::new(ruleset.fd, pid);
     let supervisor = supervisor.map(|(ours, _child)| ours);
     let group = command.process_group;
     let running = Running {
@@ -430,6 +433,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         leave_init: false,
         supervisor,
         listener: None,
+        opener,
         denials: Vec::new(),
         scope,
         memory: Some(memory),
@@ -1267,6 +1271,9 @@ impl Running {
             violations.extend(surface.check());
         }
         self.reap_if_done();
+        for denial in self.opener.take_denials() {
+            notify::record(&mut self.denials, denial);
+        }
         let (status, left_running) = status;
         Ok(Finished {
             status,
@@ -1283,7 +1290,7 @@ impl Running {
         let Some(listener) = &self.listener else {
             return;
         };
-        match notify::handle_one(listener, &self.scope) {
+        match notify::handle_one(listener, &self.scope, &mut self.opener) {
             Ok(Some(denial)) => notify::record(&mut self.denials, denial),
             Ok(None) => {}
             Err(_) => self.listener = None,

@@ -29,6 +29,7 @@ pub mod launch;
 mod listening;
 pub mod mounts;
 pub mod notify;
+mod opener;
 pub mod policy;
 mod protected;
 mod raw;

@@ -14,8 +14,11 @@
 //! decide as if nobody had looked. It only notes the path when it lies outside the writable roots
 //! or in a protected path, so a refused write can be named. Because the decision stays with the
 //! kernel, a path the line changes between the look and the call only makes the note wrong, never
-//! the sandbox weaker.
+//! the sandbox weaker. Opens for writing and truncations are the exception: a thread holding the
+//! line's own Landlock domain makes them, in the line's root, and refuses a file with a second
+//! name (see [`super::opener`]).
 
+use super::opener::Taken;
 use crate::sandbox::seccomp::{Arch, Sys, Table, Verdict};
 use serde::Serialize;
 use std::io;
@@ -43,6 +46,12 @@ pub enum Denial {
         path: PathBuf,
         operation: &'static str,
     },
+    /// An open for writing of a regular file with `links` names (a hard link): it would change
+    /// the file under its other names too (see [`super::opener`]). No grant gives it.
+    SecondName { path: PathBuf, links: u64 },
+    /// The supervisor could not make the line's opens for writing (see [`super::opener`]): each
+    /// was refused.
+    OpenerFailed { reason: String },
 }
 
 /// Where writes are allowed, for the notes on observed calls, and the filter's own rule table
@@ -104,6 +113,15 @@ impl Denial {
                 format!("a connection to the unix socket {}", path.display())
             }
             Denial::Write { path, operation } => format!("{operation} {}", path.display()),
+            Denial::SecondName { path, links } => format!(
+                "writing {}, a file with {links} names (a hard link): it would change the file \
+                 under its other names too, which may lie outside the writable directories; no \
+                 grant allows it (a copy of your own does: `cp --remove-destination`)",
+                path.display()
+            ),
+            Denial::OpenerFailed { reason } => format!(
+                "opening files for writing: the sandbox could not make the opens ({reason})"
+            ),
         }
     }
 }
@@ -138,7 +156,11 @@ pub fn wake_synchronously(listener: &OwnedFd) {
 /// Receives one notification from `listener` and answers it: a reported call with `EPERM`, an
 /// observed one with `CONTINUE`. Returns what it noted, if anything (`None` also when the
 /// notification was withdrawn: the process died, or a signal interrupted the call).
-pub fn handle_one(listener: &OwnedFd, scope: &WriteScope) -> io::Result<Option<Denial>> {
+pub fn handle_one(
+    listener: &OwnedFd,
+    scope: &WriteScope,
+    opener: &mut super::opener::Opener,
+) -> io::Result<Option<Denial>> {
     let fd = listener.as_raw_fd();
     // SAFETY: seccomp_notif is plain old data; the kernel requires it zeroed before RECV.
     let mut notif: libc::seccomp_notif = unsafe { std::mem::zeroed() };
@@ -190,6 +212,15 @@ pub fn handle_one(listener: &OwnedFd, scope: &WriteScope) -> io::Result<Option<D
             }
         } else {
             match decide(&notif, scope) {
+                // An open for writing or a truncation: made by the opener, which answers it.
+                (true, denial) if super::opener::makes(nr, &notif.data.args) => {
+                    match opener.make(listener, &notif) {
+                        Ok(Taken::Made) => return Ok(denial),
+                        Ok(Taken::Announcement) => (Reply::Result(-libc::ENOENT), None),
+                        Ok(Taken::ControllingTerminal) => (Reply::GoOn, denial),
+                        Err(errno) => (Reply::Result(-errno), denial.or_else(|| opener.failed())),
+                    }
+                }
                 (true, denial) => (Reply::GoOn, denial),
                 (false, denial) => (Reply::Result(-libc::EPERM), denial),
             }
@@ -252,7 +283,7 @@ fn connect_by_name(
 
 /// Whether notification `id` still waits for its answer (`SECCOMP_IOCTL_NOTIF_ID_VALID`): its
 /// caller has not died, so its pid names it still.
-fn still_pending(listener: &OwnedFd, id: u64) -> bool {
+pub(super) fn still_pending(listener: &OwnedFd, id: u64) -> bool {
     // SAFETY: the ioctl only reads the u64 `id` through the pointer; `listener` is a seccomp
     // listener this process owns.
     unsafe {
@@ -456,7 +487,7 @@ fn denial_of(notif: &libc::seccomp_notif) -> Option<Denial> {
 }
 
 /// `len` bytes at `address` in process `pid` (whose call is held by the kernel meanwhile).
-fn read_memory(pid: u32, address: u64, len: usize) -> Option<Vec<u8>> {
+pub(super) fn read_memory(pid: u32, address: u64, len: usize) -> Option<Vec<u8>> {
     use std::os::unix::fs::FileExt;
     let file = std::fs::File::open(format!("/proc/{pid}/mem")).ok()?;
     let mut buf = vec![0u8; len];

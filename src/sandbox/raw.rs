@@ -97,9 +97,39 @@ fn int(value: libc::c_int) -> usize {
 
 /// `openat2(dir, path, {flags, resolve})`.
 pub fn openat2(dir: RawFd, path: &CStr, flags: libc::c_int, resolve: u64) -> Result<RawFd, Errno> {
+    openat2_mode(dir, path, flags, 0, resolve)
+}
+
+/// Announces the Landlock `ruleset` to a supervisor that makes this process's opens for writing:
+/// `openat(ruleset, "", O_WRONLY)`, which fails (`ENOENT`) wherever nobody looks at it.
+pub fn announce_ruleset(ruleset: RawFd) {
+    let args = [
+        int(ruleset),
+        ptr(c"".as_ptr()),
+        int(libc::O_WRONLY | libc::O_CLOEXEC),
+        0,
+        0,
+        0,
+    ];
+    // SAFETY: openat with a NUL-terminated (empty) name that outlives the call; a descriptor it
+    // might return is closed at once.
+    if let Ok(fd) = fd_of(unsafe { syscall(libc::SYS_openat, args) }) {
+        close(fd);
+    }
+}
+
+/// `openat2(dir, path, {flags, mode, resolve})`: `mode` only with `O_CREAT` or `O_TMPFILE`.
+pub fn openat2_mode(
+    dir: RawFd,
+    path: &CStr,
+    flags: libc::c_int,
+    mode: u64,
+    resolve: u64,
+) -> Result<RawFd, Errno> {
     // SAFETY: open_how is plain old data (three u64 fields); all-zero is a valid value.
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
     how.flags = flags as u64;
+    how.mode = mode;
     how.resolve = resolve;
     let args = [
         int(dir),

@@ -1116,9 +1116,9 @@ impl ArgCheck {
 /// [`assemble`] compiles and [`Table`] reads.
 fn numbered_rules(arch: Arch, sockets: Sockets, reported: bool) -> Vec<(u32, Deny)> {
     let mut table: Vec<(Sys, Deny)> = rules(sockets);
-    // Writes are observed to name what the sandbox refused a line; with the network on (a
-    // contained agent's own sandbox) a supervisor is there for the unix sockets only.
-    if reported && !sockets.network {
+    // Writes are observed: opens for writing and truncations are made by the supervisor (see
+    // `opener`), and what the sandbox refused is named.
+    if reported {
         observe_writes(&mut table);
     }
     table

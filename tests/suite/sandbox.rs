@@ -1031,6 +1031,223 @@ fn symlinks_and_hardlinks_in_the_workspace_do_not_reach_outside() {
     ));
 }
 
+/// A store outside with one package file, and the workspace's `node_modules/pkg.js` a second
+/// name of it (a hard link), as pnpm and uv install packages.
+fn linked_store(s: &Scene) -> std::path::PathBuf {
+    let store = s.outside.join("store/pkg.js");
+    s.write(&store, "original\n");
+    let linked = s.ws.join("node_modules/pkg.js");
+    fs::create_dir_all(linked.parent().unwrap()).unwrap();
+    fs::hard_link(&store, &linked).unwrap();
+    s.chown(&s.ws.join("node_modules"));
+    store
+}
+
+/// A file in the workspace that is a second name of a file outside is never written through, by
+/// any way of opening or truncating it by a name: the supervisor makes every open for writing
+/// itself, in the line's root with the line's Landlock rules, and refuses a regular file with
+/// more than one link (`sandbox/opener.rs`). Each way is shown to change the store without the
+/// sandbox. (Before, every one of them did in the sandbox too.)
+#[test]
+fn a_second_name_of_a_file_outside_is_never_written_through() {
+    let python_rw = format!(
+        "{PYTHON} -c \"import os; fd = os.open('node_modules/pkg.js', os.O_RDWR); \
+         os.write(fd, b'evil')\""
+    );
+    let python_truncate =
+        format!("{PYTHON} -c \"import os; os.truncate('node_modules/pkg.js', 0)\"");
+    let python_dir_fd = format!(
+        "{PYTHON} -c \"import os; d = os.open('node_modules', os.O_RDONLY); \
+         fd = os.open('pkg.js', os.O_WRONLY | os.O_TRUNC, dir_fd=d); os.write(fd, b'evil')\""
+    );
+    let python_rdonly_trunc = format!(
+        "{PYTHON} -c \"import os; os.open('node_modules/pkg.js', os.O_RDONLY | os.O_TRUNC)\""
+    );
+    let ways: [(&str, &str); 12] = [
+        ("redirection", "echo evil > node_modules/pkg.js"),
+        ("append", "echo evil >> node_modules/pkg.js"),
+        ("read-write", &python_rw),
+        ("truncate by name", &python_truncate),
+        ("read-only with O_TRUNC", &python_rdonly_trunc),
+        ("openat beneath a directory descriptor", &python_dir_fd),
+        (
+            "the line's own descriptor reopened",
+            "exec 3< node_modules/pkg.js; echo evil > /proc/self/fd/3",
+        ),
+        (
+            "/dev/fd",
+            "exec 4< node_modules/pkg.js; echo evil > /dev/fd/4",
+        ),
+        (
+            "dot-dot from below",
+            "mkdir -p d/e && cd d/e && echo evil > ../../node_modules/pkg.js",
+        ),
+        ("absolute", "echo evil > \"$PWD/node_modules/pkg.js\""),
+        ("symlink", "ln -s node_modules/pkg.js s && echo evil > s"),
+        (
+            "renamed first",
+            "mv node_modules/pkg.js mine.js && echo evil > mine.js",
+        ),
+    ];
+    for (name, line) in ways {
+        conformance(Attack::new(
+            name,
+            &|s| {
+                linked_store(s);
+            },
+            &|_, mut run| run.sh(line),
+            &|s, _| changed(&s.outside.join("store/pkg.js"), "original\n"),
+        ));
+    }
+}
+
+/// The refusal is named, and says that no grant gives it; the line goes on.
+#[test]
+fn a_refused_second_name_is_named() {
+    for who in identities() {
+        let s = Scene::new(who);
+        linked_store(&s);
+        let out = s
+            .sandbox()
+            .sh("echo evil > node_modules/pkg.js; echo status=$?; echo ok > mine; cat mine");
+        assert!(
+            out.stdout().contains("status=1") || out.stdout().contains("status=2"),
+            "{who:?}: {}",
+            out.stdout()
+        );
+        assert!(out.stdout().ends_with("ok\n"), "{who:?}: {}", out.stdout());
+        let stderr = out.stderr();
+        assert!(
+            stderr.contains(&format!(
+                "writing {}, a file with 2 names (a hard link)",
+                s.ws.join("node_modules/pkg.js").display()
+            )),
+            "{who:?}: {stderr}"
+        );
+        assert!(stderr.contains("no grant allows it"), "{stderr}");
+    }
+}
+
+/// With the supervisor making every open for writing, ordinary writes behave as the kernel's
+/// own: the umask, appending, `O_EXCL` (noclobber), a FIFO that waits for its reader, the
+/// line's own descriptors by name (`/dev/stderr`, a process substitution), devices, `..` from a
+/// subdirectory, a directory descriptor, `O_TMPFILE`, `O_RDONLY | O_TRUNC`, `truncate(2)`.
+#[test]
+fn ordinary_writes_behave_as_the_kernels_own() {
+    for who in identities() {
+        let s = Scene::new(who);
+        let code = "import os\n\
+                    d = os.open('a', os.O_RDONLY)\n\
+                    fd = os.open('rel.txt', os.O_WRONLY | os.O_CREAT, 0o640, dir_fd=d)\n\
+                    os.write(fd, b'rel')\n\
+                    fd = os.open('.', os.O_TMPFILE | os.O_WRONLY, 0o600)\n\
+                    print('tmpfile', os.write(fd, b'xy'))\n\
+                    os.open('trunc.txt', os.O_RDONLY | os.O_TRUNC)\n\
+                    print('rdonly-trunc', os.path.getsize('trunc.txt'))\n\
+                    os.truncate('up.txt', 2)\n\
+                    print('truncated', open('up.txt').read())\n\
+                    try:\n    os.open('new.txt', os.O_WRONLY | os.O_CREAT | os.O_EXCL)\n\
+                    except FileExistsError:\n    print('excl refused')\n";
+        let script = format!(
+            "umask 077; echo a > private; umask 022; echo b > public; stat -c '%a %n' private public; \
+             echo one > new.txt; echo two >> new.txt; cat new.txt; \
+             set -C; (echo x > new.txt) 2>/dev/null || echo noclobber; set +C; \
+             mkfifo p; cat p > from-fifo & echo via-fifo > p; wait; cat from-fifo; \
+             echo to-stderr | tee /dev/stderr > /dev/null; echo x > /dev/null; \
+             echo substituted > >(cat > ps.txt); wait; \
+             mkdir -p a/b && (cd a/b && echo up > ../../up.txt) && cat up.txt; \
+             echo 12345 > trunc.txt; {PYTHON} -c \"$CODE\"; cat a/rel.txt; echo; stat -c '%a' a/rel.txt"
+        );
+        let run = |mut run: Run| {
+            run.env("CODE", code)
+                .run("/bin/bash", ["-c", script.as_str()])
+        };
+        let out = run(s.sandbox());
+        assert_eq!(
+            out.stdout(),
+            "600 private\n644 public\none\ntwo\nnoclobber\nvia-fifo\nup\ntmpfile 2\n\
+             rdonly-trunc 0\ntruncated up\nexcl refused\nrel\n640\n",
+            "{who:?}: {}",
+            out.stderr()
+        );
+        assert_eq!(read(&s.ws.join("ps.txt")).as_deref(), Some("substituted\n"));
+        // Reopening the test's stderr (a pipe this process made) by name: as the kernel answers
+        // without the sandbox (`nobody` may not open root's pipe by name).
+        let bare = Scene::new(who);
+        let control = run(bare.bare());
+        assert_eq!(control.stdout(), out.stdout(), "{who:?}");
+        assert_eq!(
+            out.stderr().contains("to-stderr"),
+            control.stderr().contains("to-stderr"),
+            "{who:?}: {} / {}",
+            out.stderr(),
+            control.stderr()
+        );
+    }
+}
+
+/// `/dev/tty` is the line's own controlling terminal (a pseudo-terminal `script` makes here),
+/// though the supervisor makes the line's opens for writing: that exact name goes on to the
+/// kernel, in the line. The same device by another name is refused: opened by the supervisor, it
+/// would have been the supervisor's terminal.
+#[test]
+fn the_controlling_terminal_is_the_lines_own() {
+    for who in identities() {
+        let s = Scene::new(who);
+        let inner = format!(
+            "{} sandbox --workspace {} -- sh -c 'echo to-tty > /dev/tty; echo status=$?; \
+             ln -s /dev/tty t; echo x > t; echo second=$?'",
+            binary().display(),
+            s.ws.display()
+        );
+        let out = s
+            .bare()
+            .run("script", ["-qec", inner.as_str(), "/dev/null"]);
+        let text = out.stdout().replace('\r', "");
+        assert!(text.contains("to-tty\nstatus=0\n"), "{who:?}: {text}");
+        assert!(
+            text.contains("No such device or address"),
+            "{who:?}: {text}"
+        );
+        assert!(text.contains("second=2"), "{who:?}: {text}");
+    }
+}
+
+/// A sandbox nested in a line has no supervisor of its own: the outer one makes its opens for
+/// writing, held to the nested sandbox's rules too (it announces its ruleset before its program
+/// runs). A read-only nested sandbox writes nothing; one that ended leaves nothing behind for the
+/// next; the hard link is refused to the nested line as well.
+#[test]
+fn a_nested_sandboxs_opens_are_held_to_its_own_rules() {
+    let s = me();
+    linked_store(&s);
+    let inner = |flags: &str, script: &str| {
+        format!(
+            "{} sandbox --workspace {} {flags} -- sh -c '{script}'",
+            binary().display(),
+            s.ws.display()
+        )
+    };
+    let line = format!(
+        "{}; {}; {}",
+        inner("--policy read-only", "echo x > narrowed"),
+        inner("", "echo ok > nested-ok"),
+        inner("", "echo evil > node_modules/pkg.js"),
+    );
+    let out = s.sandbox().sh(&line);
+    assert!(!s.ws.join("narrowed").exists(), "{}", out.stderr());
+    assert_eq!(
+        read(&s.ws.join("nested-ok")).as_deref(),
+        Some("ok\n"),
+        "{}",
+        out.stderr()
+    );
+    assert_eq!(
+        read(&s.outside.join("store/pkg.js")).as_deref(),
+        Some("original\n")
+    );
+}
+
 #[test]
 fn metadata_outside_does_not_change() {
     // chmod, utime, xattrs, POSIX ACLs, file flags: operations Landlock does not mediate, refused
