@@ -42,6 +42,7 @@ use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
@@ -438,28 +439,26 @@ fn confine(rulesets: &[OwnedFd]) -> io::Result<()> {
 }
 
 fn serve(listener: &OwnedFd, jobs: &Receiver<Request>, denials: &Arc<Mutex<Vec<Denial>>>) {
+    let waiting = Arc::new(AtomicUsize::new(0));
     for request in jobs {
-        answer(listener, request, denials, Blocking::No);
+        let id = request.id;
+        if let Some(request) = answer(listener, request, denials)
+            && wait_on_a_thread(listener, request, denials, &waiting).is_err()
+        {
+            respond(listener, id, -libc::EAGAIN);
+        }
     }
 }
 
-/// Whether an open may wait (a FIFO without a reader). The thread that serves every open of the
-/// line never waits: such an open is made again on a thread of its own, which may.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Blocking {
-    No,
-    Yes,
-}
-
-/// Makes the request's call and answers it.
+/// Makes the request's call and answers it; gives the request back when its open would wait
+/// (a FIFO without a reader, a lease being broken), unanswered.
 fn answer(
     listener: &OwnedFd,
     request: Request,
     denials: &Arc<Mutex<Vec<Denial>>>,
-    blocking: Blocking,
-) {
+) -> Option<Request> {
     let result = match request.what {
-        What::Open { flags, mode } => open(&request, flags, mode, blocking),
+        What::Open { flags, mode } => open(&request, flags, mode),
         What::Truncate { length } => truncate(&request, length).map(|()| Made::Nothing),
     };
     let id = request.id;
@@ -471,12 +470,9 @@ fn answer(
             record(denials, denial);
             respond(listener, id, -libc::EACCES);
         }
-        Err(Refused::WouldWait) => {
-            if let Err(id) = wait_on_a_thread(listener, request, denials) {
-                respond(listener, id, -libc::EAGAIN);
-            }
-        }
+        Err(Refused::WouldWait) => return Some(request),
     }
+    None
 }
 
 fn record(denials: &Arc<Mutex<Vec<Denial>>>, denial: Denial) {
@@ -486,22 +482,52 @@ fn record(denials: &Arc<Mutex<Vec<Denial>>>, denial: Denial) {
     }
 }
 
-/// An open that would wait for a FIFO's reader, made again on a thread of its own (which has
-/// this thread's Landlock domain, capabilities and `no_new_privs`: a new thread inherits them).
-/// `Err`: no thread; the call's id, to be answered.
+/// Threads waiting for opens at once, at most: beyond, an open that would wait fails `EAGAIN`.
+const MAX_WAITING: usize = 64;
+/// How often a waiting open is tried again.
+const WAIT_STEP: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// An open that would wait, tried again on a thread of its own (which has this thread's Landlock
+/// domain, capabilities and `no_new_privs`: a new thread inherits them) until it no longer would,
+/// or the caller stopped waiting (it died, or a signal interrupted its call). Never blocked in
+/// the kernel: a FIFO whose reader never comes costs a thread only while its writer waits.
 fn wait_on_a_thread(
     listener: &OwnedFd,
     request: Request,
     denials: &Arc<Mutex<Vec<Denial>>>,
-) -> Result<(), u64> {
-    let id = request.id;
-    let listener = listener.try_clone().map_err(|_| id)?;
+    waiting: &Arc<AtomicUsize>,
+) -> io::Result<()> {
+    if waiting.fetch_add(1, Ordering::SeqCst) >= MAX_WAITING {
+        waiting.fetch_sub(1, Ordering::SeqCst);
+        return Err(io::Error::from_raw_os_error(libc::EAGAIN));
+    }
+    let listener = listener.try_clone()?;
     let denials = Arc::clone(denials);
-    std::thread::Builder::new()
+    let count = Arc::clone(waiting);
+    let spawned = std::thread::Builder::new()
         .name("sandbox-open-wait".into())
-        .spawn(move || answer(&listener, request, &denials, Blocking::Yes))
-        .map(drop)
-        .map_err(|_| id)
+        .spawn(move || {
+            // Its own umask, as the opener's (see `confine`).
+            // SAFETY: unshare with CLONE_FS only gives this thread its own root, cwd and umask.
+            let own = unsafe { libc::unshare(libc::CLONE_FS) } == 0;
+            let mut request = Some(request);
+            while let Some(waiting) = request.take() {
+                if !own {
+                    respond(&listener, waiting.id, -libc::EAGAIN);
+                    break;
+                }
+                if !super::notify::still_pending(&listener, waiting.id) {
+                    break;
+                }
+                std::thread::sleep(WAIT_STEP);
+                request = answer(&listener, waiting, &denials);
+            }
+            count.fetch_sub(1, Ordering::SeqCst);
+        });
+    if spawned.is_err() {
+        waiting.fetch_sub(1, Ordering::SeqCst);
+    }
+    spawned.map(drop)
 }
 
 /// What a call made.
@@ -516,7 +542,8 @@ enum Refused {
     Errno(libc::c_int),
     /// A regular file with another name.
     SecondName(Denial),
-    /// A FIFO without a reader, opened without `O_NONBLOCK`: to be made where it may wait.
+    /// A FIFO without a reader or a lease being broken, opened without `O_NONBLOCK`: to be tried
+    /// again where it may wait.
     WouldWait,
 }
 
@@ -545,15 +572,15 @@ const OPEN_FLAGS: i32 = libc::O_ACCMODE
     | libc::O_CLOEXEC
     | libc::O_TMPFILE;
 
-fn open(request: &Request, flags: i32, mode: u32, blocking: Blocking) -> Result<Made, Refused> {
-    // The thread made for a FIFO shares this thread's umask: only the opener's sets it.
-    if let (Some(umask), Blocking::No) = (request.umask, blocking) {
+fn open(request: &Request, flags: i32, mode: u32) -> Result<Made, Refused> {
+    if let Some(umask) = request.umask {
         // SAFETY: umask only sets this thread's (unshared, see `confine`) file-creation mask.
         unsafe { libc::umask(umask & 0o777) };
     }
-    // Never waiting here: a FIFO without a reader fails ENXIO instead, and is made again where
-    // it may wait. The truncation is made only once the file has been seen to have one name.
-    let added_nonblock = blocking == Blocking::No && flags & libc::O_NONBLOCK == 0;
+    // Never waiting here: a FIFO without a reader fails ENXIO instead, a lease being broken
+    // EWOULDBLOCK, and the open is tried again where it may wait. The truncation is made only
+    // once the file has been seen to have one name.
+    let added_nonblock = flags & libc::O_NONBLOCK == 0;
     let mut how = (flags & OPEN_FLAGS & !libc::O_TRUNC) | libc::O_CLOEXEC | libc::O_NOCTTY;
     if added_nonblock {
         how |= libc::O_NONBLOCK;
@@ -564,7 +591,7 @@ fn open(request: &Request, flags: i32, mode: u32, blocking: Blocking) -> Result<
         0
     };
     let fd = match open_as_line(&request.at, &request.name, how, mode) {
-        Err(libc::ENXIO) if added_nonblock => return Err(Refused::WouldWait),
+        Err(libc::ENXIO | libc::EWOULDBLOCK) if added_nonblock => return Err(Refused::WouldWait),
         result => result?,
     };
     let stat = fstat(&fd)?;

@@ -1186,6 +1186,20 @@ fn ordinary_writes_behave_as_the_kernels_own() {
     }
 }
 
+/// A writer waiting for a FIFO's reader holds up none of the line's other opens for writing
+/// (the supervisor tries it again on a thread of its own), and is let through once the reader
+/// comes.
+#[test]
+fn a_writer_waiting_for_a_fifo_holds_up_nothing() {
+    for who in identities() {
+        let s = Scene::new(who);
+        let out = s
+            .sandbox()
+            .sh("mkfifo p; echo waited > p & sleep 0.3; echo other > o; cat o; cat p; wait");
+        assert_eq!(out.stdout(), "other\nwaited\n", "{who:?}: {}", out.stderr());
+    }
+}
+
 /// `/dev/tty` is the line's own controlling terminal (a pseudo-terminal `script` makes here),
 /// though the supervisor makes the line's opens for writing: that exact name goes on to the
 /// kernel, in the line. The same device by another name is refused: opened by the supervisor, it
