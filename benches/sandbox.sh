@@ -11,10 +11,11 @@
 #               the same job)
 # and, in a second run, /bin/true bare against `shellgate sandbox -- /bin/true` and two floors (one
 # more process; mount and PID namespaces without a sandbox, by `unshare`); in a third, a
-# line that opens /dev/null for writing 2,000 times (WRITE_RUNS times, default 30): bare, in the
-# sandbox (every write-like call is observed by the supervisor, to name a refused one), and in
-# the sandbox with the network on (no supervisor: nothing observed). /dev/null keeps the disk out
-# of it: what is measured is the cost of an observed call.
+# line that opens for writing 2,000 times (WRITE_RUNS times, default 30) /dev/null, and a
+# workspace file it truncates: bare and in the sandbox, where the supervisor makes every open for
+# writing itself (src/sandbox/opener.rs). /dev/null keeps the disk out of the first: what is
+# measured is the cost of an open made by the supervisor. With BASELINE_BIN set, that binary's
+# sandbox runs the same two lines in the same run (an earlier build, to compare with).
 #
 # Two schedules, both reported:
 #   - paced (default): hyperfine's --prepare sleeps 20 ms before every timed run. A sandbox's
@@ -63,10 +64,19 @@ hyperfine -N --warmup 30 --runs "$runs" "${prepare[@]}" --export-json "$work/tru
 
 # shellcheck disable=SC2016 # expanded by the bash that runs the line
 writes='for i in $(seq 2000); do : > /dev/null; done'
+# shellcheck disable=SC2016
+files='for i in $(seq 2000); do : > f; done'
+baseline=()
+if [ -n "${BASELINE_BIN:-}" ]; then
+    baseline=(-n baseline-writes "$BASELINE_BIN sandbox -- bash -c '$writes'"
+        -n baseline-files "$BASELINE_BIN sandbox -- bash -c '$files'")
+fi
 hyperfine -N --warmup 3 --runs "${WRITE_RUNS:-30}" --export-json "$work/writes.json" \
     -n bare-writes "bash -c '$writes'" \
     -n sandbox-writes "$bin sandbox -- bash -c '$writes'" \
-    -n unobserved-writes "$bin sandbox --network -- bash -c '$writes'" >/dev/null
+    -n bare-files "bash -c '$files'" \
+    -n sandbox-files "$bin sandbox -- bash -c '$files'" \
+    "${baseline[@]}" >/dev/null
 
 # Peak RSS of the shellgate process itself (GNU time's %M, in KB), largest of 50 runs. (Python's
 # getrusage of its children also counts the memory of whatever forked them.)
@@ -82,12 +92,14 @@ lines, true, schedule, runs, rss, writes = sys.argv[1:7]
 def medians(path):
     return {r["command"]: statistics.median(r["times"]) * 1000 for r in json.load(open(path))["results"]}
 print(f"schedule: {schedule}, {runs} runs each; medians")
-for path, base in ((lines, "bare"), (true, "true"), (writes, "bare-writes")):
+for path, base in ((lines, "bare"), (true, "true"), (writes, None)):
     m = medians(path)
-    b = m[base]
     for name, ms in m.items():
-        extra = "" if name == base else f"  +{ms - b:.2f} ms  {ms / b:.2f}x {base}"
-        print(f"  {name:<13} {ms:6.2f} ms{extra}")
+        # The opens: each against its own bare line (`*-writes`, `*-files`).
+        own = base or ("bare-writes" if name.endswith("-writes") else "bare-files")
+        b = m[own]
+        extra = "" if name == own else f"  +{ms - b:.2f} ms  {ms / b:.2f}x {own}"
+        print(f"  {name:<16} {ms:6.2f} ms{extra}")
 m = medians(lines)
 print(f"  run vs bwrap: {m['run'] / m['bwrap']:.2f}x   sandbox vs bwrap: {m['sandbox'] / m['bwrap']:.2f}x")
 print(f"peak RSS of shellgate run (largest child of 50): {int(rss) / 1024:.1f} MB")
