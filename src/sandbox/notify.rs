@@ -78,7 +78,8 @@ pub struct WriteScope {
 }
 
 impl WriteScope {
-    fn refuses(&self, path: &Path) -> bool {
+    /// Whether a write at `path` is one the sandbox refuses, to be named.
+    pub(super) fn refuses(&self, path: &Path) -> bool {
         // Devices, and the kernel's own trees: `/proc/self/fd/1` is the line's own stdout, and
         // nothing beneath them is a directory a grant could give. Writes there succeed or fail on
         // their own terms; noting them would turn a line's own exit status into a false refusal.
@@ -210,17 +211,19 @@ pub fn handle_one(
                     (Reply::Result(-libc::EAGAIN), None)
                 }
             }
+        } else if super::opener::makes(nr, &notif.data.args)
+            && scope.filter.verdict(nr, &notif.data.args) == Verdict::Allow
+        {
+            // An open for writing or a truncation the filter allows: made by the opener, which
+            // answers it (and names what the sandbox refused).
+            match opener.make(listener, &notif, scope) {
+                Ok(Taken::Made) => return Ok(None),
+                Ok(Taken::Announcement) => (Reply::Result(-libc::ENOENT), None),
+                Ok(Taken::ControllingTerminal) => (Reply::GoOn, None),
+                Err(errno) => (Reply::Result(-errno), opener.failed()),
+            }
         } else {
             match decide(&notif, scope) {
-                // An open for writing or a truncation: made by the opener, which answers it.
-                (true, denial) if super::opener::makes(nr, &notif.data.args) => {
-                    match opener.make(listener, &notif) {
-                        Ok(Taken::Made) => return Ok(denial),
-                        Ok(Taken::Announcement) => (Reply::Result(-libc::ENOENT), None),
-                        Ok(Taken::ControllingTerminal) => (Reply::GoOn, denial),
-                        Err(errno) => (Reply::Result(-errno), denial.or_else(|| opener.failed())),
-                    }
-                }
                 (true, denial) => (Reply::GoOn, denial),
                 (false, denial) => (Reply::Result(-libc::EPERM), denial),
             }
@@ -447,6 +450,12 @@ fn resolve(pid: u32, dirfd: Option<i32>, pointer: u64) -> Option<PathBuf> {
         None | Some(libc::AT_FDCWD) => std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?,
         Some(fd) => std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok()?,
     };
+    Some(lexical(&base, path))
+}
+
+/// `path` joined to `base` and made lexically normal (`.` and `..` removed): what it names, not
+/// where symlinks would lead.
+pub(super) fn lexical(base: &Path, path: &Path) -> PathBuf {
     let mut normal = PathBuf::new();
     for component in base.join(path).components() {
         match component {
@@ -457,7 +466,7 @@ fn resolve(pid: u32, dirfd: Option<i32>, pointer: u64) -> Option<PathBuf> {
             other => normal.push(other),
         }
     }
-    Some(normal)
+    normal
 }
 
 /// Adds `denial` to `list` unless it is there already or the list is full.
