@@ -311,23 +311,29 @@ fn connect_on_a_thread(
         .name("sandbox-connect".into())
         .spawn(move || {
             let result = super::unix_connect::connect(&socket, &address);
-            let response = libc::seccomp_notif_resp {
-                id,
-                val: 0,
-                error: result.min(0),
-                flags: 0,
-            };
-            // SAFETY: `response` is a valid seccomp_notif_resp; the ioctl only reads it. A
-            // withdrawn notification (the caller died) answers ENOENT, which needs nothing.
-            unsafe {
-                libc::ioctl(
-                    listener.as_raw_fd(),
-                    libc::SECCOMP_IOCTL_NOTIF_SEND,
-                    &response,
-                );
-            }
+            send_answer(&listener, id, 0, result.min(0));
         })
         .map(drop)
+}
+
+/// Answers call `id` with the value `val` when `error` is 0, else with `error` (a negative
+/// errno); the call itself does not run. A withdrawn notification (the caller died) answers
+/// `ENOENT`, which needs nothing.
+pub(super) fn send_answer(listener: &OwnedFd, id: u64, val: i64, error: i32) {
+    let response = libc::seccomp_notif_resp {
+        id,
+        val,
+        error,
+        flags: 0,
+    };
+    // SAFETY: `response` is a valid seccomp_notif_resp; the ioctl only reads it.
+    unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_SEND,
+            &response,
+        );
+    }
 }
 
 /// Whether a notified call may go on (`CONTINUE`), and what to note. Decided on the call's

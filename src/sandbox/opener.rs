@@ -1005,30 +1005,12 @@ fn hand_over(listener: &OwnedFd, id: u64, fd: &OwnedFd, cloexec: bool) {
 
 /// Answers the call with `result` (`0` or `-errno`); the call does not run.
 fn respond(listener: &OwnedFd, id: u64, result: i32) {
-    send(listener, id, 0, result.min(0));
+    super::notify::send_answer(listener, id, 0, result.min(0));
 }
 
 /// Answers the call with the value `val` (its result: a descriptor's number).
 fn respond_value(listener: &OwnedFd, id: u64, val: i64) {
-    send(listener, id, val, 0);
-}
-
-fn send(listener: &OwnedFd, id: u64, val: i64, error: i32) {
-    let response = libc::seccomp_notif_resp {
-        id,
-        val,
-        error,
-        flags: 0,
-    };
-    // SAFETY: `response` is a valid seccomp_notif_resp; the ioctl only reads it. A withdrawn
-    // notification (the caller died) answers ENOENT, which needs nothing.
-    unsafe {
-        libc::ioctl(
-            listener.as_raw_fd(),
-            libc::SECCOMP_IOCTL_NOTIF_SEND,
-            &response,
-        );
-    }
+    super::notify::send_answer(listener, id, val, 0);
 }
 
 #[cfg(test)]
