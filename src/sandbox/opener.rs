@@ -104,7 +104,11 @@ impl Call {
             return None;
         };
         match call {
-            Call::Open { flags, .. } if flags & WRITE_FLAGS == 0 => None,
+            // `O_PATH` ignores every other flag but three: a handle, never opened for writing,
+            // and never a new file (the kernel decides it, as any handle).
+            Call::Open { flags, .. } if flags & WRITE_FLAGS == 0 || flags & libc::O_PATH != 0 => {
+                None
+            }
             call => Some(call),
         }
     }
@@ -1041,6 +1045,10 @@ mod tests {
         assert!(makes(openat, &args(libc::O_RDWR)));
         assert!(makes(openat, &args(libc::O_CREAT)));
         assert!(makes(openat, &args(libc::O_TRUNC)));
+        assert!(!makes(
+            openat,
+            &args(libc::O_PATH | libc::O_WRONLY | libc::O_CREAT)
+        ));
         assert!(makes(Sys::Truncate.number(arch), &[0; 6]));
         assert!(!makes(Sys::Unlinkat.number(arch), &[0; 6]));
     }
