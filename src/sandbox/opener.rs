@@ -10,7 +10,9 @@
 //! **How.** Every open for writing (`open`, `openat`, `creat` with `O_WRONLY`, `O_RDWR`, `O_CREAT`
 //! or `O_TRUNC`) and every `truncate` by name already comes to the supervisor (the observed writes
 //! of [`super::seccomp`]). Instead of letting the call go on, a thread of the supervisor that
-//! holds the line's own Landlock domain, no capabilities and `no_new_privs` makes the open itself.
+//! holds the line's own Landlock rules, no capabilities and `no_new_privs` makes the open itself
+//! (the supervisor's own thread first reads the call: a Landlock domain may not look into
+//! processes outside it, and the line's domain is not the opener's).
 //! It resolves the line's path in the line's own root and working directory (`/proc/TID/root`,
 //! `/proc/TID/cwd`, or the descriptor the call names), so the same mounts (the read-only ones
 //! included) and the same Landlock rules decide as for the line; magic links are not followed
@@ -30,10 +32,14 @@
 //! between a look and the call cannot change what was checked. The line also cannot make a new
 //! name for an outside file: Landlock refuses a link from a tree without the `REFER` right.
 //!
+//! **Exceptions**, each argued where it is made: an open that would wait ([`wait_on_a_thread`]),
+//! `/dev/tty` ([`DEV_TTY`]), `O_PATH` handles ([`Call::of`]), a sandbox nested in the line
+//! ([`announcement`]: it has no supervisor of its own, so its opens are made here, held to its
+//! rules too).
+//!
 //! **Not covered**: a second name's *metadata* — mode, owner, times, extended attributes
 //! (`chmod`, `touch` through the workspace's name) — which name-based calls change on the shared
-//! inode; and a nested sandbox, whose opens the outer supervisor makes (the kernel gives a second
-//! listener to no one, see `child::install_seccomp`).
+//! inode.
 
 use super::notify::{Denial, WriteScope};
 use super::raw;
