@@ -415,7 +415,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     drop((setup_write, status_write, lifeline_read));
     // The init has its own descriptors (no CLONE_FILES). The ruleset stays, for the opener.
     drop((layers, passed));
-    let opener = super::opener::Opener::new(ruleset.fd, pid);
+    let opener = super::opener::Opener::new(ruleset.fd);
     let supervisor = supervisor.map(|(ours, _child)| ours);
     let group = command.process_group;
     let running = Running {

@@ -151,19 +151,21 @@ enum At {
 }
 
 impl Request {
-    /// Reads the call of thread `tid` (whose call the kernel holds meanwhile); `root` is the
-    /// line's root directory.
-    fn gather(id: u64, tid: u32, call: Call, root: &Arc<OwnedFd>) -> Result<Request, libc::c_int> {
-        let (what, dir, path) = match call {
+    /// The call of thread `tid` (whose call the kernel holds meanwhile) naming `name`, with
+    /// where it is resolved from; `root` is the line's root directory.
+    fn gather(
+        id: u64,
+        tid: u32,
+        call: Call,
+        name: Vec<u8>,
+        root: &Arc<OwnedFd>,
+    ) -> Result<Request, libc::c_int> {
+        let (what, dir) = match call {
             Call::Open {
-                dir,
-                path,
-                flags,
-                mode,
-            } => (What::Open { flags, mode }, dir, path),
-            Call::Truncate { path, length } => (What::Truncate { length }, None, path),
+                dir, flags, mode, ..
+            } => (What::Open { flags, mode }, dir),
+            Call::Truncate { length, .. } => (What::Truncate { length }, None),
         };
-        let name = read_path(tid, path)?;
         let at = match own_descriptor(&name) {
             Some(n) => At::Own(proc_of(tid, &format!("fd/{n}"), libc::O_PATH)?),
             None if name.starts_with(b"/") => At::Root(Arc::clone(root)),
@@ -218,20 +220,18 @@ pub struct Opener {
     outer_filters: u32,
     /// The thread for callers in a nested sandbox: the line's rules and every nested one's.
     nested_jobs: Option<Jobs>,
-    /// More sandboxes nested at once than [`MAX_NESTED`]: their callers are refused.
+    /// More sandboxes nested in the line than [`MAX_NESTED`]: their callers are refused.
     failed_nested: bool,
     /// What the threads refused, for the line's report.
     denials: Arc<Mutex<Vec<Denial>>>,
     /// Why a thread could not start, once one failed: every open is then refused.
     failed: Option<String>,
-    /// The line's first process (its init), whose PID namespace holds the line.
-    init: libc::pid_t,
     /// The line's root directory: the same for every process of the line, which can change
     /// neither its root nor its mounts. Taken from the first caller.
     root: Option<Arc<OwnedFd>>,
 }
 
-/// Sandboxes nested in a line at once whose rules the opener holds (see [`announcement`]).
+/// Sandboxes nested in a line whose rules the opener holds (see [`announcement`]).
 const MAX_NESTED: usize = 8;
 
 /// What [`Opener::make`] did with a call.
@@ -257,9 +257,8 @@ const DEV_TTY: &[u8] = b"/dev/tty";
 impl Opener {
     /// An opener with the line's Landlock `ruleset` (complete once the line's process has sent
     /// its listener: that process adds its own rules before).
-    pub fn new(ruleset: OwnedFd, init: libc::pid_t) -> Opener {
+    pub fn new(ruleset: OwnedFd) -> Opener {
         Opener {
-            init,
             root: None,
             ruleset,
             jobs: None,
@@ -273,9 +272,8 @@ impl Opener {
     }
 
     /// Makes the call of notification `notif` (one [`makes`] accepts) on an opener thread,
-    /// which answers it. `Err(errno)`: the call is to be answered with it here (refused, never
-    /// let through).
-    /// What the sandbox refuses in `scope` is named as a refused write.
+    /// which answers it, naming what `scope` refuses as a refused write. `Err(errno)`: the call
+    /// is to be answered with it here (refused, never let through).
     pub fn make(
         &mut self,
         listener: &OwnedFd,
@@ -283,33 +281,22 @@ impl Opener {
         scope: &WriteScope,
     ) -> Result<Taken, libc::c_int> {
         let call = Call::of(notif.data.nr as i64, &notif.data.args).ok_or(libc::ENOSYS)?;
-        if let Some((ruleset, filters, announcer)) = announcement(notif.pid, call) {
-            // Rulesets of nested sandboxes none of whose processes is left are no one's.
-            if !self.nested.is_empty() && !nested_alive(self.init, self.outer_filters, announcer) {
-                self.nested.clear();
-                self.outer_filters = u32::MAX;
-                self.failed_nested = false;
-            }
-            // Each ruleset is a descriptor here and a Landlock layer (at most 16) on the thread:
-            // beyond MAX_NESTED at once, callers in a nested sandbox are refused every open.
-            if self.nested.len() >= MAX_NESTED {
-                self.failed_nested = true;
-            } else {
-                self.nested.push(ruleset);
-            }
-            self.outer_filters = self.outer_filters.min(filters.saturating_sub(1));
-            // The next caller in a nested sandbox gets a thread with every ruleset so far.
-            self.nested_jobs = None;
-            return Ok(Taken::Announcement);
+        let (path, dir) = match call {
+            Call::Open { path, dir, .. } => (path, dir),
+            Call::Truncate { path, .. } => (path, None),
+        };
+        let name = match read_path(notif.pid, path) {
+            Err(libc::ENOENT) => return self.announced(notif.pid, dir).ok_or(libc::ENOENT),
+            name => name?,
+        };
+        if name == DEV_TTY && matches!(call, Call::Open { .. }) {
+            return Ok(Taken::ControllingTerminal);
         }
         let root = match &self.root {
             Some(root) => Arc::clone(root),
             None => Arc::clone(self.root.insert(Arc::new(root_of(notif.pid)?))),
         };
-        let request = Request::gather(notif.id, notif.pid, call, &root)?;
-        if request.name == DEV_TTY && matches!(request.what, What::Open { .. }) {
-            return Ok(Taken::ControllingTerminal);
-        }
+        let request = Request::gather(notif.id, notif.pid, call, name, &root)?;
         let nested = !self.nested.is_empty() && filters_of(notif.pid)? > self.outer_filters;
         if nested && self.failed_nested {
             return Err(libc::EACCES);
@@ -322,6 +309,24 @@ impl Opener {
         let jobs = self.start(listener, nested, scope).ok_or(libc::EACCES)?;
         jobs.send(request)?;
         Ok(Taken::Made)
+    }
+
+    /// The empty name relative to a descriptor: a nested sandbox's announcement when that
+    /// descriptor is a Landlock ruleset (see [`announcement`]), kept for every later caller in
+    /// a nested sandbox; `None` otherwise (answered `ENOENT`, as the kernel would).
+    fn announced(&mut self, tid: u32, dir: Option<i32>) -> Option<Taken> {
+        let (ruleset, filters) = announcement(tid, dir?)?;
+        // Each ruleset is a descriptor here and a Landlock layer (at most 16) on the thread:
+        // beyond MAX_NESTED, callers in a nested sandbox are refused every open.
+        if self.nested.len() >= MAX_NESTED {
+            self.failed_nested = true;
+        } else {
+            self.nested.push(ruleset);
+        }
+        self.outer_filters = self.outer_filters.min(filters.saturating_sub(1));
+        // The next caller in a nested sandbox gets a thread with every ruleset so far.
+        self.nested_jobs = None;
+        Some(Taken::Announcement)
     }
 
     /// What the threads refused so far (each once).
@@ -408,18 +413,12 @@ fn spawn(
 /// and the caller's count of seccomp filters. Anything announced can only narrow: each ruleset is
 /// one more Landlock layer on the opener's thread for callers in a nested sandbox, which are told
 /// by their count of seccomp filters (one that only grows): more than the fewest an announcer
-/// had, less its own. Rulesets are kept while any process in a nested sandbox is left (which
-/// ruleset is whose cannot be told: two nested at once hold each to both, never to neither).
-fn announcement(tid: u32, call: Call) -> Option<(OwnedFd, u32, libc::pid_t)> {
-    let Call::Open {
-        dir: Some(dir),
-        path,
-        ..
-    } = call
-    else {
-        return None;
-    };
-    if dir < 0 || read_path(tid, path) != Err(libc::ENOENT) {
+/// had, less its own. Rulesets are kept for the rest of the line: which ruleset is whose cannot
+/// be told, so every nested caller is held to all of them (two nested sandboxes, at once or one
+/// after the other, each to both — never to neither). Dropping one when its sandbox seemed gone
+/// would let a process left in it announce a ruleset that allows everything and shed its own.
+fn announcement(tid: u32, dir: i32) -> Option<(OwnedFd, u32)> {
+    if dir < 0 {
         return None;
     }
     let tgid = status_field(tid, b"Tgid:", 10).ok()? as libc::pid_t;
@@ -429,35 +428,7 @@ fn announcement(tid: u32, call: Call) -> Option<(OwnedFd, u32, libc::pid_t)> {
     if kind.as_os_str() != "anon_inode:[landlock-ruleset]" {
         return None;
     }
-    Some((ruleset, filters_of(tid).ok()?, tgid))
-}
-
-/// Whether a process of the line other than `announcer` runs under more than `outer_filters`
-/// seccomp filters (is in a nested sandbox): a look through `/proc` for the processes in the
-/// PID namespace of the line's `init`. Unsure (unreadable): yes.
-fn nested_alive(init: libc::pid_t, outer_filters: u32, announcer: libc::pid_t) -> bool {
-    let namespace = |pid: &str| std::fs::read_link(format!("/proc/{pid}/ns/pid")).ok();
-    let Some(line) = namespace(&init.to_string()) else {
-        return true;
-    };
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return true;
-    };
-    entries.filter_map(Result::ok).any(|entry| {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            return false;
-        };
-        let Ok(number) = pid.parse::<u32>() else {
-            return false;
-        };
-        number as libc::pid_t != announcer
-            && namespace(pid).as_ref() == Some(&line)
-            && filters_of(number).is_ok_and(|n| n > outer_filters)
-    })
+    Some((ruleset, filters_of(tid).ok()?))
 }
 
 /// How many seccomp filters thread `tid` runs under.

@@ -1229,8 +1229,10 @@ fn the_controlling_terminal_is_the_lines_own() {
 
 /// A sandbox nested in a line has no supervisor of its own: the outer one makes its opens for
 /// writing, held to the nested sandbox's rules too (it announces its ruleset before its program
-/// runs). A read-only nested sandbox writes nothing; one that ended leaves nothing behind for the
-/// next; the hard link is refused to the nested line as well.
+/// runs). A read-only nested sandbox writes nothing; the hard link is refused to a nested line as
+/// well; a nested sandbox in the next line writes. Within one line every nested sandbox is held to
+/// every ruleset announced in it (which is whose cannot be told): after a read-only one, another
+/// writes nothing either.
 #[test]
 fn a_nested_sandboxs_opens_are_held_to_its_own_rules() {
     let s = me();
@@ -1245,11 +1247,13 @@ fn a_nested_sandboxs_opens_are_held_to_its_own_rules() {
     let line = format!(
         "{}; {}; {}",
         inner("--policy read-only", "echo x > narrowed"),
-        inner("", "echo ok > nested-ok"),
         inner("", "echo evil > node_modules/pkg.js"),
+        inner("", "echo x > after-read-only"),
     );
     let out = s.sandbox().sh(&line);
     assert!(!s.ws.join("narrowed").exists(), "{}", out.stderr());
+    assert!(!s.ws.join("after-read-only").exists(), "{}", out.stderr());
+    let out = s.sandbox().sh(&inner("", "echo ok > nested-ok"));
     assert_eq!(
         read(&s.ws.join("nested-ok")).as_deref(),
         Some("ok\n"),
@@ -1260,6 +1264,36 @@ fn a_nested_sandboxs_opens_are_held_to_its_own_rules() {
         read(&s.outside.join("store/pkg.js")).as_deref(),
         Some("original\n")
     );
+}
+
+/// A process in a read-only nested sandbox announces a ruleset of its own that allows every write
+/// (it handles only `EXECUTE`), then writes: still refused. Announcing only adds rules; had a
+/// sandbox's rules been dropped once its other processes were gone (the first version), this one,
+/// alone in it, shed its own and wrote.
+#[test]
+fn a_nested_process_cannot_shed_its_sandboxs_rules_by_announcing_others() {
+    let s = me();
+    let code = "import ctypes, os\n\
+                libc = ctypes.CDLL(None, use_errno=True)\n\
+                attr = ctypes.c_uint64(1)\n\
+                fd = libc.syscall(444, ctypes.byref(attr), ctypes.c_size_t(8), 0)\n\
+                assert fd >= 0, ctypes.get_errno()\n\
+                try:\n    os.open('', os.O_WRONLY, dir_fd=fd)\n\
+                except OSError as e:\n    print('announced', e.errno)\n\
+                open('escaped', 'w').write('x')\n";
+    let line = format!(
+        "{} sandbox --workspace {} --policy read-only -- {PYTHON} -c \"$CODE\"",
+        binary().display(),
+        s.ws.display()
+    );
+    let out = s.sandbox().env("CODE", code).sh(&line);
+    assert!(
+        out.stdout().contains("announced 2"),
+        "{} {}",
+        out.stdout(),
+        out.stderr()
+    );
+    assert!(!s.ws.join("escaped").exists(), "{}", out.stderr());
 }
 
 #[test]
