@@ -871,9 +871,10 @@ fn install_seccomp(plan: &ChildPlan) {
     if let Err(e) = raw::seccomp_filter(&plan.seccomp) {
         fail(plan, phase::SECCOMP, How::Operate, e);
     }
-    // Nested: the outer supervisor makes this line's opens for writing, and holds them to this
-    // ruleset too once it is announced (see `opener::announcement`). Nobody else answers it
-    // (ENOENT), so the result is not looked at.
+    // Here with a supervisor only when the kernel refused its listener (EBUSY: nested in
+    // shellgate's own sandbox, see `supervisor_required`): the outer supervisor makes this line's
+    // opens for writing, and holds them to this ruleset too once it is announced (see
+    // `opener::announcement`). Nobody else answers it (ENOENT): the result is not looked at.
     if plan.supervisor >= 0 {
         raw::announce_ruleset(plan.ruleset);
     }

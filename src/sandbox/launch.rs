@@ -192,10 +192,7 @@ pub struct Running {
 #[derive(Debug)]
 struct ChildMemory {
     _plan: Box<ChildPlan>,
-    _seccomp: (
-        Option<seccompiler::BpfProgram>,
-        Option<seccompiler::BpfProgram>,
-    ),
+    _seccomp: (Option<seccompiler::BpfProgram>, seccompiler::BpfProgram),
     _stack: sys::Stack,
 }
 
@@ -260,7 +257,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     // Every line has a supervisor: it makes the opens for writing (see `opener`); without the
     // network, refused connections are reported to it (see `notify`); with named unix sockets,
     // every connect is decided there (see `unix_connect`).
-    let reported = Some(seccomp::native_program(sockets, true)?);
+    let mut reported = seccomp::native_program(sockets, true)?;
     // The filter without reports is installed when the kernel refuses a second listener (EBUSY:
     // this process already runs under a filter with a listener, see `child::install_seccomp`;
     // that outer supervisor then makes the opens). A process under no filter at all cannot get
@@ -269,7 +266,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     let filter = seccomp::filtered()
         .then(|| seccomp::native_program(sockets, false))
         .transpose()?;
-    let supervisor = reported.as_ref().map(|_| supervisor_pair()).transpose()?;
+    let (supervisor, supervisor_child) = supervisor_pair()?;
     let (steps, descriptions) = match namespaces {
         Namespaces::Own | Namespaces::OwnWithUser => {
             let terminal = terminals.into_iter().next().map(|(_, target)| target);
@@ -343,10 +340,11 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
             len: 0,
             filter: std::ptr::null_mut(),
         },
-        supervisor: supervisor
-            .as_ref()
-            .map_or(-1, |(_, child)| child.as_raw_fd()),
-        supervisor_required: !spec.unix_sockets.is_empty(),
+        supervisor: supervisor_child.as_raw_fd(),
+        // Only nested in shellgate's own sandbox is another supervisor's listener (EBUSY) one
+        // that makes this line's opens for writing (see `opener::announcement`): anywhere else,
+        // the line must not run without its own.
+        supervisor_required: !spec.unix_sockets.is_empty() || namespaces != Namespaces::Nested,
         lock_root: sys::geteuid() == 0
             && namespaces != Namespaces::OwnWithUser
             && !sys::root_locked(),
@@ -371,10 +369,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     if let Some(program) = filter.as_mut() {
         plan_for_child.seccomp = fprog(program)?;
     }
-    let mut reported = reported;
-    if let Some(program) = reported.as_mut() {
-        plan_for_child.seccomp_reported = fprog(program)?;
-    }
+    plan_for_child.seccomp_reported = fprog(&mut reported)?;
     let plan = Box::new(plan_for_child);
     let stack = sys::Stack::new(child::INIT_STACK).map_err(no_stack)?;
     // CLONE_VM: the init shares this memory instead of a copy of it (no page table is copied,
@@ -416,7 +411,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     // The init has its own descriptors (no CLONE_FILES). The ruleset stays, for the opener.
     drop((layers, passed));
     let opener = super::opener::Opener::new(ruleset.fd);
-    let supervisor = supervisor.map(|(ours, _child)| ours);
+    drop(supervisor_child);
     let group = command.process_group;
     let running = Running {
         pid,
@@ -431,7 +426,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         surface,
         reaped: false,
         leave_init: false,
-        supervisor,
+        supervisor: Some(supervisor),
         listener: None,
         opener,
         denials: Vec::new(),
@@ -1473,6 +1468,12 @@ fn describe_failure(
             format!("cannot {what}: a symlink appeared in its path; nothing ran")
         }
         How::Open => format!("cannot {what}: opening it failed: {e}"),
+        How::Operate if failure.step == phase::SECCOMP && failure.errno == libc::EBUSY => format!(
+            "cannot {what}: this process already runs under another tool's seccomp supervisor, \
+             and the kernel gives a line no second one; without its own, the sandbox could not \
+             make the line's opens for writing (a file with a second name would be written \
+             through); nothing ran"
+        ),
         How::Operate => format!("cannot {what}: {e}"),
     };
     Error::new(Code::SandboxUnavailable, reason)

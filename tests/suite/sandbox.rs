@@ -1296,6 +1296,57 @@ fn a_nested_process_cannot_shed_its_sandboxs_rules_by_announcing_others() {
     assert!(!s.ws.join("escaped").exists(), "{}", out.stderr());
 }
 
+/// Under another tool's seccomp supervisor (a filter with a listener) the kernel gives the line no
+/// listener of its own, and nobody would make its opens for writing: the line does not run, and
+/// the refusal says why. The control, the same tool's filter without a listener, runs it.
+#[test]
+fn under_another_tools_seccomp_supervisor_nothing_runs() {
+    for (listener, runs) in [(false, true), (true, false)] {
+        let s = me();
+        let out = Command::new(PYTHON)
+            .args(["-c", FOREIGN_SUPERVISOR])
+            .arg(if listener { "listener" } else { "none" })
+            .arg(binary())
+            .args(["sandbox", "--workspace"])
+            .arg(&s.ws)
+            .args(["--", "/bin/sh", "-c", "echo x > ran"])
+            .current_dir(&s.ws)
+            .env("HOME", &s.home)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            s.ws.join("ran").exists(),
+            runs,
+            "listener {listener}: {stderr}"
+        );
+        if listener {
+            assert!(
+                stderr.contains("another tool's seccomp supervisor"),
+                "{stderr}"
+            );
+        }
+    }
+}
+
+/// Installs an allow-everything seccomp filter, with a listener when `argv[1]` is `listener`
+/// (kept open here: a filter whose listener is closed has none), then runs `argv[2:]` as a child.
+const FOREIGN_SUPERVISOR: &str = "\
+import ctypes, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class Filter(ctypes.Structure):
+    _fields_ = [('code', ctypes.c_ushort), ('jt', ctypes.c_ubyte), ('jf', ctypes.c_ubyte), ('k', ctypes.c_uint)]
+class Prog(ctypes.Structure):
+    _fields_ = [('len', ctypes.c_ushort), ('filter', ctypes.POINTER(Filter))]
+allow = (Filter * 1)(Filter(0x06, 0, 0, 0x7fff0000))
+prog = Prog(1, allow)
+assert libc.prctl(38, 1, 0, 0, 0) == 0
+flags = 8 if sys.argv[1] == 'listener' else 0
+fd = libc.syscall(317, 1, flags, ctypes.byref(prog))
+assert fd >= 0, ctypes.get_errno()
+sys.exit(subprocess.run(sys.argv[2:]).returncode)
+";
+
 #[test]
 fn metadata_outside_does_not_change() {
     // chmod, utime, xattrs, POSIX ACLs, file flags: operations Landlock does not mediate, refused
