@@ -820,7 +820,9 @@ fn free_port() -> u16 {
 }
 
 /// Connects to `address` from outside the sandbox, again and again for up to 20 s (the server is
-/// starting meanwhile), and returns what it was sent.
+/// starting meanwhile), and returns what it was sent. A connection that sends nothing is not the
+/// test's server: another test's listener that was handed the same free port (it accepts into
+/// its backlog and closes) — tried again.
 fn fetch_from_outside(address: std::net::SocketAddr) -> std::thread::JoinHandle<Option<String>> {
     std::thread::spawn(move || {
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
@@ -828,7 +830,9 @@ fn fetch_from_outside(address: std::net::SocketAddr) -> std::thread::JoinHandle<
             if let Ok(mut stream) = std::net::TcpStream::connect(address) {
                 let mut got = String::new();
                 let _ = std::io::Read::read_to_string(&mut stream, &mut got);
-                return Some(got);
+                if !got.is_empty() {
+                    return Some(got);
+                }
             }
             std::thread::sleep(Duration::from_millis(50));
         }
