@@ -994,7 +994,11 @@ fn missing_grant(denials: &[crate::sandbox::Denial], on_demand: &Needs) -> Optio
         .collect();
     let fetched = !on_demand.is_empty()
         && denials.iter().any(|d| match d {
-            Denial::Connect { .. } | Denial::ConnectElsewhere | Denial::Udp => true,
+            Denial::Connect { .. }
+            | Denial::Direct { .. }
+            | Denial::Host { .. }
+            | Denial::ConnectElsewhere
+            | Denial::Udp => true,
             Denial::Write { path, .. } => caches.iter().any(|c| path.starts_with(c)),
             Denial::Listen { .. }
             | Denial::UnixSocket { .. }
@@ -1010,8 +1014,16 @@ fn missing_grant(denials: &[crate::sandbox::Denial], on_demand: &Needs) -> Optio
     let serves = denials.iter().any(|d| matches!(d, Denial::Listen { .. }));
     for denial in denials {
         match denial {
-            Denial::Connect { address } => {
+            // A port on any host: what a line whose client ignored the proxy would need.
+            Denial::Connect { address } | Denial::Direct { address } => {
                 needs.network = needs.network.union(&Network::tcp([address.port()]));
+            }
+            // A host the proxy refused: exactly that host and port.
+            Denial::Host { host, port } => {
+                needs.network = match crate::policy::endpoint::Endpoint::named(host, *port) {
+                    Some(endpoint) => needs.network.union(&Network::to([endpoint])),
+                    None => needs.network.union(&Network::tcp([*port])),
+                };
             }
             Denial::Udp if serves => {}
             // The fetch's grant has its ports, and name lookups over TCP with them.

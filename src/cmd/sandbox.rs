@@ -35,6 +35,13 @@ pub struct Args {
     /// port 53 comes with it, for name lookups over TCP).
     #[arg(long = "tcp-port", value_name = "PORT", conflicts_with = "network")]
     pub tcp_port: Vec<u16>,
+    /// Without --network: allow TCP connections to this host and port (`host:port`,
+    /// `*.domain:port`, `[::1]:port`; repeatable), through a proxy of the sandbox's own that
+    /// the program is given in HTTPS_PROXY and the other proxy variables; nothing else is
+    /// reached by name.
+    #[arg(long = "host", value_name = "HOST:PORT", conflicts_with = "network",
+          value_parser = parse_endpoint)]
+    pub host: Vec<crate::policy::endpoint::Endpoint>,
     /// Without --network: let the program listen on this TCP port, on loopback (repeatable; a
     /// wildcard address becomes 127.0.0.1 or ::1; shellgate makes each bind and listen).
     #[arg(long = "listen", value_name = "PORT", conflicts_with = "network",
@@ -134,10 +141,18 @@ fn spec(args: &Args) -> Result<Spec> {
         spec = spec.unhiding(path);
     }
     spec = spec.with_tcp_ports(&args.tcp_port);
+    spec = spec.with_hosts(&args.host);
     spec = spec.with_listen(&args.listen);
     spec.unix_sockets.clone_from(&args.unix_socket);
     for protection in &args.drop_protection {
         spec = spec.dropping(*protection);
     }
     Ok(spec)
+}
+
+/// `--host`'s value.
+fn parse_endpoint(text: &str) -> std::result::Result<crate::policy::endpoint::Endpoint, String> {
+    crate::policy::endpoint::Endpoint::parse(text).ok_or_else(|| {
+        format!("{text:?} is not HOST:PORT (a name, *.domain or an address, and a port 1-65535)")
+    })
 }

@@ -8,6 +8,7 @@
 //! for; whoever approves may narrow it ([`Grant::narrowed_to`]), never widen it. The sandbox
 //! enforces exactly the grant the line runs with, and the log records it.
 
+use super::endpoint::Endpoint;
 use crate::mode::SandboxPolicy;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -18,19 +19,25 @@ use std::fmt;
 pub enum Network {
     #[default]
     Off,
-    /// TCP connections to these ports (Landlock enforces them; no UDP, no listening).
-    Tcp(BTreeSet<u16>),
+    /// TCP connections to these endpoints only: a port on any host (Landlock holds it) or on
+    /// named hosts (the sandbox's proxy holds it). No UDP, no listening.
+    Tcp(BTreeSet<Endpoint>),
     On,
 }
 
 impl Network {
-    /// TCP to `ports` (none: off).
+    /// TCP to `ports` on any host (none: off).
     pub fn tcp(ports: impl IntoIterator<Item = u16>) -> Network {
-        let ports: BTreeSet<u16> = ports.into_iter().collect();
-        if ports.is_empty() {
+        Network::to(ports.into_iter().map(Endpoint::any))
+    }
+
+    /// TCP to `endpoints` (none: off).
+    pub fn to(endpoints: impl IntoIterator<Item = Endpoint>) -> Network {
+        let endpoints: BTreeSet<Endpoint> = endpoints.into_iter().collect();
+        if endpoints.is_empty() {
             Network::Off
         } else {
-            Network::Tcp(ports)
+            Network::Tcp(endpoints)
         }
     }
 
@@ -43,40 +50,88 @@ impl Network {
         }
     }
 
-    /// The intersection: what both give.
+    /// The intersection: what both give (a host named on one side and a port on any host on
+    /// the other meet at the named host).
     pub fn intersection(&self, other: &Network) -> Network {
         match (self, other) {
             (Network::Off, _) | (_, Network::Off) => Network::Off,
             (Network::On, n) | (n, Network::On) => n.clone(),
-            (Network::Tcp(a), Network::Tcp(b)) => Network::tcp(a & b),
+            (Network::Tcp(a), Network::Tcp(b)) => {
+                Network::to(a.iter().flat_map(|x| b.iter().filter_map(|y| x.meet(y))))
+            }
         }
     }
 
     pub fn is_off(&self) -> bool {
         *self == Network::Off
     }
+
+    /// The ports this gives on any host (Landlock's part of a TCP grant).
+    pub fn any_host_ports(&self) -> Vec<u16> {
+        match self {
+            Network::Tcp(endpoints) => endpoints
+                .iter()
+                .filter(|e| e.host.is_none())
+                .map(|e| e.port)
+                .collect(),
+            Network::Off | Network::On => Vec::new(),
+        }
+    }
+
+    /// The endpoints on named hosts (the proxy's part of a TCP grant).
+    pub fn named_hosts(&self) -> Vec<Endpoint> {
+        match self {
+            Network::Tcp(endpoints) => endpoints
+                .iter()
+                .filter(|e| e.host.is_some())
+                .cloned()
+                .collect(),
+            Network::Off | Network::On => Vec::new(),
+        }
+    }
+
+    /// Whether a connection to `port` on some host may be given by this grant.
+    pub fn reaches_port(&self, port: u16) -> bool {
+        match self {
+            Network::Tcp(endpoints) => endpoints.iter().any(|e| e.port == port),
+            Network::On => true,
+            Network::Off => false,
+        }
+    }
 }
 
+/// `off`, `on`, or `tcp:` and the endpoints: `tcp:22,443` (any host), `tcp:registry.npmjs.org:443`.
 impl fmt::Display for Network {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Network::Off => f.write_str("off"),
             Network::On => f.write_str("on"),
-            Network::Tcp(ports) => {
-                let list: Vec<String> = ports.iter().map(u16::to_string).collect();
+            Network::Tcp(endpoints) => {
+                let list: Vec<String> = endpoints.iter().map(Endpoint::to_string).collect();
                 write!(f, "tcp:{}", list.join(","))
             }
         }
     }
 }
 
-/// `"off"`, `"on"` or a list of TCP ports (`[443, 22]`), in the config, the log and JSON.
+/// `"off"`, `"on"` or a list of TCP ports and `"host:port"` endpoints (`[22,
+/// "registry.npmjs.org:443"]`), in the config, the log and JSON.
 impl Serialize for Network {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
         match self {
             Network::Off => s.serialize_str("off"),
             Network::On => s.serialize_str("on"),
-            Network::Tcp(ports) => ports.serialize(s),
+            Network::Tcp(endpoints) => {
+                let mut seq = s.serialize_seq(Some(endpoints.len()))?;
+                for e in endpoints {
+                    match e.host {
+                        None => seq.serialize_element(&e.port)?,
+                        Some(_) => seq.serialize_element(&e.to_string())?,
+                    }
+                }
+                seq.end()
+            }
         }
     }
 }
@@ -85,22 +140,40 @@ impl<'de> Deserialize<'de> for Network {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Network, D::Error> {
         #[derive(Deserialize)]
         #[serde(untagged)]
+        enum Item {
+            Port(u16),
+            Endpoint(String),
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged)]
         enum Form {
             Word(String),
             Switch(bool),
-            Ports(Vec<u16>),
+            Endpoints(Vec<Item>),
         }
+        let endpoint = |item: Item| match item {
+            Item::Port(0) => Err(serde::de::Error::custom("port 0 is not a port")),
+            Item::Port(port) => Ok(Endpoint::any(port)),
+            Item::Endpoint(text) => Endpoint::parse(&text).ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "a network endpoint is a port or \"host:port\" (a name, *.domain, or an \
+                     address), not {text:?}"
+                ))
+            }),
+        };
         match Form::deserialize(d)? {
             Form::Word(w) if w == "off" => Ok(Network::Off),
             Form::Word(w) if w == "on" => Ok(Network::On),
             Form::Word(w) => Err(serde::de::Error::custom(format!(
-                "network is \"off\", \"on\" or a list of TCP ports, not {w:?}"
+                "network is \"off\", \"on\" or a list of TCP ports and \"host:port\", not {w:?}"
             ))),
             Form::Switch(on) => Ok(if on { Network::On } else { Network::Off }),
-            Form::Ports(ports) if ports.contains(&0) => {
-                Err(serde::de::Error::custom("port 0 is not a port"))
-            }
-            Form::Ports(ports) => Ok(Network::tcp(ports)),
+            Form::Endpoints(items) => Ok(Network::to(
+                items
+                    .into_iter()
+                    .map(endpoint)
+                    .collect::<Result<Vec<_>, _>>()?,
+            )),
         }
     }
 }
@@ -502,6 +575,32 @@ mod tests {
         }
         let bad = toml::from_str::<Needs>("env = [\"GH TOKEN\"]").unwrap_err();
         assert!(bad.to_string().contains("not a variable name"), "{bad}");
+    }
+
+    #[test]
+    fn a_named_host_narrows_a_port_and_never_widens_to_one() {
+        let npm = Endpoint::parse("registry.npmjs.org:443").unwrap();
+        let asked = Network::to([npm.clone(), Endpoint::any(22)]);
+        // An approver who names the host keeps it; one who gives port 443 on any host gets the
+        // host that was asked for, not every host.
+        assert_eq!(
+            asked.intersection(&Network::tcp([443])),
+            Network::to([npm.clone()])
+        );
+        assert_eq!(
+            Network::tcp([443]).intersection(&asked),
+            Network::to([npm.clone()])
+        );
+        let other = Network::to([Endpoint::parse("evil.example:443").unwrap()]);
+        assert_eq!(asked.intersection(&other), Network::Off);
+        assert_eq!(asked.to_string(), "tcp:22,registry.npmjs.org:443");
+        assert_eq!(asked.any_host_ports(), [22]);
+        assert_eq!(asked.named_hosts(), [npm]);
+        let text = serde_json::to_string(&asked).unwrap();
+        assert_eq!(text, r#"[22,"registry.npmjs.org:443"]"#);
+        assert_eq!(serde_json::from_str::<Network>(&text).unwrap(), asked);
+        assert!(serde_json::from_str::<Network>(r#"["registry.npmjs.org"]"#).is_err());
+        assert!(serde_json::from_str::<Network>(r#"["a b:443"]"#).is_err());
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //!    (`review`), or — for modes without approval — allowed to run in the mode's sandbox.
 
 pub mod destructive;
+pub mod endpoint;
 pub mod environment;
 pub mod grant;
 pub mod known_safe;

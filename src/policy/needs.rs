@@ -95,7 +95,7 @@ fn table(c: &Command) -> Needs {
     // passed only on a person's yes, see `Grant::allowed_by`); git's remote may be ssh when 22
     // is among its ports.
     let ssh = matches!(c.program.as_str(), "ssh" | "scp" | "sftp" | "rsync")
-        || (c.program == "git" && matches!(&network, Network::Tcp(ports) if ports.contains(&22)));
+        || (c.program == "git" && matches!(&network, Network::Tcp(_) if network.reaches_port(22)));
     Needs {
         network,
         writable: writable.iter().map(|d| (*d).to_owned()).collect(),

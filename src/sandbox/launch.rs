@@ -177,6 +177,8 @@ pub struct Running {
     listener: Option<OwnedFd>,
     /// Makes the line's opens for writing (see [`super::opener`]), with the line's ruleset.
     opener: super::opener::Opener,
+    /// The line's proxy, when it is granted named hosts; it stops when the line is done.
+    proxy: Option<super::proxy::Proxy>,
     denials: Vec<Denial>,
     /// Where writes are allowed: for the notes on observed calls.
     scope: notify::WriteScope,
@@ -248,9 +250,20 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         signals: spec.host_processes,
     };
     let ruleset = landlock::prepare(&abi, &grants)?;
+    // Named hosts are reached through the line's own proxy (see `proxy`), which the line's TCP
+    // sockets are connected to by the supervisor.
+    let proxy = proxied(spec)
+        .then(|| super::proxy::Proxy::start(spec.hosts.clone()))
+        .transpose()
+        .map_err(|e| {
+            Error::new(
+                Code::SandboxUnavailable,
+                format!("cannot start the proxy for the granted hosts: {e}"),
+            )
+        })?;
     let sockets = seccomp::Sockets {
         network: spec.network,
-        tcp_ports: !spec.tcp_ports.is_empty(),
+        tcp_ports: !spec.tcp_ports.is_empty() || proxy.is_some(),
         listen: !spec.network && !spec.listen.is_empty(),
         unix: !spec.unix_sockets.is_empty(),
     };
@@ -274,7 +287,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         }
         Namespaces::Nested | Namespaces::None => (Vec::new(), Vec::new()),
     };
-    let exec = exec_plan(spec, &command)?;
+    let exec = exec_plan(spec, &command, proxy.as_ref().map(super::proxy::Proxy::url))?;
     let cwd_path = std::fs::canonicalize(&command.cwd).unwrap_or_else(|_| command.cwd.clone());
     let cwd = open_target(&cwd_path).map_err(|e| {
         Error::new(
@@ -286,7 +299,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         )
     })?;
     write_notes(spec, &plan, stdio[2]);
-    let scope = write_scope(spec, &plan, sockets)?;
+    let scope = write_scope(spec, &plan, sockets, proxy.as_ref())?;
     let guard = Guard::new(
         &plan.guarded,
         workspace_repo(spec)
@@ -429,6 +442,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         supervisor: Some(supervisor),
         listener: None,
         opener,
+        proxy,
         denials: Vec::new(),
         scope,
         memory: Some(memory),
@@ -442,7 +456,12 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
 
 /// Where writes are allowed in this sandbox, for the notes on observed calls: the writable
 /// layers and the private `/dev/shm`, except the read-only layers and protected paths.
-fn write_scope(spec: &Spec, plan: &Plan, sockets: seccomp::Sockets) -> Result<notify::WriteScope> {
+fn write_scope(
+    spec: &Spec,
+    plan: &Plan,
+    sockets: seccomp::Sockets,
+    proxy: Option<&super::proxy::Proxy>,
+) -> Result<notify::WriteScope> {
     let arch = seccomp::Arch::native().ok_or_else(|| {
         Error::new(
             Code::SandboxUnavailable,
@@ -479,7 +498,14 @@ fn write_scope(spec: &Spec, plan: &Plan, sockets: seccomp::Sockets) -> Result<no
             spec.listen.clone()
         },
         unix_sockets: super::unix_connect::Allowed::new(&spec.unix_sockets),
+        proxy: proxy.map(super::proxy::Proxy::door),
     })
+}
+
+/// Whether the line reaches named hosts, through a proxy of its own (not with the whole network,
+/// which reaches them anyway).
+fn proxied(spec: &Spec) -> bool {
+    !spec.network && !spec.hosts.is_empty()
 }
 
 // The resources as the kernel numbers them (glibc types them `u32`, musl `c_int`).
@@ -1078,7 +1104,7 @@ fn dev_nodes() -> Vec<child::DevNode> {
         .collect()
 }
 
-fn exec_plan(spec: &Spec, command: &Command) -> Result<Exec> {
+fn exec_plan(spec: &Spec, command: &Command, proxy: Option<String>) -> Result<Exec> {
     let nul = |what: &str| {
         Error::new(
             Code::SandboxExecFailed,
@@ -1098,6 +1124,7 @@ fn exec_plan(spec: &Spec, command: &Command) -> Result<Exec> {
         key == SANDBOXED_ENV
             || (spec.policy == Policy::ReadOnly && key == "TMPDIR")
             || (tcp_lookups && key == "RES_OPTIONS")
+            || (proxy.is_some() && PROXY_VARIABLES.iter().any(|v| key == *v))
     };
     for (key, value) in &command.env {
         if key.is_empty() || key.as_bytes().contains(&b'=') || overridden(key) {
@@ -1113,6 +1140,14 @@ fn exec_plan(spec: &Spec, command: &Command) -> Result<Exec> {
     );
     if spec.policy == Policy::ReadOnly {
         strings.push(CString::new(format!("TMPDIR={SHM}")).unwrap_or_default());
+    }
+    if let Some(url) = &proxy {
+        for name in PROXY_VARIABLES
+            .iter()
+            .filter(|v| !v.eq_ignore_ascii_case("no_proxy"))
+        {
+            strings.push(CString::new(format!("{name}={url}")).map_err(|_| nul("environment"))?);
+        }
     }
     if tcp_lookups {
         let options = command
@@ -1140,6 +1175,20 @@ fn exec_plan(spec: &Spec, command: &Command) -> Result<Exec> {
         envp,
     })
 }
+
+/// The variables that name a proxy to HTTP clients (curl, git, npm, pip, cargo, go, Python):
+/// a line reaching named hosts gets its own proxy in each, and no `NO_PROXY` (every host goes
+/// through it; one that did not would only be refused).
+const PROXY_VARIABLES: [&str; 8] = [
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+];
 
 /// A line on the program's stderr about what it may not expect (printed before it starts).
 fn write_notes(spec: &Spec, plan: &Plan, stderr: RawFd) {
@@ -1266,7 +1315,13 @@ impl Running {
             violations.extend(surface.check());
         }
         self.reap_if_done();
-        for denial in self.opener.take_denials() {
+        let proxied = self.proxy.take().map(|p| p.take_denials());
+        for denial in self
+            .opener
+            .take_denials()
+            .into_iter()
+            .chain(proxied.into_iter().flatten())
+        {
             notify::record(&mut self.denials, denial);
         }
         let (status, left_running) = status;
@@ -1503,7 +1558,7 @@ mod tests {
             ("TMPDIR".into(), "/elsewhere".into()),
             ("A".into(), "1".into()),
         ];
-        let exec = exec_plan(&spec, &command).unwrap();
+        let exec = exec_plan(&spec, &command, None).unwrap();
         let env: Vec<String> = exec._strings[2..]
             .iter()
             .map(|s| s.to_string_lossy().into_owned())

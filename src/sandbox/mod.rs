@@ -32,6 +32,7 @@ pub mod notify;
 mod opener;
 pub mod policy;
 mod protected;
+pub mod proxy;
 mod raw;
 mod requirements;
 pub mod seccomp;
@@ -117,8 +118,10 @@ pub fn grant_spec(
         settings,
         grant.network == Network::On,
     )?;
-    if let Network::Tcp(ports) = &grant.network {
-        spec = spec.with_tcp_ports(&ports.iter().copied().collect::<Vec<_>>());
+    if let Network::Tcp(_) = &grant.network {
+        spec = spec
+            .with_tcp_ports(&grant.network.any_host_ports())
+            .with_hosts(&grant.network.named_hosts());
     }
     if grant.network != Network::On {
         spec = spec.with_listen(&grant.listen.iter().copied().collect::<Vec<_>>());

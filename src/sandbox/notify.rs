@@ -32,6 +32,11 @@ use std::path::{Component, Path, PathBuf};
 pub enum Denial {
     /// A TCP connection to this address.
     Connect { address: SocketAddr },
+    /// A TCP connection straight to this address by a line whose hosts are reached only through
+    /// its proxy (see [`super::proxy`]): the program ignored the proxy variables.
+    Direct { address: SocketAddr },
+    /// A connection through the line's proxy to `host:port`, which its grant does not name.
+    Host { host: String, port: u16 },
     /// A connection whose address could not be read (an unknown family, unreadable memory).
     ConnectElsewhere,
     /// A UDP socket: a DNS lookup, most often.
@@ -75,6 +80,9 @@ pub struct WriteScope {
     /// The unix sockets the program may connect to by name (`wrap`'s broker, for its contained
     /// agent); empty: none, and unix sockets are never sent here.
     pub unix_sockets: super::unix_connect::Allowed,
+    /// The line's proxy, when it is granted named hosts: every `connect` is then made here, to
+    /// the proxy or a granted port (see [`super::proxy`]).
+    pub proxy: Option<std::sync::Arc<super::proxy::Door>>,
 }
 
 impl WriteScope {
@@ -99,6 +107,14 @@ impl Denial {
     pub fn describe(&self) -> String {
         match self {
             Denial::Connect { address } => format!("a connection to {address}"),
+            Denial::Direct { address } => format!(
+                "a connection straight to {address}: this line reaches its hosts only through \
+                 shellgate's proxy (HTTPS_PROXY), which the program did not use"
+            ),
+            Denial::Host { host, port } if host.contains(':') => {
+                format!("a connection to [{host}]:{port}")
+            }
+            Denial::Host { host, port } => format!("a connection to {host}:{port}"),
             Denial::ConnectElsewhere => "a network connection".to_owned(),
             Denial::Udp => "a UDP socket (a DNS lookup, most often)".to_owned(),
             Denial::Listen { address } if address.port() == 0 => format!(
@@ -175,59 +191,60 @@ pub fn handle_one(
         };
     }
     let nr = notif.data.nr as i64;
-    let (answer, denial) =
-        if [libc::SYS_bind, libc::SYS_listen].contains(&nr) && !scope.listen.is_empty() {
-            let decided = if nr == libc::SYS_bind {
-                super::listening::decide_bind(notif.pid, &notif.data.args, &scope.listen)
-            } else {
-                super::listening::decide_listen(notif.pid, &notif.data.args, &scope.listen)
-            };
-            // The socket was taken by pid: only if the notification is still pending was that pid
-            // the caller's (not a process that reused it).
-            if !still_pending(listener, notif.id) {
-                return Ok(None);
-            }
-            let result = super::listening::make(&decided);
-            let denial = match decided {
-                super::listening::Answer::Refused(_, denial) => denial,
-                _ => None,
-            };
-            (Reply::Result(result), denial)
-        } else if nr == libc::SYS_connect && !scope.unix_sockets.is_empty() {
-            match connect_by_name(&notif, scope) {
-                Ok(refused) => refused,
-                // Made on a thread of its own, which answers: a blocking connect must not hold up
-                // the other calls this supervisor answers.
-                Err((socket, address)) => {
-                    // The descriptor and the address were taken by pid: only if the notification
-                    // is still pending was that pid the caller's (not a process that reused it).
-                    if !still_pending(listener, notif.id) {
-                        return Ok(None);
-                    }
-                    if connect_on_a_thread(listener, notif.id, socket, address).is_ok() {
-                        return Ok(None);
-                    }
-                    // No thread: the call is answered here, refused, rather than left waiting.
-                    (Reply::Result(-libc::EAGAIN), None)
-                }
-            }
-        } else if super::opener::makes(nr, &notif.data.args)
-            && scope.filter.verdict(nr, &notif.data.args) == Verdict::Allow
-        {
-            // An open for writing or a truncation the filter allows: made by the opener, which
-            // answers it (and names what the sandbox refused).
-            match opener.make(listener, &notif, scope) {
-                Ok(Taken::Made) => return Ok(None),
-                Ok(Taken::Announcement) => (Reply::Result(-libc::ENOENT), None),
-                Ok(Taken::ControllingTerminal) => (Reply::GoOn, None),
-                Err(errno) => (Reply::Result(-errno), opener.failed()),
-            }
+    let (answer, denial) = if [libc::SYS_bind, libc::SYS_listen].contains(&nr)
+        && !scope.listen.is_empty()
+    {
+        let decided = if nr == libc::SYS_bind {
+            super::listening::decide_bind(notif.pid, &notif.data.args, &scope.listen)
         } else {
-            match decide(&notif, scope) {
-                (true, denial) => (Reply::GoOn, denial),
-                (false, denial) => (Reply::Result(-libc::EPERM), denial),
-            }
+            super::listening::decide_listen(notif.pid, &notif.data.args, &scope.listen)
         };
+        // The socket was taken by pid: only if the notification is still pending was that pid
+        // the caller's (not a process that reused it).
+        if !still_pending(listener, notif.id) {
+            return Ok(None);
+        }
+        let result = super::listening::make(&decided);
+        let denial = match decided {
+            super::listening::Answer::Refused(_, denial) => denial,
+            _ => None,
+        };
+        (Reply::Result(result), denial)
+    } else if nr == libc::SYS_connect && (!scope.unix_sockets.is_empty() || scope.proxy.is_some()) {
+        match connect_by_name(&notif, scope) {
+            Ok(refused) => refused,
+            // Made on a thread of its own, which answers: a blocking connect must not hold up
+            // the other calls this supervisor answers.
+            Err((socket, address)) => {
+                // The descriptor and the address were taken by pid: only if the notification
+                // is still pending was that pid the caller's (not a process that reused it).
+                if !still_pending(listener, notif.id) {
+                    return Ok(None);
+                }
+                if connect_on_a_thread(listener, notif.id, socket, address).is_ok() {
+                    return Ok(None);
+                }
+                // No thread: the call is answered here, refused, rather than left waiting.
+                (Reply::Result(-libc::EAGAIN), None)
+            }
+        }
+    } else if super::opener::makes(nr, &notif.data.args)
+        && scope.filter.verdict(nr, &notif.data.args) == Verdict::Allow
+    {
+        // An open for writing or a truncation the filter allows: made by the opener, which
+        // answers it (and names what the sandbox refused).
+        match opener.make(listener, &notif, scope) {
+            Ok(Taken::Made) => return Ok(None),
+            Ok(Taken::Announcement) => (Reply::Result(-libc::ENOENT), None),
+            Ok(Taken::ControllingTerminal) => (Reply::GoOn, None),
+            Err(errno) => (Reply::Result(-errno), opener.failed()),
+        }
+    } else {
+        match decide(&notif, scope) {
+            (true, denial) => (Reply::GoOn, denial),
+            (false, denial) => (Reply::Result(-libc::EPERM), denial),
+        }
+    };
     // The answer. A reported call fails with EPERM, as it would have without a supervisor; an
     // observed one goes on to the kernel's own checks; a connect made here returns its result.
     // A withdrawn notification (ENOENT) needs no answer.
@@ -268,19 +285,27 @@ fn connect_by_name(
     scope: &WriteScope,
 ) -> Result<(Reply, Option<Denial>), (OwnedFd, super::unix_connect::Address)> {
     use super::unix_connect::{Answer, decide};
-    match decide(
-        notif.pid,
-        &notif.data.args,
-        &scope.unix_sockets,
-        scope.network,
-        &scope.tcp_ports,
-    ) {
+    let reach = super::unix_connect::Reach {
+        network: scope.network,
+        tcp_ports: &scope.tcp_ports,
+        proxy: scope.proxy.as_ref(),
+    };
+    match decide(notif.pid, &notif.data.args, &scope.unix_sockets, reach) {
         Answer::Connect(socket, address) => Err((socket, address)),
         Answer::Refused(errno, Some(path)) => {
             Ok((Reply::Result(-errno), Some(Denial::UnixSocket { path })))
         }
-        // An internet address refused: named as a refused connection is.
-        Answer::Refused(errno, None) => Ok((Reply::Result(-errno), denial_of(notif))),
+        // An internet address refused: named as a refused connection is (straight past the
+        // proxy, when the line has one).
+        Answer::Refused(errno, None) => {
+            let denial = match denial_of(notif) {
+                Some(Denial::Connect { address }) if scope.proxy.is_some() => {
+                    Some(Denial::Direct { address })
+                }
+                denial => denial,
+            };
+            Ok((Reply::Result(-errno), denial))
+        }
     }
 }
 
@@ -564,6 +589,7 @@ mod tests {
             network: false,
             listen: Vec::new(),
             unix_sockets: Default::default(),
+            proxy: None,
         };
         // SAFETY: seccomp_notif is plain old data; all-zero is valid.
         let mut notif: libc::seccomp_notif = unsafe { std::mem::zeroed() };
@@ -594,6 +620,7 @@ mod tests {
             network: false,
             listen: Vec::new(),
             unix_sockets: Default::default(),
+            proxy: None,
         };
         for path in ["/proc/self/fd/1", "/dev/stdout", "/sys/kernel/x"] {
             assert!(!scope.refuses(Path::new(path)), "{path}");

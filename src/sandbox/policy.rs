@@ -187,6 +187,11 @@ pub struct Spec {
     /// listening: name lookups go over TCP (port 53 is always among them, `RES_OPTIONS=use-vc`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tcp_ports: Vec<u16>,
+    /// With the network off: TCP connections to these named hosts (`host:port`), through the
+    /// line's proxy only (see `sandbox::proxy`): the supervisor connects the line's sockets to
+    /// the proxy and nowhere else, and the proxy resolves and reaches exactly these names.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<crate::policy::endpoint::Endpoint>,
     /// With the network off: TCP ports the program may listen on, on loopback (sorted,
     /// deduplicated, never 0). Every `bind` and `listen` is made by the supervisor, on its copy
     /// of the socket, after checking the port and the address (a wildcard becomes loopback);
@@ -316,6 +321,7 @@ impl Spec {
             git_dirs,
             network: false,
             tcp_ports: Vec::new(),
+            hosts: Vec::new(),
             listen: Vec::new(),
             unix_sockets: Vec::new(),
             read_only_trees: Vec::new(),
@@ -361,6 +367,19 @@ impl Spec {
         all.sort_unstable();
         all.dedup();
         self.tcp_ports = all;
+        self
+    }
+
+    /// TCP connections to the named hosts of `endpoints` (through the proxy), with the network
+    /// off. Endpoints on any host are [`Spec::with_tcp_ports`]'s.
+    pub fn with_hosts(mut self, endpoints: &[crate::policy::endpoint::Endpoint]) -> Spec {
+        self.hosts = endpoints
+            .iter()
+            .filter(|e| e.host.is_some())
+            .cloned()
+            .collect();
+        self.hosts.sort();
+        self.hosts.dedup();
         self
     }
 

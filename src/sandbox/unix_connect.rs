@@ -16,6 +16,7 @@
 use crate::sandbox::sys;
 use std::ffi::OsStr;
 use std::io;
+use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -40,6 +41,9 @@ pub enum Address {
     /// An allowed unix socket: the socket file held since before the program started (see
     /// [`Allowed::new`]).
     Unix(Arc<OwnedFd>),
+    /// The line's proxy (see [`super::proxy`]): the socket is bound to a loopback port the
+    /// proxy is told to expect, then connected there.
+    Proxy(Arc<super::proxy::Door>),
 }
 
 /// The sockets a program may connect to, each by its path and by the identity of its directory
@@ -114,16 +118,20 @@ impl Allowed {
     }
 }
 
+/// Where a program's internet sockets may connect.
+#[derive(Debug, Clone, Copy)]
+pub struct Reach<'a> {
+    /// Anywhere.
+    pub network: bool,
+    /// Without `network`: to these ports (a line granted a socket and a port: ssh's agent and
+    /// port 22; a line granted a port on any host beside named hosts).
+    pub tcp_ports: &'a [u16],
+    /// Without `network`: to the line's proxy, at its exact address.
+    pub proxy: Option<&'a Arc<super::proxy::Door>>,
+}
+
 /// Decides the `connect(fd, address, len)` the process `tid` made (`args` from its registers).
-/// `network`: internet sockets may connect anywhere; without it, to `tcp_ports` only (a line
-/// granted a socket and a port: ssh's agent and port 22).
-pub fn decide(
-    tid: u32,
-    args: &[u64; 6],
-    allowed: &Allowed,
-    network: bool,
-    tcp_ports: &[u16],
-) -> Answer {
+pub fn decide(tid: u32, args: &[u64; 6], allowed: &Allowed, reach: Reach) -> Answer {
     let Ok(pid) = pidfd_of(tid) else {
         return Answer::Refused(libc::EPERM, None);
     };
@@ -135,8 +143,13 @@ pub fn decide(
             let Some(address) = internet_address(tid, args[1], args[2] as usize, family) else {
                 return Answer::Refused(libc::EINVAL, None);
             };
-            let port = super::notify::socket_address(&address).map(|a| a.port());
-            if network || port.is_some_and(|p| tcp_ports.contains(&p)) {
+            let named = super::notify::socket_address(&address);
+            let to_proxy = reach.proxy.filter(|door| {
+                named == Some(std::net::SocketAddr::V4(door.address())) && family == libc::AF_INET
+            });
+            if let Some(door) = to_proxy {
+                Answer::Connect(socket, Address::Proxy(door.clone()))
+            } else if reach.network || named.is_some_and(|a| reach.tcp_ports.contains(&a.port())) {
                 Answer::Connect(socket, Address::Internet(address))
             } else {
                 Answer::Refused(libc::EPERM, None)
@@ -173,7 +186,67 @@ pub fn connect(socket: &OwnedFd, address: &Address) -> i32 {
             socket,
             Path::new(&format!("/proc/self/fd/{}", held.as_raw_fd())),
         ),
+        Address::Proxy(door) => connect_to_proxy(socket, door),
     }
+}
+
+/// Binds the program's socket to a loopback port (unless it is bound already), tells the proxy
+/// to expect a connection from there, and connects it to the proxy: `0`, or `-errno`.
+fn connect_to_proxy(socket: &OwnedFd, door: &super::proxy::Door) -> i32 {
+    let loopback = sockaddr_in(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0));
+    // SAFETY: `loopback` is a sockaddr_in of the length passed, read only by the kernel. A
+    // socket bound already keeps its address (EINVAL): its port is read below all the same.
+    unsafe {
+        libc::bind(
+            socket.as_raw_fd(),
+            (&raw const loopback).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        );
+    }
+    let Some(bound) = bound_address(socket).filter(|a| *a.ip() == Ipv4Addr::LOCALHOST) else {
+        return -libc::EADDRNOTAVAIL;
+    };
+    door.expect(bound.port());
+    let target = sockaddr_in(door.address());
+    // SAFETY: `target` is a plain sockaddr_in; these are all its bytes.
+    let bytes = unsafe {
+        std::slice::from_raw_parts(
+            (&raw const target).cast::<u8>(),
+            std::mem::size_of::<libc::sockaddr_in>(),
+        )
+    };
+    let result = connect_raw(socket, bytes);
+    if result != 0 && result != -libc::EINPROGRESS {
+        door.forget(bound.port());
+    }
+    result
+}
+
+/// `address` as the kernel takes it.
+fn sockaddr_in(address: SocketAddrV4) -> libc::sockaddr_in {
+    libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: address.port().to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from(*address.ip()).to_be(),
+        },
+        sin_zero: [0; 8],
+    }
+}
+
+/// The IPv4 address `socket` is bound to (`getsockname`).
+fn bound_address(socket: &OwnedFd) -> Option<SocketAddrV4> {
+    // SAFETY: sockaddr_in is plain old data; all-zero is valid.
+    let mut address: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    // SAFETY: `address` and `len` are writable and of the size `len` says.
+    let ret = unsafe { libc::getsockname(socket.as_raw_fd(), (&raw mut address).cast(), &mut len) };
+    (ret == 0 && i32::from(address.sin_family) == libc::AF_INET).then(|| {
+        SocketAddrV4::new(
+            Ipv4Addr::from(u32::from_be(address.sin_addr.s_addr)),
+            u16::from_be(address.sin_port),
+        )
+    })
 }
 
 /// The socket file at `path`, held by an `O_PATH` descriptor, the path opened with no symbolic

@@ -3454,3 +3454,226 @@ fn a_write_asked_about_first_is_named() {
         );
     }
 }
+
+// ---- Named hosts: the line's own proxy -------------------------------------------------------
+
+/// Fetches `argv[1]` with Python's urllib, which takes its proxy from the standard variables (a
+/// CA file in `argv[2]` for HTTPS): `got BODY`, `refused STATUS` (the proxy's answer), or
+/// `failed …`.
+const FETCH: &str = "\
+import sys, ssl, urllib.request, urllib.error
+context = ssl.create_default_context(cafile=sys.argv[2]) if len(sys.argv) > 2 else None
+try:
+    print('got', urllib.request.urlopen(sys.argv[1], timeout=20, context=context).read().decode())
+except urllib.error.HTTPError as e:
+    print('refused', e.code)
+except Exception as e:
+    print('failed', type(e).__name__, e)
+";
+
+/// An HTTP server on loopback that answers every request `served` and keeps the `Host` header of
+/// each: what reached it, seen from outside the sandbox.
+fn http_server() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream);
+            let mut host = String::from("(none)");
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(h) = line.strip_prefix("Host: ") {
+                    host = h.trim().to_owned();
+                }
+            }
+            kept.lock().unwrap().push(host);
+            let _ = reader.get_mut().write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nserved",
+            );
+        }
+    });
+    (port, seen)
+}
+
+/// A line granted one host by name reaches it by that name, through its proxy, and by no other:
+/// another name of the same address and the address itself are refused by the proxy (named, and
+/// never reaching the server), a connection that ignores the proxy is refused by the sandbox, and
+/// a port on any host is not implied. The names are the test's own, in the `/etc/hosts` of a
+/// mount namespace it makes (as root; an unprivileged run uses `localhost` and the address).
+/// Each is shown first without the sandbox, where every one of them reaches the server.
+#[test]
+fn a_host_grant_reaches_that_name_and_no_other_name_of_its_address() {
+    for who in identities() {
+        let s = Scene::new(who);
+        let hosts = s.root.join("hosts");
+        fs::write(&hosts, "127.0.0.1 localhost granted.test other.test\n").unwrap();
+        let named = geteuid() == 0;
+        let (granted, others): (&str, &[&str]) = if named {
+            ("granted.test", &["other.test", "localhost", "127.0.0.1"])
+        } else {
+            ("localhost", &["127.0.0.1"])
+        };
+        let (port, seen) = http_server();
+        let url = |host: &str| format!("http://{host}:{port}/x");
+        for host in std::iter::once(&granted).chain(others) {
+            let mut control = s.bare();
+            control.resolving(&hosts);
+            let out = control.py(FETCH, &[&url(host)]);
+            assert_eq!(
+                out.stdout().trim(),
+                "got served",
+                "control {host}: {}",
+                out.stderr()
+            );
+        }
+        seen.lock().unwrap().clear();
+        let grant = format!("{granted}:{port}");
+        let fetch = |host: &str| {
+            let mut run = s.sandbox();
+            run.resolving(&hosts);
+            run.flags(["--host", grant.as_str()])
+                .py(FETCH, &[&url(host)])
+        };
+        let out = fetch(granted);
+        assert_eq!(
+            out.stdout().trim(),
+            "got served",
+            "{who:?}: {}",
+            out.stderr()
+        );
+        assert_eq!(*seen.lock().unwrap(), [format!("{granted}:{port}")]);
+        for host in others {
+            let out = fetch(host);
+            assert_eq!(
+                out.stdout().trim(),
+                "refused 403",
+                "{who:?} {host}: {}",
+                out.stderr()
+            );
+            assert!(
+                out.stderr()
+                    .contains(&format!("refused a connection to {host}:{port}")),
+                "{who:?}: the refusal names {host}:{port}: {}",
+                out.stderr()
+            );
+        }
+        assert_eq!(
+            seen.lock().unwrap().len(),
+            1,
+            "{who:?}: only the granted name arrived"
+        );
+        // Past the proxy: refused by the sandbox, and said so.
+        let mut run = s.sandbox();
+        run.resolving(&hosts);
+        let out = run
+            .flags(["--host", grant.as_str()])
+            .py(TCP_CONNECT, &["127.0.0.1", &port.to_string()]);
+        assert!(
+            out.stdout().starts_with("denied"),
+            "{who:?}: {}",
+            out.stdout()
+        );
+        assert!(
+            out.stderr().contains("straight to 127.0.0.1") && out.stderr().contains("proxy"),
+            "{who:?}: {}",
+            out.stderr()
+        );
+        assert_eq!(
+            seen.lock().unwrap().len(),
+            1,
+            "{who:?}: nothing arrived past the proxy"
+        );
+    }
+}
+
+/// HTTPS to a granted name goes through the proxy's `CONNECT` and is not opened on the way: the
+/// client checks the server's certificate (a test CA's) against the name it asked for, and gets
+/// the server's answer; a name not granted gets the proxy's refusal instead.
+#[test]
+fn https_to_a_granted_host_tunnels_through_the_proxy() {
+    const TLS_SERVER: &str = "\
+import http.server, ssl, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header('Content-Length', '6')
+        self.end_headers()
+        self.wfile.write(b'secure')
+    def log_message(self, *a):
+        pass
+server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), H)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(sys.argv[1], sys.argv[2])
+server.socket = context.wrap_socket(server.socket, server_side=True)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+";
+    let s = Scene::new(Who::Me);
+    let hosts = s.root.join("hosts");
+    fs::write(&hosts, "127.0.0.1 localhost granted.test other.test\n").unwrap();
+    let named = geteuid() == 0;
+    let (granted, other) = if named {
+        ("granted.test", "other.test")
+    } else {
+        ("localhost", "127.0.0.1")
+    };
+    let (cert, key) = (s.root.join("cert.pem"), s.root.join("key.pem"));
+    let made = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+        .args(["ec_paramgen_curve:prime256v1", "-nodes", "-days", "1"])
+        .args(["-subj", "/CN=shellgate test", "-addext"])
+        .arg("subjectAltName=DNS:granted.test,DNS:other.test,DNS:localhost,IP:127.0.0.1")
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl runs");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    for f in [&cert, &key] {
+        fs::set_permissions(f, fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let mut server = Command::new(PYTHON)
+        .args(["-c", TLS_SERVER])
+        .arg(&cert)
+        .arg(&key)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut port = String::new();
+    use std::io::BufRead;
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut port)
+        .unwrap();
+    let port = port.trim().to_owned();
+    let url = |host: &str| format!("https://{host}:{port}/");
+    let grant = format!("{granted}:{port}");
+    let fetch = |host: &str| {
+        let mut run = s.sandbox();
+        run.resolving(&hosts);
+        run.flags(["--host", grant.as_str()])
+            .py(FETCH, &[&url(host), cert.to_str().unwrap()])
+    };
+    let out = fetch(granted);
+    let refused = fetch(other);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(out.stdout().trim(), "got secure", "{}", out.stderr());
+    // urllib reads the proxy's 403 to CONNECT as a failed tunnel.
+    assert!(
+        refused.stdout().contains("403") && refused.stderr().contains(&format!("{other}:{port}")),
+        "{} {}",
+        refused.stdout(),
+        refused.stderr()
+    );
+}
