@@ -8,6 +8,7 @@
 //! credential variable a command names (`$GH_TOKEN`) is asked for too: only a person's yes passes
 //! it ([`super::grant::Grant::allowed_by`]).
 
+use super::endpoint::Endpoint;
 use super::grant::{Needs, Network};
 use super::network::needs_network;
 use super::rules::{LineContext, Rule, RuleSource};
@@ -73,24 +74,27 @@ fn table(c: &Command) -> Needs {
             ..Needs::default()
         };
     }
-    let (ports, writable): (Option<Vec<u16>>, &[&str]) = match c.program.as_str() {
-        "npm" | "npx" => (Some(vec![443]), &["~/.npm"]),
-        "pnpm" | "pnpx" => (Some(vec![443]), &["~/.local/share/pnpm", "~/.cache/pnpm"]),
-        "yarn" => (Some(vec![443]), &["~/.cache/yarn", "~/.yarn"]),
-        "bun" | "bunx" => (Some(vec![443]), &["~/.bun"]),
-        "cargo" => (Some(vec![443]), &["~/.cargo/registry", "~/.cargo/git"]),
-        "pip" | "pip3" => (Some(vec![443]), &["~/.cache/pip"]),
-        "python" | "python3" => (Some(vec![443]), &["~/.cache/pip"]),
-        "uv" | "uvx" => (Some(vec![443]), &["~/.cache/uv"]),
-        "pipx" => (Some(vec![443]), &["~/.cache/pip", "~/.local/share/pipx"]),
-        "go" => (Some(vec![443]), &["~/go/pkg/mod", "~/.cache/go-build"]),
-        "gem" | "bundle" => (Some(vec![443]), &["~/.gem", "~/.bundle"]),
-        "git" => (Some(git_ports(&words)), &[]),
-        "ssh" | "scp" | "sftp" | "rsync" => (Some(vec![ssh_port(&c.program, &words)]), &[]),
-        "curl" | "wget" => (url_ports(&words), &[]),
+    let (endpoints, writable): (Option<Vec<Endpoint>>, &[&str]) = match c.program.as_str() {
+        "npm" | "npx" => (registry(NPM), &["~/.npm"]),
+        "pnpm" | "pnpx" => (registry(NPM), &["~/.local/share/pnpm", "~/.cache/pnpm"]),
+        "yarn" => (registry(YARN), &["~/.cache/yarn", "~/.yarn"]),
+        "bun" | "bunx" => (registry(NPM), &["~/.bun"]),
+        "cargo" => (registry(CRATES), &["~/.cargo/registry", "~/.cargo/git"]),
+        "pip" | "pip3" => (registry(PYPI), &["~/.cache/pip"]),
+        "python" | "python3" => (registry(PYPI), &["~/.cache/pip"]),
+        "uv" | "uvx" => (registry(PYPI), &["~/.cache/uv"]),
+        "pipx" => (registry(PYPI), &["~/.cache/pip", "~/.local/share/pipx"]),
+        "go" => (registry(GO), &["~/go/pkg/mod", "~/.cache/go-build"]),
+        "gem" | "bundle" => (registry(GEMS), &["~/.gem", "~/.bundle"]),
+        "git" => (Some(git_endpoints(&words)), &[]),
+        // ssh takes no proxy: its port, on any host.
+        "ssh" | "scp" | "sftp" | "rsync" => {
+            (Some(vec![Endpoint::any(ssh_port(&c.program, &words))]), &[])
+        }
+        "curl" | "wget" => (url_endpoints(&words), &[]),
         _ => (None, &[]),
     };
-    let network = ports.map_or(Network::On, Network::tcp);
+    let network = endpoints.map_or(Network::On, Network::to);
     // ssh authenticates with the person's agent: its socket is asked for with ssh's port (and
     // passed only on a person's yes, see `Grant::allowed_by`); git's remote may be ssh when 22
     // is among its ports.
@@ -106,6 +110,30 @@ fn table(c: &Command) -> Needs {
         },
         ..Needs::default()
     }
+}
+
+/// The public registries of each ecosystem, where its tools fetch from unless configured
+/// otherwise (a project's own registry is refused by name through the proxy, and the escalation
+/// offers exactly that host).
+const NPM: &[&str] = &["registry.npmjs.org"];
+const YARN: &[&str] = &[
+    "registry.yarnpkg.com",
+    "registry.npmjs.org",
+    "repo.yarnpkg.com",
+];
+const CRATES: &[&str] = &["index.crates.io", "static.crates.io", "crates.io"];
+const PYPI: &[&str] = &["pypi.org", "files.pythonhosted.org"];
+const GO: &[&str] = &["proxy.golang.org", "sum.golang.org"];
+const GEMS: &[&str] = &["rubygems.org", "index.rubygems.org"];
+
+/// `hosts` on HTTPS (443).
+fn registry(hosts: &[&str]) -> Option<Vec<Endpoint>> {
+    Some(
+        hosts
+            .iter()
+            .filter_map(|h| Endpoint::named(h, 443))
+            .collect(),
+    )
 }
 
 /// The port ssh connects to, as the line spells it: `-p PORT` (`-P` for scp and sftp), `-o
@@ -142,30 +170,28 @@ fn ssh_port(program: &str, words: &[&str]) -> u16 {
 }
 
 /// git talks HTTPS or SSH to its remotes (`git://` is 9418), as its URLs say when they are on the
-/// line; a named remote may be either.
-fn git_ports(words: &[&str]) -> Vec<u16> {
+/// line: an HTTP(S) URL's host by name (git takes the proxy), SSH's port on any host (ssh takes
+/// none); a named remote may be either, on any host.
+fn git_endpoints(words: &[&str]) -> Vec<Endpoint> {
     let urls: Vec<&&str> = words
         .iter()
         .filter(|w| w.contains("://") || is_scp_like(w))
         .collect();
-    if urls.is_empty() {
-        return vec![22, 443];
-    }
-    let mut ports: Vec<u16> = urls
+    let mut endpoints: Vec<Endpoint> = urls
         .iter()
         .filter_map(|u| {
             if is_scp_like(u) {
-                return Some(22);
+                return Some(Endpoint::any(22));
             }
-            url_port(u)
+            url_endpoint(u)
         })
         .collect();
-    ports.sort_unstable();
-    ports.dedup();
-    if ports.is_empty() {
-        vec![22, 443]
+    endpoints.sort();
+    endpoints.dedup();
+    if endpoints.is_empty() {
+        vec![Endpoint::any(22), Endpoint::any(443)]
     } else {
-        ports
+        endpoints
     }
 }
 
@@ -177,14 +203,36 @@ fn is_scp_like(word: &str) -> bool {
             .is_some_and(|(host, _)| host.contains('@') && !host.contains('/'))
 }
 
-/// The ports of the literal URLs on the line; `None` (the whole network) when there is none, or
-/// one whose port cannot be told.
-fn url_ports(words: &[&str]) -> Option<Vec<u16>> {
+/// Where the literal URLs on the line go; `None` (the whole network) when there is none, or one
+/// whose port cannot be told.
+fn url_endpoints(words: &[&str]) -> Option<Vec<Endpoint>> {
     let urls: Vec<&&str> = words.iter().filter(|w| w.contains("://")).collect();
     if urls.is_empty() {
         return None;
     }
-    urls.iter().map(|u| url_port(u)).collect()
+    urls.iter().map(|u| url_endpoint(u)).collect()
+}
+
+/// Where a URL goes: an HTTP(S) URL's host by name and its port (clients take the proxy there);
+/// any other scheme's port, or one whose host is not spelled out (`https://$HOST/`), on any
+/// host. `None` when the port cannot be told.
+fn url_endpoint(url: &str) -> Option<Endpoint> {
+    let port = url_port(url)?;
+    let (scheme, rest) = url.split_once("://")?;
+    let proxied = matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https");
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host_port = authority.rsplit('@').next()?;
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next()?
+    } else {
+        host_port.split(':').next()?
+    };
+    Some(
+        proxied
+            .then(|| Endpoint::named(host, port))
+            .flatten()
+            .unwrap_or(Endpoint::any(port)),
+    )
 }
 
 /// The port a URL connects to: its explicit one, or its scheme's.
@@ -224,13 +272,22 @@ mod tests {
         all
     }
 
+    fn hosts(list: &[&str]) -> Network {
+        Network::to(list.iter().map(|e| Endpoint::parse(e).unwrap()))
+    }
+
     #[test]
-    fn package_managers_get_their_registry_port_and_cache() {
+    fn package_managers_get_their_registry_by_name_and_cache() {
         let n = needs("npm install");
-        assert_eq!(n.network, Network::tcp([443]));
+        assert_eq!(n.network, hosts(&["registry.npmjs.org:443"]));
         assert_eq!(n.writable, ["~/.npm"]);
+        let crates = hosts(&[
+            "crates.io:443",
+            "index.crates.io:443",
+            "static.crates.io:443",
+        ]);
         let n = needs("cargo fetch");
-        assert_eq!(n.network, Network::tcp([443]));
+        assert_eq!(n.network, crates);
         assert_eq!(n.writable, ["~/.cargo/registry", "~/.cargo/git"]);
         assert_eq!(
             needs("pip install -r requirements.txt").writable,
@@ -241,32 +298,39 @@ mod tests {
         // A build fetches on demand: nothing up front, its fetch's needs if it turns out to.
         assert!(needs("cargo build --release").is_empty());
         let fetch = on_demand(&parse("cargo build --release && ls", ShellKind::Bash));
-        assert_eq!(fetch.network, Network::tcp([443]));
+        assert_eq!(fetch.network, crates);
+        assert_eq!(
+            needs("pip install requests").network,
+            hosts(&["pypi.org:443", "files.pythonhosted.org:443"])
+        );
         assert_eq!(fetch.writable, ["~/.cargo/registry", "~/.cargo/git"]);
         assert!(on_demand(&parse("cargo fetch", ShellKind::Bash)).is_empty());
         assert!(needs("npm test").is_empty());
     }
 
     #[test]
-    fn urls_say_which_port() {
+    fn urls_say_which_host_and_port() {
         assert_eq!(
             needs("curl -fsS https://example.invalid/x").network,
-            Network::tcp([443])
+            hosts(&["example.invalid:443"])
         );
         assert_eq!(
             needs("curl http://127.0.0.1:8080/x").network,
-            Network::tcp([8080])
+            hosts(&["127.0.0.1:8080"])
         );
-        assert_eq!(needs("curl http://[::1]:9/x").network, Network::tcp([9]));
+        assert_eq!(needs("curl http://[::1]:9/x").network, hosts(&["[::1]:9"]));
         assert_eq!(
-            needs("wget http://a.invalid/ http://b.invalid:81/").network,
-            Network::tcp([80, 81])
+            needs("wget http://a.invalid/ http://user@B.invalid:81/").network,
+            hosts(&["a.invalid:80", "b.invalid:81"])
         );
+        // A host not spelled out: its port on any host; a scheme without a proxy: its port.
+        assert_eq!(needs("curl https://$HOST/x").network, Network::tcp([443]));
+        assert_eq!(needs("curl ftp://x.invalid/f").network, Network::tcp([21]));
         assert_eq!(needs("curl \"$URL\"").network, Network::On);
         assert_eq!(needs("curl gopher://x.invalid/").network, Network::On);
         assert_eq!(
             needs("git clone https://example.invalid/r.git").network,
-            Network::tcp([443])
+            hosts(&["example.invalid:443"])
         );
         assert_eq!(
             needs("git clone git@example.invalid:r.git").network,

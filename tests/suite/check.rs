@@ -71,7 +71,7 @@ fn json_decision_and_exit_codes() {
     // A line that fetches is asked about with the grant it needs: the registry's port and cache.
     let (_, v) = env.json(&["check", "--json", "--", "npm install"]);
     assert_eq!(v["sandbox"], "workspace-write");
-    assert_eq!(v["network"], serde_json::json!([443]));
+    assert_eq!(v["network"], serde_json::json!(["registry.npmjs.org:443"]));
     assert_eq!(v["writable"], serde_json::json!(["~/.npm"]));
 
     // In `ask` an ordinary line runs in the workspace-write sandbox without asking anyone.

@@ -357,14 +357,16 @@ fn a_build_is_asked_about_only_when_it_fetches() {
     assert_ne!(code, 0, "{text}");
     assert!(!reached(&registry), "{text}");
     assert!(
-        text.contains(&format!("\"network\":[443,{port}]"))
+        text.contains(&format!(
+            "\"network\":[{port},\"crates.io:443\",\"index.crates.io:443\",\"static.crates.io:443\"]"
+        ))
             && text.contains("\"writable\":[\"~/.cargo/registry\",\"~/.cargo/git\"]"),
         "the refusal does not offer the fetch's grant: {text}"
     );
     let (seen, code) = lab.person_runs("cargo build", &["y"]);
     assert_eq!(code, 0, "{seen}");
     assert!(
-        seen.contains(&format!("tcp:443,{port}")) && seen.contains("~/.cargo/registry"),
+        seen.contains(&format!("tcp:{port},crates.io:443")) && seen.contains("~/.cargo/registry"),
         "the question does not offer the fetch's grant: {seen}"
     );
     assert!(
