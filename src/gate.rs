@@ -1020,10 +1020,10 @@ fn missing_grant(denials: &[crate::sandbox::Denial], on_demand: &Needs) -> Optio
             }
             // A host the proxy refused: exactly that host and port.
             Denial::Host { host, port } => {
-                needs.network = match crate::policy::endpoint::Endpoint::named(host, *port) {
-                    Some(endpoint) => needs.network.union(&Network::to([endpoint])),
-                    None => needs.network.union(&Network::tcp([*port])),
-                };
+                // (A TLS hello without a readable name is no host a grant could name.)
+                if let Some(endpoint) = crate::policy::endpoint::Endpoint::named(host, *port) {
+                    needs.network = needs.network.union(&Network::to([endpoint]));
+                }
             }
             Denial::Udp if serves => {}
             // The fetch's grant has its ports, and name lookups over TCP with them.

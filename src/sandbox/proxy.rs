@@ -179,7 +179,7 @@ impl Served {
 
     /// One connection: its request decided, then relayed to the host, or refused.
     fn serve(&self, mut client: TcpStream) {
-        let Ok((head, rest)) = read_head(&mut client) else {
+        let Ok((head, mut rest)) = read_head(&mut client) else {
             return;
         };
         let request = match Request::parse(&head) {
@@ -189,41 +189,36 @@ impl Served {
                 return;
             }
         };
-        if !self
-            .hosts
-            .iter()
-            .any(|e| e.admits(&request.host, request.port))
-        {
-            self.note(Denial::Host {
-                host: request.host.clone(),
-                port: request.port,
-            });
-            answer(
-                &mut client,
-                "403 Forbidden",
-                &format!(
-                    "shellgate: {}:{} is not granted to this line",
-                    request.host, request.port
-                ),
-            );
+        if !self.admits(&request.host, request.port) {
+            self.refuse(&mut client, &request.host, request.port);
             return;
+        }
+        if request.forward.is_none() {
+            // A tunnel: open to the client first, so that the TLS hello it starts with can be
+            // read before anything is connected (see `tunnel_may_open`).
+            if client
+                .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                .is_err()
+                || !self.tunnel_may_open(&mut client, &request, &mut rest)
+            {
+                return;
+            }
         }
         let upstream = match reach(&request.host, request.port) {
             Ok(upstream) => upstream,
             Err(e) => {
-                answer(
-                    &mut client,
-                    "502 Bad Gateway",
-                    &format!(
+                if request.forward.is_some() {
+                    let text = format!(
                         "shellgate: cannot reach {}:{}: {e}",
                         request.host, request.port
-                    ),
-                );
+                    );
+                    answer(&mut client, "502 Bad Gateway", &text);
+                }
                 return;
             }
         };
         let opened = match &request.forward {
-            None => client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n"),
+            None => Ok(()),
             Some(head) => (&upstream).write_all(head),
         };
         if opened.and_then(|()| (&upstream).write_all(&rest)).is_err() {
@@ -232,11 +227,206 @@ impl Served {
         relay(client, upstream);
     }
 
+    fn admits(&self, host: &str, port: u16) -> bool {
+        self.hosts.iter().any(|e| e.admits(host, port))
+    }
+
+    /// Answers `403`, naming `host:port`, and notes it.
+    fn refuse(&self, client: &mut TcpStream, host: &str, port: u16) {
+        self.note(Denial::Host {
+            host: host.to_owned(),
+            port,
+        });
+        let text = format!("shellgate: {host}:{port} is not granted to this line");
+        answer(client, "403 Forbidden", &text);
+    }
+
+    /// Whether a tunnel to a granted name may go on: when the client starts TLS, the server name
+    /// its hello asks for (SNI) must be that name too — else one server behind many names (a
+    /// CDN) would route it to another ("domain fronting"). A hello that cannot be read is
+    /// refused; a client that sends no TLS (or nothing within a moment: a protocol where the
+    /// server speaks first) goes on, to the granted name only. A tunnel to an address literal
+    /// goes on whatever name it asks that address for. `rest` gets what was read.
+    fn tunnel_may_open(
+        &self,
+        client: &mut TcpStream,
+        request: &Request,
+        rest: &mut Vec<u8>,
+    ) -> bool {
+        if request.host.parse::<std::net::IpAddr>().is_ok() {
+            return true;
+        }
+        match read_hello(client, rest) {
+            Hello::NotTls => true,
+            Hello::Name(None) | Hello::Unreadable => {
+                self.note(Denial::Host {
+                    host: format!("(a TLS hello without a name readable, to {})", request.host),
+                    port: request.port,
+                });
+                false
+            }
+            Hello::Name(Some(name)) => {
+                let same = crate::policy::endpoint::Host::parse(&request.host)
+                    .is_some_and(|h| h.admits(&name));
+                if !same {
+                    self.note(Denial::Host {
+                        host: name,
+                        port: request.port,
+                    });
+                }
+                same
+            }
+        }
+    }
+
     fn note(&self, denial: Denial) {
         let mut noted = self.denials.lock().unwrap_or_else(PoisonError::into_inner);
         if noted.len() < NOTED && !noted.contains(&denial) {
             noted.push(denial);
         }
+    }
+}
+
+/// What a tunnel's first bytes are.
+#[derive(Debug, PartialEq, Eq)]
+enum Hello {
+    /// Not a TLS handshake (or nothing came).
+    NotTls,
+    /// A TLS ClientHello, and the host name it asks for (`None`: it names none).
+    Name(Option<String>),
+    /// Something that starts as TLS but is no ClientHello this proxy can read whole.
+    Unreadable,
+}
+
+/// How long a tunnel waits for the client's first bytes before it takes them for a protocol
+/// where the server speaks first.
+const FIRST_BYTES: Duration = Duration::from_secs(2);
+/// The most bytes of a TLS hello read before it is given up on.
+const HELLO_LIMIT: usize = 64 * 1024;
+
+/// Reads the client's TLS hello into `bytes` (which may hold its start already), up to its end.
+fn read_hello(client: &mut TcpStream, bytes: &mut Vec<u8>) -> Hello {
+    let mut chunk = [0u8; 4096];
+    loop {
+        match hello_name(bytes) {
+            Some(hello) => return hello,
+            None if bytes.len() > HELLO_LIMIT => return Hello::Unreadable,
+            None => {}
+        }
+        let wait = if bytes.is_empty() { FIRST_BYTES } else { WAIT };
+        if client.set_read_timeout(Some(wait)).is_err() {
+            return Hello::Unreadable;
+        }
+        let read = client.read(&mut chunk);
+        drop(client.set_read_timeout(None));
+        match read {
+            Ok(0) => return Hello::Unreadable,
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+            Err(e) if bytes.is_empty() && e.kind() == io::ErrorKind::WouldBlock => {
+                return Hello::NotTls;
+            }
+            Err(_) => return Hello::Unreadable,
+        }
+    }
+}
+
+/// The hello in `bytes` (`None`: more bytes are needed). TLS records (type 22, handshake) are
+/// joined until the ClientHello they carry is whole (RFC 8446 §4.1.2, §5.1; the server name
+/// extension, RFC 6066 §3).
+fn hello_name(bytes: &[u8]) -> Option<Hello> {
+    const HANDSHAKE: u8 = 22;
+    const CLIENT_HELLO: u8 = 1;
+    match bytes.first() {
+        None => return None,
+        Some(&HANDSHAKE) => {}
+        Some(_) => return Some(Hello::NotTls),
+    }
+    let mut handshake = Vec::new();
+    let mut at = 0;
+    while let Some(header) = bytes.get(at..at + 5) {
+        if header[0] != HANDSHAKE || header[1] != 3 {
+            return Some(Hello::Unreadable);
+        }
+        let len = usize::from(u16::from_be_bytes([header[3], header[4]]));
+        let fragment = bytes.get(at + 5..at + 5 + len)?;
+        handshake.extend_from_slice(fragment);
+        at += 5 + len;
+        if let Some(head) = handshake.get(..4) {
+            if head[0] != CLIENT_HELLO {
+                return Some(Hello::Unreadable);
+            }
+            let need =
+                4 + (usize::from(head[1]) << 16 | usize::from(head[2]) << 8 | usize::from(head[3]));
+            if let Some(body) = handshake.get(4..need) {
+                return Some(server_name(body).map_or(Hello::Unreadable, Hello::Name));
+            }
+        }
+    }
+    None
+}
+
+/// The host name a ClientHello's body asks for: `Some(None)` when it names none, `None` when
+/// the body cannot be read.
+fn server_name(body: &[u8]) -> Option<Option<String>> {
+    let mut r = Reader(body);
+    r.take(2 + 32)?; // version, random
+    let session = usize::from(r.u8()?);
+    r.take(session)?;
+    let suites = usize::from(r.u16()?);
+    r.take(suites)?;
+    let compression = usize::from(r.u8()?);
+    r.take(compression)?;
+    if r.0.is_empty() {
+        return Some(None);
+    }
+    let extensions = usize::from(r.u16()?);
+    let mut ext = Reader(r.take(extensions)?);
+    let mut found = None;
+    while !ext.0.is_empty() {
+        let kind = ext.u16()?;
+        let len = usize::from(ext.u16()?);
+        let data = ext.take(len)?;
+        if kind != 0 {
+            continue;
+        }
+        if found.is_some() {
+            return None; // two server name extensions: not a hello to trust
+        }
+        let mut list = Reader(data);
+        let list_len = usize::from(list.u16()?);
+        let mut names = Reader(list.take(list_len)?);
+        while !names.0.is_empty() {
+            let name_type = names.u8()?;
+            let len = usize::from(names.u16()?);
+            let name = names.take(len)?;
+            if name_type == 0 {
+                if found.is_some() {
+                    return None;
+                }
+                found = Some(std::str::from_utf8(name).ok()?.to_owned());
+            }
+        }
+    }
+    Some(found)
+}
+
+/// Reads big-endian fields off the front of a byte slice.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, tail) = (self.0.get(..n)?, self.0.get(n..)?);
+        self.0 = tail;
+        Some(head)
+    }
+
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+
+    fn u16(&mut self) -> Option<u16> {
+        let b = self.take(2)?;
+        Some(u16::from_be_bytes([b[0], b[1]]))
     }
 }
 
@@ -303,11 +493,56 @@ impl Request {
             path.to_owned()
         };
         Ok(Request {
+            forward: Some(origin_form(method, &path, version, headers, (&host, port))?),
             host,
             port,
-            forward: Some(format!("{method} {path} {version}\r\n{headers}").into_bytes()),
         })
     }
+}
+
+/// A plain HTTP request as it goes to the host: its request line in origin form, its headers but
+/// those about the connection to the proxy, and `Connection: close` — one request per connection,
+/// so a second request cannot go to the same server for another name. A `Host` header must name
+/// the URL's host (one server may serve many names).
+fn origin_form(
+    method: &str,
+    path: &str,
+    version: &str,
+    headers: &str,
+    (host, port): (&str, u16),
+) -> Result<Vec<u8>, &'static str> {
+    const DROPPED: [&str; 4] = [
+        "connection",
+        "proxy-connection",
+        "keep-alive",
+        "proxy-authorization",
+    ];
+    let mut out = format!("{method} {path} {version}\r\n");
+    let mut hosts = 0;
+    for header in headers.split("\r\n").filter(|h| !h.is_empty()) {
+        let (name, value) = header.split_once(':').ok_or("a header without a colon")?;
+        let name = name.trim().to_ascii_lowercase();
+        if name == "host" {
+            hosts += 1;
+            let named = authority(value.trim(), Some(80));
+            let same = named.is_some_and(|(h, p)| {
+                p == port
+                    && crate::policy::endpoint::Host::parse(host).is_some_and(|g| g.admits(&h))
+            });
+            if !same {
+                return Err("the Host header names another host than the URL");
+            }
+        }
+        if !DROPPED.contains(&name.as_str()) {
+            out.push_str(header);
+            out.push_str("\r\n");
+        }
+    }
+    if hosts > 1 {
+        return Err("more than one Host header");
+    }
+    out.push_str("Connection: close\r\n\r\n");
+    Ok(out.into_bytes())
 }
 
 /// `host:port`, `[v6]:port`, or (with a default port) `host` alone; no user info.
@@ -383,6 +618,62 @@ fn copy_then_close(mut from: TcpStream, mut to: TcpStream) {
 mod tests {
     use super::*;
 
+    /// A ClientHello body naming `name` (or none), wrapped in handshake records of at most
+    /// `record` bytes each.
+    fn hello(name: Option<&str>, record: usize) -> Vec<u8> {
+        let mut body = vec![3, 3];
+        body.extend([7u8; 32]);
+        body.extend([0, 0, 2, 0x13, 0x01, 1, 0]);
+        if let Some(name) = name {
+            let n = name.len() as u16;
+            let mut ext = vec![0, 0];
+            ext.extend((n + 5).to_be_bytes());
+            ext.extend((n + 3).to_be_bytes());
+            ext.push(0);
+            ext.extend(n.to_be_bytes());
+            ext.extend(name.as_bytes());
+            body.extend((ext.len() as u16).to_be_bytes());
+            body.extend(ext);
+        }
+        let mut handshake = vec![1, 0];
+        handshake.extend((body.len() as u16).to_be_bytes());
+        handshake.extend(body);
+        let mut out = Vec::new();
+        for fragment in handshake.chunks(record) {
+            out.extend([22, 3, 1]);
+            out.extend((fragment.len() as u16).to_be_bytes());
+            out.extend(fragment);
+        }
+        out
+    }
+
+    #[test]
+    fn a_tls_hello_names_its_server() {
+        let whole = hello(Some("granted.test"), 16384);
+        assert_eq!(
+            hello_name(&whole),
+            Some(Hello::Name(Some("granted.test".into())))
+        );
+        // Split over records, and read as it arrives: more is needed until the last byte.
+        let split = hello(Some("other.test"), 7);
+        for end in 0..split.len() {
+            assert_eq!(hello_name(&split[..end]), None, "{end}");
+        }
+        assert_eq!(
+            hello_name(&split),
+            Some(Hello::Name(Some("other.test".into())))
+        );
+        assert_eq!(hello_name(&hello(None, 100)), Some(Hello::Name(None)));
+        assert_eq!(hello_name(b"SSH-2.0-x\r\n"), Some(Hello::NotTls));
+        // A handshake that is no ClientHello, or a hello cut short inside: not read.
+        let mut server_hello = hello(Some("x"), 16384);
+        server_hello[5] = 2;
+        assert_eq!(hello_name(&server_hello), Some(Hello::Unreadable));
+        let mut short = hello(Some("granted.test"), 16384);
+        short[8] -= 1; // the hello says it is one byte shorter than its extensions
+        assert_eq!(hello_name(&short), Some(Hello::Unreadable));
+    }
+
     #[test]
     fn requests_name_their_host_and_port() {
         let connect = Request::parse(b"CONNECT registry.npmjs.org:443 HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -402,17 +693,20 @@ mod tests {
         assert_eq!((get.host.as_str(), get.port), ("example.com", 80));
         assert_eq!(
             get.forward.as_deref(),
-            Some(&b"GET /a?b HTTP/1.1\r\nHost: example.com\r\n\r\n"[..])
+            Some(&b"GET /a?b HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n"[..])
         );
         let bare = Request::parse(b"GET http://example.com:8080 HTTP/1.0\r\n\r\n").unwrap();
         assert_eq!(
             (bare.port, bare.forward.as_deref()),
-            (8080, Some(&b"GET / HTTP/1.0\r\n\r\n"[..]))
+            (
+                8080,
+                Some(&b"GET / HTTP/1.0\r\nConnection: close\r\n\r\n"[..])
+            )
         );
         let query = Request::parse(b"GET http://h?q HTTP/1.1\r\n\r\n").unwrap();
         assert_eq!(
             query.forward.as_deref(),
-            Some(&b"GET /?q HTTP/1.1\r\n\r\n"[..])
+            Some(&b"GET /?q HTTP/1.1\r\nConnection: close\r\n\r\n"[..])
         );
         for bad in [
             &b"CONNECT registry.npmjs.org HTTP/1.1\r\n\r\n"[..],
@@ -422,6 +716,9 @@ mod tests {
             b"GET https://example.com/ HTTP/1.1\r\n\r\n",
             b"GET http://u@evil.com/ HTTP/1.1\r\n\r\n",
             b"GET  http://example.com/ HTTP/1.1\r\n\r\n",
+            b"GET http://example.com/ HTTP/1.1\r\nHost: evil.com\r\n\r\n",
+            b"GET http://example.com/ HTTP/1.1\r\nHost: example.com:8080\r\n\r\n",
+            b"GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\nHost: evil.com\r\n\r\n",
         ] {
             assert!(
                 Request::parse(bad).is_err(),

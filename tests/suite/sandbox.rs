@@ -3471,6 +3471,33 @@ except Exception as e:
     print('failed', type(e).__name__, e)
 ";
 
+/// Opens a tunnel through the line's proxy to `argv[1]:argv[2]` by hand and starts TLS in it
+/// asking for the name `argv[3]` (the CA in `argv[4]`): `got BODY` or `failed …`.
+const FRONTED: &str = "\
+import os, socket, ssl, sys
+proxy = os.environ['HTTPS_PROXY'].rsplit('/', 1)[-1].rsplit(':', 1)
+s = socket.create_connection((proxy[0], int(proxy[1])))
+s.sendall(('CONNECT %s:%s HTTP/1.1\\r\\n\\r\\n' % (sys.argv[1], sys.argv[2])).encode())
+print(s.recv(4096).split(b'\\r\\n')[0].decode(), file=sys.stderr)
+context = ssl.create_default_context(cafile=sys.argv[4])
+try:
+    t = context.wrap_socket(s, server_hostname=sys.argv[3])
+    t.sendall(b'GET / HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n')
+    print('got', t.makefile('rb').read().split(b'\\r\\n\\r\\n', 1)[1].decode())
+except Exception as e:
+    print('failed', type(e).__name__, e)
+";
+
+/// Sends one plain HTTP request through the line's proxy by hand, for the URL `argv[1]` with the
+/// `Host` header `argv[2]`: the status line it gets back.
+const HOST_HEADER: &str = "\
+import os, socket, sys
+proxy = os.environ['HTTP_PROXY'].rsplit('/', 1)[-1].rsplit(':', 1)
+s = socket.create_connection((proxy[0], int(proxy[1])))
+s.sendall(('GET %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (sys.argv[1], sys.argv[2])).encode())
+print(s.recv(4096).split(b'\\r\\n')[0].decode())
+";
+
 /// An HTTP server on loopback that answers every request `served` and keeps the `Host` header of
 /// each: what reached it, seen from outside the sandbox.
 fn http_server() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
@@ -3567,6 +3594,23 @@ fn a_host_grant_reaches_that_name_and_no_other_name_of_its_address() {
             seen.lock().unwrap().len(),
             1,
             "{who:?}: only the granted name arrived"
+        );
+        // The granted URL with another name in its Host header (one server, many names).
+        let mut run = s.sandbox();
+        run.resolving(&hosts);
+        let out = run
+            .flags(["--host", grant.as_str()])
+            .py(HOST_HEADER, &[&url(granted), &format!("other.test:{port}")]);
+        assert!(
+            out.stdout().contains(" 400 "),
+            "{who:?}: {} {}",
+            out.stdout(),
+            out.stderr()
+        );
+        assert_eq!(
+            seen.lock().unwrap().len(),
+            1,
+            "{who:?}: another Host arrived"
         );
         // Past the proxy: refused by the sandbox, and said so.
         let mut run = s.sandbox();
@@ -3666,8 +3710,29 @@ server.serve_forever()
     };
     let out = fetch(granted);
     let refused = fetch(other);
+    // A tunnel to the granted name whose TLS hello asks for another name (one server, many
+    // names: domain fronting) is closed before anything is connected; the same tunnel asking for
+    // the granted name is the control.
+    let fronted = |sni: &str| {
+        let mut run = s.sandbox();
+        run.resolving(&hosts);
+        run.flags(["--host", grant.as_str()])
+            .py(FRONTED, &[granted, &port, sni, cert.to_str().unwrap()])
+    };
+    let same = fronted(granted);
+    let other_name = fronted("other.test");
     let _ = server.kill();
     let _ = server.wait();
+    assert_eq!(same.stdout().trim(), "got secure", "{}", same.stderr());
+    assert!(
+        other_name.stdout().starts_with("failed")
+            && other_name
+                .stderr()
+                .contains(&format!("refused a connection to other.test:{port}")),
+        "{} {}",
+        other_name.stdout(),
+        other_name.stderr()
+    );
     assert_eq!(out.stdout().trim(), "got secure", "{}", out.stderr());
     // urllib reads the proxy's 403 to CONNECT as a failed tunnel.
     assert!(
