@@ -277,6 +277,72 @@ fn escalation_runs_a_refused_connection_again_once_with_that_port() {
     );
 }
 
+/// An HTTP server on loopback answering every request `served`, counting them.
+fn http_server() -> (std::sync::Arc<std::sync::atomic::AtomicUsize>, u16) {
+    use std::io::{BufRead, BufReader, Write};
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        for stream in l.incoming().flatten() {
+            let mut reader = BufReader::new(stream);
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                line.clear();
+            }
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let _ = reader.get_mut().write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nserved",
+            );
+        }
+    });
+    (count, port)
+}
+
+/// A line granted one host by name (a user rule's `needs`) whose program asks for another: the
+/// line's proxy refuses it, the agent is told exactly that `host:port` is missing, and a person's
+/// yes runs it again with it — and the request arrives only then.
+#[test]
+fn escalation_offers_exactly_the_host_the_proxy_refused() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let lab = Lab::new();
+    let (_, a) = http_server();
+    let (wanted, b) = http_server();
+    support::write_executable(
+        &lab.dir.path().join("bin/getx"),
+        "#!/usr/bin/python3\nimport sys, urllib.request\n\
+         print(urllib.request.urlopen(sys.argv[1], timeout=20).read().decode())\n",
+    );
+    std::fs::write(
+        lab.user.config().join("shellgate/config.toml"),
+        format!(
+            "[[rules]]\nid = \"test-get\"\npattern = \"^getx$\"\nfield = \"program\"\n\
+             policy = \"allow\"\nreason = \"the test's client\"\n\
+             needs = {{ network = [\"localhost:{a}\"] }}\n"
+        ),
+    )
+    .unwrap();
+    let line = format!("getx http://localhost:{b}/");
+    let (code, text) = lab.agent_runs(&line);
+    assert_ne!(code, 0, "{text}");
+    assert!(
+        text.contains(&format!("refused a connection to localhost:{b}"))
+            && text.contains(&format!("\"network\":[\"localhost:{b}\"]")),
+        "the refusal does not name the host: {text}"
+    );
+    assert_eq!(
+        wanted.load(SeqCst),
+        0,
+        "the refused request arrived: {text}"
+    );
+    let (seen, code) = lab.person_runs(&line, &["y"]);
+    assert_eq!(code, 0, "{seen}");
+    assert!(seen.contains(&format!("localhost:{b}")), "{seen}");
+    assert!(seen.contains("served"), "{seen}");
+    assert_eq!(wanted.load(SeqCst), 1, "{seen}");
+}
+
 /// A server a line starts on a port nobody named (a dev server): the sandbox refuses its `bind`,
 /// naming the address; an agent gets that refusal with the missing grant; a person is asked to
 /// run it again once listening on that port on loopback, says yes, and the server is reached
