@@ -499,7 +499,30 @@ fn write_scope(
         },
         unix_sockets: super::unix_connect::Allowed::new(&spec.unix_sockets),
         proxy: proxy.map(super::proxy::Proxy::door),
+        addresses: if proxy.is_some() {
+            spec.hosts.iter().flat_map(exact_addresses).collect()
+        } else {
+            Vec::new()
+        },
     })
+}
+
+/// The addresses an endpoint names exactly: an address literal's, and `localhost`'s loopback
+/// (`127.0.0.1` and `::1`). A name is resolved only by the proxy, and so reached only through it.
+fn exact_addresses(endpoint: &crate::policy::endpoint::Endpoint) -> Vec<std::net::SocketAddr> {
+    use crate::policy::endpoint::Host;
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+    match &endpoint.host {
+        Some(Host::Exact(name)) if name == "localhost" => vec![
+            SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), endpoint.port),
+            SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), endpoint.port),
+        ],
+        Some(Host::Exact(name)) => name
+            .parse::<IpAddr>()
+            .map(|ip| vec![SocketAddr::new(ip, endpoint.port)])
+            .unwrap_or_default(),
+        Some(Host::Beneath(_)) | None => Vec::new(),
+    }
 }
 
 /// Whether the line reaches named hosts, through a proxy of its own (not with the whole network,

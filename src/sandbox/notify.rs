@@ -83,6 +83,8 @@ pub struct WriteScope {
     /// The line's proxy, when it is granted named hosts: every `connect` is then made here, to
     /// the proxy or a granted port (see [`super::proxy`]).
     pub proxy: Option<std::sync::Arc<super::proxy::Door>>,
+    /// The addresses the line's grant names exactly (see [`super::unix_connect::Reach`]).
+    pub addresses: Vec<SocketAddr>,
 }
 
 impl WriteScope {
@@ -289,6 +291,7 @@ fn connect_by_name(
         network: scope.network,
         tcp_ports: &scope.tcp_ports,
         proxy: scope.proxy.as_ref(),
+        addresses: &scope.addresses,
     };
     match decide(notif.pid, &notif.data.args, &scope.unix_sockets, reach) {
         Answer::Connect(socket, address) => Err((socket, address)),
@@ -590,6 +593,7 @@ mod tests {
             listen: Vec::new(),
             unix_sockets: Default::default(),
             proxy: None,
+            addresses: Vec::new(),
         };
         // SAFETY: seccomp_notif is plain old data; all-zero is valid.
         let mut notif: libc::seccomp_notif = unsafe { std::mem::zeroed() };
@@ -621,6 +625,7 @@ mod tests {
             listen: Vec::new(),
             unix_sockets: Default::default(),
             proxy: None,
+            addresses: Vec::new(),
         };
         for path in ["/proc/self/fd/1", "/dev/stdout", "/sys/kernel/x"] {
             assert!(!scope.refuses(Path::new(path)), "{path}");

@@ -128,6 +128,9 @@ pub struct Reach<'a> {
     pub tcp_ports: &'a [u16],
     /// Without `network`: to the line's proxy, at its exact address.
     pub proxy: Option<&'a Arc<super::proxy::Door>>,
+    /// Without `network`: to these exact addresses, which a grant names by address (`127.0.0.1:5432`,
+    /// `localhost:5432`): reached without the proxy too, by clients that take none (a database's).
+    pub addresses: &'a [std::net::SocketAddr],
 }
 
 /// Decides the `connect(fd, address, len)` the process `tid` made (`args` from its registers).
@@ -149,7 +152,11 @@ pub fn decide(tid: u32, args: &[u64; 6], allowed: &Allowed, reach: Reach) -> Ans
             });
             if let Some(door) = to_proxy {
                 Answer::Connect(socket, Address::Proxy(door.clone()))
-            } else if reach.network || named.is_some_and(|a| reach.tcp_ports.contains(&a.port())) {
+            } else if reach.network
+                || named.is_some_and(|a| {
+                    reach.tcp_ports.contains(&a.port()) || reach.addresses.contains(&a)
+                })
+            {
                 Answer::Connect(socket, Address::Internet(address))
             } else {
                 Answer::Refused(libc::EPERM, None)

@@ -3742,3 +3742,50 @@ server.serve_forever()
         refused.stderr()
     );
 }
+
+/// A grant that names an address (`127.0.0.1:PORT`) or `localhost` is held by that address too:
+/// a client that takes no proxy (a database's) connects straight to it, and to nothing else on
+/// the port. Shown first without the sandbox, where both ports connect.
+#[test]
+fn an_address_grant_is_reached_without_the_proxy_too() {
+    for who in identities() {
+        let s = Scene::new(who);
+        let granted = tcp_listener("127.0.0.1:0");
+        let other = tcp_listener("127.0.0.1:0");
+        let (gp, op) = (
+            granted.local_addr().unwrap().port().to_string(),
+            other.local_addr().unwrap().port().to_string(),
+        );
+        for port in [&gp, &op] {
+            let control = s.bare().py(TCP_CONNECT, &["127.0.0.1", port]);
+            assert_eq!(control.stdout().trim(), "connected", "{}", control.stderr());
+        }
+        let _ = (granted.accept(), other.accept());
+        for grant in [format!("127.0.0.1:{gp}"), format!("localhost:{gp}")] {
+            let flags = ["--host", grant.as_str()];
+            let out = s
+                .sandbox()
+                .flags(flags)
+                .py(TCP_CONNECT, &["127.0.0.1", &gp]);
+            assert_eq!(
+                out.stdout().trim(),
+                "connected",
+                "{who:?} {grant}: {}",
+                out.stderr()
+            );
+            granted.set_nonblocking(false).unwrap();
+            drop(granted.accept().expect("the granted connection arrived"));
+            granted.set_nonblocking(true).unwrap();
+            let out = s
+                .sandbox()
+                .flags(flags)
+                .py(TCP_CONNECT, &["127.0.0.1", &op]);
+            assert!(
+                out.stdout().starts_with("denied"),
+                "{who:?} {grant}: {}",
+                out.stdout()
+            );
+            assert_no_connection(&other);
+        }
+    }
+}
