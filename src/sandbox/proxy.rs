@@ -583,14 +583,14 @@ fn reach(host: &str, port: u16) -> io::Result<TcpStream> {
     Err(last)
 }
 
-/// Answers the client with `status` and a line of text, then closes.
+/// Answers the client with `status` and a line of text (in one write), then closes.
 fn answer(client: &mut TcpStream, status: &str, text: &str) {
     let body = format!("{text}\n");
-    drop(write!(
-        client,
+    let whole = format!(
         "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
-    ));
+    );
+    drop(client.write_all(whole.as_bytes()));
 }
 
 /// Copies each side to the other until both have finished.
