@@ -35,6 +35,8 @@ struct Report {
     workspace: WorkspaceReport,
     /// What one line may take of the machine, and how each limit is held here.
     limits: LimitsReport,
+    /// How a grant that names hosts is held here (see `sandbox::proxy`).
+    network_by_host: &'static str,
     shells: Vec<Shell>,
     /// CONFIG FILES IN EFFECT: filled in by the caller (the config module), in precedence
     /// order; `null` while no caller reports them.
@@ -104,8 +106,16 @@ pub fn run(args: &Args, config_files: Option<Vec<PathBuf>>) -> ExitCode {
     let support = sandbox::detect();
     let probes = Policy::ALL.into_iter().map(probe).collect::<Vec<_>>();
     let default_policy_enforceable = verdict(&support, &probes, DEFAULT_POLICY);
+    let network_by_host = if support.seccomp {
+        "through each line's own proxy (HTTPS_PROXY and the other proxy variables: CONNECT, the \
+         TLS server name checked; plain HTTP); names resolved by shellgate, granted ones only; \
+         clients that take no proxy reach only granted addresses (localhost, literals)"
+    } else {
+        "NOT available: without seccomp the supervisor cannot make the line's connections (such a line does not run)"
+    };
     let report = Report {
         build: BUILD,
+        network_by_host,
         support,
         probes,
         workspace: workspace_report(),
@@ -347,6 +357,7 @@ fn render(report: &Report) -> String {
         format!("{} bytes per file (RLIMIT_FSIZE)", l.file_size),
     );
     line("limit cgroup", l.cgroup.to_owned());
+    line("network by host", report.network_by_host.to_owned());
     for p in &s.protections {
         let value = match &p.reason {
             None => "enforceable".to_string(),
