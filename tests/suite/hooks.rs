@@ -422,6 +422,50 @@ fn zsh_asked_line_runs_only_when_approved() {
     asked_line_runs_only_when_approved("zsh");
 }
 
+/// A line granted a host by name runs with its own proxy in the proxy variables; that proxy is
+/// gone with the line, so the variables never come back into the person's shell (nor are they
+/// offered: applied, they would send every program the shell starts to a closed port).
+fn a_granted_hosts_proxy_stays_in_its_line(shell: &str) {
+    use std::io::{Read, Write};
+    let f = Fixture::new();
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in server.incoming().flatten() {
+            let mut buf = [0u8; 1024];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nserved",
+            );
+        }
+    });
+    let mut sh = f.interactive(shell);
+    let (out, status) = sh.run(&format!("curl -s http://localhost:{port}/"), &["y"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(
+        out.contains(&format!("localhost:{port}")),
+        "the question names the host: {out}"
+    );
+    assert!(out.contains("served"), "{out}");
+    assert!(!out.contains("apply to this shell"), "{out}");
+    let out = sh.line("echo \"[${HTTPS_PROXY-}${http_proxy-}]\"");
+    assert!(
+        out.contains("[]"),
+        "the proxy came back into the shell: {out}"
+    );
+}
+
+#[test]
+fn bash_a_granted_hosts_proxy_stays_in_its_line() {
+    a_granted_hosts_proxy_stays_in_its_line("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_a_granted_hosts_proxy_stays_in_its_line() {
+    a_granted_hosts_proxy_stays_in_its_line("zsh");
+}
+
 fn state_changing_builtins_run_in_the_shell(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);

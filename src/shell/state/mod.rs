@@ -187,11 +187,32 @@ impl State {
 /// The variables every dump leaves out and every diff ignores: the shell's own dynamic and
 /// per-process variables, which differ between the person's shell and the sandboxed one by
 /// nature (`SHLVL` is one more there, `BASHPID` another process), and what the sandbox itself
-/// sets (`TMPDIR` for read-only lines, `SHELLGATE_SANDBOXED`).
+/// sets (`TMPDIR` for read-only lines, `SHELLGATE_SANDBOXED`, `RES_OPTIONS` with a port grant,
+/// the proxy variables naming the line's own proxy, which is gone with the line: applied to the
+/// person's shell they would send every program started from it to a closed port).
 pub fn is_shell_own(dialect: Dialect, name: &str) -> bool {
-    const COMMON: [&str; 12] = [
-        "_", "PWD", "SHLVL", "PPID", "UID", "EUID", "RANDOM", "SECONDS", "LINENO", "COLUMNS",
-        "LINES", "TMPDIR",
+    const COMMON: [&str; 21] = [
+        "_",
+        "PWD",
+        "SHLVL",
+        "PPID",
+        "UID",
+        "EUID",
+        "RANDOM",
+        "SECONDS",
+        "LINENO",
+        "COLUMNS",
+        "LINES",
+        "TMPDIR",
+        "RES_OPTIONS",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+        "NO_PROXY",
+        "no_proxy",
     ];
     const BASH: [&str; 32] = [
         "BASH",
