@@ -94,6 +94,13 @@ fn table(c: &Command) -> Needs {
         "curl" | "wget" => (url_endpoints(&words), &[]),
         _ => (None, &[]),
     };
+    // A registry or index named on the line (`--registry URL`, `-i URL`) is where it fetches too.
+    let endpoints = endpoints.map(|mut list| {
+        if !matches!(c.program.as_str(), "git" | "curl" | "wget") {
+            list.extend(url_endpoints(&words).into_iter().flatten());
+        }
+        list
+    });
     let network = endpoints.map_or(Network::On, Network::to);
     // ssh authenticates with the person's agent: its socket is asked for with ssh's port (and
     // passed only on a person's yes, see `Grant::allowed_by`); git's remote may be ssh when 22
@@ -299,6 +306,18 @@ mod tests {
         assert!(needs("cargo build --release").is_empty());
         let fetch = on_demand(&parse("cargo build --release && ls", ShellKind::Bash));
         assert_eq!(fetch.network, crates);
+        assert_eq!(
+            needs("npm view x --registry https://registry.yarnpkg.com/").network,
+            hosts(&["registry.npmjs.org:443", "registry.yarnpkg.com:443"])
+        );
+        assert_eq!(
+            needs("pip install -i https://mirror.example/simple x").network,
+            hosts(&[
+                "pypi.org:443",
+                "files.pythonhosted.org:443",
+                "mirror.example:443"
+            ])
+        );
         assert_eq!(
             needs("pip install requests").network,
             hosts(&["pypi.org:443", "files.pythonhosted.org:443"])
