@@ -3797,3 +3797,64 @@ fn an_address_grant_is_reached_without_the_proxy_too() {
         }
     }
 }
+
+/// A line's proxy serves the line only: a process outside that finds its address (here, read from
+/// the line's environment while the line runs) and asks it for the granted host gets nothing —
+/// only a connection the supervisor made for the line is served. The line's own request is the
+/// control.
+#[test]
+fn a_lines_proxy_serves_no_other_process() {
+    use std::io::{Read, Write};
+    let s = Scene::new(Who::Me);
+    let (port, seen) = http_server();
+    let grant = format!("localhost:{port}");
+    let told = s.root.join("proxy-address");
+    fs::write(&told, "").unwrap();
+    fs::set_permissions(&told, fs::Permissions::from_mode(0o666)).unwrap();
+    let script = format!(
+        "echo \"$HTTPS_PROXY\" > {}; {PYTHON} -c \"$0\" http://localhost:{port}/ && sleep 3",
+        told.display()
+    );
+    let mut run = s.sandbox();
+    run.flags(["--host", grant.as_str(), "--writable"])
+        .flags([s.root.to_str().unwrap()]);
+    let line = std::thread::spawn(move || run.run("/bin/sh", ["-c", &script, FETCH]));
+    let mut address = String::new();
+    for _ in 0..200 {
+        address = fs::read_to_string(&told).unwrap_or_default();
+        if !address.trim().is_empty() && seen.lock().unwrap().len() == 1 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let address = address.trim().trim_start_matches("http://").to_owned();
+    assert!(!address.is_empty(), "the line never told its proxy");
+    let mut outsider = std::net::TcpStream::connect(&address).expect("the proxy listens");
+    outsider
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    outsider
+        .write_all(
+            format!("GET http://localhost:{port}/ HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n")
+                .as_bytes(),
+        )
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = outsider.read_to_end(&mut answer);
+    let out = line.join().unwrap();
+    assert!(
+        out.stdout().contains("got served"),
+        "the control: {}",
+        out.stderr()
+    );
+    assert!(
+        answer.is_empty(),
+        "the outsider got {:?}",
+        String::from_utf8_lossy(&answer)
+    );
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        1,
+        "the outsider's request arrived"
+    );
+}
