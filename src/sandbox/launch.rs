@@ -1147,7 +1147,7 @@ fn exec_plan(spec: &Spec, command: &Command, proxy: Option<String>) -> Result<Ex
         key == SANDBOXED_ENV
             || (spec.policy == Policy::ReadOnly && key == "TMPDIR")
             || (tcp_lookups && key == "RES_OPTIONS")
-            || (proxy.is_some() && PROXY_VARIABLES.iter().any(|v| key == *v))
+            || (proxy.is_some() && super::proxy::VARIABLES.iter().any(|v| key == *v))
     };
     for (key, value) in &command.env {
         if key.is_empty() || key.as_bytes().contains(&b'=') || overridden(key) {
@@ -1165,7 +1165,7 @@ fn exec_plan(spec: &Spec, command: &Command, proxy: Option<String>) -> Result<Ex
         strings.push(CString::new(format!("TMPDIR={SHM}")).unwrap_or_default());
     }
     if let Some(url) = &proxy {
-        for name in PROXY_VARIABLES
+        for name in super::proxy::VARIABLES
             .iter()
             .filter(|v| !v.eq_ignore_ascii_case("no_proxy"))
         {
@@ -1198,20 +1198,6 @@ fn exec_plan(spec: &Spec, command: &Command, proxy: Option<String>) -> Result<Ex
         envp,
     })
 }
-
-/// The variables that name a proxy to HTTP clients (curl, git, npm, pip, cargo, go, Python):
-/// a line reaching named hosts gets its own proxy in each, and no `NO_PROXY` (every host goes
-/// through it; one that did not would only be refused).
-const PROXY_VARIABLES: [&str; 8] = [
-    "HTTPS_PROXY",
-    "https_proxy",
-    "HTTP_PROXY",
-    "http_proxy",
-    "ALL_PROXY",
-    "all_proxy",
-    "NO_PROXY",
-    "no_proxy",
-];
 
 /// A line on the program's stderr about what it may not expect (printed before it starts).
 fn write_notes(spec: &Spec, plan: &Plan, stderr: RawFd) {

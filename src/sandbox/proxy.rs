@@ -35,6 +35,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+/// The variables that name a proxy to HTTP clients (curl, git, npm, pip, cargo, go, Python):
+/// a line reaching named hosts gets its own proxy in each, and no `NO_PROXY` (every host goes
+/// through it; one that did not would only be refused). They are the sandbox's, as the line's
+/// proxy is: they never come back into a person's shell (`shell::state::is_shell_own`).
+pub const VARIABLES: [&str; 8] = [
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+];
+
 /// The most bytes of a request's head (its request line and headers) the proxy reads.
 const HEAD_LIMIT: usize = 16 * 1024;
 /// How long the proxy waits for a request's head, and for a host to answer a connection.

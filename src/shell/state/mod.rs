@@ -191,7 +191,7 @@ impl State {
 /// the proxy variables naming the line's own proxy, which is gone with the line: applied to the
 /// person's shell they would send every program started from it to a closed port).
 pub fn is_shell_own(dialect: Dialect, name: &str) -> bool {
-    const COMMON: [&str; 21] = [
+    const COMMON: [&str; 13] = [
         "_",
         "PWD",
         "SHLVL",
@@ -205,14 +205,6 @@ pub fn is_shell_own(dialect: Dialect, name: &str) -> bool {
         "LINES",
         "TMPDIR",
         "RES_OPTIONS",
-        "HTTPS_PROXY",
-        "https_proxy",
-        "HTTP_PROXY",
-        "http_proxy",
-        "ALL_PROXY",
-        "all_proxy",
-        "NO_PROXY",
-        "no_proxy",
     ];
     const BASH: [&str; 32] = [
         "BASH",
@@ -278,6 +270,7 @@ pub fn is_shell_own(dialect: Dialect, name: &str) -> bool {
         return true;
     }
     COMMON.contains(&name)
+        || crate::sandbox::proxy::VARIABLES.contains(&name)
         || match dialect {
             Dialect::Bash => BASH.contains(&name),
             Dialect::Zsh => ZSH.contains(&name) || name.starts_with("ZSH_EVAL"),
