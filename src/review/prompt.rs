@@ -67,7 +67,7 @@ reversible way; high = hard to reverse, or reaches outside the workspace or to t
 critical = destroys data, leaks secrets or compromises the machine.
 - The line runs in the sandbox named below. The sandbox limits writes and the network; it does not \
 limit reads. An allow gives the line that sandbox with the network and directories listed below; \
-you may give less with `grant` (for example the network off, or fewer ports), never more.
+you may give less with `grant` (for example the network off, or fewer ports or hosts), never more.
 - Secrets were replaced by [REDACTED] before you saw the text; that alone is not suspicious.
 - When in doubt, deny, and say in the reason what a person should check.
 - Keep the reason to one or two sentences a person can act on.";
@@ -103,7 +103,7 @@ fn answer_contract(style: AnswerStyle, tool_rounds: u32) -> String {
         AnswerStyle::Embedded => format!(
             "Answer with one JSON object and nothing else. The verdict:\n\
              {{\"answer\": {{\"decision\": \"allow\" or \"deny\", \"riskLevel\": \"low\", \"medium\", \"high\" or \"critical\", \"reason\": \"…\"}}}}\n\
-             optionally with \"grant\": {{\"network\": \"off\", \"on\" or [TCP ports], \"writable\": [directories]}} to give less than the line asks for.\n\
+             optionally with \"grant\": {{\"network\": \"off\", \"on\" or [TCP ports and \"host:port\"], \"writable\": [directories]}} to give less than the line asks for.\n\
              A tool request:\n\
              {{\"answer\": {{\"tool\": \"read_file\", \"glob\" or \"grep\", \"path\": \"…\", \"pattern\": \"…\"}}}}\n\
              {tools}"

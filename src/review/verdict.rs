@@ -227,7 +227,7 @@ pub fn parse_verdict(object: &Map<String, Value>) -> Result<Verdict, AnswerError
         Some(value) => Some(
             serde_json::from_value::<crate::policy::grant::Needs>(value.clone()).map_err(|e| {
                 schema(&format!(
-                    "`grant` must be {{\"network\": \"off\", \"on\" or [ports], \"writable\": [dirs]}}: {e}"
+                    "`grant` must be {{\"network\": \"off\", \"on\" or [ports and \"host:port\"], \"writable\": [dirs]}}: {e}"
                 ))
             })?,
         ),
