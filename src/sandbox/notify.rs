@@ -193,60 +193,59 @@ pub fn handle_one(
         };
     }
     let nr = notif.data.nr as i64;
-    let (answer, denial) = if [libc::SYS_bind, libc::SYS_listen].contains(&nr)
-        && !scope.listen.is_empty()
-    {
-        let decided = if nr == libc::SYS_bind {
-            super::listening::decide_bind(notif.pid, &notif.data.args, &scope.listen)
-        } else {
-            super::listening::decide_listen(notif.pid, &notif.data.args, &scope.listen)
-        };
-        // The socket was taken by pid: only if the notification is still pending was that pid
-        // the caller's (not a process that reused it).
-        if !still_pending(listener, notif.id) {
-            return Ok(None);
-        }
-        let result = super::listening::make(&decided);
-        let denial = match decided {
-            super::listening::Answer::Refused(_, denial) => denial,
-            _ => None,
-        };
-        (Reply::Result(result), denial)
-    } else if nr == libc::SYS_connect && (!scope.unix_sockets.is_empty() || scope.proxy.is_some()) {
-        match connect_by_name(&notif, scope) {
-            Ok(refused) => refused,
-            // Made on a thread of its own, which answers: a blocking connect must not hold up
-            // the other calls this supervisor answers.
-            Err((socket, address)) => {
-                // The descriptor and the address were taken by pid: only if the notification
-                // is still pending was that pid the caller's (not a process that reused it).
-                if !still_pending(listener, notif.id) {
-                    return Ok(None);
-                }
-                if connect_on_a_thread(listener, notif.id, socket, address).is_ok() {
-                    return Ok(None);
-                }
-                // No thread: the call is answered here, refused, rather than left waiting.
-                (Reply::Result(-libc::EAGAIN), None)
+    let (answer, denial) =
+        if [libc::SYS_bind, libc::SYS_listen].contains(&nr) && !scope.listen.is_empty() {
+            let decided = if nr == libc::SYS_bind {
+                super::listening::decide_bind(notif.pid, &notif.data.args, &scope.listen)
+            } else {
+                super::listening::decide_listen(notif.pid, &notif.data.args, &scope.listen)
+            };
+            // The socket was taken by pid: only if the notification is still pending was that pid
+            // the caller's (not a process that reused it).
+            if !still_pending(listener, notif.id) {
+                return Ok(None);
             }
-        }
-    } else if super::opener::makes(nr, &notif.data.args)
-        && scope.filter.verdict(nr, &notif.data.args) == Verdict::Allow
-    {
-        // An open for writing or a truncation the filter allows: made by the opener, which
-        // answers it (and names what the sandbox refused).
-        match opener.make(listener, &notif, scope) {
-            Ok(Taken::Made) => return Ok(None),
-            Ok(Taken::Announcement) => (Reply::Result(-libc::ENOENT), None),
-            Ok(Taken::ControllingTerminal) => (Reply::GoOn, None),
-            Err(errno) => (Reply::Result(-errno), opener.failed()),
-        }
-    } else {
-        match decide(&notif, scope) {
-            (true, denial) => (Reply::GoOn, denial),
-            (false, denial) => (Reply::Result(-libc::EPERM), denial),
-        }
-    };
+            let result = super::listening::make(&decided);
+            let denial = match decided {
+                super::listening::Answer::Refused(_, denial) => denial,
+                _ => None,
+            };
+            (Reply::Result(result), denial)
+        } else if nr == libc::SYS_connect && connects_here(notif.pid, scope, opener) {
+            match connect_by_name(&notif, scope) {
+                Ok(refused) => refused,
+                // Made on a thread of its own, which answers: a blocking connect must not hold up
+                // the other calls this supervisor answers.
+                Err((socket, address)) => {
+                    // The descriptor and the address were taken by pid: only if the notification
+                    // is still pending was that pid the caller's (not a process that reused it).
+                    if !still_pending(listener, notif.id) {
+                        return Ok(None);
+                    }
+                    if connect_on_a_thread(listener, notif.id, socket, address).is_ok() {
+                        return Ok(None);
+                    }
+                    // No thread: the call is answered here, refused, rather than left waiting.
+                    (Reply::Result(-libc::EAGAIN), None)
+                }
+            }
+        } else if super::opener::makes(nr, &notif.data.args)
+            && scope.filter.verdict(nr, &notif.data.args) == Verdict::Allow
+        {
+            // An open for writing or a truncation the filter allows: made by the opener, which
+            // answers it (and names what the sandbox refused).
+            match opener.make(listener, &notif, scope) {
+                Ok(Taken::Made) => return Ok(None),
+                Ok(Taken::Announcement) => (Reply::Result(-libc::ENOENT), None),
+                Ok(Taken::ControllingTerminal) => (Reply::GoOn, None),
+                Err(errno) => (Reply::Result(-errno), opener.failed()),
+            }
+        } else {
+            match decide(&notif, scope) {
+                (true, denial) => (Reply::GoOn, denial),
+                (false, denial) => (Reply::Result(-libc::EPERM), denial),
+            }
+        };
     // The answer. A reported call fails with EPERM, as it would have without a supervisor; an
     // observed one goes on to the kernel's own checks; a connect made here returns its result.
     // A withdrawn notification (ENOENT) needs no answer.
@@ -270,6 +269,18 @@ pub fn handle_one(
         return Err(io::Error::last_os_error());
     }
     Ok(denial)
+}
+
+/// Whether the supervisor makes a `connect` of thread `tid` itself: with named unix sockets or a
+/// proxy (see [`super::unix_connect`]). Not a caller in a sandbox nested in a proxied line: its
+/// own rules would not hold for a connection made here, so its connects go on to the kernel,
+/// where every Landlock layer decides; the line's proxy and named addresses are no port any
+/// layer allows, so it reaches neither.
+fn connects_here(tid: u32, scope: &WriteScope, opener: &super::opener::Opener) -> bool {
+    match &scope.proxy {
+        Some(_) => !opener.is_nested_caller(tid),
+        None => !scope.unix_sockets.is_empty(),
+    }
 }
 
 /// How a notification is answered.

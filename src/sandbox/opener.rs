@@ -311,6 +311,13 @@ impl Opener {
         Ok(Taken::Made)
     }
 
+    /// Whether thread `tid` runs in a sandbox nested in the line that announced itself (more
+    /// seccomp filters than the line's own; see [`announcement`]). A thread whose count cannot
+    /// be read is taken for one.
+    pub(super) fn is_nested_caller(&self, tid: u32) -> bool {
+        !self.nested.is_empty() && filters_of(tid).map_or(true, |n| n > self.outer_filters)
+    }
+
     /// The empty name relative to a descriptor: a nested sandbox's announcement when that
     /// descriptor is a Landlock ruleset (see [`announcement`]), kept for every later caller in
     /// a nested sandbox; `None` otherwise (answered `ENOENT`, as the kernel would).

@@ -3858,3 +3858,49 @@ fn a_lines_proxy_serves_no_other_process() {
         "the outsider's request arrived"
     );
 }
+
+/// A sandbox nested in a line granted a host keeps its own rules for connections: the nested one
+/// may connect to port 9 only (so its filter lets `connect` through to the line's supervisor,
+/// where a connection made for it would skip its Landlock rules), and reaches the host neither
+/// through the line's proxy (whose address is in the environment it inherits) nor past it,
+/// though the line itself does (the control, in the same line).
+#[test]
+fn a_sandbox_nested_in_a_proxied_line_keeps_its_own_network_rules() {
+    let s = me();
+    s.git_repo();
+    let (port, seen) = http_server();
+    let url = format!("http://localhost:{port}/");
+    let script = format!(
+        "{PYTHON} -c \"$FETCH\" {url}; \
+         {} sandbox --workspace {} --tcp-port 9 -- {PYTHON} -c \"$FETCH\" {url}; \
+         {} sandbox --workspace {} --tcp-port 9 -- {PYTHON} -c \"$PROBE\" 127.0.0.1 {port}",
+        binary().display(),
+        s.ws.display(),
+        binary().display(),
+        s.ws.display(),
+    );
+    let grant = format!("localhost:{port}");
+    let out = s
+        .sandbox()
+        .flags(["--host", grant.as_str()])
+        .env("FETCH", FETCH)
+        .env("PROBE", TCP_CONNECT)
+        .sh(&script);
+    let lines: Vec<String> = out.stdout().lines().map(str::to_owned).collect();
+    assert_eq!(
+        lines.first().map(String::as_str),
+        Some("got served"),
+        "{}",
+        out.stderr()
+    );
+    assert!(
+        lines.get(1).is_some_and(|l| l.starts_with("failed")),
+        "the nested sandbox went through the line's proxy: {lines:?} {}",
+        out.stderr()
+    );
+    assert!(
+        lines.get(2).is_some_and(|l| l.starts_with("denied")),
+        "the nested sandbox went past the proxy: {lines:?}"
+    );
+    assert_eq!(seen.lock().unwrap().len(), 1, "{lines:?}");
+}
