@@ -272,15 +272,12 @@ pub fn handle_one(
 }
 
 /// Whether the supervisor makes a `connect` of thread `tid` itself: with named unix sockets or a
-/// proxy (see [`super::unix_connect`]). Not a caller in a sandbox nested in a proxied line: its
-/// own rules would not hold for a connection made here, so its connects go on to the kernel,
-/// where every Landlock layer decides; the line's proxy and named addresses are no port any
-/// layer allows, so it reaches neither.
+/// proxy (see [`super::unix_connect`]). Not a caller in a sandbox nested in the line: its own
+/// rules would not hold for a connection made here, so its connects are decided as without
+/// either — by the kernel, where every Landlock layer decides (the line's proxy, named addresses
+/// and unix sockets are nothing any layer allows, so it reaches none of them).
 fn connects_here(tid: u32, scope: &WriteScope, opener: &super::opener::Opener) -> bool {
-    match &scope.proxy {
-        Some(_) => !opener.is_nested_caller(tid),
-        None => !scope.unix_sockets.is_empty(),
-    }
+    (scope.proxy.is_some() || !scope.unix_sockets.is_empty()) && !opener.is_nested_caller(tid)
 }
 
 /// How a notification is answered.

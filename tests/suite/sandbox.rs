@@ -3904,3 +3904,45 @@ fn a_sandbox_nested_in_a_proxied_line_keeps_its_own_network_rules() {
     );
     assert_eq!(seen.lock().unwrap().len(), 1, "{lines:?}");
 }
+
+/// The same for a line whose connections the supervisor makes because it may reach a unix socket
+/// by name (the ssh agent's, after a yes): a sandbox nested in it, allowed port 9, does not reach
+/// the line's own port.
+#[test]
+fn a_sandbox_nested_in_a_line_with_a_unix_socket_keeps_its_own_network_rules() {
+    let s = me();
+    s.git_repo();
+    let socket_path = s.root.join("agent.sock");
+    let _agent = std::os::unix::net::UnixListener::bind(&socket_path).unwrap();
+    let listener = tcp_listener("127.0.0.1:0");
+    let port = listener.local_addr().unwrap().port().to_string();
+    let script = format!(
+        "{PYTHON} -c \"$PROBE\" 127.0.0.1 {port}; \
+         {} sandbox --workspace {} --tcp-port 9 -- {PYTHON} -c \"$PROBE\" 127.0.0.1 {port}",
+        binary().display(),
+        s.ws.display(),
+    );
+    let out = s
+        .sandbox()
+        .flags(["--tcp-port", port.as_str(), "--unix-socket"])
+        .flags([socket_path.as_os_str()])
+        .env("PROBE", TCP_CONNECT)
+        .sh(&script);
+    let stdout = out.stdout();
+    let lines: Vec<&str> = stdout.lines().map(str::trim).collect();
+    assert_eq!(
+        lines.first().copied(),
+        Some("connected"),
+        "{}",
+        out.stderr()
+    );
+    assert!(
+        lines.get(1).is_some_and(|l| l.starts_with("denied")),
+        "the nested sandbox reached the line's port: {lines:?} {}",
+        out.stderr()
+    );
+    listener.set_nonblocking(false).unwrap();
+    drop(listener.accept().expect("the line's own connection"));
+    listener.set_nonblocking(true).unwrap();
+    assert_no_connection(&listener);
+}
