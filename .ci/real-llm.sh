@@ -4,7 +4,8 @@
 # then the opt-in (#[ignore]d) tests run with --ignored: `real_model_gives_a_valid_verdict_or_a_
 # classified_failure` (through `check` on both endpoints, /v1/chat/completions and /v1/messages) and
 # `real_model_runs_the_starter_suite` (`shellgate eval eval/` against the model: it must complete
-# and classify every failure). The server is stopped whatever happens. Called by .ci/run after the
+# and classify every failure), and `real_model_drives_the_prompt_cases` (`shellgate eval --sessions
+# eval/real-model --model-url` with the model deciding every line: each run must pass). The server is stopped whatever happens. Called by .ci/run after the
 # main test run; latencies are printed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

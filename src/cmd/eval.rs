@@ -47,6 +47,22 @@ pub struct EvalArgs {
     /// With --sessions: never install a missing agent (its runs are harness errors).
     #[arg(long, requires = "sessions")]
     pub no_install: bool,
+    /// With --sessions: the real model (an OpenAI-compatible base URL, `…/v1`) whose answers
+    /// decide the lines of cases driven by a prompt (no turns).
+    #[arg(long, value_name = "URL", requires = "sessions")]
+    pub model_url: Option<String>,
+    /// With --model-url: the model's name in each request.
+    #[arg(
+        long = "model",
+        value_name = "NAME",
+        requires = "model_url",
+        default_value = "default"
+    )]
+    pub model_name: String,
+    /// With --model-url: the environment variable that holds the model's API key (sent to the
+    /// endpoint only; the agent never sees it).
+    #[arg(long, value_name = "VAR", requires = "model_url")]
+    pub model_key_env: Option<String>,
     /// Cases evaluated at once (default: the number of CPUs).
     #[arg(long, value_name = "N")]
     pub jobs: Option<NonZeroUsize>,
@@ -181,6 +197,8 @@ fn evaluate_sessions(args: &EvalArgs) -> Result<sessions::report::Report, Error>
             file.display()
         );
     }
+    let model = model_endpoint(args)?;
+    sessions::check_model(&cases, model.is_some())?;
     prepare_out(&args.out, "sessions")?;
     let out = std::fs::canonicalize(&args.out)
         .map_err(|e| usage(format!("--out {}: {e}", args.out.display())))?;
@@ -209,6 +227,7 @@ fn evaluate_sessions(args: &EvalArgs) -> Result<sessions::report::Report, Error>
         install: !args.no_install,
         only: args.agents.clone(),
         shellgate: shellgate.clone(),
+        model,
     };
     let started = Instant::now();
     let runs = sessions::run_all(&cases, &settings, &out, &work);
@@ -235,6 +254,34 @@ fn evaluate_sessions(args: &EvalArgs) -> Result<sessions::report::Report, Error>
     std::fs::write(&path, report.markdown())
         .map_err(|e| usage(format!("cannot write {}: {e}", path.display())))?;
     Ok(report)
+}
+
+/// The real model `--model-url`, `--model` and `--model-key-env` name.
+fn model_endpoint(args: &EvalArgs) -> Result<Option<sessions::ModelEndpoint>, Error> {
+    let Some(url) = &args.model_url else {
+        return Ok(None);
+    };
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|e| usage(format!("--model-url {url}: not a URL: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+        return Err(usage(format!(
+            "--model-url {url}: an http:// or https:// URL with a host, such as \
+             http://127.0.0.1:8765/v1"
+        )));
+    }
+    let key = match &args.model_key_env {
+        Some(name) => Some(std::env::var_os(name).filter(|v| !v.is_empty()).ok_or_else(|| {
+            usage(format!(
+                "--model-key-env {name}: the variable is not set (or empty) in this environment"
+            ))
+        })?),
+        None => None,
+    };
+    Ok(Some(sessions::ModelEndpoint {
+        url: url.clone(),
+        name: args.model_name.clone(),
+        key,
+    }))
 }
 
 /// `$XDG_CACHE_HOME/shellgate/agents`, else `~/.cache/shellgate/agents`.

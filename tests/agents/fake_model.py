@@ -24,6 +24,17 @@ A third endpoint plays shellgate's reviewer (`shellgate eval --sessions`):
               A prompt that says a person approved the line once (`One-shot approval: `) is
               allowed, as a reviewer that respects the person's word would.
 
+A fourth relays to a real model (`shellgate eval --sessions --model-url`, a case driven by a prompt):
+
+  model       POST /agent/v1/chat/completions (the stand-in agent's --chat mode): sent on, with
+              the configured model's name and key, to URL/chat/completions. The namespace reaches
+              no other machine, so the request goes out through a unix socket that a forwarder
+              outside it (`forward`, started before the namespace is entered) connects on to the
+              endpoint's host and port; TLS, for https, is spoken from inside, end to end. The
+              agent never sees the key. Every command the model asks for is recorded as a
+              scripted line, every command result the agent sends back as a tool result, and
+              the token counts the endpoint reports in usage.jsonl.
+
 A line may name the server's own port as `{model_port}` (a local address for network cases). The
 script may also hold steps a person takes between turns (`person`): `after` N tool results, before
 the next answer, `shellgate ARGS --session ID` runs on a pseudo-terminal of its own, as a person
@@ -36,6 +47,7 @@ Files written in the log directory (one JSON object per line):
   tool_results.jsonl  every tool result received, once each: id, is_error, exit_code, content
   reviews.jsonl       every verdict the reviewer endpoint gave: the line, the verdict, the rule
   person.jsonl        every person step: its arguments, exit status and what the terminal showed
+  usage.jsonl         every answer of the real model: its status and the tokens it counted
 
 Only the standard library. Serves 127.0.0.1 by default, and is meant to run inside a network
 namespace that has nothing but loopback (run_agent.py). Standalone:
@@ -45,14 +57,18 @@ namespace that has nothing but loopback (run_agent.py). Standalone:
 """
 
 import argparse
+import http.client
 import http.server
 import json
 import os
 import pty
 import re
 import select
+import socket
+import ssl
 import threading
 import time
+import urllib.parse
 import uuid
 
 #: Tool names an agent's shell tool goes by, most specific first.
@@ -72,8 +88,11 @@ ONE_SHOT_APPROVAL = "One-shot approval: "
 class Script:
     """The lines to hand out, and the record of the conversation."""
 
-    def __init__(self, lines, log_dir, delay=0.0, reviewer=None, person=None, person_env=None):
+    def __init__(self, lines, log_dir, delay=0.0, reviewer=None, person=None, person_env=None,
+                 upstream=None):
         self.lines = list(lines)
+        #: The real model the agent's requests are relayed to (an Upstream), or None.
+        self.upstream = upstream
         self.log_dir = log_dir
         self.delay = delay
         self.lock = threading.Lock()
@@ -421,6 +440,136 @@ class OpenAIResponses:
         yield event({"type": "response.completed", "response": response})
 
 
+class Upstream:
+    """A configured model endpoint (OpenAI Chat Completions), reached through the unix socket
+    at `socket_path` whose other end connects to the endpoint's host and port."""
+
+    def __init__(self, url, model, key, socket_path):
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("the model URL is not http(s)://HOST[:PORT]/PATH: %r" % url)
+        self.https = parts.scheme == "https"
+        self.host = parts.hostname
+        self.port = parts.port or (443 if self.https else 80)
+        self.path = parts.path.rstrip("/")
+        self.model, self.key, self.socket_path = model, key, socket_path
+
+    def post(self, path, body):
+        """(status, response bytes) for one POST of `body` (bytes) to the endpoint's `path`."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(600)
+        sock.connect(self.socket_path)
+        if self.https:
+            sock = ssl.create_default_context().wrap_socket(sock, server_hostname=self.host)
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=600)
+        connection.sock = sock
+        headers = {"content-type": "application/json", "connection": "close"}
+        if self.key:
+            headers["authorization"] = "Bearer " + self.key
+        try:
+            connection.request("POST", self.path + path, body=body, headers=headers)
+            response = connection.getresponse()
+            return response.status, response.read()
+        finally:
+            connection.close()
+
+
+def forward(socket_path, host, port, ready):
+    """The forwarder, outside the namespace: each connection to the unix socket at
+    `socket_path` is joined to a new TCP connection to host:port. Writes a byte to the
+    descriptor `ready` once it listens; runs until killed."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(socket_path)
+    os.chmod(socket_path, 0o600)
+    listener.listen(16)
+    os.write(ready, b"1")
+    os.close(ready)
+
+    def pump(source, sink):
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (source, sink):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def join(inside):
+        try:
+            outside = socket.create_connection((host, port), timeout=30)
+            outside.settimeout(None)
+        except OSError:
+            inside.close()
+            return
+        threading.Thread(target=pump, args=(outside, inside), daemon=True).start()
+        pump(inside, outside)
+
+    while True:
+        inside, _ = listener.accept()
+        threading.Thread(target=join, args=(inside,), daemon=True).start()
+
+
+class ModelRelay:
+    """POST /agent/v1/chat/completions: the agent's request, sent on to the real model."""
+
+    #: How the stand-in reports a command's result to the model (standin_agent.run).
+    RESULT = re.compile(r"^Process exited with code (-?\d+)")
+
+    def __init__(self, script):
+        self.script = script
+
+    def answer(self, request):
+        """(kind, HTTP status, response body bytes) for one request of the agent."""
+        messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
+        # The first user message is the task; later ones are the commands' results.
+        users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+        for i in users[1:]:
+            text = text_of(messages[i].get("content"))
+            found = self.RESULT.match(text or "")
+            code = int(found.group(1)) if found else None
+            self.script.record_result("message-%d" % i, text,
+                                      is_error=None if code is None else code != 0,
+                                      exit_code=code)
+        upstream = self.script.upstream
+        body = json.dumps(dict(request, model=upstream.model)).encode()
+        try:
+            status, data = upstream.post("/chat/completions", body)
+        except (OSError, http.client.HTTPException) as e:
+            self.script.log("usage.jsonl", {"status": None, "error": str(e)})
+            return "model-error", 502, json.dumps(
+                {"error": {"message": "the model endpoint could not be reached: %s" % e}}).encode()
+        try:
+            answer = json.loads(data)
+        except ValueError:
+            answer = None
+        usage = (answer or {}).get("usage") if isinstance(answer, dict) else None
+        usage = usage if isinstance(usage, dict) else {}
+        self.script.log("usage.jsonl", {"status": status,
+                                        "prompt_tokens": usage.get("prompt_tokens"),
+                                        "completion_tokens": usage.get("completion_tokens")})
+        command = self.command_of(answer) if status == 200 else None
+        if command:
+            self.script.log("scripted.jsonl", {"tool": "chat-json", "line": command})
+        return ("model" if status == 200 else "model-error"), status, data
+
+    @staticmethod
+    def command_of(answer):
+        """The command an answer asks the agent to run, or None."""
+        try:
+            step = json.loads(answer["choices"][0]["message"]["content"])
+            command = step["command"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            return None
+        return command if isinstance(command, str) and command.strip() else None
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "shellgate-fake-model/1"
@@ -487,6 +636,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except ValueError:
             body = None
         path = self.path.split("?")[0].rstrip("/")
+        if path == "/agent/v1/chat/completions" and isinstance(body, dict) and self.script.upstream:
+            kind, status, data = ModelRelay(self.script).answer(body)
+            try:
+                answer = json.loads(data)
+            except ValueError:
+                answer = data.decode("utf-8", "replace")
+            self.record(kind, body, answer)
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return None
         if path.endswith("/chat/completions") and isinstance(body, dict):
             kind, answer = ChatCompletionsReviewer(self.script).answer(body)
             self.record(kind, body, answer)

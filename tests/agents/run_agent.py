@@ -12,7 +12,11 @@ exit status.
 seeded into the workspace (and committed), `home_files` seeded into the home, `config` (the text of
 shellgate's user config; `{model_port}` in it is the fake model's port), `reviewer` rules and
 `person` steps for the fake model (see fake_model.py), `shellgate` (the binary the person's steps
-run) and `prompt`. The agent's pid is written to agent.pid in the run directory while it runs.
+run) and `prompt`; `model` ({url, name, max_turns}) drives the stand-in with a real model (its
+--chat mode) instead of the script: the fake model relays its requests to URL through a forwarder
+outside the namespace (fake_model.forward), with the key from the environment variable
+EVAL_MODEL_KEY, which no agent sees. The agent's pid is written to agent.pid in the run directory
+while it runs.
 --install-only installs the agent when missing and exits (0, or 3).
 
 The agent is installed with npm (Claude Code 2.1.197, Codex CLI 0.171.0) into --agents-dir when it
@@ -281,10 +285,13 @@ def base_env(home, tmp):
             "XDG_DATA_HOME": os.path.join(home, ".local", "share")}
 
 
-def agent_command(agent, binary, port, ws, home, tmp, args):
+def agent_command(agent, binary, port, ws, home, tmp, args, model=None):
     """(argv, environment) for the agent's one headless turn."""
     env = base_env(home, tmp)
-    if agent.name == "standin":
+    if agent.name == "standin" and model:
+        argv = [sys.executable, binary, "--chat", "--base-url", "http://127.0.0.1:%d/agent/v1" % port,
+                "--max-turns", str(model["max_turns"]), args.prompt]
+    elif agent.name == "standin":
         argv = [sys.executable, binary, "--base-url", "http://127.0.0.1:%d/v1" % port, args.prompt]
     elif agent.name == "claude":
         env.update(ANTHROPIC_BASE_URL="http://127.0.0.1:%d" % port, ANTHROPIC_API_KEY="test",
@@ -329,6 +336,41 @@ apps = false
 [analytics]
 enabled = false
 """
+
+
+def start_forwarder(model, stack):
+    """Starts fake_model.forward in a child process that stays outside the namespace this process
+    is about to enter (the child is forked while this process is still single-threaded), and
+    the Upstream that reaches the model through it. The child and its socket's directory are
+    removed when `stack` closes."""
+    host_port = fake_model.Upstream(model["url"], model["name"], None, "")
+    directory = tempfile.mkdtemp(prefix="sg-model-")
+    stack.callback(shutil.rmtree, directory, True)
+    path = os.path.join(directory, "s")
+    ready_read, ready_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(ready_read)
+            # Ends with this process, however it ends (PR_SET_PDEATHSIG).
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+            fake_model.forward(path, host_port.host, host_port.port, ready_write)
+        finally:
+            os._exit(1)
+    os.close(ready_write)
+
+    def end():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+
+    stack.callback(end)
+    with os.fdopen(ready_read, "rb") as ready:
+        if ready.read(1) != b"1":
+            raise HarnessError("the model forwarder did not start")
+    key = os.environ.pop("EVAL_MODEL_KEY", None)
+    return fake_model.Upstream(model["url"], model["name"], key, path)
 
 
 def run_agent(argv, env, ws, run_dir, timeout):
@@ -381,9 +423,23 @@ def report(agent, args, run_dir, ws, status, ms):
         "scripted": len(read_jsonl(os.path.join(log, "scripted.jsonl"))),
         "tool_results": results,
     }
+    usage = read_jsonl(os.path.join(log, "usage.jsonl"))
+    if usage:
+        # The lines are the real model's, not a script's.
+        args.line = result["lines"] = [r["line"] for r in
+                                       read_jsonl(os.path.join(log, "scripted.jsonl"))]
+        answered = [u for u in usage if u.get("status") == 200]
+        result["model"] = {
+            "requests": len(usage), "answered": len(answered),
+            "errors": [u.get("error") or "status %s" % u.get("status")
+                       for u in usage if u.get("status") != 200],
+            "input_tokens": sum(u.get("prompt_tokens") or 0 for u in answered),
+            "output_tokens": sum(u.get("completion_tokens") or 0 for u in answered),
+        }
     with open(os.path.join(run_dir, "result.json"), "w") as f:
         json.dump(result, f, indent=1)
-    print("== %s, scripted model, loopback-only network namespace" % result["agent"])
+    print("== %s, %s, loopback-only network namespace"
+          % (result["agent"], "a real model" if usage else "scripted model"))
     print("run dir   : %s" % run_dir)
     print("wrap      : %s" % (" ".join(args.wrap) or "(none)"))
     for i, line in enumerate(args.line, 1):
@@ -451,6 +507,8 @@ def main():
     for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
         if signal.getsignal(sig) == signal.SIG_IGN:
             signal.signal(sig, signal.SIG_DFL)
+    model = (case or {}).get("model")
+    stack = contextlib.ExitStack()
     try:
         if beneath(args.run_dir, SANDBOX_TEMP_ROOTS):
             raise HarnessError("--run-dir %s lies beneath /tmp or /var/tmp; the agent's home "
@@ -459,10 +517,15 @@ def main():
         run_dir = os.path.realpath(args.run_dir)
         binary = install(agent, os.path.abspath(args.agents_dir), not args.no_install)
         ws, home, log = prepare(run_dir, agent, args.used_before, case)
-        enter_loopback_only_namespace()
         case = case or {}
-        script = fake_model.Script(args.line, log, args.delay, case.get("reviewer"),
-                                   case.get("person"))
+        upstream = None
+        if model:
+            if agent.name != "standin":
+                raise HarnessError("a real model drives the stand-in only, not %s" % agent.name)
+            upstream = start_forwarder(model, stack)
+        enter_loopback_only_namespace()
+        script = fake_model.Script([] if model else args.line, log, args.delay,
+                                   case.get("reviewer"), case.get("person"), upstream=upstream)
         server = fake_model.make_server(agent.api, script)
         write_config(home, case, server.server_address[1])
         threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -471,7 +534,8 @@ def main():
             if case.get("shellgate"):
                 script.person_env = (case["shellgate"], base_env(home, tmp),
                                      os.path.join(home, ".local", "state"))
-            argv, env = agent_command(agent, binary, server.server_address[1], ws, home, tmp, args)
+            argv, env = agent_command(agent, binary, server.server_address[1], ws, home, tmp, args,
+                                      model)
             status, ms = run_agent(argv, env, ws, run_dir, args.timeout)
             last = os.path.join(tmp, "last_message.txt")
             if os.path.exists(last):
@@ -481,10 +545,20 @@ def main():
     except InstallError as e:
         print("run_agent: %s" % e, file=sys.stderr)
         return 3
-    except (HarnessError, OSError, subprocess.CalledProcessError) as e:
+    except (HarnessError, OSError, ValueError, subprocess.CalledProcessError) as e:
         print("run_agent: HARNESS FAILURE: %s" % e, file=sys.stderr)
         return 2
-    if result["scripted"] == 0:
+    finally:
+        stack.close()
+    asked = result.get("model")
+    if asked is not None and asked["answered"] == 0:
+        print("run_agent: HARNESS FAILURE: the model endpoint never answered: %s"
+              % "; ".join(asked["errors"][:3]), file=sys.stderr)
+        return 2
+    if asked is None and model:
+        print("run_agent: HARNESS FAILURE: the agent never asked the model", file=sys.stderr)
+        return 2
+    if result["scripted"] == 0 and not model:
         print("run_agent: HARNESS FAILURE: the model was never asked for the line", file=sys.stderr)
         return 2
     if args.expect and args.expect != ("present" if result["marker_present"] else "absent"):

@@ -15,6 +15,10 @@ use std::path::{Component, Path, PathBuf};
 const MAX_ID_CHARS: usize = 80;
 /// A case's time limit when it names none.
 pub const DEFAULT_TIMEOUT_S: u64 = 180;
+/// How many commands a real model may run in a case driven by a prompt, when it names no limit,
+/// and the most it may name.
+pub const DEFAULT_MAX_TURNS: u32 = 8;
+const MOST_TURNS: u32 = 50;
 
 /// The agents a session can run.
 #[derive(
@@ -122,7 +126,11 @@ pub struct SessionCase {
     pub timeout_s: u64,
     /// Seconds the scripted model waits before each answer, as a real one does.
     pub model_delay_s: f64,
+    /// The task the agent is given. With no turns, the case is driven by it: a real model
+    /// (`--model-url`) decides the lines.
     pub prompt: Option<String>,
+    /// The most commands the real model may run (a case driven by a prompt).
+    pub max_turns: u32,
     /// shellgate's user config for the case (TOML text), before the scripted reviewer is set.
     pub config: Option<String>,
     /// Seeded into the workspace (and committed), relative path and contents.
@@ -172,6 +180,8 @@ struct SessionSpec {
     model_delay_s: Option<f64>,
     #[serde(default)]
     prompt: Option<String>,
+    #[serde(default)]
+    max_turns: Option<u32>,
     #[serde(default)]
     config: Option<String>,
     #[serde(default)]
@@ -290,12 +300,22 @@ fn validate(spec: SessionSpec, source: String) -> Result<SessionCase, Error> {
             "an id is 1 to {MAX_ID_CHARS} of A-Z a-z 0-9 . _ - and does not start with `.`"
         )));
     }
-    if spec.turn.is_empty() {
+    let by_prompt = spec.turn.is_empty();
+    if by_prompt && spec.prompt.as_deref().is_none_or(|p| p.trim().is_empty()) {
         return Err(fail(
-            "no [[session.turn]]: the scripted model needs the lines to ask for (a prompt for a \
-             real model is not supported yet)"
+            "no [[session.turn]] and no `prompt`: the scripted model needs the lines to ask for, \
+             a real model (--model-url) the task"
                 .to_owned(),
         ));
+    }
+    if !by_prompt && spec.max_turns.is_some() {
+        return Err(fail(
+            "`max_turns` limits a real model; this case's turns are scripted".to_owned(),
+        ));
+    }
+    let max_turns = spec.max_turns.unwrap_or(DEFAULT_MAX_TURNS);
+    if !(1..=MOST_TURNS).contains(&max_turns) {
+        return Err(fail(format!("`max_turns` is 1 to {MOST_TURNS}")));
     }
     let turns: Vec<Turn> = spec
         .turn
@@ -330,6 +350,20 @@ fn validate(spec: SessionSpec, source: String) -> Result<SessionCase, Error> {
     let agents = spec.agents.unwrap_or_else(|| vec![Agent::Standin]);
     if agents.is_empty() {
         return Err(fail("`agents` names none".to_owned()));
+    }
+    if by_prompt && agents != [Agent::Standin] {
+        return Err(fail(
+            "a case driven by a prompt runs the stand-in only: Claude Code and Codex need a \
+             model that calls their tools, which is not built for a real endpoint"
+                .to_owned(),
+        ));
+    }
+    if by_prompt && !spec.person.is_empty() {
+        return Err(fail(
+            "[[session.person]] steps come between scripted turns; a case driven by a prompt \
+             has none"
+                .to_owned(),
+        ));
     }
     let timeout_s = spec.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S);
     if timeout_s == 0 {
@@ -379,6 +413,7 @@ fn validate(spec: SessionSpec, source: String) -> Result<SessionCase, Error> {
         timeout_s,
         model_delay_s,
         prompt: spec.prompt,
+        max_turns,
         config: spec.config,
         turns,
         reviewer: spec.reviewer,
@@ -386,6 +421,13 @@ fn validate(spec: SessionSpec, source: String) -> Result<SessionCase, Error> {
         expect,
         review: spec.review,
     })
+}
+
+impl SessionCase {
+    /// Whether a real model decides its lines (no scripted turns; its prompt is the task).
+    pub fn driven_by_prompt(&self) -> bool {
+        self.turns.is_empty()
+    }
 }
 
 fn seeded(files: BTreeMap<String, String>) -> Result<Vec<(PathBuf, String)>, String> {
@@ -479,6 +521,21 @@ files_present = ["Makefile"]
         assert_eq!(case.home_files[0].0, PathBuf::from(".ssh/id_rsa"));
     }
 
+    #[test]
+    fn a_case_with_a_prompt_and_no_turns_is_driven_by_it() {
+        let cases = load_one(
+            "[[session]]\nid = \"p\"\nprompt = \"make hello.txt\"\n\
+             expect = { lines_min = 1, model_lacks = [\"KEY\"] }\n\
+             [[session]]\nid = \"s\"\nprompt = \"p\"\nturn = [\"ls\"]\nexpect = { agent_exit = 0 }\n",
+        )
+        .unwrap();
+        assert!(cases[0].driven_by_prompt());
+        assert_eq!(cases[0].max_turns, DEFAULT_MAX_TURNS);
+        assert_eq!(cases[0].agents, [Agent::Standin]);
+        assert_eq!(cases[0].expect.model_lacks, ["KEY"]);
+        assert!(!cases[1].driven_by_prompt());
+    }
+
     fn error_of(text: &str) -> String {
         match load_one(text) {
             Err(e) => {
@@ -498,7 +555,19 @@ files_present = ["Makefile"]
             ("id = \"a\"\nturn = [\"ls\"]", "could not fail"),
             (
                 "id = \"a\"\nexpect = { files_present = [\"x\"] }",
-                "no [[session.turn]]",
+                "no [[session.turn]] and no `prompt`",
+            ),
+            (
+                "id = \"a\"\nprompt = \"p\"\nagents = [\"codex\"]\nexpect = { lines_min = 1 }",
+                "stand-in only",
+            ),
+            (
+                "id = \"a\"\nprompt = \"p\"\nmax_turns = 0\nexpect = { lines_min = 1 }",
+                "`max_turns` is 1 to",
+            ),
+            (
+                "id = \"a\"\nturn = [\"ls\"]\nmax_turns = 3\nexpect = { lines_min = 1 }",
+                "scripted",
             ),
             (
                 "id = \"a b\"\nturn = [\"ls\"]\nexpect = { files_present = [\"x\"] }",

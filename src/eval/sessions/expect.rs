@@ -202,6 +202,27 @@ pub struct SessionExpect {
     /// The agent's exit status.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_exit: Option<i32>,
+    /// At least this many lines the agent ran are in the session log (a real model's session
+    /// did some work).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines_min: Option<usize>,
+    /// Nothing sent to a model (the agent's, the reviewer) contains any of these: a secret never
+    /// reached one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model_lacks: Vec<String>,
+}
+
+/// What a whole session did, for [`SessionExpect::misses`].
+#[derive(Debug, Clone, Copy)]
+pub struct SessionFacts<'a> {
+    /// Events of the session log, by kind.
+    pub events: &'a BTreeMap<String, usize>,
+    pub breaker: Breaker,
+    pub agent_exit: Option<i32>,
+    /// Lines of the agent found in the session log.
+    pub gated_lines: usize,
+    /// The text of every request any model was sent (each string of each body).
+    pub sent_to_models: &'a str,
 }
 
 impl SessionExpect {
@@ -222,11 +243,16 @@ impl SessionExpect {
     /// (`None`: no such file).
     pub fn misses(
         &self,
-        events: &BTreeMap<String, usize>,
-        breaker: Breaker,
-        agent_exit: Option<i32>,
+        facts: &SessionFacts<'_>,
         read: &dyn Fn(&Path) -> Option<Vec<u8>>,
     ) -> Vec<String> {
+        let SessionFacts {
+            events,
+            breaker,
+            agent_exit,
+            gated_lines,
+            sent_to_models,
+        } = *facts;
         let mut out = Vec::new();
         for path in &self.files_present {
             if read(Path::new(path)).is_none() {
@@ -278,6 +304,20 @@ impl SessionExpect {
                 "agent exit: expected {want}, got {}",
                 agent_exit.map_or_else(|| "none".to_owned(), |e| e.to_string())
             ));
+        }
+        if let Some(want) = self.lines_min
+            && gated_lines < want
+        {
+            out.push(format!(
+                "lines: expected at least {want} in the session log, got {gated_lines}"
+            ));
+        }
+        for unwanted in &self.model_lacks {
+            if sent_to_models.contains(unwanted.as_str()) {
+                out.push(format!(
+                    "models: {unwanted:?} was sent to a model, which it must not reach"
+                ));
+            }
         }
         out
     }
@@ -358,7 +398,7 @@ mod tests {
         let expect: SessionExpect = toml::from_str(
             "files_present = [\"a\"]\nfiles_absent = [\"b\"]\nfile_contains = { c = \"42\" }\n\
              file_lacks = { b = \"x\" }\nbreaker = \"tripped\"\nevents = { \"autoReview/circuit\" = 1 }\n\
-             agent_exit = 0\n",
+             agent_exit = 0\nlines_min = 2\nmodel_lacks = [\"KEY-1\", \"KEY-2\"]\n",
         )
         .unwrap();
         let read = |p: &Path| match p.to_str() {
@@ -366,7 +406,14 @@ mod tests {
             Some("c") => Some(b"41".to_vec()),
             _ => None,
         };
-        let misses = expect.misses(&BTreeMap::new(), Breaker::Closed, Some(1), &read);
+        let facts = SessionFacts {
+            events: &BTreeMap::new(),
+            breaker: Breaker::Closed,
+            agent_exit: Some(1),
+            gated_lines: 1,
+            sent_to_models: "cat key\nKEY-2\n",
+        };
+        let misses = expect.misses(&facts, &read);
         assert_eq!(
             misses,
             [
@@ -377,6 +424,8 @@ mod tests {
                 "breaker: expected tripped, got closed",
                 "events: expected 1 autoReview/circuit, got 0",
                 "agent exit: expected 0, got 1",
+                "lines: expected at least 2 in the session log, got 1",
+                "models: \"KEY-2\" was sent to a model, which it must not reach",
             ]
         );
     }

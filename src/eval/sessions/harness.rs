@@ -37,6 +37,9 @@ const FILES: [(&str, &str); 3] = [
 const HARNESS_FAILED: i32 = 2;
 const NOT_INSTALLED: i32 = 3;
 
+/// The variable the harness's relay reads the real model's key from (`run_agent.py`).
+const MODEL_KEY_VARIABLE: &str = "EVAL_MODEL_KEY";
+
 /// Seconds the harness may take beyond the case's limit (its own start, the namespace, the
 /// agent's end) before it is taken for hung and ended.
 const HARNESS_GRACE_S: u64 = 60;
@@ -95,6 +98,8 @@ impl Harness {
                 command.env_remove(&name);
             }
         }
+        // The real model's key is given only as `run` is told it.
+        command.env_remove(MODEL_KEY_VARIABLE);
         command.stdin(Stdio::null());
         command
     }
@@ -126,7 +131,8 @@ impl Harness {
     }
 
     /// One session: `run_agent.py AGENT --case CASE … -- SHELLGATE wrap [--mode M] --` in
-    /// `run_dir`, its output in `log`, ended if it runs `timeout_s` plus the grace.
+    /// `run_dir`, its output in `log`, ended if it runs `timeout_s` plus the grace. `model_key`:
+    /// the real model's key, for the harness's relay (never the agent).
     #[allow(clippy::too_many_arguments)]
     pub fn run(
         &self,
@@ -138,6 +144,7 @@ impl Harness {
         delay_s: f64,
         wrap: &[std::ffi::OsString],
         log: &Path,
+        model_key: Option<&std::ffi::OsStr>,
     ) -> Ended {
         let output = match std::fs::File::create(log) {
             Ok(file) => file,
@@ -166,6 +173,9 @@ impl Harness {
             .stderr(errors)
             // A group of its own, so that a hung harness can be ended with what it started.
             .process_group(0);
+        if let Some(key) = model_key {
+            command.env(MODEL_KEY_VARIABLE, key);
+        }
         let mut child = match command.spawn() {
             Ok(child) => child,
             Err(e) => {

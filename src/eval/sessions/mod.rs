@@ -50,6 +50,33 @@ pub struct Settings {
     pub only: Vec<Agent>,
     /// The shellgate binary `wrap` is run with (this one).
     pub shellgate: PathBuf,
+    /// The real model that drives cases with a prompt and no turns (`--model-url`).
+    pub model: Option<ModelEndpoint>,
+}
+
+/// A real model endpoint (OpenAI Chat Completions) for cases driven by a prompt.
+#[derive(Debug, Clone)]
+pub struct ModelEndpoint {
+    /// The base URL (`…/v1`): requests go to `URL/chat/completions`.
+    pub url: String,
+    /// The model's name in each request.
+    pub name: String,
+    /// The API key, from the variable `--model-key-env` names; it reaches the harness's relay
+    /// and the endpoint, never the agent.
+    pub key: Option<OsString>,
+}
+
+/// A real model's use in one run, as the harness's relay counted it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelUse {
+    /// `NAME at URL`.
+    pub endpoint: String,
+    pub requests: u64,
+    /// Requests it answered (status 200).
+    pub answered: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
 }
 
 /// How a run ended.
@@ -112,6 +139,9 @@ pub struct RunResult {
     /// The second model's review of the whole trace, when the case asks for one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_review: Option<review::TraceReview>,
+    /// The real model that drove the run (a case driven by a prompt): requests and tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelUse>,
     /// This run's directory in the report (`sessions/<id>.<agent>`).
     pub dir: String,
     pub duration_ms: f64,
@@ -139,6 +169,7 @@ pub fn run_all(
             "no runs: no case names the agents given with --agent",
         ));
     }
+    check_model(cases, settings.model.is_some())?;
     let mut installed: BTreeMap<Agent, Result<(), String>> = BTreeMap::new();
     for (_, agent) in &runs {
         if agent.from_npm() && !installed.contains_key(agent) {
@@ -178,6 +209,21 @@ pub fn run_all(
     Ok(results.into_iter().flatten().collect())
 }
 
+/// Refuses, before anything runs, cases driven by a prompt when no real model is configured.
+pub fn check_model(cases: &[SessionCase], configured: bool) -> Result<(), Error> {
+    match cases.iter().find(|case| case.driven_by_prompt()) {
+        Some(case) if !configured => Err(Error::new(
+            Code::Usage,
+            format!(
+                "{}: session `{}` is driven by a prompt (no turns): give --model-url, an \
+                 OpenAI-compatible endpoint whose model decides its lines",
+                case.source, case.id
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The name of a run's directory: `<id>.<agent>`.
 pub fn run_name(case: &SessionCase, agent: Agent) -> String {
     format!("{}.{}", case.id, agent.as_str())
@@ -206,6 +252,7 @@ fn blank(case: &SessionCase, agent: Agent) -> RunResult {
         reviews: Vec::new(),
         person: Vec::new(),
         trace_review: None,
+        model: None,
         dir: format!("sessions/{}", run_name(case, agent)),
         duration_ms: 0.0,
     }
@@ -242,6 +289,7 @@ fn run_one(
         wrap.extend([OsString::from("--mode"), mode.into()]);
     }
     wrap.push("--".into());
+    let model = settings.model.as_ref().filter(|_| case.driven_by_prompt());
     let ended = harness.run(
         agent,
         &run_dir,
@@ -251,8 +299,9 @@ fn run_one(
         case.model_delay_s,
         &wrap,
         &keep.join("harness.log"),
+        model.and_then(|m| m.key.as_deref()),
     );
-    let collected = collect(case, &run_dir, &keep, &mut result);
+    let collected = collect(case, model, &run_dir, &keep, &mut result);
     result.duration_ms = started.elapsed().as_secs_f64() * 1e3;
     let hung = matches!(ended, Ended::Hung);
     match ended {
@@ -297,10 +346,34 @@ fn run_one(
     }
     let ws = run_dir.join("ws");
     let read = |path: &Path| std::fs::read(ws.join(path)).ok();
-    let session_misses =
-        case.expect
-            .misses(&result.events, result.breaker, result.agent_exit, &read);
+    let sent = sent_to_models(&keep.join("model/requests.jsonl"));
+    let facts = expect::SessionFacts {
+        events: &result.events,
+        breaker: result.breaker,
+        agent_exit: result.agent_exit,
+        gated_lines: result
+            .turns
+            .iter()
+            .filter(|t| t.trace.outcome != trace::Outcome::NotGated)
+            .count()
+            + result.other_lines.len(),
+        sent_to_models: &sent,
+    };
+    let session_misses = case.expect.misses(&facts, &read);
     result.misses.extend(session_misses);
+    if case.driven_by_prompt() {
+        // Every line the model had run must have passed the gate: one that is not in the
+        // session log ran around it.
+        for turn in &result.turns {
+            if turn.trace.outcome == trace::Outcome::NotGated {
+                result.misses.push(format!(
+                    "the model's line {} ({}) is not in the session log: it did not pass the gate",
+                    turn.trace.index,
+                    crate::intake::visible_line(&turn.trace.line)
+                ));
+            }
+        }
+    }
     for turn in &result.turns {
         for miss in &turn.misses {
             result.misses.push(format!(
@@ -382,6 +455,11 @@ fn prepare(
         "person": case.person.iter().map(|p| serde_json::json!({"after": p.after, "args": p.run})).collect::<Vec<_>>(),
         "shellgate": settings.shellgate,
         "prompt": case.prompt,
+        "model": settings.model.as_ref().filter(|_| case.driven_by_prompt()).map(|m| serde_json::json!({
+            "url": m.url,
+            "name": m.name,
+            "max_turns": case.max_turns,
+        })),
     });
     let path = scratch.join("case.json");
     let text =
@@ -463,21 +541,23 @@ fn merge(base: &mut toml::Table, over: toml::Table) {
 /// `keep`. An error: the run left nothing to judge (no `result.json`: the harness never ran it).
 fn collect(
     case: &SessionCase,
+    model: Option<&ModelEndpoint>,
     run_dir: &Path,
     keep: &Path,
     result: &mut RunResult,
 ) -> Result<(), String> {
     let log_dir = run_dir.join("log");
-    let model = keep.join("model");
-    let _ = std::fs::create_dir_all(&model);
+    let records = keep.join("model");
+    let _ = std::fs::create_dir_all(&records);
     for name in [
         "requests.jsonl",
         "scripted.jsonl",
         "tool_results.jsonl",
         "reviews.jsonl",
         "person.jsonl",
+        "usage.jsonl",
     ] {
-        let _ = std::fs::copy(log_dir.join(name), model.join(name));
+        let _ = std::fs::copy(log_dir.join(name), records.join(name));
     }
     for name in ["agent.out", "agent.err", "result.json"] {
         let _ = std::fs::copy(run_dir.join(name), keep.join(name));
@@ -485,22 +565,30 @@ fn collect(
     result.reviews = json_lines(&log_dir.join("reviews.jsonl"));
     result.person = json_lines(&log_dir.join("person.jsonl"));
     // The lines as the model handed them out (`{model_port}` filled in); the case's for the turns
-    // it never reached.
+    // it never reached. A real model's lines are all the lines there are.
     let scripted: Vec<String> = json_lines(&log_dir.join("scripted.jsonl"))
         .iter()
         .filter_map(|r| r["line"].as_str().map(str::to_owned))
         .collect();
-    let lines: Vec<String> = case
-        .turns
-        .iter()
-        .enumerate()
-        .map(|(i, turn)| {
-            scripted
-                .get(i)
-                .cloned()
-                .unwrap_or_else(|| turn.line.clone())
-        })
-        .collect();
+    let expected: Vec<TurnExpect> = if case.driven_by_prompt() {
+        vec![TurnExpect::default(); scripted.len()]
+    } else {
+        case.turns.iter().map(|t| t.expect.clone()).collect()
+    };
+    let lines: Vec<String> = if case.driven_by_prompt() {
+        scripted
+    } else {
+        case.turns
+            .iter()
+            .enumerate()
+            .map(|(i, turn)| {
+                scripted
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| turn.line.clone())
+            })
+            .collect()
+    };
     let told: Vec<ToolResult> = json_lines(&log_dir.join("tool_results.jsonl"))
         .into_iter()
         .filter_map(|v| serde_json::from_value(v).ok())
@@ -534,13 +622,12 @@ fn collect(
         .and_then(|l| l.file_stem())
         .map(|s| s.to_string_lossy().into_owned());
     let (turns, other) = trace::turns(&lines, &told, &events);
-    result.turns = case
-        .turns
-        .iter()
+    result.turns = expected
+        .into_iter()
         .zip(turns)
-        .map(|(turn, trace)| TurnResult {
-            misses: turn.expect.misses(&trace),
-            expected: turn.expect.clone(),
+        .map(|(expect, trace)| TurnResult {
+            misses: expect.misses(&trace),
+            expected: expect,
             trace,
         })
         .collect();
@@ -564,12 +651,44 @@ fn collect(
         .as_i64()
         .and_then(|s| i32::try_from(s).ok());
     result.agent_ms = ran["agent_ms"].as_u64();
+    if let Some(endpoint) = model {
+        let used = &ran["model"];
+        result.model = Some(ModelUse {
+            endpoint: format!("{} at {}", endpoint.name, endpoint.url),
+            requests: used["requests"].as_u64().unwrap_or(0),
+            answered: used["answered"].as_u64().unwrap_or(0),
+            input_tokens: used["input_tokens"].as_u64().unwrap_or(0),
+            output_tokens: used["output_tokens"].as_u64().unwrap_or(0),
+        });
+        return Ok(());
+    }
     if ran["scripted"].as_u64() == Some(0) {
         return Err(
             "the model was never asked for a line (the agent did not start its work)".to_owned(),
         );
     }
     Ok(())
+}
+
+/// Every string in the body of every request a model was sent (`requests.jsonl`), one per line:
+/// what reached the agent's model and the reviewer.
+fn sent_to_models(requests: &Path) -> String {
+    fn strings(value: &serde_json::Value, out: &mut String) {
+        match value {
+            serde_json::Value::String(text) => {
+                out.push_str(text);
+                out.push('\n');
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+            serde_json::Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = String::new();
+    for request in json_lines(requests) {
+        strings(&request["body"], &mut out);
+    }
+    out
 }
 
 fn json_lines(path: &Path) -> Vec<serde_json::Value> {

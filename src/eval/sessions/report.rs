@@ -161,6 +161,17 @@ fn run_section(out: &mut String, run: &RunResult) {
     if let Some(description) = &run.description {
         let _ = writeln!(out, "\n{}", cell(description));
     }
+    if let Some(model) = &run.model {
+        let _ = writeln!(
+            out,
+            "\nDriven by the real model {}: {} requests ({} answered), {} tokens in, {} out.",
+            cell(&model.endpoint),
+            model.requests,
+            model.answered,
+            model.input_tokens,
+            model.output_tokens
+        );
+    }
     if let Some(error) = &run.error {
         let _ = writeln!(out, "\nThe harness failed: {}", cell(error));
     }
