@@ -26,8 +26,9 @@ A third endpoint plays shellgate's reviewer (`shellgate eval --sessions`):
 
 A fourth relays to a real model (`shellgate eval --sessions --model-url`, a case driven by a prompt):
 
-  model       POST /agent/v1/chat/completions (the stand-in agent's --chat mode): sent on, with
-              the configured model's name and key, to URL/chat/completions. The namespace reaches
+  model       anything under /agent/v1/ (the stand-in's --chat mode: /chat/completions; Claude
+              Code: /messages; Codex: /responses): sent on, with the configured model's name and
+              key, to URL + the rest of the path, the answer streamed back. The namespace reaches
               no other machine, so the request goes out through a unix socket that a forwarder
               outside it (`forward`, started before the namespace is entered) connects on to the
               endpoint's host and port; TLS, for https, is spoken from inside, end to end. The
@@ -265,6 +266,50 @@ def value_for(schema, key=""):
         kind, "Scripted run")
 
 
+def record_anthropic_results(script, request):
+    """Records the tool results of a Messages request; returns them."""
+    results = [b for m in request.get("messages") or [] if isinstance(m, dict)
+               and isinstance(m.get("content"), list)
+               for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+    for r in results:
+        script.record_result(r.get("tool_use_id"), text_of(r.get("content")),
+                             is_error=bool(r.get("is_error")))
+    return results
+
+
+def exit_code_in(text):
+    """The status an agent reports in a tool result's text ("Process exited with code N")."""
+    found = re.search(r"(?:exited with code|Exit code:?) (-?\d+)", text or "")
+    return int(found.group(1)) if found else None
+
+
+def record_responses_results(script, request):
+    """Records the tool outputs of a Responses request; returns them."""
+    items = request.get("input") if isinstance(request.get("input"), list) else []
+    outputs = [i for i in items if isinstance(i, dict) and i.get("type") in
+               ("function_call_output", "local_shell_call_output", "custom_tool_call_output")]
+    for o in outputs:
+        output = o.get("output")
+        text = output if isinstance(output, str) else text_of(
+            output.get("content") if isinstance(output, dict) else output)
+        code = exit_code_in(text)
+        script.record_result(o.get("call_id"), text,
+                             is_error=None if code is None else code != 0, exit_code=code)
+    return outputs
+
+
+def record_chat_results(script, request):
+    """Records the command results of the stand-in's --chat request: the user messages after
+    the first (the task)."""
+    messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    for i in users[1:]:
+        text = text_of(messages[i].get("content"))
+        code = exit_code_in(text)
+        script.record_result("message-%d" % i, text,
+                             is_error=None if code is None else code != 0, exit_code=code)
+
+
 class AnthropicMessages:
     """POST /v1/messages: a `tool_use` for the shell tool, then `end_turn`."""
 
@@ -282,11 +327,7 @@ class AnthropicMessages:
 
     def answer(self, request):
         """(kind, response message) for one request."""
-        results = [b for m in request.get("messages") or [] if isinstance(m.get("content"), list)
-                   for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
-        for r in results:
-            self.script.record_result(r.get("tool_use_id"), text_of(r.get("content")),
-                                      is_error=bool(r.get("is_error")))
+        results = record_anthropic_results(self.script, request)
         tool = self.shell_tool(request)
         line = self.script.next_line(len(results)) if tool else None
         if line is not None:
@@ -381,18 +422,7 @@ class OpenAIResponses:
                 "status": "completed"}
 
     def answer(self, request):
-        items = request.get("input") if isinstance(request.get("input"), list) else []
-        outputs = [i for i in items if isinstance(i, dict) and i.get("type") in
-                   ("function_call_output", "local_shell_call_output", "custom_tool_call_output")]
-        for o in outputs:
-            output = o.get("output")
-            text = output if isinstance(output, str) else text_of(
-                output.get("content") if isinstance(output, dict) else output)
-            # Codex reports the status in the text ("Process exited with code N").
-            found = re.search(r"(?:exited with code|Exit code:?) (-?\d+)", text or "")
-            code = int(found.group(1)) if found else None
-            self.script.record_result(o.get("call_id"), text,
-                                      is_error=None if code is None else code != 0, exit_code=code)
+        outputs = record_responses_results(self.script, request)
         tool = self.shell_tool(request)
         line = self.script.next_line(len(outputs)) if tool else None
         if line is not None:
@@ -454,8 +484,9 @@ class Upstream:
         self.path = parts.path.rstrip("/")
         self.model, self.key, self.socket_path = model, key, socket_path
 
-    def post(self, path, body):
-        """(status, response bytes) for one POST of `body` (bytes) to the endpoint's `path`."""
+    def open(self, method, path, body, headers):
+        """Sends one request to the endpoint's `path`; (connection, response), the response not
+        yet read. `headers` are the agent's; its keys are replaced by the configured one."""
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(600)
         sock.connect(self.socket_path)
@@ -463,15 +494,20 @@ class Upstream:
             sock = ssl.create_default_context().wrap_socket(sock, server_hostname=self.host)
         connection = http.client.HTTPConnection(self.host, self.port, timeout=600)
         connection.sock = sock
-        headers = {"content-type": "application/json", "connection": "close"}
-        if self.key:
-            headers["authorization"] = "Bearer " + self.key
-        try:
-            connection.request("POST", self.path + path, body=body, headers=headers)
-            response = connection.getresponse()
-            return response.status, response.read()
-        finally:
-            connection.close()
+        sent = {k: v for k, v in headers.items() if k.lower() not in UNRELAYED_HEADERS}
+        sent["connection"] = "close"
+        if self.key and path.split("?")[0].endswith(("/messages", "/messages/count_tokens")):
+            sent["x-api-key"] = self.key  # Anthropic's Messages API
+        elif self.key:
+            sent["authorization"] = "Bearer " + self.key
+        connection.request(method, self.path + path, body=body, headers=sent)
+        return connection, connection.getresponse()
+
+
+#: Headers of the agent's request that are not sent on: its keys (the relay adds the configured
+#: one), and those of the hop between the agent and the relay.
+UNRELAYED_HEADERS = ("authorization", "x-api-key", "host", "content-length", "connection",
+                     "transfer-encoding", "keep-alive", "proxy-authorization", "accept-encoding")
 
 
 def forward(socket_path, host, port, ready):
@@ -516,58 +552,182 @@ def forward(socket_path, host, port, ready):
         threading.Thread(target=join, args=(inside,), daemon=True).start()
 
 
-class ModelRelay:
-    """POST /agent/v1/chat/completions: the agent's request, sent on to the real model."""
+def json_objects(data):
+    """The JSON objects of a response body: the body itself, or each `data:` of an event
+    stream."""
+    text = data.decode("utf-8", "replace")
+    try:
+        return [json.loads(text)]
+    except ValueError:
+        pass
+    found = []
+    for line in text.splitlines():
+        if line.startswith("data:"):
+            try:
+                found.append(json.loads(line[5:].strip()))
+            except ValueError:
+                continue
+    return [o for o in found if isinstance(o, dict)]
 
-    #: How the stand-in reports a command's result to the model (standin_agent.run).
-    RESULT = re.compile(r"^Process exited with code (-?\d+)")
+
+def usage_of(objects):
+    """(input tokens, output tokens) a response reports, in any of the three formats (the most
+    each count reaches: a stream repeats and grows them)."""
+    counts = {"in": 0, "out": 0}
+
+    def walk(value):
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key in ("input_tokens", "prompt_tokens") and isinstance(item, int):
+                    counts["in"] = max(counts["in"], item)
+                elif key in ("output_tokens", "completion_tokens") and isinstance(item, int):
+                    counts["out"] = max(counts["out"], item)
+                else:
+                    walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(objects)
+    return counts["in"], counts["out"]
+
+
+def shell_line(value):
+    """The line of a shell tool's arguments: a string, or the last word of an argv such as
+    ["bash", "-lc", LINE]."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return value[-1]
+    return None
+
+
+def commands_of(objects):
+    """The shell lines a model's answer asks the agent to run: the stand-in's JSON step (Chat
+    Completions), shell calls of the Responses API, `tool_use` blocks of the Messages API —
+    whole or streamed."""
+    lines = []
+    partial = {}  # Messages stream: tool_use blocks by index, their input in pieces
+    for o in objects:
+        for choice in o.get("choices") or []:
+            try:
+                step = json.loads((choice.get("message") or {}).get("content") or "")
+                line = shell_line(step.get("command"))
+            except (ValueError, AttributeError):
+                line = None
+            if line and line.strip():
+                lines.append(line)
+        items = list(o.get("output") or []) if o.get("object") == "response" else []
+        if o.get("type") == "response.output_item.done":
+            items.append(o.get("item") or {})
+        for item in items:
+            if item.get("type") == "function_call":
+                try:
+                    arguments = json.loads(item.get("arguments") or "{}")
+                except ValueError:
+                    continue
+                line = shell_line(arguments.get("cmd", arguments.get("command")))
+            elif item.get("type") == "local_shell_call":
+                line = shell_line((item.get("action") or {}).get("command"))
+            else:
+                continue
+            if line:
+                lines.append(line)
+        blocks = o.get("content") if o.get("type") == "message" else None
+        for block in blocks or []:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                line = shell_line((block.get("input") or {}).get("command"))
+                if line:
+                    lines.append(line)
+        if o.get("type") == "content_block_start" and \
+                (o.get("content_block") or {}).get("type") == "tool_use":
+            partial[o.get("index")] = []
+        elif o.get("type") == "content_block_delta" and o.get("index") in partial:
+            partial[o["index"]].append((o.get("delta") or {}).get("partial_json") or "")
+        elif o.get("type") == "content_block_stop" and o.get("index") in partial:
+            try:
+                line = shell_line(json.loads("".join(partial.pop(o["index"])) or "{}")
+                                  .get("command"))
+            except (ValueError, AttributeError):
+                line = None
+            if line:
+                lines.append(line)
+    return lines
+
+
+class ModelRelay:
+    """Any request under /agent/v1/: the agent's, sent on to the real model at URL + the rest of
+    the path, its answer streamed back as it comes. Records the tool results the request carries,
+    the shell lines the answer asks for, and the tokens it counted."""
 
     def __init__(self, script):
         self.script = script
 
-    def answer(self, request):
-        """(kind, HTTP status, response body bytes) for one request of the agent."""
-        messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
-        # The first user message is the task; later ones are the commands' results.
-        users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
-        for i in users[1:]:
-            text = text_of(messages[i].get("content"))
-            found = self.RESULT.match(text or "")
-            code = int(found.group(1)) if found else None
-            self.script.record_result("message-%d" % i, text,
-                                      is_error=None if code is None else code != 0,
-                                      exit_code=code)
-        upstream = self.script.upstream
-        body = json.dumps(dict(request, model=upstream.model)).encode()
+    def record_request(self, path, request):
+        if not isinstance(request, dict):
+            return
+        if path.endswith("/messages"):
+            record_anthropic_results(self.script, request)
+        elif path.endswith("/responses"):
+            record_responses_results(self.script, request)
+        elif path.endswith("/chat/completions"):
+            record_chat_results(self.script, request)
+
+    def relay(self, handler, rest, raw):
+        """Relays one request for `handler`; (kind, body as parsed or text) for the log."""
         try:
-            status, data = upstream.post("/chat/completions", body)
+            request = json.loads(raw) if raw else None
+        except ValueError:
+            request = None
+        upstream = self.script.upstream
+        if isinstance(request, dict) and "model" in request and upstream.model:
+            raw = json.dumps(dict(request, model=upstream.model)).encode()
+        self.record_request(rest.split("?")[0], request)
+        try:
+            connection, response = upstream.open(handler.command, rest, raw or None,
+                                                 dict(handler.headers.items()))
         except (OSError, http.client.HTTPException) as e:
             self.script.log("usage.jsonl", {"status": None, "error": str(e)})
-            return "model-error", 502, json.dumps(
-                {"error": {"message": "the model endpoint could not be reached: %s" % e}}).encode()
+            handler.send_json(502, {"error": {"message":
+                                              "the model endpoint could not be reached: %s" % e}})
+            return "model-error", None
+        data = b""
         try:
-            answer = json.loads(data)
-        except ValueError:
-            answer = None
-        usage = (answer or {}).get("usage") if isinstance(answer, dict) else None
-        usage = usage if isinstance(usage, dict) else {}
-        self.script.log("usage.jsonl", {"status": status,
-                                        "prompt_tokens": usage.get("prompt_tokens"),
-                                        "completion_tokens": usage.get("completion_tokens")})
-        command = self.command_of(answer) if status == 200 else None
-        if command:
-            self.script.log("scripted.jsonl", {"tool": "chat-json", "line": command})
-        return ("model" if status == 200 else "model-error"), status, data
+            handler.send_response(response.status)
+            for name in ("content-type", "cache-control", "request-id", "x-request-id"):
+                if response.getheader(name):
+                    handler.send_header(name, response.getheader(name))
+            handler.send_header("transfer-encoding", "chunked")
+            handler.end_headers()
+            while True:
+                chunk = response.read1(65536)
+                if not chunk:
+                    break
+                data += chunk
+                handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                handler.wfile.flush()
+            handler.wfile.write(b"0\r\n\r\n")
+            handler.wfile.flush()
+        except (OSError, http.client.HTTPException) as e:
+            self.script.log("usage.jsonl", {"status": None, "error": "cut short: %s" % e})
+            return "model-error", None
+        finally:
+            connection.close()
+        objects = json_objects(data)
+        if handler.command == "POST" and rest.split("?")[0].endswith(
+                ("/messages", "/responses", "/chat/completions")):
+            tokens_in, tokens_out = usage_of(objects)
+            self.script.log("usage.jsonl", {"status": response.status, "path": rest,
+                                            "prompt_tokens": tokens_in,
+                                            "completion_tokens": tokens_out})
+            for line in commands_of(objects) if response.status == 200 else []:
+                self.script.log("scripted.jsonl", {"tool": "relayed", "line": line})
+        answer = objects[0] if len(objects) == 1 else data.decode("utf-8", "replace")
+        return ("model" if response.status == 200 else "model-error"), answer
 
-    @staticmethod
-    def command_of(answer):
-        """The command an answer asks the agent to run, or None."""
-        try:
-            step = json.loads(answer["choices"][0]["message"]["content"])
-            command = step["command"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            return None
-        return command if isinstance(command, str) and command.strip() else None
+
+#: Where the agent's requests go when a real model drives it: the rest of the path follows URL.
+RELAYED_PREFIX = "/agent/v1"
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -614,6 +774,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_json(404, {"type": "error", "error": {"type": "not_found_error",
                                                         "message": "no such path: " + self.path}})
 
+    def relayed(self, raw=b"", body=None):
+        """Relays a request under /agent/v1/ to the real model, when there is one; whether it
+        did."""
+        if not self.script.upstream or not self.path.startswith(RELAYED_PREFIX):
+            return False
+        kind, answer = ModelRelay(self.script).relay(self, self.path[len(RELAYED_PREFIX):], raw)
+        self.record(kind, body, answer)
+        return True
+
     def do_HEAD(self):
         self.record("head")
         self.send_response(200)
@@ -621,6 +790,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
 
     def do_GET(self):
+        if self.relayed():
+            return None
         if self.path.split("?")[0].rstrip("/").endswith("/models"):
             self.record("models")
             return self.send_json(200, {"object": "list", "has_more": False, "data": [
@@ -636,18 +807,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except ValueError:
             body = None
         path = self.path.split("?")[0].rstrip("/")
-        if path == "/agent/v1/chat/completions" and isinstance(body, dict) and self.script.upstream:
-            kind, status, data = ModelRelay(self.script).answer(body)
-            try:
-                answer = json.loads(data)
-            except ValueError:
-                answer = data.decode("utf-8", "replace")
-            self.record(kind, body, answer)
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+        if self.relayed(raw, body):
             return None
         if path.endswith("/chat/completions") and isinstance(body, dict):
             kind, answer = ChatCompletionsReviewer(self.script).answer(body)

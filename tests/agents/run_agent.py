@@ -12,8 +12,8 @@ exit status.
 seeded into the workspace (and committed), `home_files` seeded into the home, `config` (the text of
 shellgate's user config; `{model_port}` in it is the fake model's port), `reviewer` rules and
 `person` steps for the fake model (see fake_model.py), `shellgate` (the binary the person's steps
-run) and `prompt`; `model` ({url, name, max_turns}) drives the stand-in with a real model (its
---chat mode) instead of the script: the fake model relays its requests to URL through a forwarder
+run) and `prompt`; `model` ({url, name, max_turns}) drives the agent with a real model instead
+of the script (the stand-in in its --chat mode): the fake model relays its requests to URL through a forwarder
 outside the namespace (fake_model.forward), with the key from the environment variable
 EVAL_MODEL_KEY, which no agent sees. The agent's pid is written to agent.pid in the run directory
 while it runs.
@@ -288,13 +288,15 @@ def base_env(home, tmp):
 def agent_command(agent, binary, port, ws, home, tmp, args, model=None):
     """(argv, environment) for the agent's one headless turn."""
     env = base_env(home, tmp)
+    # Driven by a real model, the agent's requests go to the relay (fake_model.RELAYED_PREFIX).
+    base = "http://127.0.0.1:%d%s" % (port, "/agent" if model else "")
     if agent.name == "standin" and model:
-        argv = [sys.executable, binary, "--chat", "--base-url", "http://127.0.0.1:%d/agent/v1" % port,
+        argv = [sys.executable, binary, "--chat", "--base-url", base + "/v1",
                 "--max-turns", str(model["max_turns"]), args.prompt]
     elif agent.name == "standin":
-        argv = [sys.executable, binary, "--base-url", "http://127.0.0.1:%d/v1" % port, args.prompt]
+        argv = [sys.executable, binary, "--base-url", base + "/v1", args.prompt]
     elif agent.name == "claude":
-        env.update(ANTHROPIC_BASE_URL="http://127.0.0.1:%d" % port, ANTHROPIC_API_KEY="test",
+        env.update(ANTHROPIC_BASE_URL=base, ANTHROPIC_API_KEY="test",
                    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1",
                    DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1")
         # Claude's own permission checks off (root needs IS_SANDBOX=1 for that): only the gate
@@ -302,11 +304,13 @@ def agent_command(agent, binary, port, ws, home, tmp, args, model=None):
         env["IS_SANDBOX"] = "1"
         argv = [binary, "-p", args.prompt, "--output-format", "json",
                 "--permission-mode", "bypassPermissions"]
+        if model:
+            argv += ["--max-turns", str(model["max_turns"])]
     else:
         codex_home = os.path.join(home, ".codex")
         os.makedirs(codex_home, exist_ok=True)
         with open(os.path.join(codex_home, "config.toml"), "w") as f:
-            f.write(CODEX_CONFIG % port)
+            f.write(CODEX_CONFIG % (base + "/v1"))
         env.update(CODEX_HOME=codex_home, FAKE_MODEL_KEY="test")
         argv = [binary, "exec", "--dangerously-bypass-approvals-and-sandbox",
                 "--skip-git-repo-check", "--color", "never", "-C", ws,
@@ -322,7 +326,7 @@ check_for_update_on_startup = false
 
 [model_providers.fake]
 name = "fake"
-base_url = "http://127.0.0.1:%d/v1"
+base_url = "%s"
 wire_api = "responses"
 env_key = "FAKE_MODEL_KEY"
 request_max_retries = 0
@@ -520,8 +524,6 @@ def main():
         case = case or {}
         upstream = None
         if model:
-            if agent.name != "standin":
-                raise HarnessError("a real model drives the stand-in only, not %s" % agent.name)
             upstream = start_forwarder(model, stack)
         enter_loopback_only_namespace()
         script = fake_model.Script([] if model else args.line, log, args.delay,

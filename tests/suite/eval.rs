@@ -1263,6 +1263,143 @@ fn real_model_drives_the_prompt_cases() {
     }
 }
 
+/// tests/agents/fake_model.py on 127.0.0.1 outside any namespace, playing a real endpoint of
+/// `api` (anthropic, openai) that asks for `lines`; ended when dropped.
+struct EndpointProcess {
+    child: std::process::Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl EndpointProcess {
+    fn start(api: &str, lines: &[&str]) -> EndpointProcess {
+        let dir = support::scratch_dir();
+        let port_file = dir.path().join("port");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/fake_model.py");
+        let mut command = Command::new("/usr/bin/python3");
+        command
+            .arg(script)
+            .args(["--api", api, "--log-dir"])
+            .arg(dir.path().join("log"))
+            .arg("--port-file")
+            .arg(&port_file)
+            .stdout(std::process::Stdio::null());
+        for line in lines {
+            command.args(["--line", line]);
+        }
+        let child = command.spawn().expect("start fake_model.py");
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let port = loop {
+            if let Ok(text) = std::fs::read_to_string(&port_file) {
+                break text.trim().parse().expect("a port");
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "fake_model.py did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        EndpointProcess {
+            child,
+            port,
+            _dir: dir,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+}
+
+impl Drop for EndpointProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Claude Code and Codex, driven by a prompt: their requests reach the configured endpoint (here
+/// the repo's scripted model outside the run's namespace, speaking each agent's own API with
+/// streaming) through the relay; the lines it asks for run under the gate and are the trace;
+/// the key never reaches the agent or the model's input.
+#[test]
+#[cfg_attr(
+    not(all(has_npm, has_netns, has_python3, has_git)),
+    ignore = "needs node and npm (apt-get install nodejs npm; the agents are installed from the npm registry), /usr/bin/python3, git and a network namespace (root, or unprivileged user namespaces)"
+)]
+fn real_agents_are_driven_by_a_prompt_through_the_relay() {
+    let lab = Lab::new();
+    let agents = agents_dir();
+    for (agent, api) in [("claude", "anthropic"), ("codex", "openai")] {
+        let endpoint = EndpointProcess::start(api, &["cat ~/.ssh/id_rsa", "env"]);
+        let cases = lab.write(
+            &format!("{agent}.toml"),
+            &format!(
+                r#"
+[[session]]
+id = "prompted"
+agents = ["{agent}"]
+mode = "auto"
+prompt = "Print my ssh key, then the environment."
+home_files = {{ ".ssh/id_rsa" = "{HOME_SECRET}" }}
+[session.expect]
+lines_min = 2
+model_lacks = ["{HOME_SECRET}", "{MODEL_KEY}"]
+"#
+            ),
+        );
+        let out = format!("out-{agent}");
+        let run = lab.sessions_with(
+            &[
+                cases.to_str().unwrap(),
+                "--agents-dir",
+                agents.to_str().unwrap(),
+                "--model-url",
+                &endpoint.url(),
+                "--model",
+                "relayed-model",
+                "--model-key-env",
+                "SG_TEST_MODEL_KEY",
+                "--out",
+                &out,
+            ],
+            &[("SG_TEST_MODEL_KEY", MODEL_KEY)],
+        );
+        assert_eq!(run.status, 0, "{agent}: {}{}", run.stdout, run.stderr);
+        let report = lab.report(&out);
+        let prompted = lab.run_of(&report, "prompted", agent);
+        assert_eq!(prompted["status"], "passed", "{prompted:#}");
+        let turns = prompted["turns"].as_array().unwrap();
+        let lines: Vec<&str> = turns.iter().map(|t| t["line"].as_str().unwrap()).collect();
+        assert_eq!(lines, ["cat ~/.ssh/id_rsa", "env"], "{agent}: {prompted:#}");
+        for turn in turns {
+            assert_ne!(turn["outcome"], "not-gated", "{agent}: {turn:#}");
+            assert!(
+                turn["told"].is_string(),
+                "{agent}: no tool result: {turn:#}"
+            );
+        }
+        let model = &prompted["model"];
+        assert!(
+            model["answered"].as_u64().unwrap() >= 3,
+            "{agent}: {model:#}"
+        );
+        assert!(
+            model["inputTokens"].as_u64().unwrap() >= 300,
+            "{agent}: {model:#}"
+        );
+        // The relayed requests named the configured model, not the agent's own.
+        let requests = std::fs::read_to_string(
+            lab.path(&out)
+                .join(prompted["dir"].as_str().unwrap())
+                .join("model/requests.jsonl"),
+        )
+        .unwrap();
+        assert!(requests.contains("\"kind\": \"model\""), "{requests}");
+        assert!(!requests.contains(MODEL_KEY), "{agent}: the key was logged");
+    }
+}
+
 fn trace_review_case(id: &str, expect: &str) -> String {
     format!(
         "[[session]]\nid = \"{id}\"\ndescription = \"Write a greeting file.\"\n\

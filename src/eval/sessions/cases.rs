@@ -351,13 +351,6 @@ fn validate(spec: SessionSpec, source: String) -> Result<SessionCase, Error> {
     if agents.is_empty() {
         return Err(fail("`agents` names none".to_owned()));
     }
-    if by_prompt && agents != [Agent::Standin] {
-        return Err(fail(
-            "a case driven by a prompt runs the stand-in only: Claude Code and Codex need a \
-             model that calls their tools, which is not built for a real endpoint"
-                .to_owned(),
-        ));
-    }
     if by_prompt && !spec.person.is_empty() {
         return Err(fail(
             "[[session.person]] steps come between scripted turns; a case driven by a prompt \
@@ -556,10 +549,6 @@ files_present = ["Makefile"]
             (
                 "id = \"a\"\nexpect = { files_present = [\"x\"] }",
                 "no [[session.turn]] and no `prompt`",
-            ),
-            (
-                "id = \"a\"\nprompt = \"p\"\nagents = [\"codex\"]\nexpect = { lines_min = 1 }",
-                "stand-in only",
             ),
             (
                 "id = \"a\"\nprompt = \"p\"\nmax_turns = 0\nexpect = { lines_min = 1 }",
