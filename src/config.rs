@@ -350,6 +350,7 @@ impl Config {
             rules: &self.rules,
             reviewer_configured: self.reviewer.is_some(),
             typed_by_a_person: false,
+            remotes: None,
         }
     }
 

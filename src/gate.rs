@@ -219,17 +219,20 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
         return (Outcome::Refused(e), false);
     }
     let cwd = req.cwd.to_string_lossy();
+    let remotes = crate::git_config::remotes_for_line(req.bytes, req.cwd);
     let decision = policy::decide_bytes(
         req.bytes,
         req.shell,
         &cwd,
         policy::PolicyConfig {
             typed_by_a_person: typed_by_a_person(ctx, req),
+            remotes: remotes.as_ref(),
             ..ctx.config.policy()
         },
         &ctx.resolved,
     );
     let decision = only_outside_works(decision, ctx, req);
+    let decision = pushes_outside(decision, ctx, req);
     let request = RequestId::new_random();
     let line = String::from_utf8_lossy(req.bytes);
     if let Err(e) = record(ctx, &request, asked(&line, &cwd, &decision)) {
@@ -391,6 +394,80 @@ fn only_outside_works(mut decision: Decision, ctx: &Context, req: &LineRequest) 
         );
     }
     decision
+}
+
+/// A git push into a repository on this machine outside what the line may write (the remote
+/// resolved to a path, `crate::policy::remotes`) would fail there, and a pipeline (`git push 2>&1
+/// | tail -1`) can hide that failure from escalation: it is asked before it runs instead, with
+/// exactly that repository writable (the sandbox keeps a granted repository's config and hooks
+/// read-only). Where nobody can approve, or no grant could name it, the sandbox refuses it.
+fn pushes_outside(mut decision: Decision, ctx: &Context, req: &LineRequest) -> Decision {
+    let approver = matches!(
+        ctx.resolved.approval,
+        ApprovalPolicy::Ask | ApprovalPolicy::Untrusted | ApprovalPolicy::Auto
+    );
+    if decision.decision == Verdict::Deny
+        || !approver
+        || decision.grant.sandbox != SandboxPolicy::WorkspaceWrite
+    {
+        return decision;
+    }
+    let destinations: Vec<PathBuf> = decision
+        .commands
+        .iter()
+        .filter_map(|c| local_push_destination(c, &ctx.cwd))
+        .collect();
+    if destinations.is_empty() {
+        return decision;
+    }
+    let Ok(spec) = crate::sandbox::grant_spec(
+        &decision.grant,
+        &ctx.cwd,
+        req.workspace,
+        &ctx.config.sandbox,
+    ) else {
+        return decision;
+    };
+    let roots = spec.writable_roots();
+    let mut needs = Needs::default();
+    for destination in destinations {
+        let canonical = std::fs::canonicalize(&destination).unwrap_or(destination);
+        if roots.iter().any(|r| canonical.starts_with(r)) {
+            continue;
+        }
+        for dir in crate::sandbox::grantable_dirs(&canonical.join("HEAD")) {
+            if !needs.writable.contains(&dir) {
+                needs.writable.push(dir);
+            }
+        }
+    }
+    if needs.writable.is_empty() {
+        return decision;
+    }
+    decision.grant = decision.grant.with_needs(&needs);
+    decision.decision = Verdict::Ask;
+    decision.code = Code::NeedsApproval;
+    decision.reason = format!(
+        "it pushes into the repository {} on this machine, outside what the line may write; \
+         approved, it runs in the sandbox with that repository writable ({})",
+        needs.writable.join(", "),
+        decision.reason
+    );
+    decision
+}
+
+/// Where `git push` goes when that is a path on this machine (absolute, `~/`, `file://`, or
+/// relative to `cwd`).
+fn local_push_destination(command: &ParsedCommand, cwd: &Path) -> Option<PathBuf> {
+    if command.program != "git" || command.argv.first().map(String::as_str) != Some("push") {
+        return None;
+    }
+    let target = command.argv[1..].iter().find(|w| !w.starts_with('-'))?;
+    let path = target.strip_prefix("file://").unwrap_or(target);
+    if path.starts_with("~/") || path.starts_with('/') {
+        return crate::paths::home_relative(path);
+    }
+    (path.starts_with("./") || path.starts_with("../")).then(|| cwd.join(path))
 }
 
 /// The first program of `commands` (or a wrapper it runs through, `sudo …`) whose file, found as

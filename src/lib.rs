@@ -13,6 +13,7 @@ pub mod config;
 pub mod error;
 pub mod eval;
 pub mod gate;
+pub mod git_config;
 pub mod intake;
 pub mod mode;
 pub mod mode_change;

@@ -87,11 +87,15 @@ fn check_line(bytes: &[u8], args: &CheckArgs, cwd: &Path) -> CheckReport {
         Ok(ctx) => ctx,
         Err(e) => return plain(context_refusal(e)),
     };
+    let remotes = crate::git_config::remotes_for_line(bytes, cwd);
     let mut decision = policy::decide_bytes(
         bytes,
         args.shell,
         &cwd.to_string_lossy(),
-        ctx.config.policy(),
+        policy::PolicyConfig {
+            remotes: remotes.as_ref(),
+            ..ctx.config.policy()
+        },
         &ctx.resolved,
     );
     // Under an invalid config the decision is the strictest policy's; its note names the file.

@@ -21,6 +21,7 @@ pub mod needs;
 pub mod network;
 pub mod own_commands;
 pub mod own_config;
+pub mod remotes;
 pub mod rules;
 pub mod secrets;
 
@@ -173,6 +174,8 @@ pub struct PolicyConfig<'a> {
     pub reviewer_configured: bool,
     /// See [`Input::typed_by_a_person`]; the gate sets it, the config never does.
     pub typed_by_a_person: bool,
+    /// See [`Input::remotes`]; the gate reads them, the config never names them.
+    pub remotes: Option<&'a remotes::Remotes>,
 }
 
 /// Everything a decision depends on.
@@ -189,6 +192,9 @@ pub struct Input<'a> {
     /// The line was typed by a person in their own hooked shell, outside Full access: the rules
     /// [`CONTAINED_FOR_A_PERSON`] do not apply to it.
     pub typed_by_a_person: bool,
+    /// The remotes of the repository the line runs in (`crate::git_config`): a git line that
+    /// names one is judged by where it points ([`remotes::resolve`]).
+    pub remotes: Option<&'a remotes::Remotes>,
 }
 
 /// The rules a line a person types in their own hooked shell is not asked about:
@@ -255,6 +261,7 @@ pub fn decide_bytes_routing(
         rules,
         reviewer_configured,
         typed_by_a_person: false,
+        remotes: None,
     };
     decide_bytes(bytes, shell, cwd, policy, mode)
 }
@@ -276,6 +283,7 @@ pub fn decide_bytes(
             mode,
             reviewer_configured: policy.reviewer_configured,
             typed_by_a_person: policy.typed_by_a_person,
+            remotes: policy.remotes,
         }),
         Err(rejection) => {
             Decision::refused(rejection.code(), Route::Intake, rejection.reason(), mode)
@@ -285,7 +293,10 @@ pub fn decide_bytes(
 
 /// Decide a line that passed intake.
 pub fn decide(input: &Input) -> Decision {
-    let parsed = parse::parse(input.line.as_str(), input.shell);
+    let mut parsed = parse::parse(input.line.as_str(), input.shell);
+    if let Some(remotes) = input.remotes {
+        remotes::resolve(&mut parsed, remotes);
+    }
     let requirement = requirement(input, &parsed);
     let (decision, code, mut reason, route) = route_by_mode(&requirement, input);
     // A line allowed because it only reads runs where it cannot write; a line that only edits

@@ -25,6 +25,7 @@ impl TestConfig {
             rules: &self.rules,
             reviewer_configured: self.reviewer,
             typed_by_a_person: false,
+            remotes: None,
         }
     }
 }

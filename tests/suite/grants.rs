@@ -672,6 +672,74 @@ fn a_push_to_a_repository_on_this_machine_works_after_one_yes() {
     assert_eq!(std::fs::read(bare.join("config")).unwrap(), config);
 }
 
+/// A remote named on the line is judged by where the repository's config says it points: a
+/// fetch from a repository on this machine needs no network and runs unasked; a push into one
+/// outside the workspace is asked before it runs — even where a pipeline would hide its failure
+/// from escalation — with exactly that repository writable, and then works; an HTTPS remote is
+/// granted its host by name, not every host on 22 and 443.
+#[test]
+fn a_named_remote_is_judged_by_where_it_points() {
+    let lab = Lab::new();
+    lab.rule(None);
+    let git = |dir: &Path, args: &[&str]| {
+        let ok = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", &lab.user.home)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&lab.ws(), &["commit", "-q", "--allow-empty", "-m", "one"]);
+    git(&lab.other(), &["init", "-q", "--bare", "backup.git"]);
+    let bare = lab.other().join("backup.git");
+    let bare_text = bare.to_str().unwrap();
+    git(&lab.ws(), &["remote", "add", "origin", bare_text]);
+    git(
+        &lab.ws(),
+        &[
+            "remote",
+            "add",
+            "hub",
+            "https://github.example/team/app.git",
+        ],
+    );
+    // Pushed into, asked first, with the repository (and nothing of the network) in the question.
+    let (seen, code) = lab.person_runs(
+        "git push -q origin HEAD:refs/heads/main 2>&1 | tail -1",
+        &["y"],
+    );
+    assert_eq!(code, 0, "{seen}");
+    assert!(
+        seen.contains("it pushes into the repository ~/other/backup.git"),
+        "{seen}"
+    );
+    assert!(seen.contains("writes:  ~/other/backup.git"), "{seen}");
+    assert!(!seen.contains("network"), "asked about the network: {seen}");
+    assert!(bare.join("refs/heads/main").exists(), "not pushed: {seen}");
+    // Fetched from, unasked: an agent with nobody to ask gets it done.
+    let (code, text) = lab.agent_runs("git fetch -q origin");
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        lab.ws().join(".git/refs/remotes/origin/main").exists(),
+        "{text}"
+    );
+    // An HTTPS remote: its host, by name.
+    let out = lab
+        .command(&["check", "--json", "git fetch hub"])
+        .output()
+        .unwrap();
+    let decision: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        decision["network"],
+        serde_json::json!(["github.example:443"])
+    );
+    assert!(decision.get("sockets").is_none(), "{decision}");
+}
+
 /// A line that writes its own output through `/proc/self/fd/1` or `/dev/stdout` and then fails
 /// keeps its own exit status: nothing the sandbox refused, no escalation, no SANDBOX_DENIED.
 #[test]
