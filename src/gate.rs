@@ -412,6 +412,26 @@ fn pushes_outside(mut decision: Decision, ctx: &Context, req: &LineRequest) -> D
     {
         return decision;
     }
+    let person_approves = matches!(
+        ctx.resolved.approval,
+        ApprovalPolicy::Ask | ApprovalPolicy::Untrusted
+    );
+    // `git push -u` records the upstream in the repository's config, which no sandboxed line may
+    // write (git then says the upstream is set and exits 0): in the person's own shell it is
+    // asked to run once outside the sandbox, as a push over the network is.
+    if req.origin == Origin::Hook && person_approves && decision.commands.iter().any(sets_upstream)
+    {
+        decision.decision = Verdict::Ask;
+        decision.code = Code::NeedsApproval;
+        decision.grant = Grant::base(SandboxPolicy::FullAccess, true);
+        decision.reason = format!(
+            "`git push -u` records the branch's upstream in the repository's config, which no \
+             sandboxed line may write; approved, this line runs once outside the sandbox, in this \
+             shell as typed ({})",
+            decision.reason
+        );
+        return decision;
+    }
     let destinations: Vec<PathBuf> = decision
         .commands
         .iter()
@@ -454,6 +474,15 @@ fn pushes_outside(mut decision: Decision, ctx: &Context, req: &LineRequest) -> D
         decision.reason
     );
     decision
+}
+
+/// `git push -u` / `--set-upstream` (also in a cluster of short options, `-fu`).
+fn sets_upstream(command: &ParsedCommand) -> bool {
+    command.program == "git"
+        && command.argv.first().map(String::as_str) == Some("push")
+        && command.argv[1..].iter().any(|w| {
+            w == "--set-upstream" || (w.starts_with('-') && !w.starts_with("--") && w.contains('u'))
+        })
 }
 
 /// Where `git push` goes when that is a path on this machine (absolute, `~/`, `file://`, or

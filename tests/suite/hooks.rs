@@ -466,6 +466,55 @@ fn zsh_a_granted_hosts_proxy_stays_in_its_line() {
     a_granted_hosts_proxy_stays_in_its_line("zsh");
 }
 
+/// A push into a repository in the home that `origin` names: asked once, before it runs, with
+/// that repository (not the network) in the question, and then pushed — also through a pipeline
+/// that hides git's status; with `-u`, whose upstream goes into the workspace's own git config,
+/// asked to run once outside the sandbox, and then the upstream is set.
+fn a_push_into_a_repository_in_the_home_works_after_one_yes(shell: &str) {
+    let f = Fixture::new();
+    let git = |dir: &Path, args: &[&str]| {
+        let ok = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", &f.home)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&f.ws, &["commit", "-q", "--allow-empty", "-m", "one"]);
+    git(&f.home, &["init", "-q", "--bare", "backup.git"]);
+    let bare = f.home.join("backup.git");
+    git(&f.ws, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    let mut sh = f.interactive(shell);
+    let (out, status) = sh.run(
+        "git push -q origin HEAD:refs/heads/main 2>&1 | tail -1",
+        &["y"],
+    );
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("writes:  ~/backup.git"), "{out}");
+    assert!(!out.contains("network"), "asked about the network: {out}");
+    assert!(bare.join("refs/heads/main").exists(), "not pushed: {out}");
+    let (out, status) = sh.run("git push -q -u origin HEAD:refs/heads/up", &["y"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("records the branch's upstream"), "{out}");
+    let config = std::fs::read_to_string(f.ws.join(".git/config")).unwrap();
+    assert!(config.contains("merge = refs/heads/up"), "{config}\n{out}");
+}
+
+#[test]
+fn bash_a_push_into_a_repository_in_the_home_works_after_one_yes() {
+    a_push_into_a_repository_in_the_home_works_after_one_yes("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_a_push_into_a_repository_in_the_home_works_after_one_yes() {
+    a_push_into_a_repository_in_the_home_works_after_one_yes("zsh");
+}
+
 fn state_changing_builtins_run_in_the_shell(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
