@@ -47,8 +47,8 @@ pub struct EvalArgs {
     /// With --sessions: never install a missing agent (its runs are harness errors).
     #[arg(long, requires = "sessions")]
     pub no_install: bool,
-    /// With --sessions: the real model (an OpenAI-compatible base URL, `…/v1`) whose answers
-    /// decide the lines of cases driven by a prompt (no turns).
+    /// With --sessions: the real model (an OpenAI-compatible base URL, such as
+    /// http://127.0.0.1:8765/v1) whose answers decide the lines of cases driven by a prompt.
     #[arg(long, value_name = "URL", requires = "sessions")]
     pub model_url: Option<String>,
     /// With --model-url: the model's name in each request.

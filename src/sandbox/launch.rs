@@ -287,7 +287,11 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         }
         Namespaces::Nested | Namespaces::None => (Vec::new(), Vec::new()),
     };
-    let exec = exec_plan(spec, &command, proxy.as_ref().map(super::proxy::Proxy::url))?;
+    let exec = exec_plan(
+        spec,
+        &command,
+        proxy.as_ref().map(super::proxy::Proxy::variables),
+    )?;
     let cwd_path = std::fs::canonicalize(&command.cwd).unwrap_or_else(|_| command.cwd.clone());
     let cwd = open_target(&cwd_path).map_err(|e| {
         Error::new(
@@ -1127,7 +1131,11 @@ fn dev_nodes() -> Vec<child::DevNode> {
         .collect()
 }
 
-fn exec_plan(spec: &Spec, command: &Command, proxy: Option<String>) -> Result<Exec> {
+fn exec_plan(
+    spec: &Spec,
+    command: &Command,
+    proxy: Option<Vec<(&'static str, String)>>,
+) -> Result<Exec> {
     let nul = |what: &str| {
         Error::new(
             Code::SandboxExecFailed,
@@ -1164,13 +1172,8 @@ fn exec_plan(spec: &Spec, command: &Command, proxy: Option<String>) -> Result<Ex
     if spec.policy == Policy::ReadOnly {
         strings.push(CString::new(format!("TMPDIR={SHM}")).unwrap_or_default());
     }
-    if let Some(url) = &proxy {
-        for name in super::proxy::VARIABLES
-            .iter()
-            .filter(|v| !v.eq_ignore_ascii_case("no_proxy"))
-        {
-            strings.push(CString::new(format!("{name}={url}")).map_err(|_| nul("environment"))?);
-        }
+    for (name, value) in proxy.iter().flatten() {
+        strings.push(CString::new(format!("{name}={value}")).map_err(|_| nul("environment"))?);
     }
     if tcp_lookups {
         let options = command

@@ -3,10 +3,11 @@
 //! Landlock decides a TCP connection by its port, and a port is every host's: a line granted
 //! `registry.npmjs.org:443` by port would reach any host on 443. A name is only known to whoever
 //! resolves it, so the line does not: its **only** way out is this proxy, an HTTP proxy
-//! (`CONNECT host:port` for TLS and anything else, absolute-form requests for plain HTTP) in the
-//! supervisor, on `127.0.0.1` and a port of the kernel's choosing, named to the line by the
-//! standard variables (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and their lowercase forms;
-//! `NO_PROXY` is dropped). It decides on the **name the client asked for**: a name or an address
+//! (`CONNECT host:port` for TLS and anything else, absolute-form requests for plain HTTP) and a
+//! SOCKS5 one (`CONNECT`, names resolved here: `socks5h`) on the same port — the first byte tells
+//! them apart — in the supervisor, on `127.0.0.1` and a port of the kernel's choosing, named to
+//! the line by the standard variables (`HTTPS_PROXY`, `HTTP_PROXY` and `ALL_PROXY`, which holds
+//! the SOCKS URL, and their lowercase forms; `NO_PROXY` is dropped). It decides on the **name the client asked for**: a name or an address
 //! literal the grant admits ([`Endpoint::admits`]) is resolved here, by the supervisor, and
 //! connected to; anything else is answered `403` and noted ([`Denial::Host`]), so the line's
 //! refusal names `host:port` and a person's yes can grant exactly it. TLS is not terminated: the
@@ -22,7 +23,7 @@
 //!
 //! Not covered, and said so in docs/sandbox.md: a client that ignores the proxy variables
 //! (`ssh`, Node's built-in `fetch`) connects directly and is refused (named as such); UDP and
-//! QUIC have no proxy; SOCKS is not spoken.
+//! QUIC have no proxy (SOCKS5's `UDP ASSOCIATE` and `BIND` are answered "not supported").
 
 use super::notify::Denial;
 use crate::policy::endpoint::Endpoint;
@@ -135,9 +136,23 @@ impl Proxy {
         self.door.clone()
     }
 
-    /// `http://127.0.0.1:PORT`, the proxy variables' value.
-    pub fn url(&self) -> String {
-        format!("http://{}", self.door.address)
+    /// The proxy variables and their values: `http://127.0.0.1:PORT` for HTTP clients, and
+    /// `socks5h://127.0.0.1:PORT` (the same port, names resolved here) in `ALL_PROXY`, which
+    /// clients read for what has no variable of its own (curl's other protocols). `NO_PROXY` is
+    /// left out: it is only removed.
+    pub fn variables(&self) -> Vec<(&'static str, String)> {
+        VARIABLES
+            .iter()
+            .filter(|name| !name.eq_ignore_ascii_case("no_proxy"))
+            .map(|name| {
+                let scheme = if name.eq_ignore_ascii_case("all_proxy") {
+                    "socks5h"
+                } else {
+                    "http"
+                };
+                (*name, format!("{scheme}://{}", self.door.address))
+            })
+            .collect()
     }
 
     /// The connections refused so far (taken).
@@ -192,9 +207,17 @@ impl Served {
         }
     }
 
-    /// One connection: its request decided, then relayed to the host, or refused.
+    /// One connection: its request decided, then relayed to the host, or refused. It speaks
+    /// SOCKS5 when its first byte says so, else HTTP.
     fn serve(&self, mut client: TcpStream) {
-        let Ok((head, mut rest)) = read_head(&mut client) else {
+        let mut first = [0u8; 1];
+        if client.set_read_timeout(Some(WAIT)).is_err() || client.read_exact(&mut first).is_err() {
+            return;
+        }
+        if first[0] == socks::VERSION {
+            return self.serve_socks(client);
+        }
+        let Ok((head, mut rest)) = read_head(&mut client, first[0]) else {
             return;
         };
         let request = match Request::parse(&head) {
@@ -240,6 +263,42 @@ impl Served {
             return;
         }
         relay(client, upstream);
+    }
+
+    /// A SOCKS5 connection (RFC 1928: `CONNECT`, no authentication): the name or address the
+    /// client asks for is decided as a `CONNECT`'s is — refused with "not allowed by ruleset"
+    /// and named, or answered "succeeded" and then, like a tunnel, its TLS hello checked before
+    /// anything is connected. A host that then cannot be reached closes the connection.
+    fn serve_socks(&self, mut client: TcpStream) {
+        let Some((host, port)) = socks::request(&mut client) else {
+            return;
+        };
+        if !self.admits(&host, port) {
+            self.note(Denial::Host {
+                host: host.clone(),
+                port,
+            });
+            let _ = client.write_all(&socks::reply(socks::NOT_ALLOWED));
+            return;
+        }
+        if client.write_all(&socks::reply(socks::SUCCEEDED)).is_err() {
+            return;
+        }
+        let request = Request {
+            host,
+            port,
+            forward: None,
+        };
+        let mut rest = Vec::new();
+        if !self.tunnel_may_open(&mut client, &request, &mut rest) {
+            return;
+        }
+        let Ok(upstream) = reach(&request.host, request.port) else {
+            return;
+        };
+        if (&upstream).write_all(&rest).is_ok() {
+            relay(client, upstream);
+        }
     }
 
     fn admits(&self, host: &str, port: u16) -> bool {
@@ -445,10 +504,12 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Reads up to the end of a request's head (`\r\n\r\n`): the head, and what came after it.
-fn read_head(client: &mut TcpStream) -> io::Result<(Vec<u8>, Vec<u8>)> {
+/// Reads up to the end of a request's head (`\r\n\r\n`), which starts with `first`: the
+/// head, and what came after it.
+fn read_head(client: &mut TcpStream, first: u8) -> io::Result<(Vec<u8>, Vec<u8>)> {
     client.set_read_timeout(Some(WAIT))?;
     let mut bytes = Vec::with_capacity(1024);
+    bytes.push(first);
     let mut chunk = [0u8; 4096];
     loop {
         if let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
@@ -583,6 +644,162 @@ fn authority(text: &str, default: Option<u16>) -> Option<(String, u16)> {
         None => default?,
     };
     (!host.is_empty()).then(|| (host.to_owned(), port))
+}
+
+/// SOCKS5's side of the proxy (RFC 1928): the request, and the replies.
+mod socks {
+    use std::io::{Read, Write};
+    use std::net::{Ipv4Addr, Ipv6Addr};
+
+    pub const VERSION: u8 = 5;
+    const NO_AUTHENTICATION: u8 = 0;
+    const NO_ACCEPTABLE_METHOD: u8 = 0xff;
+    const CONNECT: u8 = 1;
+    pub const SUCCEEDED: u8 = 0;
+    const GENERAL_FAILURE: u8 = 1;
+    pub const NOT_ALLOWED: u8 = 2;
+    const COMMAND_NOT_SUPPORTED: u8 = 7;
+    const ADDRESS_TYPE_NOT_SUPPORTED: u8 = 8;
+
+    /// A reply with `code` (the bound address left zero: nothing is bound for the client).
+    pub fn reply(code: u8) -> [u8; 10] {
+        [VERSION, code, 0, 1, 0, 0, 0, 0, 0, 0]
+    }
+
+    /// After the version byte: the greeting (no authentication chosen) and a `CONNECT`
+    /// request's host (a name as asked, or an address) and port. `None` (answered where the
+    /// protocol has an answer) for anything else.
+    pub fn request(client: &mut (impl Read + Write)) -> Option<(String, u16)> {
+        let count = read::<1>(client)?[0];
+        let mut methods = vec![0u8; usize::from(count)];
+        client.read_exact(&mut methods).ok()?;
+        if !methods.contains(&NO_AUTHENTICATION) {
+            let _ = client.write_all(&[VERSION, NO_ACCEPTABLE_METHOD]);
+            return None;
+        }
+        client.write_all(&[VERSION, NO_AUTHENTICATION]).ok()?;
+        let [version, command, _, kind] = read::<4>(client)?;
+        if version != VERSION {
+            return None;
+        }
+        if command != CONNECT {
+            let _ = client.write_all(&reply(COMMAND_NOT_SUPPORTED));
+            return None;
+        }
+        let host = match kind {
+            1 => Ipv4Addr::from(read::<4>(client)?).to_string(),
+            4 => Ipv6Addr::from(read::<16>(client)?).to_string(),
+            3 => {
+                let length = read::<1>(client)?[0];
+                let mut name = vec![0u8; usize::from(length)];
+                client.read_exact(&mut name).ok()?;
+                match host_name(name) {
+                    Some(name) => name,
+                    None => {
+                        let _ = client.write_all(&reply(GENERAL_FAILURE));
+                        return None;
+                    }
+                }
+            }
+            _ => {
+                let _ = client.write_all(&reply(ADDRESS_TYPE_NOT_SUPPORTED));
+                return None;
+            }
+        };
+        let port = u16::from_be_bytes(read::<2>(client)?);
+        if port == 0 {
+            let _ = client.write_all(&reply(NOT_ALLOWED));
+            return None;
+        }
+        Some((host, port))
+    }
+
+    /// A host name as DNS spells one: letters, digits, `-` and `.`, not empty.
+    fn host_name(bytes: Vec<u8>) -> Option<String> {
+        let name = String::from_utf8(bytes).ok()?;
+        let plain = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
+        plain.then_some(name)
+    }
+
+    fn read<const N: usize>(client: &mut impl Read) -> Option<[u8; N]> {
+        let mut bytes = [0u8; N];
+        client.read_exact(&mut bytes).ok()?;
+        Some(bytes)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        /// A client's bytes to read, and what the proxy answered.
+        struct Wire {
+            input: std::io::Cursor<Vec<u8>>,
+            output: Vec<u8>,
+        }
+
+        impl Read for Wire {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                self.input.read(buf)
+            }
+        }
+
+        impl Write for Wire {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.output.write(buf)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+
+        fn ask(bytes: &[u8]) -> (Option<(String, u16)>, Vec<u8>) {
+            let mut wire = Wire {
+                input: std::io::Cursor::new(bytes.to_vec()),
+                output: Vec::new(),
+            };
+            (request(&mut wire), wire.output)
+        }
+
+        #[test]
+        fn a_connect_names_its_host_and_port() {
+            let name = b"registry.npmjs.org";
+            let mut bytes = vec![1, 0, 5, 1, 0, 3, name.len() as u8];
+            bytes.extend_from_slice(name);
+            bytes.extend_from_slice(&443u16.to_be_bytes());
+            let (asked, answered) = ask(&bytes);
+            assert_eq!(asked, Some(("registry.npmjs.org".to_owned(), 443)));
+            assert_eq!(answered, [5, 0]);
+            let (asked, _) = ask(&[1, 0, 5, 1, 0, 1, 127, 0, 0, 1, 0, 80]);
+            assert_eq!(asked, Some(("127.0.0.1".to_owned(), 80)));
+            let mut v6 = vec![1, 0, 5, 1, 0, 4];
+            v6.extend_from_slice(&Ipv6Addr::LOCALHOST.octets());
+            v6.extend_from_slice(&[0, 80]);
+            assert_eq!(ask(&v6).0, Some(("::1".to_owned(), 80)));
+        }
+
+        #[test]
+        fn anything_else_is_answered_and_refused() {
+            // Only a password method offered.
+            assert_eq!(ask(&[1, 2]), (None, vec![5, 0xff]));
+            // BIND and UDP ASSOCIATE.
+            for command in [2, 3] {
+                let (asked, answered) = ask(&[1, 0, 5, command, 0, 1, 127, 0, 0, 1, 0, 80]);
+                assert_eq!(asked, None);
+                assert_eq!(answered[2..4], [5, COMMAND_NOT_SUPPORTED]);
+            }
+            // A name that is no host name, an unknown address type, port 0, a short request.
+            let (asked, answered) = ask(&[1, 0, 5, 1, 0, 3, 3, b'a', b'/', b'b', 0, 80]);
+            assert_eq!((asked, answered[3]), (None, GENERAL_FAILURE));
+            let (asked, answered) = ask(&[1, 0, 5, 1, 0, 9, 0, 80]);
+            assert_eq!((asked, answered[3]), (None, ADDRESS_TYPE_NOT_SUPPORTED));
+            let (asked, answered) = ask(&[1, 0, 5, 1, 0, 1, 127, 0, 0, 1, 0, 0]);
+            assert_eq!((asked, answered[3]), (None, NOT_ALLOWED));
+            assert_eq!(ask(&[1, 0, 5, 1]).0, None);
+        }
+    }
 }
 
 /// Resolves `host` (here, never in the line) and connects to the first of its addresses that

@@ -3498,6 +3498,77 @@ s.sendall(('GET %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (sys.argv[1], sys.argv[
 print(s.makefile('rb').readline().decode().strip())
 ";
 
+/// SOCKS5 by hand through the line's `ALL_PROXY` (`socks5h://…`): `CONNECT` to the name
+/// `argv[1]`, port `argv[2]`, then an HTTP request in the tunnel: `got BODY`, or `refused N` with
+/// the proxy's reply code.
+const SOCKS_FETCH: &str = "\
+import os, socket, struct, sys
+scheme, address = os.environ['ALL_PROXY'].split('://')
+assert scheme == 'socks5h', scheme
+host, port = address.rsplit(':', 1)
+s = socket.create_connection((host, int(port)), timeout=20)
+s.sendall(b'\\x05\\x01\\x00')
+assert s.recv(2) == b'\\x05\\x00'
+name = sys.argv[1].encode()
+s.sendall(b'\\x05\\x01\\x00\\x03' + bytes([len(name)]) + name + struct.pack('>H', int(sys.argv[2])))
+reply = s.recv(10)
+if reply[1] != 0:
+    print('refused', reply[1])
+    sys.exit(0)
+s.sendall(('GET /x HTTP/1.1\\r\\nHost: %s:%s\\r\\nConnection: close\\r\\n\\r\\n' % (sys.argv[1], sys.argv[2])).encode())
+print('got', s.makefile('rb').read().split(b'\\r\\n\\r\\n', 1)[-1].decode())
+";
+
+/// A SOCKS5 client (what reads `ALL_PROXY`) reaches a granted name through the line's proxy and
+/// no other name of the same address: the refusal is SOCKS's "not allowed by ruleset", named in
+/// the sandbox's report, and the server never sees it. (Names as in the test above.)
+#[test]
+fn socks5_through_the_lines_proxy_reaches_the_granted_name_only() {
+    for who in identities() {
+        let s = Scene::new(who);
+        let hosts = s.root.join("hosts");
+        fs::write(&hosts, "127.0.0.1 localhost granted.test other.test\n").unwrap();
+        let (granted, other) = if geteuid() == 0 {
+            ("granted.test", "other.test")
+        } else {
+            ("localhost", "127.0.0.1")
+        };
+        let (port, seen) = http_server();
+        let grant = format!("{granted}:{port}");
+        let fetch = |host: &str| {
+            let mut run = s.sandbox();
+            run.resolving(&hosts);
+            run.flags(["--host", grant.as_str()])
+                .py(SOCKS_FETCH, &[host, &port.to_string()])
+        };
+        let out = fetch(granted);
+        assert_eq!(
+            out.stdout().trim(),
+            "got served",
+            "{who:?}: {}",
+            out.stderr()
+        );
+        let out = fetch(other);
+        assert_eq!(
+            out.stdout().trim(),
+            "refused 2",
+            "{who:?}: {}",
+            out.stderr()
+        );
+        assert!(
+            out.stderr()
+                .contains(&format!("refused a connection to {other}:{port}")),
+            "{who:?}: the refusal names {other}:{port}: {}",
+            out.stderr()
+        );
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [format!("{granted}:{port}")],
+            "{who:?}: only the granted name arrived"
+        );
+    }
+}
+
 /// An HTTP server on loopback that answers every request `served` and keeps the `Host` header of
 /// each: what reached it, seen from outside the sandbox.
 fn http_server() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
