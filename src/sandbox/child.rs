@@ -754,23 +754,49 @@ fn write_user_map(plan: &ChildPlan, map: &UserMap) {
     }
 }
 
-/// Reaps every process of the namespace. When the program ends, the rest is killed: a line's
-/// processes end with the line.
+/// How long, after the program ended, the line's other processes may take to end by themselves
+/// before they are killed, in steps of [`GRACE_STEP_MS`]: git's detached auto-maintenance after a
+/// commit takes milliseconds, and killed it leaves its locks and a notice on every commit.
+const GRACE_STEPS: u32 = 30;
+const GRACE_STEP_MS: u32 = 10;
+
+/// Reaps every process of the namespace. When the program ends, the rest get a moment
+/// ([`GRACE_STEPS`]) to end by themselves and are then killed: a line's processes end with the
+/// line, which ends only when they have.
 fn reap(plan: &ChildPlan, program: libc::pid_t) -> ! {
     let mut wait_status = None;
     let mut left_running = false;
+    let mut killed = false;
+    let mut grace = GRACE_STEPS;
     let wait_for = if plan.pid_namespace { -1 } else { program };
     // Until ECHILD: nobody is left in the namespace.
-    while let Ok((pid, status)) = raw::waitpid(wait_for, libc::__WALL) {
-        if pid == program {
-            wait_status = Some(status);
-            if !plan.pid_namespace {
-                break;
+    loop {
+        let waiting = plan.pid_namespace && wait_status.is_some() && !killed;
+        let flags = if waiting {
+            libc::__WALL | libc::WNOHANG
+        } else {
+            libc::__WALL
+        };
+        match raw::waitpid(wait_for, flags) {
+            Err(_) => break,
+            // Others still run after the program ended.
+            Ok((0, _)) if grace > 0 => {
+                grace -= 1;
+                raw::sleep_ms(GRACE_STEP_MS);
             }
-        }
-        // In its own PID namespace, kill(-1) reaches exactly the line's processes.
-        if plan.pid_namespace && wait_status.is_some() && raw::kill(-1, libc::SIGKILL).is_ok() {
-            left_running = true;
+            Ok((0, _)) => {
+                // In its own PID namespace, kill(-1) reaches exactly the line's processes.
+                left_running = raw::kill(-1, libc::SIGKILL).is_ok();
+                killed = true;
+            }
+            Ok((pid, status)) => {
+                if pid == program {
+                    wait_status = Some(status);
+                    if !plan.pid_namespace {
+                        break;
+                    }
+                }
+            }
         }
     }
     let status = Status {

@@ -928,6 +928,16 @@ pub fn kill(pid: libc::pid_t, signal: libc::c_int) -> Result<(), Errno> {
     check(unsafe { syscall(libc::SYS_kill, [int(pid), int(signal), 0, 0, 0, 0]) }).map(drop)
 }
 
+/// `nanosleep` for `ms` milliseconds (an interruption ends it early).
+pub fn sleep_ms(ms: u32) {
+    let time = libc::timespec {
+        tv_sec: libc::time_t::from(ms / 1000),
+        tv_nsec: libc::c_long::from(ms % 1000) * 1_000_000,
+    };
+    // SAFETY: a valid timespec on this stack frame; no remainder is asked for.
+    let _ = check(unsafe { syscall(libc::SYS_nanosleep, [ptr(&time), 0, 0, 0, 0, 0]) });
+}
+
 /// `ppoll` on one descriptor with a zero timeout: its `revents`.
 pub fn poll_now(fd: RawFd, events: libc::c_short) -> libc::c_short {
     let mut pfd = libc::pollfd {

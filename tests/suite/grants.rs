@@ -740,6 +740,29 @@ fn a_named_remote_is_judged_by_where_it_points() {
     assert!(decision.get("sockets").is_none(), "{decision}");
 }
 
+/// A line's processes end with it: one it left running that ends by itself within a moment (git's
+/// detached auto-maintenance after a commit) finishes its work unnoticed; one that does not is
+/// killed, said so, and never does what it was left to do.
+#[test]
+fn processes_a_line_leaves_running_get_a_moment_and_then_end_with_it() {
+    let lab = Lab::new();
+    lab.rule(None);
+    let quick = lab.ws().join("quick");
+    let late = lab.ws().join("late");
+    let (code, text) = lab.agent_runs("(sleep 0.05; echo done > quick) & echo started");
+    assert_eq!(code, 0, "{text}");
+    assert!(exists(&quick), "the quick one was killed: {text}");
+    assert!(!text.contains("left running"), "{text}");
+    let (code, text) = lab.agent_runs("(sleep 2; echo done > late) & echo started");
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("processes this line left running were stopped with it"),
+        "{text}"
+    );
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(!exists(&late), "a process outlived its line");
+}
+
 /// A line that writes its own output through `/proc/self/fd/1` or `/dev/stdout` and then fails
 /// keeps its own exit status: nothing the sandbox refused, no escalation, no SANDBOX_DENIED.
 #[test]
