@@ -624,18 +624,7 @@ fn escalation_runs_a_refused_write_again_once_with_that_directory() {
 fn a_push_to_a_repository_on_this_machine_works_after_one_yes() {
     let lab = Lab::new();
     lab.rule(None);
-    let git = |dir: &Path, args: &[&str]| {
-        let ok = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", &lab.user.home)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "git {args:?}");
-    };
+    let git = |dir: &Path, args: &[&str]| support::git(dir, &lab.user.home, args);
     git(&lab.ws(), &["commit", "-q", "--allow-empty", "-m", "one"]);
     let bare = lab.other().join("backup.git");
     git(&lab.other(), &["init", "-q", "--bare", "backup.git"]);
@@ -681,18 +670,7 @@ fn a_push_to_a_repository_on_this_machine_works_after_one_yes() {
 fn a_named_remote_is_judged_by_where_it_points() {
     let lab = Lab::new();
     lab.rule(None);
-    let git = |dir: &Path, args: &[&str]| {
-        let ok = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", &lab.user.home)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "git {args:?}");
-    };
+    let git = |dir: &Path, args: &[&str]| support::git(dir, &lab.user.home, args);
     git(&lab.ws(), &["commit", "-q", "--allow-empty", "-m", "one"]);
     git(&lab.other(), &["init", "-q", "--bare", "backup.git"]);
     let bare = lab.other().join("backup.git");

@@ -472,18 +472,7 @@ fn zsh_a_granted_hosts_proxy_stays_in_its_line() {
 /// asked to run once outside the sandbox, and then the upstream is set.
 fn a_push_into_a_repository_in_the_home_works_after_one_yes(shell: &str) {
     let f = Fixture::new();
-    let git = |dir: &Path, args: &[&str]| {
-        let ok = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", &f.home)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "git {args:?}");
-    };
+    let git = |dir: &Path, args: &[&str]| support::git(dir, &f.home, args);
     git(&f.ws, &["commit", "-q", "--allow-empty", "-m", "one"]);
     git(&f.home, &["init", "-q", "--bare", "backup.git"]);
     let bare = f.home.join("backup.git");

@@ -211,6 +211,20 @@ pub fn detach(command: &mut Command) -> &mut Command {
     }
 }
 
+/// `git ARGS` in `dir` as a test runs it: a test identity, no system config, `home` for its
+/// global one; it must succeed.
+pub fn git(dir: &Path, home: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", home)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "git {args:?} in {}", dir.display());
+}
+
 /// Makes `dir` a workspace the sandbox lets a line write: a git repository (its top-level is
 /// the workspace), created with no configuration of the person running the tests.
 pub fn workspace(dir: &Path) {
