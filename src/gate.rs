@@ -233,6 +233,7 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
     );
     let decision = only_outside_works(decision, ctx, req);
     let decision = pushes_outside(decision, ctx, req);
+    let decision = refused_before_asking(decision, ctx);
     let request = RequestId::new_random();
     let line = String::from_utf8_lossy(req.bytes);
     if let Err(e) = record(ctx, &request, asked(&line, &cwd, &decision)) {
@@ -392,6 +393,30 @@ fn only_outside_works(mut decision: Decision, ctx: &Context, req: &LineRequest) 
              person types in their own hooked shell can run outside the sandbox; ask the user to \
              run it"
         );
+    }
+    decision
+}
+
+/// A line a person would be asked about, which would then be refused whatever they answer, is
+/// refused before the question: `shellgate mode auto` with no `[reviewer]` configured (see
+/// `mode_change::needs_no_missing_reviewer`).
+fn refused_before_asking(mut decision: Decision, ctx: &Context) -> Decision {
+    if decision.decision != Verdict::Ask {
+        return decision;
+    }
+    let [command] = decision.commands.as_slice() else {
+        return decision;
+    };
+    let id = match command.argv.as_slice() {
+        [mode, id] if command.program == "shellgate" && mode == "mode" && !id.starts_with('-') => {
+            id.clone()
+        }
+        _ => return decision,
+    };
+    if let Err(e) = crate::mode_change::needs_no_missing_reviewer(ctx, &id) {
+        decision.decision = Verdict::Deny;
+        decision.code = e.code;
+        decision.reason = e.reason;
     }
     decision
 }

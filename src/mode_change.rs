@@ -106,8 +106,9 @@ pub fn select(
 
 /// A mode whose lines go to the reviewer (`auto`, a profile with `approval = "auto"`) is not
 /// selected without a `[reviewer]`: every line the rules flag would then be refused
-/// (`REVIEWER_UNCONFIGURED`), which the person would learn one line at a time.
-fn needs_no_missing_reviewer(ctx: &Context, id: &str) -> Result<()> {
+/// (`REVIEWER_UNCONFIGURED`), which the person would learn one line at a time. The gate asks it
+/// too, before it asks a person about `shellgate mode ID`: a yes must not end in this refusal.
+pub fn needs_no_missing_reviewer(ctx: &Context, id: &str) -> Result<()> {
     if ctx.config.reviewer.is_some() {
         return Ok(());
     }

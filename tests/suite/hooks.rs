@@ -1505,12 +1505,14 @@ fn bash_bang_bang_runs_under_ignoreboth() {
 }
 
 /// `shellgate mode auto` without a `[reviewer]` is refused, saying why, instead of being accepted
-/// silently and then refusing every flagged line with REVIEWER_UNCONFIGURED.
+/// silently and then refusing every flagged line with REVIEWER_UNCONFIGURED — and refused before
+/// the person is asked about it: a yes would only have ended in the same refusal.
 #[test]
 fn bash_mode_auto_without_a_reviewer_is_refused() {
     let f = Fixture::new();
     let mut sh = f.interactive("bash");
-    let (out, status) = sh.run("shellgate mode auto", &["y"]);
+    let (out, status) = sh.run("shellgate mode auto", &[]);
+    assert!(!out.contains("Allow once?"), "asked, then refused: {out}");
     assert_eq!(status, 208, "{out}");
     assert!(out.contains("no `[reviewer]` is configured"), "{out}");
     assert!(out.contains("the mode was not changed"), "{out}");
