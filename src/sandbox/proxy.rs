@@ -273,6 +273,10 @@ impl Served {
         let Some((host, port)) = socks::request(&mut client) else {
             return;
         };
+        // The wait was for the request; a tunnel may then be idle as long as its ends like.
+        if client.set_read_timeout(None).is_err() {
+            return;
+        }
         if !self.admits(&host, port) {
             self.note(Denial::Host {
                 host: host.clone(),
