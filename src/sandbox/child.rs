@@ -755,48 +755,45 @@ fn write_user_map(plan: &ChildPlan, map: &UserMap) {
 }
 
 /// How long, after the program ended, the line's other processes may take to end by themselves
-/// before they are killed, in steps of [`GRACE_STEP_MS`]: git's detached auto-maintenance after a
-/// commit takes milliseconds, and killed it leaves its locks and a notice on every commit.
-const GRACE_STEPS: u32 = 30;
+/// before they are killed: git's detached auto-maintenance after a commit takes milliseconds, and
+/// killed it leaves its locks and a notice on every commit.
+const GRACE_MS: u64 = 300;
+/// How often the init looks whether they have.
 const GRACE_STEP_MS: u32 = 10;
 
-/// Reaps every process of the namespace. When the program ends, the rest get a moment
-/// ([`GRACE_STEPS`]) to end by themselves and are then killed: a line's processes end with the
-/// line, which ends only when they have.
+/// Reaps every process of the namespace. When the program ends, the rest get [`GRACE_MS`] to end
+/// by themselves — a deadline on the clock, which no stream of exiting children can stretch — and
+/// are then killed, again after every process reaped (one forked while `kill(-1)` ran would
+/// escape a single one): a line's processes end with the line, which ends only when they have.
 fn reap(plan: &ChildPlan, program: libc::pid_t) -> ! {
     let mut wait_status = None;
     let mut left_running = false;
-    let mut killed = false;
-    let mut grace = GRACE_STEPS;
+    let mut deadline = None;
     let wait_for = if plan.pid_namespace { -1 } else { program };
     // Until ECHILD: nobody is left in the namespace.
     loop {
-        let waiting = plan.pid_namespace && wait_status.is_some() && !killed;
-        let flags = if waiting {
+        let past = deadline.is_some_and(|d| raw::monotonic_ms() >= d);
+        if past && raw::kill(-1, libc::SIGKILL).is_ok() {
+            // In its own PID namespace, kill(-1) reaches exactly the line's processes.
+            left_running = true;
+        }
+        let flags = if deadline.is_some() && !past {
             libc::__WALL | libc::WNOHANG
         } else {
             libc::__WALL
         };
         match raw::waitpid(wait_for, flags) {
             Err(_) => break,
-            // Others still run after the program ended.
-            Ok((0, _)) if grace > 0 => {
-                grace -= 1;
-                raw::sleep_ms(GRACE_STEP_MS);
-            }
-            Ok((0, _)) => {
-                // In its own PID namespace, kill(-1) reaches exactly the line's processes.
-                left_running = raw::kill(-1, libc::SIGKILL).is_ok();
-                killed = true;
-            }
-            Ok((pid, status)) => {
-                if pid == program {
-                    wait_status = Some(status);
-                    if !plan.pid_namespace {
-                        break;
-                    }
+            // Others still run, within the grace.
+            Ok((0, _)) => raw::sleep_ms(GRACE_STEP_MS),
+            Ok((pid, status)) if pid == program => {
+                wait_status = Some(status);
+                if !plan.pid_namespace {
+                    break;
                 }
+                deadline = Some(raw::monotonic_ms().saturating_add(GRACE_MS));
             }
+            Ok(_) => {}
         }
     }
     let status = Status {

@@ -928,6 +928,25 @@ pub fn kill(pid: libc::pid_t, signal: libc::c_int) -> Result<(), Errno> {
     check(unsafe { syscall(libc::SYS_kill, [int(pid), int(signal), 0, 0, 0, 0]) }).map(drop)
 }
 
+/// Milliseconds on `CLOCK_MONOTONIC`; `u64::MAX` if the clock cannot be read, so that a deadline
+/// taken from it is already past (a wait is cut short, never stretched).
+pub fn monotonic_ms() -> u64 {
+    let mut time = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    let args = [int(libc::CLOCK_MONOTONIC), ptr(&raw mut time), 0, 0, 0, 0];
+    // SAFETY: a valid writable timespec on this stack frame.
+    if check(unsafe { syscall(libc::SYS_clock_gettime, args) }).is_err() {
+        return u64::MAX;
+    }
+    let seconds = u64::try_from(time.tv_sec).unwrap_or(0);
+    let nanos = u64::try_from(time.tv_nsec).unwrap_or(0);
+    seconds
+        .saturating_mul(1000)
+        .saturating_add(nanos / 1_000_000)
+}
+
 /// `nanosleep` for `ms` milliseconds (an interruption ends it early).
 pub fn sleep_ms(ms: u32) {
     let time = libc::timespec {

@@ -739,6 +739,12 @@ fn processes_a_line_leaves_running_get_a_moment_and_then_end_with_it() {
     );
     std::thread::sleep(std::time::Duration::from_secs(3));
     assert!(!exists(&late), "a process outlived its line");
+    // Orphans exiting all the time (each reaped by the line's init) do not stretch the moment.
+    let (code, text) = lab.agent_runs(
+        "(while :; do (/bin/true &); done) & (while :; do (/bin/true &); done) & echo started",
+    );
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("left running were stopped"), "{text}");
 }
 
 /// A line that writes its own output through `/proc/self/fd/1` or `/dev/stdout` and then fails
