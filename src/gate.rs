@@ -501,12 +501,17 @@ fn pushes_outside(mut decision: Decision, ctx: &Context, req: &LineRequest) -> D
     decision
 }
 
-/// `git push -u` / `--set-upstream` (also in a cluster of short options, `-fu`).
+/// `git push -u` / `--set-upstream` (also in a cluster of short options, `-fu`; not inside the
+/// value glued to `-o`, `-ofoo-u`).
 fn sets_upstream(command: &ParsedCommand) -> bool {
     command.program == "git"
         && command.argv.first().map(String::as_str) == Some("push")
         && command.argv[1..].iter().any(|w| {
-            w == "--set-upstream" || (w.starts_with('-') && !w.starts_with("--") && w.contains('u'))
+            w == "--set-upstream"
+                || w.strip_prefix('-').is_some_and(|cluster| {
+                    !cluster.starts_with('-')
+                        && cluster.split('o').next().is_some_and(|f| f.contains('u'))
+                })
         })
 }
 
@@ -1678,5 +1683,34 @@ pub fn exit_code(status: &ExitStatus) -> u8 {
         (Some(code), _) => u8::try_from(code & 0xff).unwrap_or(1),
         (None, Some(signal)) => u8::try_from(128 + signal).unwrap_or(255),
         (None, None) => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn first_command(line: &str) -> ParsedCommand {
+        crate::parse::parse(line, ShellKind::Bash).commands.remove(0)
+    }
+
+    #[test]
+    fn set_upstream_is_told_from_a_value_glued_to_o() {
+        for line in [
+            "git push -u origin main",
+            "git push -fu origin",
+            "git push --set-upstream origin main",
+            "git push -uoci.skip origin",
+        ] {
+            assert!(sets_upstream(&first_command(line)), "{line}");
+        }
+        for line in [
+            "git push origin main",
+            "git push -oqueue-u origin",
+            "git push --force origin",
+            "git pull -u",
+        ] {
+            assert!(!sets_upstream(&first_command(line)), "{line}");
+        }
     }
 }

@@ -18,7 +18,14 @@ const MAX_CONFIG_BYTES: u64 = 1 << 20;
 /// The remotes of the repository at `cwd`, when `line` may run git (it names it); `None`
 /// otherwise, or when there is no repository or its config cannot be read.
 pub fn remotes_for_line(line: &[u8], cwd: &Path) -> Option<Remotes> {
-    if !line.windows(3).any(|w| w == b"git") {
+    let names = |word: &[u8]| line.windows(word.len()).any(|w| w == word);
+    // Only a line that may connect to a remote (`policy::remotes::CONNECTING`) reads anything:
+    // `git status`, typed or sent many times a session, pays nothing.
+    if !names(b"git")
+        || ![&b"push"[..], b"pull", b"fetch", b"ls-remote"]
+            .iter()
+            .any(|w| names(w))
+    {
         return None;
     }
     let text = read_small_file(&config_file(cwd)?)?;
@@ -50,11 +57,14 @@ fn linked_git_dir(dir: &Path, text: &str) -> Option<PathBuf> {
     (!target.is_empty()).then(|| dir.join(target))
 }
 
-/// A regular file's text, up to [`MAX_CONFIG_BYTES`]; `None` for anything else.
+/// A regular file's text, up to [`MAX_CONFIG_BYTES`]; `None` for anything else. The last
+/// component is not followed (`O_NOFOLLOW`): a line's symlink named `.git` or `config` cannot make
+/// the gate open a device, whose open alone may act (a watchdog, a tape); a FIFO opens without
+/// blocking and is then not read.
 fn read_small_file(path: &Path) -> Option<String> {
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY | libc::O_CLOEXEC)
         .open(path)
         .ok()?;
     let meta = file.metadata().ok()?;
@@ -91,8 +101,9 @@ mod tests {
             remotes,
             Remotes::from_config("[remote \"origin\"]\nurl = /srv/r.git\n")
         );
-        // A line that cannot run git reads nothing.
+        // A line that cannot connect to a remote reads nothing.
         assert!(remotes_for_line(b"ls -la", &deep).is_none());
+        assert!(remotes_for_line(b"git status", &deep).is_none());
     }
 
     #[test]
@@ -120,6 +131,10 @@ mod tests {
         // SAFETY: mkfifo(3) with a valid NUL-terminated path; no memory is shared.
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
         // Returns at once (no writer would ever come) and reads nothing.
+        assert!(remotes_for_line(b"git push", &dir.path().join("ws")).is_none());
+        // Nor through a symlink (to a device, whose open alone may act).
+        std::fs::remove_file(&config).unwrap();
+        std::os::unix::fs::symlink("/dev/null", &config).unwrap();
         assert!(remotes_for_line(b"git push", &dir.path().join("ws")).is_none());
     }
 }
