@@ -1691,7 +1691,9 @@ mod tests {
     use super::*;
 
     fn first_command(line: &str) -> ParsedCommand {
-        crate::parse::parse(line, ShellKind::Bash).commands.remove(0)
+        crate::parse::parse(line, ShellKind::Bash)
+            .commands
+            .remove(0)
     }
 
     #[test]
