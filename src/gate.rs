@@ -467,7 +467,7 @@ fn pushes_outside(mut decision: Decision, ctx: &Context, req: &LineRequest) -> D
     }
     let Ok(spec) = crate::sandbox::grant_spec(
         &decision.grant,
-        &ctx.cwd,
+        &line_dir(&decision.commands, &ctx.cwd),
         req.workspace,
         &ctx.config.sandbox,
     ) else {
@@ -774,10 +774,57 @@ fn person_grant(ctx: &Context, req: &LineRequest, decision: &Decision) -> (Grant
 
 /// The workspace of a line (the one resolver), or its working directory when it has none: what
 /// the reviewer's read-only tools may look at.
-fn workspace_for(ctx: &Context, fixed: Option<&Path>) -> std::path::PathBuf {
-    crate::sandbox::workspace_of(&ctx.cwd, fixed, &ctx.config.sandbox)
-        .root()
-        .map_or_else(|| ctx.cwd.clone(), Path::to_path_buf)
+fn workspace_for(ctx: &Context, decision: &Decision, fixed: Option<&Path>) -> PathBuf {
+    crate::sandbox::workspace_of(
+        &line_dir(&decision.commands, &ctx.cwd),
+        fixed,
+        &ctx.config.sandbox,
+    )
+    .root()
+    .map_or_else(|| ctx.cwd.clone(), Path::to_path_buf)
+}
+
+/// The directory a line's workspace is derived from: the one its first command `cd`s into
+/// (`cd ~/proj && git commit`, typed from the home), else its working directory.
+///
+/// Why this widens nothing: the same `cd DIR` typed as a line of its own would have made `DIR`
+/// the working directory of the next line, and so `DIR`'s workspace that line's, decided by the
+/// same resolver ([`crate::sandbox::workspace_of`], which refuses the home, its dot directories
+/// and system trees whatever the directory). Only a `cd` that runs first, with one literal
+/// operand naming an existing directory, counts: anything else (`cd "$X"`, `cd -`, `CDPATH`, a
+/// `cd` after another command) keeps the working directory. A `cd` that then fails leaves the
+/// line in its working directory with `DIR`'s workspace writable — which a line of its own
+/// could have reached with that same `cd`.
+pub(crate) fn line_dir(commands: &[ParsedCommand], cwd: &Path) -> PathBuf {
+    let Some(first) = commands.first() else {
+        return cwd.to_path_buf();
+    };
+    let literal = first.program == "cd"
+        && first.via.is_empty()
+        && !first.args_dynamic
+        && !first.args_glob
+        && !first.calls_line_function
+        && std::env::var_os("CDPATH").is_none_or(|v| v.is_empty());
+    let operands: Vec<&str> = first
+        .argv
+        .iter()
+        .map(String::as_str)
+        .skip_while(|w| *w == "--")
+        .collect();
+    let target = match operands.as_slice() {
+        [dir] if literal && !dir.starts_with('-') && !dir.is_empty() => *dir,
+        _ => return cwd.to_path_buf(),
+    };
+    let path = if target == "~" {
+        crate::paths::home_relative("~/")
+    } else if target.starts_with("~/") {
+        crate::paths::home_relative(target)
+    } else {
+        Some(cwd.join(target))
+    };
+    path.and_then(|p| std::fs::canonicalize(p).ok())
+        .filter(|p| p.is_dir())
+        .unwrap_or_else(|| cwd.to_path_buf())
 }
 
 /// The reviewer judges the line; its outcome maps 1:1 to what happens.
@@ -795,7 +842,7 @@ fn review_line(
             decision.reason.clone(),
         ));
     };
-    let workspace = workspace_for(ctx, req.workspace);
+    let workspace = workspace_for(ctx, decision, req.workspace);
     let cache_dir = ctx.paths.as_ref().map(review::cache_dir);
     let review_request = ReviewRequest::new(line, &ctx.cwd, decision, config, &ctx.state, request)
         .with_workspace(&workspace)
@@ -1284,7 +1331,12 @@ fn spawn_and_wait(
             denials: Vec::new(),
         });
     }
-    let mut spec = crate::sandbox::grant_spec(grant, &ctx.cwd, req.workspace, &ctx.config.sandbox)?;
+    let mut spec = crate::sandbox::grant_spec(
+        grant,
+        &line_dir(&decision.commands, &ctx.cwd),
+        req.workspace,
+        &ctx.config.sandbox,
+    )?;
     spec.host_processes = req.origin == Origin::Hook && acts_on_processes(&decision.commands);
     spec.unix_sockets = granted_sockets(grant, &env);
     let mut passed = side

@@ -143,7 +143,8 @@ fn reviewed(
     };
     let request_id = RequestId::new_random();
     let cache_dir = review::cache_dir(&paths);
-    let workspace = crate::sandbox::workspace_of(cwd, None, &ctx.config.sandbox)
+    let anchor = crate::gate::line_dir(&decision.commands, cwd);
+    let workspace = crate::sandbox::workspace_of(&anchor, None, &ctx.config.sandbox)
         .root()
         .map_or_else(|| cwd.to_path_buf(), Path::to_path_buf);
     let review_request = ReviewRequest::new(

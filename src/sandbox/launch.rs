@@ -225,8 +225,8 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     check_streams(&stdio, &command.passed, &plan)?;
     let layers = open_layers(&plan)?;
     check_workspace_identity(spec, &layers)?;
-    if spec.contains_cwd {
-        check_cwd_inside(spec, &layers, &command.cwd)?;
+    if let Some(anchor) = &spec.anchor {
+        check_anchor_inside(spec, &layers, anchor)?;
     }
     if namespaces == Namespaces::Nested {
         check_already_enforced(&plan)?;
@@ -814,11 +814,12 @@ fn check_workspace_identity(spec: &Spec, layers: &[(Layer, OwnedFd, Target)]) ->
     ))
 }
 
-/// A workspace derived from the working directory must contain it, checked on the descriptor the
-/// sandbox will use: the working directory opened beneath it (no `..`, no symlinks) must be the
-/// very directory this process is in. A directory renamed or swapped between finding the git
+/// A workspace derived from a directory (the working directory, or where the line's first `cd`
+/// goes) must contain it, checked on the descriptor the sandbox will use: that directory opened
+/// beneath it (no `..`, no symlinks) must be the very directory named (this process's own when
+/// it is the working directory). A directory renamed or swapped between finding the git
 /// top-level and opening it fails here instead of becoming writable.
-fn check_cwd_inside(spec: &Spec, layers: &[(Layer, OwnedFd, Target)], cwd: &Path) -> Result<()> {
+fn check_anchor_inside(spec: &Spec, layers: &[(Layer, OwnedFd, Target)], cwd: &Path) -> Result<()> {
     let Some(workspace) = &spec.workspace else {
         return Ok(());
     };
@@ -826,7 +827,7 @@ fn check_cwd_inside(spec: &Spec, layers: &[(Layer, OwnedFd, Target)], cwd: &Path
         Error::new(
             Code::SandboxUnavailable,
             format!(
-                "the working directory {} is no longer inside the workspace {} (something was \
+                "the directory {} is no longer inside the workspace {} (something was \
                  renamed or swapped while the sandbox was prepared); nothing ran",
                 cwd.display(),
                 workspace.display()

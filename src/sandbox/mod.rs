@@ -240,7 +240,10 @@ pub fn line_spec(
     let mut spec = match &workspace {
         Workspace::Writable { root, source } => {
             let mut spec = Spec::new(policy, Some(root))?;
-            spec.contains_cwd = *source != workspace::Source::Fixed;
+            if *source != workspace::Source::Fixed {
+                spec.anchor =
+                    Some(std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf()));
+            }
             spec
         }
         Workspace::None { reason } => {

@@ -163,10 +163,12 @@ pub struct Spec {
     /// The workspace's identity when it was first opened (checked again when the sandbox opens it).
     #[serde(skip)]
     pub workspace_id: Option<DirId>,
-    /// The workspace was derived from the working directory (not fixed by the caller), so the
-    /// working directory must lie inside it when the sandbox is built: a directory swapped in
-    /// between the two lookups would otherwise choose what is writable.
-    pub contains_cwd: bool,
+    /// The directory the workspace was derived from when the caller did not fix it (canonical:
+    /// the working directory, or where the line's first `cd` goes, see `gate::line_dir`). It must
+    /// lie inside the workspace when the sandbox is built: a directory swapped in between the two
+    /// lookups would otherwise choose what is writable.
+    #[serde(skip)]
+    pub anchor: Option<PathBuf>,
     /// Extra writable roots (canonical; `--writable`, `[sandbox] writable`). Empty for read-only.
     pub writable: Vec<PathBuf>,
     /// `/tmp`, and `$TMPDIR` when it is a private directory beneath `/tmp` or `/var/tmp` (see
@@ -314,7 +316,7 @@ impl Spec {
             workspace,
             workspace_id,
             no_workspace: None,
-            contains_cwd: false,
+            anchor: None,
             writable: Vec::new(),
             temp_dirs: temp.writable,
             ignored_tmpdir: temp.ignored_tmpdir,

@@ -950,7 +950,7 @@ pub fn monotonic_ms() -> u64 {
 /// `nanosleep` for `ms` milliseconds (an interruption ends it early).
 pub fn sleep_ms(ms: u32) {
     let time = libc::timespec {
-        tv_sec: libc::time_t::from(ms / 1000),
+        tv_sec: (ms / 1000).into(),
         tv_nsec: libc::c_long::from(ms % 1000) * 1_000_000,
     };
     // SAFETY: a valid timespec on this stack frame; no remainder is asked for.

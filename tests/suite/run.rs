@@ -120,6 +120,60 @@ fn the_line_runs_in_the_sandbox() {
     assert!(!marker.exists(), "run wrote outside the workspace");
 }
 
+/// `cd ~/proj && git commit`, typed from the home: the line's workspace is where its first `cd`
+/// goes, as it would be for the line after a `cd` of its own — and only where the one resolver
+/// accepts a workspace (never beneath one of the home's dot directories).
+#[test]
+fn a_line_that_starts_with_cd_gets_that_directorys_workspace() {
+    let env = Env::new();
+    let home = env.dir.path().join("home");
+    let run_in = |cwd: &std::path::Path, line: &str| {
+        let mut c = env.shellgate();
+        c.current_dir(cwd)
+            .args(["run", "--", line])
+            .env("SHELLGATE_SESSION", "run-tests")
+            .stdin(Stdio::null());
+        c.output().unwrap()
+    };
+    let work = env.work();
+    let out = run_in(&home, &format!("cd {} && touch made", work.display()));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(work.join("made").exists());
+    // Relative to the working directory, and through `~/`.
+    let nested = home.join("proj");
+    support::workspace(&nested);
+    let out = run_in(&home, "cd proj && touch relative");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(nested.join("relative").exists());
+    let out = run_in(env.dir.path(), "cd ~/proj && touch tilde");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(nested.join("tilde").exists());
+    // Not a repository beneath a dot directory of the home, where config that runs later lives.
+    let hidden = home.join(".config/evil");
+    support::workspace(&hidden);
+    let out = run_in(&home, "cd .config/evil && touch planted");
+    assert_ne!(out.status.code(), Some(0));
+    assert!(!hidden.join("planted").exists());
+    // A `cd` that is not the first command, or whose operand is known only at run time, keeps
+    // the working directory's (none here: the home is never a workspace).
+    let out = run_in(&home, "true && cd proj && touch second");
+    assert_ne!(out.status.code(), Some(0));
+    assert!(!nested.join("second").exists());
+    let mut c = env.shellgate();
+    c.current_dir(&home)
+        .args(["run", "--", "cd \"$D\" && touch dynamic"])
+        .env("SHELLGATE_SESSION", "run-tests")
+        .env("D", &nested)
+        .stdin(Stdio::null());
+    assert_ne!(c.output().unwrap().status.code(), Some(0));
+    assert!(!nested.join("dynamic").exists());
+}
+
 #[test]
 fn refusals_start_nothing_and_say_why() {
     let env = Env::new();
