@@ -969,10 +969,32 @@ fn execute(
     line: &str,
 ) -> Outcome {
     match spawn_and_wait(ctx, req, side, decision, grant, request, line) {
-        Ok(ran) if ran.status.success() || ran.denials.is_empty() => Outcome::Ran(ran.status),
+        Ok(ran)
+            if ran.status.success() || !any_refusal_matters(&ran.denials, &decision.on_demand) =>
+        {
+            Outcome::Ran(ran.status)
+        }
         Ok(ran) => escalate(ctx, req, side, decision, grant, request, line, &ran),
         Err(e) => Outcome::Refused(e),
     }
+}
+
+/// Whether anything the sandbox refused a failed line can explain its failure: anything but the
+/// creation of a cache directory that a fetch on demand fills (npm makes `~/.npm` on every run
+/// and goes on without it; its fetch writes inside it, which counts). Otherwise the failure is the
+/// line's own (`npx tsc` finding type errors) and keeps its status.
+fn any_refusal_matters(denials: &[crate::sandbox::Denial], on_demand: &Needs) -> bool {
+    let caches: Vec<PathBuf> = on_demand
+        .writable
+        .iter()
+        .filter_map(|d| crate::paths::home_relative(d))
+        .collect();
+    denials.iter().any(|d| match d {
+        crate::sandbox::Denial::Write { path, operation } => {
+            !(*operation == crate::sandbox::CREATING_A_DIRECTORY && caches.contains(path))
+        }
+        _ => true,
+    })
 }
 
 /// How a line that ran ended, and what the sandbox refused it meanwhile.
@@ -1165,7 +1187,7 @@ fn outside_once(
 /// (the whole network for what has no port: a UDP socket, an unreadable address), the ports it
 /// listened on (loopback), the directories it wrote to where a grant can reach. A line whose
 /// builds fetch on demand (`on_demand`, see [`policy::needs::on_demand`]) and that was refused
-/// a connection, a name lookup or a write into a cache such a fetch fills gets that fetch's grant
+/// a connection, a name lookup or a write inside a cache such a fetch fills gets that fetch's grant
 /// instead of the whole network for its lookup. `None` when none of it can be granted.
 fn missing_grant(denials: &[crate::sandbox::Denial], on_demand: &Needs) -> Option<Needs> {
     use crate::sandbox::Denial;
@@ -1182,7 +1204,8 @@ fn missing_grant(denials: &[crate::sandbox::Denial], on_demand: &Needs) -> Optio
             | Denial::Host { .. }
             | Denial::ConnectElsewhere
             | Denial::Udp => true,
-            Denial::Write { path, .. } => caches.iter().any(|c| path.starts_with(c)),
+            // Inside a cache, not the cache itself: npm creates `~/.npm` on every run.
+            Denial::Write { path, .. } => caches.iter().any(|c| path.starts_with(c) && path != c),
             Denial::Listen { .. }
             | Denial::UnixSocket { .. }
             | Denial::SecondName { .. }
@@ -1256,13 +1279,21 @@ fn granted_sockets(grant: &Grant, env: &[(OsString, OsString)]) -> Vec<PathBuf> 
         .collect()
 }
 
-/// A build that fetches on demand runs first without the network: its fetch can only fail, so
+/// A command that fetches on demand runs first without the network: its fetch can only fail, so
 /// it should fail at once rather than retry (cargo waits ≈ 10 s over its retries before it gives
-/// up on a name it cannot look up), and the person is asked sooner.
+/// up on a name it cannot look up, npm over a minute), and the person is asked sooner. npm also
+/// looks up its own newest version and writes a log into its cache on every run: off for this
+/// run, so that a project tool's own failure (`npx tsc` finding type errors) is not taken for a
+/// fetch.
 fn fail_fetches_at_once(env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>) {
-    const NO_RETRIES: &str = "CARGO_NET_RETRY";
-    env.retain(|(key, _)| key != NO_RETRIES);
-    env.push((NO_RETRIES.into(), "0".into()));
+    const SETTINGS: [(&str, &str); 4] = [
+        ("CARGO_NET_RETRY", "0"),
+        ("npm_config_fetch_retries", "0"),
+        ("npm_config_update_notifier", "false"),
+        ("npm_config_logs_max", "0"),
+    ];
+    env.retain(|(key, _)| !SETTINGS.iter().any(|(name, _)| key == name));
+    env.extend(SETTINGS.iter().map(|(k, v)| ((*k).into(), (*v).into())));
 }
 
 fn spawn_and_wait(

@@ -166,8 +166,6 @@ pub fn needs_network(c: &Command) -> Option<String> {
                         | "up"
                         | "upgrade"
                         | "publish"
-                        | "exec"
-                        | "x"
                         | "dlx"
                         | "create"
                         | "outdated"
@@ -183,7 +181,8 @@ pub fn needs_network(c: &Command) -> Option<String> {
             ) || (program == "pnpm" && first.is_none() && !prints_only(&words))
                 || (first == Some("init") && runs_an_initializer(&words))
         }
-        "npx" | "pnpx" | "bunx" | "pipx" | "uvx" => !prints_only(&words),
+        // `npx` runs a project's own tool without the network ([`fetches_on_demand`]).
+        "pnpx" | "bunx" | "pipx" | "uvx" => !prints_only(&words),
         "yarn" => {
             first.is_none() && !prints_only(&words)
                 || matches!(
@@ -422,21 +421,29 @@ pub fn served_port(words: &[&str]) -> Option<u16> {
     Some(8000)
 }
 
-/// A build that reaches the network only to fetch dependencies its cache lacks (`cargo build`,
-/// `check`, `clippy`, `test`, `run`, `doc` …): it is not asked about, and runs without the
-/// network; only if the sandbox then refuses it a connection (or a write into the cache a fetch
-/// fills) is it offered again once with what a fetch needs (see `gate::missing_grant`). Its
-/// writes otherwise stay in the workspace (`target/`), unlike `go build`'s build cache in the
-/// home, which later builds outside would link: `go` is asked about first.
+/// A command that reaches the network only to fetch what its cache or the project lacks: a
+/// build (`cargo build`, `check`, `clippy`, `test`, `run`, `doc` …), or `npx TOOL` / `npm exec`
+/// (the project's own `node_modules/.bin/TOOL` when it has one, else a download). It is not
+/// asked about, and runs without the network; only if the sandbox then refuses it a connection
+/// (or a write inside the cache a fetch fills) is it offered again once with what a fetch needs
+/// (see `gate::missing_grant`). Its writes otherwise stay in the workspace (`target/`), unlike
+/// `go build`'s build cache in the home, which later builds outside would link: `go` is asked
+/// about first.
 pub fn fetches_on_demand(c: &Command) -> bool {
-    if c.program != "cargo" {
-        return false;
-    }
     let words: Vec<&str> = c.argv.iter().map(String::as_str).collect();
+    match c.program.as_str() {
+        "cargo" => cargo_fetches_on_demand(&words),
+        "npx" => !prints_only(&words),
+        "npm" => matches!(first_word(&words), Some("exec" | "x")),
+        _ => false,
+    }
+}
+
+fn cargo_fetches_on_demand(words: &[&str]) -> bool {
     let offline = words.iter().any(|w| matches!(*w, "--offline" | "--frozen"));
     !offline
         && matches!(
-            first_word(&words),
+            first_word(words),
             Some(
                 "build"
                     | "b"
@@ -524,7 +531,7 @@ mod tests {
             "echo x > /dev/udp/example.invalid/53",
             "dig example.invalid",
             "yarn",
-            "npx create-react-app x",
+            "pnpx create-react-app x",
             "npm init vite",
             "npm init -y @scope/app",
             "git push backup main",
@@ -560,13 +567,15 @@ mod tests {
             "git fetch ~/mirror.git",
             "ls",
             "make",
+            "npx tsc --noEmit",
+            "npm exec -- eslint .",
         ] {
             assert!(!network(line), "{line}");
         }
     }
 
     #[test]
-    fn cargo_builds_fetch_on_demand_and_nothing_else_does() {
+    fn builds_and_npx_fetch_on_demand_and_nothing_else_does() {
         let on_demand = |line: &str| {
             parse(line, ShellKind::Bash)
                 .commands
@@ -582,6 +591,10 @@ mod tests {
             "cargo run -- --help",
             "cargo +nightly doc",
             "RUSTFLAGS=-g cargo build",
+            "npx tsc --noEmit",
+            "npx create-react-app x",
+            "npm exec -- eslint .",
+            "npm x prettier --check .",
         ] {
             assert!(on_demand(line), "{line}");
         }
@@ -594,6 +607,9 @@ mod tests {
             "cargo fmt",
             "go build ./...",
             "npm test",
+            "npm install",
+            "npx --version",
+            "pnpx create-react-app x",
         ] {
             assert!(!on_demand(line), "{line}");
         }

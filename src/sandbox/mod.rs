@@ -48,7 +48,7 @@ pub use launch::{
     Command, Finished, Running, SANDBOXED_ENV, record_startup_signals, resolve_program, spawn,
 };
 pub use mounts::NO_NAMESPACES_ENV;
-pub use notify::Denial;
+pub use notify::{CREATING_A_DIRECTORY, Denial};
 pub use policy::{Policy, Protection, Spec};
 pub use protected::{HomeEnv, Layer, Plan};
 pub use support::{Support, detect};

@@ -428,11 +428,14 @@ fn target_of(sys: Sys) -> Target {
     }
 }
 
+/// The operation of a refused `mkdir` (see [`Denial::Write`]).
+pub const CREATING_A_DIRECTORY: &str = "creating the directory";
+
 fn operation_of(sys: Sys) -> &'static str {
     use Sys::*;
     match sys {
         Open | Openat | Openat2 | Creat | Access | Faccessat | Faccessat2 => "writing",
-        Mkdir | Mkdirat => "creating the directory",
+        Mkdir | Mkdirat => CREATING_A_DIRECTORY,
         Unlink | Unlinkat | Rmdir => "removing",
         Rename | Renameat | Renameat2 => "renaming",
         Link | Linkat | Symlink | Symlinkat | Mknod | Mknodat => "creating",

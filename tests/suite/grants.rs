@@ -442,6 +442,49 @@ fn a_build_is_asked_about_only_when_it_fetches() {
     assert!(reached(&registry), "{seen}");
 }
 
+/// `npx TOOL` (real npm): the project's own `node_modules/.bin/TOOL` runs unasked and without the
+/// network, and its own failure is its own (npm's version check and log, off for that run, are not
+/// taken for a fetch); a tool the project lacks fails at once in the sandbox (no retries) and the
+/// refusal offers the registry's grant. Nothing leaves the machine: the sandbox has no network,
+/// and the yes that would fetch is not given.
+#[test]
+fn npx_runs_the_projects_own_tool_unasked_and_asks_only_to_fetch() {
+    let lab = Lab::new();
+    assert!(
+        Path::new("/usr/bin/npx").exists(),
+        "npm is installed: .ci/run installs it"
+    );
+    let ws = lab.ws();
+    std::fs::write(
+        ws.join("package.json"),
+        "{\"name\": \"demo\", \"version\": \"1.0.0\"}\n",
+    )
+    .unwrap();
+    let tools = ws.join("node_modules/.bin");
+    std::fs::create_dir_all(&tools).unwrap();
+    support::write_executable(
+        &tools.join("hello"),
+        "#!/bin/sh\necho \"project tool $* retries=$npm_config_fetch_retries\"\n",
+    );
+    support::write_executable(
+        &tools.join("typecheck"),
+        "#!/bin/sh\necho 'type error'\nexit 2\n",
+    );
+    let (code, text) = lab.agent_runs("npx hello a b");
+    assert_eq!(code, 0, "{text}");
+    // Told not to retry a fetch (npm retrying a lookup it cannot make takes over a minute).
+    assert!(text.contains("project tool a b retries=0"), "{text}");
+    let (code, text) = lab.agent_runs("npx typecheck");
+    assert_eq!(code, 2, "the tool's own failure is its own: {text}");
+    assert!(!text.contains("SANDBOX_DENIED"), "{text}");
+    let (code, text) = lab.agent_runs("npx shellgate-test-no-such-tool");
+    assert_eq!(code, 217, "{text}");
+    assert!(
+        text.contains("registry.npmjs.org:443") && text.contains("\"writable\":[\"~/.npm\"]"),
+        "the refusal does not offer the fetch's grant: {text}"
+    );
+}
+
 /// An ssh agent the test starts, with one key added; ended with the test.
 struct Agent {
     child: std::process::Child,
