@@ -311,7 +311,7 @@ pub const FAILURE_NOT_A_VERDICT: &str = "This is a failure, not a judgment of th
 or ask the user. Do not try to run the same effect another way.";
 
 /// The instruction that follows a sandbox denial: what to ask for, not how to get around it.
-pub const ASK_FOR_THE_GRANT: &str = "It was the sandbox, not a judgment of the command: ask the user to approve running it again with the missing grant above. Do not try to reach the same address or path another way.";
+pub const ASK_FOR_THE_GRANT: &str = "It was the sandbox, not a judgment of the command: ask the user to approve running it again with the missing grant above, or, where it says none can be granted, to run it themselves. Do not try to reach the same address or path another way.";
 
 /// The plain instruction that follows a refusal with this code.
 pub fn instruction(code: Code) -> &'static str {

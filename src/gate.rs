@@ -467,7 +467,7 @@ fn pushes_outside(mut decision: Decision, ctx: &Context, req: &LineRequest) -> D
     }
     let Ok(spec) = crate::sandbox::grant_spec(
         &decision.grant,
-        &line_dir(&decision.commands, &ctx.cwd),
+        &line_dir(&decision.commands, &ctx.cwd, &ctx.config.sandbox),
         req.workspace,
         &ctx.config.sandbox,
     ) else {
@@ -776,7 +776,7 @@ fn person_grant(ctx: &Context, req: &LineRequest, decision: &Decision) -> (Grant
 /// the reviewer's read-only tools may look at.
 fn workspace_for(ctx: &Context, decision: &Decision, fixed: Option<&Path>) -> PathBuf {
     crate::sandbox::workspace_of(
-        &line_dir(&decision.commands, &ctx.cwd),
+        &line_dir(&decision.commands, &ctx.cwd, &ctx.config.sandbox),
         fixed,
         &ctx.config.sandbox,
     )
@@ -784,47 +784,70 @@ fn workspace_for(ctx: &Context, decision: &Decision, fixed: Option<&Path>) -> Pa
     .map_or_else(|| ctx.cwd.clone(), Path::to_path_buf)
 }
 
-/// The directory a line's workspace is derived from: the one its first command `cd`s into
-/// (`cd ~/proj && git commit`, typed from the home), else its working directory.
+/// The directory a line's workspace is derived from: where the `cd`s it starts with take it
+/// (`cd ~/proj && git commit`, typed from the home), when that directory has a workspace; else
+/// its working directory.
 ///
 /// Why this widens nothing: the same `cd DIR` typed as a line of its own would have made `DIR`
 /// the working directory of the next line, and so `DIR`'s workspace that line's, decided by the
 /// same resolver ([`crate::sandbox::workspace_of`], which refuses the home, its dot directories
-/// and system trees whatever the directory). Only a `cd` that runs first, with one literal
-/// operand naming an existing directory, counts: anything else (`cd "$X"`, `cd -`, `CDPATH`, a
-/// `cd` after another command) keeps the working directory. A `cd` that then fails leaves the
-/// line in its working directory with `DIR`'s workspace writable — which a line of its own
-/// could have reached with that same `cd`.
-pub(crate) fn line_dir(commands: &[ParsedCommand], cwd: &Path) -> PathBuf {
-    let Some(first) = commands.first() else {
-        return cwd.to_path_buf();
-    };
-    let literal = first.program == "cd"
-        && first.via.is_empty()
-        && !first.args_dynamic
-        && !first.args_glob
-        && !first.calls_line_function
-        && std::env::var_os("CDPATH").is_none_or(|v| v.is_empty());
-    let operands: Vec<&str> = first
+/// and system trees whatever the directory). Only `cd`s that run first, each with one literal
+/// operand naming an existing directory, count: anything else (`cd "$X"`, `cd -`, a set
+/// `CDPATH`, a `cd` after another command) keeps the working directory. A `cd` that then fails
+/// leaves the line in its working directory with `DIR`'s workspace writable — which a line of
+/// its own could have reached with that same `cd`.
+pub(crate) fn line_dir(
+    commands: &[ParsedCommand],
+    cwd: &Path,
+    settings: &crate::config::SandboxSettings,
+) -> PathBuf {
+    match entered_dir(commands, cwd) {
+        Some(dir)
+            if crate::sandbox::workspace_of(&dir, None, settings)
+                .root()
+                .is_some() =>
+        {
+            dir
+        }
+        _ => cwd.to_path_buf(),
+    }
+}
+
+/// Where the literal `cd`s a line starts with take it (`cd ~ && cd proj`: `~/proj`), if any.
+fn entered_dir(commands: &[ParsedCommand], cwd: &Path) -> Option<PathBuf> {
+    if std::env::var_os("CDPATH").is_some_and(|v| !v.is_empty()) {
+        return None;
+    }
+    let mut dir: Option<PathBuf> = None;
+    for operand in commands.iter().map_while(cd_operand) {
+        let base = dir.as_deref().unwrap_or(cwd);
+        let path = match operand {
+            "~" => crate::paths::home_relative("~/")?,
+            _ if operand.starts_with("~/") => crate::paths::home_relative(operand)?,
+            _ => base.join(operand),
+        };
+        dir = Some(std::fs::canonicalize(path).ok().filter(|p| p.is_dir())?);
+    }
+    dir
+}
+
+/// The one literal directory a `cd` command names (`cd DIR`, `cd -- DIR`).
+fn cd_operand(command: &ParsedCommand) -> Option<&str> {
+    let literal = command.program == "cd"
+        && command.via.is_empty()
+        && !command.args_dynamic
+        && !command.args_glob
+        && !command.calls_line_function;
+    let operands: Vec<&str> = command
         .argv
         .iter()
         .map(String::as_str)
         .skip_while(|w| *w == "--")
         .collect();
-    let target = match operands.as_slice() {
-        [dir] if literal && !dir.starts_with('-') && !dir.is_empty() => *dir,
-        _ => return cwd.to_path_buf(),
-    };
-    let path = if target == "~" {
-        crate::paths::home_relative("~/")
-    } else if target.starts_with("~/") {
-        crate::paths::home_relative(target)
-    } else {
-        Some(cwd.join(target))
-    };
-    path.and_then(|p| std::fs::canonicalize(p).ok())
-        .filter(|p| p.is_dir())
-        .unwrap_or_else(|| cwd.to_path_buf())
+    match operands.as_slice() {
+        [dir] if literal && !dir.starts_with('-') && !dir.is_empty() => Some(dir),
+        _ => None,
+    }
 }
 
 /// The reviewer judges the line; its outcome maps 1:1 to what happens.
@@ -1364,7 +1387,7 @@ fn spawn_and_wait(
     }
     let mut spec = crate::sandbox::grant_spec(
         grant,
-        &line_dir(&decision.commands, &ctx.cwd),
+        &line_dir(&decision.commands, &ctx.cwd, &ctx.config.sandbox),
         req.workspace,
         &ctx.config.sandbox,
     )?;

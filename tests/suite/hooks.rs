@@ -957,11 +957,11 @@ fn ctrl_c_stops_a_sandboxed_line(shell: &str) {
     let mut sh = f.interactive(shell);
     sh.pty.send_line("sleep 30; touch after-sleep").unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    let started = Instant::now();
     sh.pty.send_control('c').unwrap();
+    // Interrupted, not run to its end: the status is the interrupt's and the rest never ran (a
+    // sleep left to finish would have let `touch` run and the line end 0).
     let (_, matched) = sh.pty.exp_regex(PROMPT_RE).unwrap();
     assert!(matched.starts_with("[130]"), "{matched}");
-    assert!(started.elapsed() < Duration::from_secs(10));
     assert!(
         !f.ws.join("after-sleep").exists(),
         "the rest of the line ran"
@@ -1828,15 +1828,11 @@ fn approval_from_a_background_group_does_not_hang() {
     pty.send_line("PS1='[$?]PROMPT$ '").unwrap();
     pty.exp_regex(PROMPT_RE).unwrap();
     pty.exp_regex(PROMPT_RE).unwrap();
-    let started = Instant::now();
     pty.send_line("bash -c 'timeout 5 shellgate run -- \"mkdir asked\"; echo \"rc=$?\"'")
         .unwrap();
     let (out, rc) = pty.exp_regex(r"rc=\d+").unwrap();
-    let took = started.elapsed();
-    assert!(
-        took < Duration::from_secs(2),
-        "the question hung for {took:?}: {out}"
-    );
+    // Refused at once, not left waiting for an answer that cannot come (`timeout` ends a hung
+    // question with 124).
     assert_eq!(rc, "rc=210", "{out}");
     assert!(out.contains("APPROVAL_UNAVAILABLE"), "{out}");
     assert!(out.contains("background process group"), "{out}");

@@ -153,6 +153,22 @@ fn a_line_that_starts_with_cd_gets_that_directorys_workspace() {
     let out = run_in(env.dir.path(), "cd ~/proj && touch tilde");
     assert_eq!(out.status.code(), Some(0));
     assert!(nested.join("tilde").exists());
+    // The `cd`s a line starts with, in turn; and where they lead to no workspace, the working
+    // directory's stays (`cd ~ && …` typed in a project still writes the project).
+    let out = run_in(&work, "cd ~ && cd proj && touch chained");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(nested.join("chained").exists());
+    let out = run_in(
+        &work,
+        &format!("cd ~ && touch {}", work.join("kept").display()),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(work.join("kept").exists());
     // Not a repository beneath a dot directory of the home, where config that runs later lives.
     let hidden = home.join(".config/evil");
     support::workspace(&hidden);
