@@ -12,7 +12,7 @@
 # downloaded except crates by cargo. Where Rust's musl target and musl-gcc are installed
 # (rustup target add x86_64-unknown-linux-musl; apt-get install musl-tools), the binary is static
 # musl: a `run` line costs ~0.44 ms less in a VM (docs/sandbox.md, Figures); otherwise glibc.
-# A clean build takes ~2 minutes on 2 cores (cargo shows its progress), --max-speed ~2.5.
+# A clean build takes 2-5 minutes on 2 cores (cargo shows its progress), --max-speed ~30 s more.
 set -euo pipefail
 
 prefix="${HOME}/.local"
