@@ -179,9 +179,14 @@ pub fn needs_network(c: &Command) -> Option<String> {
                         | "link"
                 )
             ) || (program == "pnpm" && first.is_none() && !prints_only(&words))
+                || (program == "npm"
+                    && matches!(first, Some("exec" | "x"))
+                    && runs_a_script(&words))
                 || (first == Some("init") && runs_an_initializer(&words))
         }
-        // `npx` runs a project's own tool without the network ([`fetches_on_demand`]).
+        // `npx TOOL` runs a project's own tool without the network ([`fetches_on_demand`]); a
+        // script it is handed (`-c`) is not parsed here, so that one is still asked about.
+        "npx" => runs_a_script(&words),
         "pnpx" | "bunx" | "pipx" | "uvx" => !prints_only(&words),
         "yarn" => {
             first.is_none() && !prints_only(&words)
@@ -433,10 +438,19 @@ pub fn fetches_on_demand(c: &Command) -> bool {
     let words: Vec<&str> = c.argv.iter().map(String::as_str).collect();
     match c.program.as_str() {
         "cargo" => cargo_fetches_on_demand(&words),
-        "npx" => !prints_only(&words),
-        "npm" => matches!(first_word(&words), Some("exec" | "x")),
+        "npx" => !prints_only(&words) && !runs_a_script(&words),
+        "npm" => matches!(first_word(&words), Some("exec" | "x")) && !runs_a_script(&words),
         _ => false,
     }
+}
+
+/// `npx -c SCRIPT`, `npm exec --call=SCRIPT`: a shell script npm runs, which the parser does not
+/// look into; such a line is judged as a download, as before `npx` fetched on demand.
+fn runs_a_script(words: &[&str]) -> bool {
+    words
+        .iter()
+        .take_while(|w| **w != "--")
+        .any(|w| matches!(*w, "-c" | "--call") || w.starts_with("--call="))
 }
 
 fn cargo_fetches_on_demand(words: &[&str]) -> bool {
@@ -532,6 +546,9 @@ mod tests {
             "dig example.invalid",
             "yarn",
             "pnpx create-react-app x",
+            "npx -c 'rm -rf src'",
+            "npx --yes --call='eslint .'",
+            "npm exec -c 'git reset --hard'",
             "npm init vite",
             "npm init -y @scope/app",
             "git push backup main",
@@ -559,6 +576,7 @@ mod tests {
             "npm init -y",
             "npm init --yes",
             "pnpm init",
+            "npx prettier -- -c x",
             "git push /srv/backup.git main",
             "git push ../backup.git",
             "git clone /srv/repo.git copy",
@@ -610,6 +628,8 @@ mod tests {
             "npm install",
             "npx --version",
             "pnpx create-react-app x",
+            "npx -c 'rm -rf src'",
+            "npm exec --call='git reset --hard'",
         ] {
             assert!(!on_demand(line), "{line}");
         }
