@@ -1302,19 +1302,10 @@ fn granted_sockets(grant: &Grant, env: &[(OsString, OsString)]) -> Vec<PathBuf> 
         .collect()
 }
 
-/// A command that fetches on demand runs first without the network: its fetch can only fail, so
-/// it should fail at once rather than retry (cargo waits ≈ 10 s over its retries before it gives
-/// up on a name it cannot look up, npm over a minute), and the person is asked sooner. npm also
-/// looks up its own newest version and writes a log into its cache on every run: off for this
-/// run, so that a project tool's own failure (`npx tsc` finding type errors) is not taken for a
-/// fetch.
+/// A command that fetches on demand runs first without the network, told to fail a fetch at once
+/// ([`policy::network::FAIL_FETCHES_AT_ONCE`]).
 fn fail_fetches_at_once(env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>) {
-    const SETTINGS: [(&str, &str); 4] = [
-        ("CARGO_NET_RETRY", "0"),
-        ("npm_config_fetch_retries", "0"),
-        ("npm_config_update_notifier", "false"),
-        ("npm_config_logs_max", "0"),
-    ];
+    use policy::network::FAIL_FETCHES_AT_ONCE as SETTINGS;
     env.retain(|(key, _)| !SETTINGS.iter().any(|(name, _)| key == name));
     env.extend(SETTINGS.iter().map(|(k, v)| ((*k).into(), (*v).into())));
 }

@@ -466,6 +466,41 @@ fn zsh_a_granted_hosts_proxy_stays_in_its_line() {
     a_granted_hosts_proxy_stays_in_its_line("zsh");
 }
 
+/// A build that fetches on demand runs told to fail a fetch at once (`CARGO_NET_RETRY=0` and
+/// npm's settings); those are the line's, never offered back to the person's shell — `cargo
+/// build` typed in a hooked shell asked "apply to this shell?" every time. A value the person
+/// set themselves goes in and stays theirs.
+fn a_builds_fetch_settings_stay_in_its_line(shell: &str) {
+    let f = Fixture::new();
+    support::write_executable(
+        &f.bin.join("cargo"),
+        "#!/bin/sh\necho \"built retries=$CARGO_NET_RETRY\"\n",
+    );
+    let mut sh = f.interactive(shell);
+    let out = sh.line("cargo build");
+    assert!(out.contains("built retries=0"), "{out}");
+    assert!(!out.contains("apply to this shell"), "{out}");
+    let out = sh.line("echo \"[${CARGO_NET_RETRY-}${npm_config_fetch_retries-}]\"");
+    assert!(out.contains("[]"), "the build's settings came back: {out}");
+    sh.line("export CARGO_NET_RETRY=7");
+    let out = sh.line("cargo build");
+    assert!(out.contains("built retries=7"), "{out}");
+    assert!(!out.contains("apply to this shell"), "{out}");
+    let out = sh.line("echo \"[${CARGO_NET_RETRY-}]\"");
+    assert!(out.contains("[7]"), "{out}");
+}
+
+#[test]
+fn bash_a_builds_fetch_settings_stay_in_its_line() {
+    a_builds_fetch_settings_stay_in_its_line("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_a_builds_fetch_settings_stay_in_its_line() {
+    a_builds_fetch_settings_stay_in_its_line("zsh");
+}
+
 /// A push into a repository in the home that `origin` names: asked once, before it runs, with
 /// that repository (not the network) in the question, and then pushed — also through a pipeline
 /// that hides git's status; with `-u`, whose upstream goes into the workspace's own git config,

@@ -344,6 +344,7 @@ pub fn changes(dialect: Dialect, before: &State, after: &State) -> Vec<Change> {
         match before.vars.get(name) {
             Some(old) if !var_differs(old, var) => {}
             Some(old) if skipped_on_input(dialect, name, old) => {}
+            _ if set_by_the_gate(name, var) => {}
             _ => out.push(Change::Var(name.clone(), var.clone())),
         }
     }
@@ -395,6 +396,15 @@ pub fn changes(dialect: Dialect, before: &State, after: &State) -> Vec<Change> {
         out.push(Change::Umask(umask.clone()));
     }
     out
+}
+
+/// A variable with the value the gate gave a line that fetches on demand
+/// ([`crate::policy::network::FAIL_FETCHES_AT_ONCE`]): the line's, not the person's (a person's own
+/// value of it went in with the input and came back unchanged).
+fn set_by_the_gate(name: &str, var: &Var) -> bool {
+    crate::policy::network::FAIL_FETCHES_AT_ONCE
+        .iter()
+        .any(|(n, v)| *n == name && var.value == Value::Scalar((*v).to_owned()))
 }
 
 /// zsh prints a function's body re-indented, and an autoload stub differently from the function
