@@ -447,15 +447,16 @@ pub fn fetches_on_demand(c: &Command) -> bool {
 /// What a line with commands that fetch on demand is told in its first run, without the network:
 /// its fetch can only fail, so it should fail at once rather than retry (cargo waits ≈ 10 s over
 /// its retries before it gives up on a name it cannot look up, npm over a minute), and the person
-/// is asked sooner. npm also looks up its own newest version and writes a log into its cache on
-/// every run: off for that run, so that a project tool's own failure (`npx tsc` finding type
-/// errors) is not taken for a fetch. Set by the gate; a person's shell never takes them back
+/// is asked sooner. npm also looks up its own newest version, and writes a log into its cache and
+/// removes old ones on every run: the lookup is off for that run and the log goes to `/dev/null`
+/// (where npm gives up on it without a word; `logs-max=0` would still remove the old logs), so
+/// that a project tool's own failure (`npx tsc` finding type errors) is not taken for a fetch. Set by the gate; a person's shell never takes them back
 /// (`shell::state::changes`).
 pub const FAIL_FETCHES_AT_ONCE: [(&str, &str); 4] = [
     ("CARGO_NET_RETRY", "0"),
     ("npm_config_fetch_retries", "0"),
     ("npm_config_update_notifier", "false"),
-    ("npm_config_logs_max", "0"),
+    ("npm_config_logs_dir", "/dev/null"),
 ];
 
 /// `npx -c SCRIPT`, `npm exec --call=SCRIPT`: a shell script npm runs, which the parser does not

@@ -474,6 +474,10 @@ fn npx_runs_the_projects_own_tool_unasked_and_asks_only_to_fetch() {
     assert_eq!(code, 0, "{text}");
     // Told not to retry a fetch (npm retrying a lookup it cannot make takes over a minute).
     assert!(text.contains("project tool a b retries=0"), "{text}");
+    // npm removes logs beyond its limit on every run: old ones in the cache change nothing.
+    let logs = lab.user.home.join(".npm/_logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::write(logs.join("2026-01-01T00_00_00_000Z-debug-0.log"), "old\n").unwrap();
     let (code, text) = lab.agent_runs("npx typecheck");
     assert_eq!(code, 2, "the tool's own failure is its own: {text}");
     assert!(!text.contains("SANDBOX_DENIED"), "{text}");
