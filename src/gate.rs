@@ -467,7 +467,8 @@ fn pushes_outside(mut decision: Decision, ctx: &Context, req: &LineRequest) -> D
     }
     let Ok(spec) = crate::sandbox::grant_spec(
         &decision.grant,
-        &line_dir(&decision.commands, &ctx.cwd, &ctx.config.sandbox),
+        &ctx.cwd,
+        entered_dir(&decision.commands, &ctx.cwd).as_deref(),
         req.workspace,
         &ctx.config.sandbox,
     ) else {
@@ -774,47 +775,33 @@ fn person_grant(ctx: &Context, req: &LineRequest, decision: &Decision) -> (Grant
 
 /// The workspace of a line (the one resolver), or its working directory when it has none: what
 /// the reviewer's read-only tools may look at.
-fn workspace_for(ctx: &Context, decision: &Decision, fixed: Option<&Path>) -> PathBuf {
-    crate::sandbox::workspace_of(
-        &line_dir(&decision.commands, &ctx.cwd, &ctx.config.sandbox),
-        fixed,
-        &ctx.config.sandbox,
-    )
-    .root()
-    .map_or_else(|| ctx.cwd.clone(), Path::to_path_buf)
+pub(crate) fn workspace_for(
+    commands: &[ParsedCommand],
+    cwd: &Path,
+    fixed: Option<&Path>,
+    settings: &crate::config::SandboxSettings,
+) -> PathBuf {
+    let entered = entered_dir(commands, cwd);
+    crate::sandbox::line_workspace(cwd, entered.as_deref(), fixed, settings)
+        .0
+        .root()
+        .map_or_else(|| cwd.to_path_buf(), Path::to_path_buf)
 }
 
-/// The directory a line's workspace is derived from: where the `cd`s it starts with take it
-/// (`cd ~/proj && git commit`, typed from the home), when that directory has a workspace; else
-/// its working directory.
+/// Where the literal `cd`s a line starts with take it (`cd ~/proj && git commit`, typed from the
+/// home; `cd ~ && cd proj`), canonical, if anywhere: the sandbox takes the workspace found there,
+/// if one is, instead of the working directory's ([`crate::sandbox::line_workspace`]).
 ///
 /// Why this widens nothing: the same `cd DIR` typed as a line of its own would have made `DIR`
 /// the working directory of the next line, and so `DIR`'s workspace that line's, decided by the
-/// same resolver ([`crate::sandbox::workspace_of`], which refuses the home, its dot directories
-/// and system trees whatever the directory). Only `cd`s that run first, each with one literal
-/// operand naming an existing directory, count: anything else (`cd "$X"`, `cd -`, a set
-/// `CDPATH`, a `cd` after another command) keeps the working directory. A `cd` that then fails
-/// leaves the line in its working directory with `DIR`'s workspace writable — which a line of
-/// its own could have reached with that same `cd`.
-pub(crate) fn line_dir(
-    commands: &[ParsedCommand],
-    cwd: &Path,
-    settings: &crate::config::SandboxSettings,
-) -> PathBuf {
-    match entered_dir(commands, cwd) {
-        Some(dir)
-            if crate::sandbox::workspace_of(&dir, None, settings)
-                .root()
-                .is_some() =>
-        {
-            dir
-        }
-        _ => cwd.to_path_buf(),
-    }
-}
-
-/// Where the literal `cd`s a line starts with take it (`cd ~ && cd proj`: `~/proj`), if any.
-fn entered_dir(commands: &[ParsedCommand], cwd: &Path) -> Option<PathBuf> {
+/// same resolver (which refuses the home, its dot directories and system trees whatever the
+/// directory). Only `cd`s that run first, each with one literal operand naming an existing
+/// directory, count: anything else (`cd "$X"`, `cd -`, a `cd` after another command, an
+/// exported `CDPATH`) keeps the working directory. A `CDPATH` the person's shell did not export
+/// is not seen here: such a `cd` may land elsewhere than this says, which only makes its line
+/// fail in the sandbox (and ask); and a `cd` that fails leaves the line in its working directory
+/// with `DIR`'s workspace writable — either way a workspace a line of its own could have reached.
+pub(crate) fn entered_dir(commands: &[ParsedCommand], cwd: &Path) -> Option<PathBuf> {
     if std::env::var_os("CDPATH").is_some_and(|v| !v.is_empty()) {
         return None;
     }
@@ -865,7 +852,12 @@ fn review_line(
             decision.reason.clone(),
         ));
     };
-    let workspace = workspace_for(ctx, decision, req.workspace);
+    let workspace = workspace_for(
+        &decision.commands,
+        &ctx.cwd,
+        req.workspace,
+        &ctx.config.sandbox,
+    );
     let cache_dir = ctx.paths.as_ref().map(review::cache_dir);
     let review_request = ReviewRequest::new(line, &ctx.cwd, decision, config, &ctx.state, request)
         .with_workspace(&workspace)
@@ -1378,7 +1370,8 @@ fn spawn_and_wait(
     }
     let mut spec = crate::sandbox::grant_spec(
         grant,
-        &line_dir(&decision.commands, &ctx.cwd, &ctx.config.sandbox),
+        &ctx.cwd,
+        entered_dir(&decision.commands, &ctx.cwd).as_deref(),
         req.workspace,
         &ctx.config.sandbox,
     )?;

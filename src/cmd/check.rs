@@ -143,10 +143,7 @@ fn reviewed(
     };
     let request_id = RequestId::new_random();
     let cache_dir = review::cache_dir(&paths);
-    let anchor = crate::gate::line_dir(&decision.commands, cwd, &ctx.config.sandbox);
-    let workspace = crate::sandbox::workspace_of(&anchor, None, &ctx.config.sandbox)
-        .root()
-        .map_or_else(|| cwd.to_path_buf(), Path::to_path_buf);
+    let workspace = crate::gate::workspace_for(&decision.commands, cwd, None, &ctx.config.sandbox);
     let review_request = ReviewRequest::new(
         line.as_str(),
         cwd,

@@ -212,7 +212,14 @@ fn workspace_report() -> WorkspaceReport {
         crate::policy::environment::withhold(std::env::vars_os().collect(), &settings.pass_env)
             .withheld;
     let passed_env = settings.pass_env.clone();
-    let spec = sandbox::line_spec(SandboxPolicy::WorkspaceWrite, &cwd, None, &settings, false);
+    let spec = sandbox::line_spec(
+        SandboxPolicy::WorkspaceWrite,
+        &cwd,
+        None,
+        None,
+        &settings,
+        false,
+    );
     let spec = match spec {
         Ok(spec) => spec,
         Err(error) => {

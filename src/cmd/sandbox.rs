@@ -114,8 +114,10 @@ fn spec(args: &Args) -> Result<Spec> {
     let cwd = crate::session::working_dir(None);
     let config = crate::config::load_for(&cwd)?;
     let mut spec = match &args.workspace {
-        Some(dir) => sandbox::line_spec(policy, &cwd, Some(dir), &config.sandbox, args.network)?,
-        None => sandbox::line_spec(policy, &cwd, None, &config.sandbox, args.network)?,
+        Some(dir) => {
+            sandbox::line_spec(policy, &cwd, None, Some(dir), &config.sandbox, args.network)?
+        }
+        None => sandbox::line_spec(policy, &cwd, None, None, &config.sandbox, args.network)?,
     };
     if args.workspace.is_some()
         && spec.workspace.is_none()

@@ -819,7 +819,11 @@ fn check_workspace_identity(spec: &Spec, layers: &[(Layer, OwnedFd, Target)]) ->
 /// beneath it (no `..`, no symlinks) must be the very directory named (this process's own when
 /// it is the working directory). A directory renamed or swapped between finding the git
 /// top-level and opening it fails here instead of becoming writable.
-fn check_anchor_inside(spec: &Spec, layers: &[(Layer, OwnedFd, Target)], cwd: &Path) -> Result<()> {
+fn check_anchor_inside(
+    spec: &Spec,
+    layers: &[(Layer, OwnedFd, Target)],
+    anchor: &Path,
+) -> Result<()> {
     let Some(workspace) = &spec.workspace else {
         return Ok(());
     };
@@ -829,7 +833,7 @@ fn check_anchor_inside(spec: &Spec, layers: &[(Layer, OwnedFd, Target)], cwd: &P
             format!(
                 "the directory {} is no longer inside the workspace {} (something was \
                  renamed or swapped while the sandbox was prepared); nothing ran",
-                cwd.display(),
+                anchor.display(),
                 workspace.display()
             ),
         )
@@ -846,12 +850,12 @@ fn check_anchor_inside(spec: &Spec, layers: &[(Layer, OwnedFd, Target)], cwd: &P
             &own
         }
     };
-    let relative = cwd.strip_prefix(workspace).map_err(|_| moved())?;
+    let relative = anchor.strip_prefix(workspace).map_err(|_| moved())?;
     let beneath = sys::open_beneath(fd.as_fd(), relative).map_err(|_| moved())?;
-    let here = if std::env::current_dir().is_ok_and(|d| d == cwd) {
+    let here = if std::env::current_dir().is_ok_and(|d| d == anchor) {
         std::fs::File::open(".").and_then(|f| sys::fstat(f.as_fd()))
     } else {
-        sys::open_path_no_symlinks(cwd).and_then(|f| sys::fstat(f.as_fd()))
+        sys::open_path_no_symlinks(anchor).and_then(|f| sys::fstat(f.as_fd()))
     }
     .map_err(|_| moved())?;
     let inside = sys::fstat(beneath.as_fd()).map_err(|_| moved())?;

@@ -69,6 +69,19 @@ pub fn preview(spec: &Spec) -> Result<Plan> {
 /// The workspace of a line in `cwd`: the one resolver, with the homes, configured projects and
 /// shellgate's own directories of this machine. `fixed` is a caller's anchor (`wrap`).
 pub fn workspace_of(cwd: &Path, fixed: Option<&Path>, settings: &SandboxSettings) -> Workspace {
+    line_workspace(cwd, None, fixed, settings).0
+}
+
+/// The workspace of a line in `cwd` whose first commands `cd` into `entered` (canonical; see
+/// `gate::entered_dir`): `entered`'s when one is found there, else `cwd`'s — the one resolver,
+/// this machine's anchors read once. With the canonical directory it was derived from (which
+/// the sandbox checks again, see [`Spec::anchor`]).
+pub fn line_workspace(
+    cwd: &Path,
+    entered: Option<&Path>,
+    fixed: Option<&Path>,
+    settings: &SandboxSettings,
+) -> (Workspace, PathBuf) {
     let (homes, own) = HomeEnv::from_env()
         .map(|env| (env.homes, env.own_dirs))
         .unwrap_or_default();
@@ -77,21 +90,25 @@ pub fn workspace_of(cwd: &Path, fixed: Option<&Path>, settings: &SandboxSettings
         .iter()
         .filter_map(|d| std::fs::canonicalize(d).ok())
         .collect();
+    let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
     let fixed = match fixed.map(|f| policy::open_dir(f, "workspace")) {
         Some(Ok((path, _))) => Some(path),
-        Some(Err(e)) => return Workspace::None { reason: e.reason },
+        Some(Err(e)) => return (Workspace::None { reason: e.reason }, cwd),
         None => None,
     };
-    let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
-    workspace::resolve(
-        &cwd,
-        &Anchors {
-            fixed: fixed.as_deref(),
-            homes: &homes,
-            projects: &projects,
-            own_dirs: &own,
-        },
-    )
+    let anchors = Anchors {
+        fixed: fixed.as_deref(),
+        homes: &homes,
+        projects: &projects,
+        own_dirs: &own,
+    };
+    if let Some(dir) = entered {
+        let found = workspace::resolve(dir, &anchors);
+        if found.root().is_some() {
+            return (found, dir.to_path_buf());
+        }
+    }
+    (workspace::resolve(&cwd, &anchors), cwd)
 }
 
 /// The credential stores to hide on this machine, with the configuration's additions and
@@ -101,12 +118,14 @@ pub fn hidden_paths(settings: &SandboxSettings) -> Vec<PathBuf> {
     credentials::hidden_paths(&homes, &settings.hide, &settings.unhide)
 }
 
-/// The spec of a line allowed with `grant`: its policy in the workspace of `cwd` (or `fixed`), the
-/// configuration's writable roots and the grant's (`~/` is the home; a missing one is not created),
-/// its network (on, or TCP to its ports), the ports it listens on, credential stores hidden.
+/// The spec of a line allowed with `grant`: its policy in its workspace (see [`line_workspace`]),
+/// the configuration's writable roots and the grant's (`~/` is the home; a missing one is not
+/// created), its network (on, or TCP to its ports), the ports it listens on, credential stores
+/// hidden.
 pub fn grant_spec(
     grant: &crate::policy::grant::Grant,
     cwd: &Path,
+    entered: Option<&Path>,
     fixed: Option<&Path>,
     settings: &SandboxSettings,
 ) -> Result<Spec> {
@@ -114,6 +133,7 @@ pub fn grant_spec(
     let mut spec = line_spec(
         grant.sandbox,
         cwd,
+        entered,
         fixed,
         settings,
         grant.network == Network::On,
@@ -227,22 +247,22 @@ fn grantable(dir: &Path, env: &HomeEnv) -> Option<String> {
     Some(format!("~/{}", below.display()))
 }
 
-/// The spec of a line: `policy` in the workspace of `cwd` (or `fixed`), the configuration's extra
-/// writable roots, network as given, credential stores hidden.
+/// The spec of a line: `policy` in its workspace (see [`line_workspace`]), the configuration's
+/// extra writable roots, network as given, credential stores hidden.
 pub fn line_spec(
     policy: SandboxPolicy,
     cwd: &Path,
+    entered: Option<&Path>,
     fixed: Option<&Path>,
     settings: &SandboxSettings,
     network: bool,
 ) -> Result<Spec> {
-    let workspace = workspace_of(cwd, fixed, settings);
+    let (workspace, derived_from) = line_workspace(cwd, entered, fixed, settings);
     let mut spec = match &workspace {
         Workspace::Writable { root, source } => {
             let mut spec = Spec::new(policy, Some(root))?;
             if *source != workspace::Source::Fixed {
-                spec.anchor =
-                    Some(std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf()));
+                spec.anchor = Some(derived_from);
             }
             spec
         }

@@ -164,7 +164,7 @@ pub struct Spec {
     #[serde(skip)]
     pub workspace_id: Option<DirId>,
     /// The directory the workspace was derived from when the caller did not fix it (canonical:
-    /// the working directory, or where the line's first `cd` goes, see `gate::line_dir`). It must
+    /// the working directory, or where the line's first `cd`s go, see `gate::entered_dir`). It must
     /// lie inside the workspace when the sandbox is built: a directory swapped in between the two
     /// lookups would otherwise choose what is writable.
     #[serde(skip)]
