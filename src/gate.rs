@@ -984,32 +984,32 @@ fn execute(
     line: &str,
 ) -> Outcome {
     match spawn_and_wait(ctx, req, side, decision, grant, request, line) {
-        Ok(ran)
-            if ran.status.success() || !any_refusal_matters(&ran.denials, &decision.on_demand) =>
-        {
-            Outcome::Ran(ran.status)
+        Ok(mut ran) => {
+            forget_cache_creation(&mut ran.denials, &decision.on_demand);
+            if ran.status.success() || ran.denials.is_empty() {
+                Outcome::Ran(ran.status)
+            } else {
+                escalate(ctx, req, side, decision, grant, request, line, &ran)
+            }
         }
-        Ok(ran) => escalate(ctx, req, side, decision, grant, request, line, &ran),
         Err(e) => Outcome::Refused(e),
     }
 }
 
-/// Whether anything the sandbox refused a failed line can explain its failure: anything but the
-/// creation of a cache directory that a fetch on demand fills (npm makes `~/.npm` on every run
-/// and goes on without it; its fetch writes inside it, which counts). Otherwise the failure is the
-/// line's own (`npx tsc` finding type errors) and keeps its status.
-fn any_refusal_matters(denials: &[crate::sandbox::Denial], on_demand: &Needs) -> bool {
+/// Drops the refused creation of a cache directory that a fetch on demand fills: npm makes
+/// `~/.npm` on every run and goes on without it, so it explains no failure (`npx tsc` finding
+/// type errors keeps its own status) and is no sign of a fetch; a write *inside* the cache is
+/// both, and stays.
+fn forget_cache_creation(denials: &mut Vec<crate::sandbox::Denial>, on_demand: &Needs) {
     let caches: Vec<PathBuf> = on_demand
         .writable
         .iter()
         .filter_map(|d| crate::paths::home_relative(d))
         .collect();
-    denials.iter().any(|d| match d {
-        crate::sandbox::Denial::Write { path, operation } => {
-            !(*operation == crate::sandbox::CREATING_A_DIRECTORY && caches.contains(path))
-        }
-        _ => true,
-    })
+    denials.retain(|d| {
+        !matches!(d, crate::sandbox::Denial::Write { path, operation }
+            if *operation == crate::sandbox::CREATING_A_DIRECTORY && caches.contains(path))
+    });
 }
 
 /// How a line that ran ended, and what the sandbox refused it meanwhile.
@@ -1202,7 +1202,7 @@ fn outside_once(
 /// (the whole network for what has no port: a UDP socket, an unreadable address), the ports it
 /// listened on (loopback), the directories it wrote to where a grant can reach. A line whose
 /// builds fetch on demand (`on_demand`, see [`policy::needs::on_demand`]) and that was refused
-/// a connection, a name lookup or a write inside a cache such a fetch fills gets that fetch's grant
+/// a connection, a name lookup or a write into a cache such a fetch fills gets that fetch's grant
 /// instead of the whole network for its lookup. `None` when none of it can be granted.
 fn missing_grant(denials: &[crate::sandbox::Denial], on_demand: &Needs) -> Option<Needs> {
     use crate::sandbox::Denial;
@@ -1219,8 +1219,7 @@ fn missing_grant(denials: &[crate::sandbox::Denial], on_demand: &Needs) -> Optio
             | Denial::Host { .. }
             | Denial::ConnectElsewhere
             | Denial::Udp => true,
-            // Inside a cache, not the cache itself: npm creates `~/.npm` on every run.
-            Denial::Write { path, .. } => caches.iter().any(|c| path.starts_with(c) && path != c),
+            Denial::Write { path, .. } => caches.iter().any(|c| path.starts_with(c)),
             Denial::Listen { .. }
             | Denial::UnixSocket { .. }
             | Denial::SecondName { .. }
