@@ -19,12 +19,12 @@ const MAX_CONFIG_BYTES: u64 = 1 << 20;
 /// otherwise, or when there is no repository or its config cannot be read.
 pub fn remotes_for_line(line: &[u8], cwd: &Path) -> Option<Remotes> {
     let names = |word: &[u8]| line.windows(word.len()).any(|w| w == word);
-    // Only a line that may connect to a remote (`policy::remotes::CONNECTING`) reads anything:
-    // `git status`, typed or sent many times a session, pays nothing.
+    // Only a line that may connect to a remote reads anything: `git status`, typed or sent many
+    // times a session, pays nothing.
     if !names(b"git")
-        || ![&b"push"[..], b"pull", b"fetch", b"ls-remote"]
+        || !crate::policy::remotes::CONNECTING
             .iter()
-            .any(|w| names(w))
+            .any(|w| names(w.as_bytes()))
     {
         return None;
     }

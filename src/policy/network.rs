@@ -450,8 +450,8 @@ pub fn fetches_on_demand(c: &Command) -> bool {
 /// is asked sooner. npm also looks up its own newest version, and writes a log into its cache and
 /// removes old ones on every run: the lookup is off for that run and the log goes to `/dev/null`
 /// (where npm gives up on it without a word; `logs-max=0` would still remove the old logs), so
-/// that a project tool's own failure (`npx tsc` finding type errors) is not taken for a fetch. Set by the gate; a person's shell never takes them back
-/// (`shell::state::changes`).
+/// that a project tool's own failure (`npx tsc` finding type errors) is not taken for a fetch.
+/// Set by the gate; a person's shell never takes them back (`shell::state::changes`).
 pub const FAIL_FETCHES_AT_ONCE: [(&str, &str); 4] = [
     ("CARGO_NET_RETRY", "0"),
     ("npm_config_fetch_retries", "0"),

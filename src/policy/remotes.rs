@@ -111,7 +111,7 @@ fn config_value(value: &str) -> String {
 }
 
 /// git's subcommands that connect to a remote named on the line, or to the default one.
-const CONNECTING: [&str; 4] = ["fetch", "pull", "push", "ls-remote"];
+pub(crate) const CONNECTING: [&str; 4] = ["fetch", "pull", "push", "ls-remote"];
 
 /// Options of those subcommands whose value is the next word: with one of them the remote's place
 /// among the words is not sure, and the line is left as written.

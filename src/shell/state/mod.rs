@@ -404,7 +404,7 @@ pub fn changes(dialect: Dialect, before: &State, after: &State) -> Vec<Change> {
 fn set_by_the_gate(name: &str, var: &Var) -> bool {
     crate::policy::network::FAIL_FETCHES_AT_ONCE
         .iter()
-        .any(|(n, v)| *n == name && var.value == Value::Scalar((*v).to_owned()))
+        .any(|(n, v)| *n == name && matches!(&var.value, Value::Scalar(s) if s == v))
 }
 
 /// zsh prints a function's body re-indented, and an autoload stub differently from the function
