@@ -127,67 +127,81 @@ fn the_line_runs_in_the_sandbox() {
 fn a_line_that_starts_with_cd_gets_that_directorys_workspace() {
     let env = Env::new();
     let home = env.dir.path().join("home");
-    let run_in = |cwd: &std::path::Path, line: &str| {
-        let mut c = env.shellgate();
-        c.current_dir(cwd)
-            .args(["run", "--", line])
-            .env("SHELLGATE_SESSION", "run-tests")
-            .stdin(Stdio::null());
-        c.output().unwrap()
-    };
     let work = env.work();
-    let out = run_in(&home, &format!("cd {} && touch made", work.display()));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(work.join("made").exists());
-    // Relative to the working directory, and through `~/`.
     let nested = home.join("proj");
     support::workspace(&nested);
-    let out = run_in(&home, "cd proj && touch relative");
-    assert_eq!(out.status.code(), Some(0));
-    assert!(nested.join("relative").exists());
-    let out = run_in(env.dir.path(), "cd ~/proj && touch tilde");
-    assert_eq!(out.status.code(), Some(0));
-    assert!(nested.join("tilde").exists());
-    // The `cd`s a line starts with, in turn; and where they lead to no workspace, the working
-    // directory's stays (`cd ~ && …` typed in a project still writes the project).
-    let out = run_in(&work, "cd ~ && cd proj && touch chained");
-    assert_eq!(out.status.code(), Some(0));
-    assert!(nested.join("chained").exists());
-    let out = run_in(
-        &work,
-        &format!("cd ~ && touch {}", work.join("kept").display()),
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(work.join("kept").exists());
-    // Not a repository beneath a dot directory of the home, where config that runs later lives.
     let hidden = home.join(".config/evil");
     support::workspace(&hidden);
-    let out = run_in(&home, "cd .config/evil && touch planted");
-    assert_ne!(out.status.code(), Some(0));
-    assert!(!hidden.join("planted").exists());
-    // A `cd` that is not the first command, or whose operand is known only at run time, keeps
-    // the working directory's (none here: the home is never a workspace).
-    let out = run_in(&home, "true && cd proj && touch second");
-    assert_ne!(out.status.code(), Some(0));
-    assert!(!nested.join("second").exists());
-    let mut c = env.shellgate();
-    c.current_dir(&home)
-        .args(["run", "--", "cd \"$D\" && touch dynamic"])
-        .env("SHELLGATE_SESSION", "run-tests")
-        .env("D", &nested)
-        .stdin(Stdio::null());
-    assert_ne!(c.output().unwrap().status.code(), Some(0));
-    assert!(!nested.join("dynamic").exists());
+    // (where it is typed, the line, the file it makes, whether it may make it)
+    let cases = [
+        (
+            &home,
+            format!("cd {} && touch made", work.display()),
+            work.join("made"),
+            true,
+        ),
+        // Relative to the working directory, and through `~/`.
+        (
+            &home,
+            "cd proj && touch relative".to_owned(),
+            nested.join("relative"),
+            true,
+        ),
+        (
+            &env.dir.path().to_path_buf(),
+            "cd ~/proj && touch tilde".to_owned(),
+            nested.join("tilde"),
+            true,
+        ),
+        // The `cd`s a line starts with, in turn; and where they lead to no workspace, the working
+        // directory's stays (`cd ~ && …` typed in a project still writes the project).
+        (
+            &work,
+            "cd ~ && cd proj && touch chained".to_owned(),
+            nested.join("chained"),
+            true,
+        ),
+        (
+            &work,
+            format!("cd ~ && touch {}", work.join("kept").display()),
+            work.join("kept"),
+            true,
+        ),
+        // Not a repository beneath a dot directory of the home, where config that runs later
+        // lives.
+        (
+            &home,
+            "cd .config/evil && touch planted".to_owned(),
+            hidden.join("planted"),
+            false,
+        ),
+        // A `cd` that is not the first command, or whose operand is known only at run time,
+        // keeps the working directory's (none here: the home is never a workspace).
+        (
+            &home,
+            "true && cd proj && touch second".to_owned(),
+            nested.join("second"),
+            false,
+        ),
+        (
+            &home,
+            "cd \"$D\" && touch dynamic".to_owned(),
+            nested.join("dynamic"),
+            false,
+        ),
+    ];
+    for (cwd, line, made, allowed) in cases {
+        let mut c = env.shellgate();
+        c.current_dir(cwd)
+            .args(["run", "--", &line])
+            .env("SHELLGATE_SESSION", "run-tests")
+            .env("D", &nested)
+            .stdin(Stdio::null());
+        let out = c.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code() == Some(0), allowed, "{line}: {stderr}");
+        assert_eq!(made.exists(), allowed, "{line}: {stderr}");
+    }
 }
 
 #[test]
