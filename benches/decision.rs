@@ -4,16 +4,17 @@
 //! `tests/corpus/dcg.jsonl` per iteration; throughput in lines), `adversarial` (4,000-character
 //! lines built to be slow: deep nesting, long lists, many words, quoting, here-documents).
 //! Goals: ≤ 5 µs median for typical lines, ≤ 200 µs for the worst 4,000-character line.
-//! Run: `cargo bench --bench decision`.
+//! Run: `cargo bench --bench decision`. A bench of the core crate (crates/core): it links nothing
+//! but the decision core, with the built-in rules and no config files.
 
 // A test or benchmark may panic on what it set up itself; the lints are for the product code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use shellgate::config::Config;
-use shellgate::mode::{SessionFacts, resolve};
-use shellgate::parse::ShellKind;
-use shellgate::policy::decide_bytes;
+use shellgate_core::mode::{Modes, SessionFacts, resolve};
+use shellgate_core::parse::ShellKind;
+use shellgate_core::policy::rules::builtin_rules;
+use shellgate_core::policy::{PolicyConfig, decide_bytes};
 use std::hint::black_box;
 
 const TYPICAL: [&str; 12] = [
@@ -74,26 +75,33 @@ fn adversarial() -> Vec<(&'static str, String)> {
     .collect()
 }
 
+/// The corpus, built in: a missing file is a build error, not an empty (and so meaninglessly
+/// fast) benchmark.
+const CORPUS: &str = include_str!("../tests/corpus/dcg.jsonl");
+
 fn corpus() -> Vec<String> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/dcg.jsonl");
-    // An unreadable corpus is an error, not an empty (and so meaninglessly fast) benchmark.
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("cannot read the corpus at {path}: {e}"));
-    text.lines()
+    CORPUS
+        .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter_map(|v| v["line"].as_str().map(str::to_owned))
         .collect()
 }
 
 fn bench(c: &mut Criterion) {
-    let config = Config::builtin();
-    let mode = resolve(Some("ask"), config.modes(), SessionFacts::default());
+    let rules = builtin_rules();
+    let policy = PolicyConfig {
+        rules: &rules,
+        reviewer_configured: false,
+        typed_by_a_person: false,
+        remotes: None,
+    };
+    let mode = resolve(Some("ask"), Modes::default(), SessionFacts::default());
     let decide = |line: &str| {
         decide_bytes(
             line.as_bytes(),
             ShellKind::Bash,
             "/work/project",
-            config.policy(),
+            policy,
             &mode,
         )
     };

@@ -185,6 +185,8 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::own_commands::OWN;
+    use std::collections::BTreeSet;
     use std::ffi::OsString;
 
     fn argv(words: &[&str]) -> Vec<OsString> {
@@ -284,5 +286,31 @@ mod tests {
             help.is_some_and(|text| text.contains("Decide a line, ask whoever must be asked")),
             "`run --help` shows the subcommand's own description"
         );
+    }
+
+    /// The own-commands table of the policy (`policy::own_commands::OWN`) names exactly what clap
+    /// takes: every subcommand and alias, once.
+    #[test]
+    fn the_table_is_the_command_lines_subcommands() {
+        let cli = Cli::command();
+        let mut clap: BTreeSet<String> = BTreeSet::new();
+        for sub in cli.get_subcommands() {
+            clap.insert(sub.get_name().to_owned());
+            clap.extend(sub.get_all_aliases().map(str::to_owned));
+        }
+        // clap adds `help` when the tree is built.
+        clap.insert("help".to_owned());
+        let table: Vec<&str> = OWN.iter().map(|own| own.name).collect();
+        let unique: BTreeSet<String> = table.iter().map(|n| (*n).to_owned()).collect();
+        assert_eq!(unique.len(), table.len(), "a name is in the table twice");
+        assert_eq!(unique, clap, "the table and clap's subcommands differ");
+    }
+
+    /// Every shell is in `ShellKind::ALL`: clap's list of the enum's values is the check.
+    #[test]
+    fn every_shell_is_in_the_list_of_shells() {
+        use crate::parse::ShellKind;
+        use clap::ValueEnum;
+        assert_eq!(ShellKind::value_variants(), ShellKind::ALL);
     }
 }

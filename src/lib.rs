@@ -1,8 +1,10 @@
 //! shellgate: stands between a shell command line and the kernel.
 //!
-//! The pure decision core (no I/O) is [`intake`] → [`parse`] → [`policy`], configured by [`config`] and
-//! [`mode`]. Around it sit the adapters: the sandbox (kernel), the audit log (files), the reviewer
-//! (HTTP), the person's prompt (tty) and the shell hooks. [`error`] is the one error type.
+//! The pure decision core (no I/O) is the `shellgate-core` crate (crates/core): [`intake`] →
+//! [`parse`] → [`policy`] and [`mode`], re-exported here under the same names, configured by
+//! [`config`]. Around it sit the adapters: the sandbox (kernel), the audit log (files), the
+//! reviewer (HTTP), the person's prompt (tty) and the shell hooks. [`error`] is the one error type
+//! (the core's) and the one place a refusal is printed.
 
 pub mod approval;
 pub mod audit;
@@ -14,17 +16,14 @@ pub mod error;
 pub mod eval;
 pub mod gate;
 pub mod git_config;
-pub mod intake;
-pub mod mode;
 pub mod mode_change;
 pub mod panel;
-pub mod parse;
 pub mod paths;
-pub mod policy;
-pub mod redact;
 pub mod review;
 pub mod sandbox;
 pub mod session;
 pub mod shell;
 pub mod term;
 pub mod wrap;
+
+pub use shellgate_core::{intake, mode, parse, policy, redact};

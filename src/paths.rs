@@ -16,11 +16,8 @@
 
 use std::path::{Path, PathBuf};
 
-/// shellgate's directory name beneath the XDG base directories.
-pub const DIR_NAME: &str = "shellgate";
-
-/// The name of a project file, looked for in the working directory and every directory above it.
-pub const PROJECT_FILE: &str = ".shellgate.toml";
+/// The names are the core's: the tamper rule matches lines by them.
+pub use shellgate_core::policy::own_config::{DIR_NAME, PROJECT_FILE};
 
 /// Where shellgate's files are.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

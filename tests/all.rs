@@ -38,5 +38,7 @@ mod run;
 mod sandbox;
 #[path = "suite/secrets.rs"]
 mod secrets;
+#[path = "suite/shell_args.rs"]
+mod shell_args;
 #[path = "suite/wrap.rs"]
 mod wrap;

@@ -31,7 +31,7 @@ pub fn shellgate() -> PathBuf {
 /// The system's Python (not a per-user shim another user could not run).
 pub const PYTHON: &str = "/usr/bin/python3";
 
-/// Exit statuses of shellgate's own failures (see `src/error.rs`).
+/// Exit statuses of shellgate's own failures (see `crates/core/src/error.rs`).
 pub const SANDBOX_UNAVAILABLE: i32 = 211;
 pub const SANDBOX_EXEC_FAILED: i32 = 212;
 pub const SANDBOX_VIOLATION: i32 = 216;

@@ -1,8 +1,8 @@
 //! Brace expansion: any word, never a panic, never more words than the bound.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use shellgate::parse::braces::{MAX_BRACE_WORDS, expand};
-use shellgate::parse::words::unquoted;
+use shellgate_core::parse::braces::{MAX_BRACE_WORDS, expand};
+use shellgate_core::parse::words::unquoted;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

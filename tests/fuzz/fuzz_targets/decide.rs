@@ -2,16 +2,24 @@
 //! panic or crash, on any byte sequence.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use shellgate::config::Config;
-use shellgate::mode::{SessionFacts, resolve};
-use shellgate::parse::ShellKind;
+use shellgate_core::mode::{Modes, SessionFacts, resolve};
+use shellgate_core::parse::ShellKind;
+use shellgate_core::policy::rules::{Rule, builtin_rules};
+use shellgate_core::policy::{PolicyConfig, decide_bytes};
 use std::sync::LazyLock;
 
-static CONFIG: LazyLock<Config> = LazyLock::new(Config::builtin);
+/// The rules that apply with no config files.
+static RULES: LazyLock<Vec<Rule>> = LazyLock::new(builtin_rules);
 
 fuzz_target!(|data: &[u8]| {
-    let mode = resolve(Some("ask"), CONFIG.modes(), SessionFacts::default());
+    let mode = resolve(Some("ask"), Modes::default(), SessionFacts::default());
+    let policy = PolicyConfig {
+        rules: &RULES,
+        reviewer_configured: false,
+        typed_by_a_person: false,
+        remotes: None,
+    };
     for shell in [ShellKind::Bash, ShellKind::Pwsh] {
-        let _ = shellgate::policy::decide_bytes(data, shell, "/w", CONFIG.policy(), &mode);
+        let _ = decide_bytes(data, shell, "/w", policy, &mode);
     }
 });

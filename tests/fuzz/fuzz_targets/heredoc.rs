@@ -2,7 +2,7 @@
 //! must never panic and must return offsets inside the text.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use shellgate::parse::heredoc;
+use shellgate_core::parse::heredoc;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

@@ -3,8 +3,8 @@
 //! redirection into a file, is never known-safe.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use shellgate::parse::{ShellKind, parse};
-use shellgate::policy::known_safe::{LineFacts, is_known_safe};
+use shellgate_core::parse::{ShellKind, parse};
+use shellgate_core::policy::known_safe::{LineFacts, is_known_safe};
 
 const PROGRAMS: [&str; 24] = [
     "ls", "cat", "sort", "uniq", "date", "file", "grep", "rg", "tree", "xxd", "jq", "sed", "awk",

@@ -3,13 +3,13 @@
 //! whose program is known only at run time is never reported as a program.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use shellgate::parse::{ShellKind, parse};
+use shellgate_core::parse::{ShellKind, parse};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    if text.chars().count() > shellgate::intake::MAX_LINE_CHARS {
+    if text.chars().count() > shellgate_core::intake::MAX_LINE_CHARS {
         return;
     }
     for shell in [ShellKind::Bash, ShellKind::Zsh, ShellKind::Sh, ShellKind::Pwsh] {

@@ -3,7 +3,7 @@
 //! every command it reports has one shape per argument.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use shellgate::parse::{ShellKind, parse};
+use shellgate_core::parse::{ShellKind, parse};
 
 const WRAPPERS: [&str; 40] = [
     "sudo", "doas", "env", "nohup", "timeout 5", "nice", "ionice", "setsid", "stdbuf", "time",

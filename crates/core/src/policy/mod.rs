@@ -192,7 +192,7 @@ pub struct Input<'a> {
     /// The line was typed by a person in their own hooked shell, outside Full access: the rules
     /// [`CONTAINED_FOR_A_PERSON`] do not apply to it.
     pub typed_by_a_person: bool,
-    /// The remotes of the repository the line runs in (`crate::git_config`): a git line that
+    /// The remotes of the repository the line runs in (read by the binary's `git_config`): a git line that
     /// names one is judged by where it points ([`remotes::resolve`]).
     pub remotes: Option<&'a remotes::Remotes>,
 }

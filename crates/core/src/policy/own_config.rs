@@ -16,6 +16,13 @@
 
 use crate::parse::{Command, Parsed};
 
+/// shellgate's directory name beneath the XDG base directories (`crate::paths` in the binary
+/// resolves the directories themselves).
+pub const DIR_NAME: &str = "shellgate";
+
+/// The name of a project file, looked for in the working directory and every directory above it.
+pub const PROJECT_FILE: &str = ".shellgate.toml";
+
 /// Programs that write nothing but their arguments: redirected into a config file, the line only
 /// replaces or extends it.
 const PRINTERS: [&str; 4] = ["echo", "printf", ":", "true"];
@@ -88,7 +95,7 @@ fn is_plain_option(arg: &str) -> bool {
 /// Does `text` name shellgate's config directory (or a file beneath it) or a project file, with
 /// nothing in it that is only known at run time but the home?
 pub fn names_own_config(text: &str) -> bool {
-    let dir = crate::paths::DIR_NAME;
+    let dir = DIR_NAME;
     let in_home = HOME_PREFIXES.iter().find_map(|p| text.strip_prefix(p));
     let in_config_home = XDG_PREFIXES.iter().find_map(|p| text.strip_prefix(p));
     let path = in_home.or(in_config_home).unwrap_or(text);
@@ -100,7 +107,7 @@ pub fn names_own_config(text: &str) -> bool {
         return false;
     }
     // A project file is one by its name wherever it is; elsewhere `..` could lead anywhere.
-    if path.rsplit('/').next() == Some(crate::paths::PROJECT_FILE) {
+    if path.rsplit('/').next() == Some(PROJECT_FILE) {
         return true;
     }
     if path.split('/').any(|part| part == "..") {

@@ -79,25 +79,6 @@ pub fn lookup(name: &str) -> Option<&'static Own> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
-    use std::collections::BTreeSet;
-
-    /// The table names exactly what clap takes: every subcommand and alias, once.
-    #[test]
-    fn the_table_is_the_command_lines_subcommands() {
-        let cli = crate::cli::Cli::command();
-        let mut clap: BTreeSet<String> = BTreeSet::new();
-        for sub in cli.get_subcommands() {
-            clap.insert(sub.get_name().to_owned());
-            clap.extend(sub.get_all_aliases().map(str::to_owned));
-        }
-        // clap adds `help` when the tree is built.
-        clap.insert("help".to_owned());
-        let table: Vec<&str> = OWN.iter().map(|own| own.name).collect();
-        let unique: BTreeSet<String> = table.iter().map(|n| (*n).to_owned()).collect();
-        assert_eq!(unique.len(), table.len(), "a name is in the table twice");
-        assert_eq!(unique, clap, "the table and clap's subcommands differ");
-    }
 
     /// What changes shellgate never runs in the shell unasked: a subcommand that changes it runs in
     /// the shell only if it asks the person itself (`mode`, `auto-review`: their own questions;

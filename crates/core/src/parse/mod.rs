@@ -28,7 +28,8 @@ mod wrappers;
 use serde::{Deserialize, Serialize};
 
 /// The shell whose syntax a line is written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum ShellKind {
     Bash,

@@ -14,7 +14,7 @@
 //!   — the prompts, `MAILPATH`'s messages, `TEXTDOMAINDIR`'s translations of `$"…"`,
 //!   `READNULLCMD`, `STTY`), the loader's `LD_*`, the `XDG_*` directories programs take their
 //!   configuration from, and shellgate's own. Such a change is asked, default no
-//!   ([`crate::shell::state::seal`]; zsh's own special parameters count too, by zsh's mark).
+//!   (the binary's `shell::state::seal`; zsh's own special parameters count too, by zsh's mark).
 //!
 //! Families go by prefix (`HIST*`, `LC_*`, `LD_*` …) or suffix (zsh's `*_functions` hook arrays).
 

@@ -679,7 +679,7 @@ fn names_shellgate(text: &str) -> bool {
         || text.contains("XDG_CONFIG_HOME/shellgate")
         || text.contains("XDG_STATE_HOME}/shellgate")
         || text.contains("XDG_STATE_HOME/shellgate")
-        || text.ends_with(crate::paths::PROJECT_FILE)
+        || text.ends_with(super::own_config::PROJECT_FILE)
         || text.ends_with("/shellgate")
         || text.contains("shellgate/sessions")
 }

@@ -2,7 +2,7 @@
 //!
 //! `git push origin` says nothing about where it goes; git reads `remote.origin.url` (or
 //! `pushurl`) from the repository's config before it connects. The gate reads those settings
-//! (`crate::git_config`; the policy reads no files) and [`resolve`] puts the URL where the name
+//! (the binary's `git_config`; the policy reads no files) and [`resolve`] puts the URL where the name
 //! was, as git does, so that the rest of the policy judges the destination: a path on this
 //! machine needs no network ([`super::network`]), an HTTPS remote is granted its host by name,
 //! an SSH one its port ([`super::needs`]).
@@ -111,7 +111,7 @@ fn config_value(value: &str) -> String {
 }
 
 /// git's subcommands that connect to a remote named on the line, or to the default one.
-pub(crate) const CONNECTING: [&str; 4] = ["fetch", "pull", "push", "ls-remote"];
+pub const CONNECTING: [&str; 4] = ["fetch", "pull", "push", "ls-remote"];
 
 /// Options of those subcommands whose value is the next word: with one of them the remote's place
 /// among the words is not sure, and the line is left as written.
