@@ -150,32 +150,6 @@ const HOOK_FUNCTIONS: [&str; 9] = [
     "command_not_found_handler",
 ];
 
-/// Variables whose values are code or name functions the shell runs unasked.
-const UNASKED_CODE: [&str; 22] = [
-    "PS0",
-    "PS1",
-    "PS2",
-    "PS3",
-    "PS4",
-    "PROMPT",
-    "PROMPT2",
-    "PROMPT3",
-    "PROMPT4",
-    "RPROMPT",
-    "RPROMPT2",
-    "RPS1",
-    "RPS2",
-    "SPROMPT",
-    "prompt",
-    "PROMPT_EOL_MARK",
-    "PROMPT_COMMAND",
-    "precmd_functions",
-    "preexec_functions",
-    "chpwd_functions",
-    "periodic_functions",
-    "zshaddhistory_functions",
-];
-
 impl Unasked {
     /// From the shell's state before the line and after it (a line that changes the prompt and
     /// defines what it calls is caught either way).
@@ -183,7 +157,7 @@ impl Unasked {
         let mut names: BTreeSet<String> = HOOK_FUNCTIONS.iter().map(|s| (*s).to_owned()).collect();
         let mut queue: Vec<String> = Vec::new();
         for state in states {
-            for name in UNASKED_CODE.iter().copied().chain(["zshexit_functions"]) {
+            for name in crate::parse::shell_vars::names_that_run() {
                 if let Some(var) = state.vars.get(name) {
                     for text in texts(&var.value) {
                         queue.extend(words(text));

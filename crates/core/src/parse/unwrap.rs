@@ -9,6 +9,7 @@ use super::bash::{Input, RawCommand, Walker};
 use super::braces;
 use super::hooks;
 use super::shell_args::{ShellFamily, posix_shell_options};
+use super::shell_vars;
 use super::words::Word;
 use super::wrappers::{self, WrapperOptions, skip_options, unknown_option};
 use super::{ArgShape, Command};
@@ -22,36 +23,6 @@ const MAX_WRAPPERS: usize = 16;
 /// Shells whose `-c` script is parsed with the bash grammar.
 const POSIX_SHELLS: [&str; 9] = [
     "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh",
-];
-
-/// Variables that make a program load code the line does not show, when set for one command or
-/// assigned on the line (`PATH=. ls` runs `./ls`).
-const CODE_LOADING_VARS: [&str; 25] = [
-    "PATH",
-    "LD_PRELOAD",
-    "LD_LIBRARY_PATH",
-    "LD_AUDIT",
-    "BASH_ENV",
-    "ENV",
-    "ZDOTDIR",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "PS4",
-    "PROMPT_COMMAND",
-    "PYTHONSTARTUP",
-    "PYTHONPATH",
-    "PERL5OPT",
-    "PERL5LIB",
-    "RUBYOPT",
-    "NODE_OPTIONS",
-    "GIT_SSH_COMMAND",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_PAGER",
-    "PAGER",
-    "EDITOR",
-    "VISUAL",
-    "GIT_EDITOR",
-    "GIT_SEQUENCE_EDITOR",
 ];
 
 /// What one wrapper does to the words after it.
@@ -287,7 +258,7 @@ impl Walker<'_> {
             self.out.add_assigned(hooks::base_name(name));
             self.out.add_value(&value.text);
             self.check_hidden_code(value);
-            if CODE_LOADING_VARS.contains(&name.as_str()) {
+            if shell_vars::roles(name).loads {
                 self.out.add_opaque(format!(
                     "`{name}=…` makes the command load code that the line does not show"
                 ));
@@ -406,7 +377,7 @@ impl Walker<'_> {
         let name = hooks::base_name(name);
         self.out.add_assigned(name);
         self.check_shell_variable(name);
-        if CODE_LOADING_VARS.contains(&name) {
+        if shell_vars::roles(name).loads {
             self.out.add_opaque(format!(
                 "`{name}=…` makes the commands after it load code that the line does not show"
             ));
