@@ -173,16 +173,28 @@ impl Browser {
         self.find_all(css).into_iter().next()
     }
 
-    pub fn text(&self, element: &str) -> String {
-        self.in_session("GET", &format!("/element/{element}/text"), None)
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    }
-
-    /// The text of the first element matching `css`, or "" when there is none.
+    /// The text of the first element matching `css`, or "" when there is none. The live page
+    /// re-renders as events arrive, so an element found a moment ago may be gone before its text
+    /// is read (WebDriver's "stale element reference"): it is found again, a bounded number of
+    /// times; any other error fails the test.
     pub fn text_of(&self, css: &str) -> String {
-        self.find(css).map(|e| self.text(&e)).unwrap_or_default()
+        for _ in 0..50 {
+            let Some(element) = self.find(css) else {
+                return String::new();
+            };
+            let path = format!("/session/{}/element/{element}/text", self.session);
+            let reply = self.raw("GET", &path, None);
+            if reply.status == 200 {
+                let parsed: Value = serde_json::from_str(&reply.body)
+                    .unwrap_or_else(|err| panic!("chromedriver answered {reply:?}: {err}"));
+                return parsed["value"].as_str().unwrap_or_default().to_string();
+            }
+            assert!(
+                reply.body.contains("stale element reference"),
+                "GET {path}: {reply:?}"
+            );
+        }
+        panic!("the element {css} went stale 50 times in a row")
     }
 
     /// Types `keys` into `element` (it receives the focus first), as a keyboard would.
