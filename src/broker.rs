@@ -33,8 +33,8 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 
-/// Environment variable naming the broker's socket.
-pub const BROKER_ENV: &str = "SHELLGATE_BROKER";
+/// See [`crate::own_env`], where every one of shellgate's variables is listed with its trust.
+pub use crate::own_env::BROKER_ENV;
 
 /// The greeting that carries the caller's descriptors.
 const HELLO: &[u8] = b"shellgate-broker/1";

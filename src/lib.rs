@@ -17,6 +17,7 @@ pub mod eval;
 pub mod gate;
 pub mod git_config;
 pub mod mode_change;
+pub mod own_env;
 pub mod panel;
 pub mod paths;
 pub mod review;

@@ -87,7 +87,7 @@ fn end_panics_as_internal_failures() {
 /// command would go on as usual, so the test can see it did not.
 #[cfg(all(not(test), shellgate_panic_seam))]
 fn panic_seam() {
-    match std::env::var("SHELLGATE_TEST_PANIC").as_deref() {
+    match std::env::var(shellgate::own_env::TEST_PANIC_ENV).as_deref() {
         Ok("main") => panic!("the test seam's deliberate panic"),
         Ok("thread") => {
             let _ = std::thread::spawn(|| panic!("the test seam's deliberate panic on a thread"))

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// The environment variable the shell hook sets to name its session.
-pub const SESSION_ENV: &str = "SHELLGATE_SESSION";
+/// See [`crate::own_env`], where every one of shellgate's variables is listed with its trust.
+pub use crate::own_env::SESSION_ENV;
 
 /// The longest session or request id accepted.
 pub const MAX_ID_LEN: usize = 64;

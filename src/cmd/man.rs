@@ -182,25 +182,16 @@ fn exit_status_section(roff: &mut Roff) {
     }
 }
 
-/// ENVIRONMENT: the variables a person may set.
+/// ENVIRONMENT: the variables a person may set ([`crate::own_env`], the rows a person sets),
+/// and `NO_COLOR`.
 fn environment_section(roff: &mut Roff) {
     roff.control("SH", ["ENVIRONMENT"]);
-    let variables = [
-        (
-            "SHELLGATE_SESSION",
-            "The session whose log records the line and whose state (review on or off, breaker, \
-             budgets, Full access) decides it; the shell hooks set it.",
-        ),
-        (
-            "SHELLGATE_JSON",
-            "Set to 1, run prints a refusal as one JSON object on standard error, as with --json.",
-        ),
-        (
-            "NO_COLOR",
-            "When set and not empty, shellgate and its help print no colour or other styling.",
-        ),
-    ];
-    for (name, meaning) in variables {
+    let own = crate::own_env::for_a_person().map(|v| (v.name, v.meaning));
+    let no_color = (
+        "NO_COLOR",
+        "When set and not empty, shellgate and its help print no colour or other styling.",
+    );
+    for (name, meaning) in own.chain([no_color]) {
         roff.control("TP", []);
         roff.text([bold(name)]);
         roff.text([roman(meaning)]);

@@ -8,9 +8,8 @@
 use serde::Serialize;
 use std::fmt;
 
-/// Environment variable that caps the Landlock ABI shellgate uses (`0` = behave as if the kernel
-/// had no Landlock). An unparsable value counts as `0`: a typo must fail closed, not open.
-pub const ABI_MAX_ENV: &str = "SHELLGATE_LANDLOCK_ABI_MAX";
+/// See [`crate::own_env`], where every one of shellgate's variables is listed with its trust.
+pub use crate::own_env::ABI_MAX_ENV;
 
 /// The newest ABI the `landlock` crate we build against knows the access rights of.
 const CRATE_MAX_ABI: u32 = 10;

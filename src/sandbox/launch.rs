@@ -31,10 +31,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::OnceLock;
 
-/// Set in the sandboxed program's environment to the policy's name (`workspace-write`,
-/// `read-only`): lets shell hooks see that a process already runs inside shellgate's sandbox.
-/// Informational: a nested sandbox is enforced by the kernel, not by this variable.
-pub const SANDBOXED_ENV: &str = "SHELLGATE_SANDBOXED";
+/// See [`crate::own_env`], where every one of shellgate's variables is listed with its trust.
+pub use crate::own_env::SANDBOXED_ENV;
 
 /// The private `/dev/shm`: read-only lines' only writable directory (their `TMPDIR`).
 const SHM: &str = "/dev/shm";

@@ -13,9 +13,8 @@ use serde::Serialize;
 use std::io;
 use std::path::Path;
 
-/// Environment variable that makes the launcher behave as if no mount namespace could be
-/// created (for tests of the fail-closed path). Like the ABI seam it can only take away.
-pub const NO_NAMESPACES_ENV: &str = "SHELLGATE_SANDBOX_NO_NAMESPACES";
+/// See [`crate::own_env`], where every one of shellgate's variables is listed with its trust.
+pub use crate::own_env::NO_NAMESPACES_ENV;
 
 /// How the private mount namespace was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

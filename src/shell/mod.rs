@@ -12,29 +12,17 @@ pub mod templates;
 use crate::parse::ShellKind;
 use std::path::PathBuf;
 
-/// Environment variable that marks a process tree as running inside a line shellgate already
-/// decided: hooks and the shell entry point let shells inside it run without a second gate (the
-/// line was judged as a whole and runs in its sandbox). A line cannot set it: assignments to
-/// `SHELLGATE_*` are hook state or make the line opaque, so neither is allowed by rules alone.
-pub const ACTIVE_ENV: &str = "SHELLGATE_ACTIVE";
+/// See [`crate::own_env`], where every one of shellgate's variables is listed with its trust.
+pub use crate::own_env::ACTIVE_ENV;
 
-/// shellgate's own environment variables begin with this; a line's change to one is never applied
-/// to the interactive shell.
-pub const SHELLGATE_VAR_PREFIX: &str = "SHELLGATE_";
+/// See [`crate::own_env`].
+pub use crate::own_env::PREFIX as SHELLGATE_VAR_PREFIX;
 
-/// Environment variable naming `wrap`'s private directory (hook files, the real shells).
-pub const WRAP_DIR_ENV: &str = "SHELLGATE_WRAP_DIR";
+/// See [`crate::own_env`], where every one of shellgate's variables is listed with its trust.
+pub use crate::own_env::WRAP_DIR_ENV;
 
-/// Environment variables through which `wrap` hands the shell entry point the real shells, which it
-/// has hidden behind the entry point at their usual paths.
-pub fn real_shell_env(kind: ShellKind) -> &'static str {
-    match kind {
-        ShellKind::Bash => "SHELLGATE_REAL_BASH",
-        ShellKind::Zsh => "SHELLGATE_REAL_ZSH",
-        ShellKind::Sh => "SHELLGATE_REAL_SH",
-        ShellKind::Pwsh => "SHELLGATE_REAL_PWSH",
-    }
-}
+/// See [`crate::own_env`].
+pub use crate::own_env::real_shell_env;
 
 /// The real shell binary that runs a line of `kind`: the one `wrap` named, else the first of the
 /// usual locations that exists.

@@ -23,11 +23,8 @@ pub const SHELLS: [(ShellKind, &str, &str); 3] = [
     (ShellKind::Zsh, "zsh", "/usr/bin/zsh"),
 ];
 
-/// Names the agent's own process: `PID:START` (its pid and start time in clock ticks, from
-/// `/proc/self/stat`, in its own PID namespace). A shell whose process is this one is the agent
-/// itself, started through a shim script or `exec`'d in place: it runs as is. Every other process
-/// (whatever its environment says) is not the agent, and its shells are gated.
-pub const AGENT_ENV: &str = "SHELLGATE_WRAP_AGENT";
+/// See [`crate::own_env`], where every one of shellgate's variables is listed with its trust.
+pub use crate::own_env::AGENT_ENV;
 
 /// What `wrap-enter` is asked to do: `wrap`'s own argument list for it (built by `wrap`'s
 /// `agent_command`, parsed by `cmd::wrap`).
@@ -188,9 +185,8 @@ const ZSH_AGENT_GUARD: &str = r#"if [[ ! -o interactive && -n ${SHELLGATE_WRAP_A
 fi
 "#;
 
-/// The rc file a wrapped interactive bash was asked to read instead of `~/.bashrc` (empty:
-/// `--norc`), for shellgate's own rc file to source before the hook.
-pub const USER_BASHRC_ENV: &str = "SHELLGATE_USER_BASHRC";
+/// See [`crate::own_env`], where every one of shellgate's variables is listed with its trust.
+pub use crate::own_env::USER_BASHRC_ENV;
 
 fn io_error(path: &Path, e: &std::io::Error) -> Error {
     Error::new(

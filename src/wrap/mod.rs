@@ -217,7 +217,7 @@ fn agent_command(
         .env("BASH_ENV", dir.join("hook.bash"))
         .env("ZDOTDIR", dir.join("zdotdir"))
         .env(
-            "SHELLGATE_USER_ZDOTDIR",
+            crate::own_env::USER_ZDOTDIR_ENV,
             std::env::var_os("ZDOTDIR")
                 .or_else(|| std::env::var_os("HOME"))
                 .unwrap_or_default(),

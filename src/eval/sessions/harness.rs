@@ -91,7 +91,7 @@ impl Harness {
         // rest stays, for npm (its registry settings, certificates, a proxy).
         for (name, _) in std::env::vars_os() {
             let text = name.to_string_lossy();
-            if text.starts_with("SHELLGATE_")
+            if text.starts_with(crate::own_env::PREFIX)
                 || text.starts_with("XDG_")
                 || ["BASH_ENV", "ENV", "ZDOTDIR"].contains(&text.as_ref())
             {
