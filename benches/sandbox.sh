@@ -13,7 +13,7 @@
 # more process; mount and PID namespaces without a sandbox, by `unshare`); in a third, a
 # line that opens for writing 2,000 times (WRITE_RUNS times, default 30) /dev/null, and a
 # workspace file it truncates: bare and in the sandbox, where the supervisor makes every open for
-# writing itself (src/sandbox/opener.rs). /dev/null keeps the disk out of the first: what is
+# writing itself (crates/sandbox/src/opener.rs). /dev/null keeps the disk out of the first: what is
 # measured is the cost of an open made by the supervisor. With BASELINE_BIN set, that binary's
 # sandbox runs the same two lines in the same run (an earlier build, to compare with).
 #

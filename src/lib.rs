@@ -17,14 +17,13 @@ pub mod eval;
 pub mod gate;
 pub mod git_config;
 pub mod mode_change;
-pub mod own_env;
 pub mod panel;
-pub mod paths;
 pub mod review;
-pub mod sandbox;
 pub mod session;
 pub mod shell;
 pub mod term;
 pub mod wrap;
 
-pub use shellgate_core::{intake, mode, parse, policy, redact};
+pub use shellgate_core::{intake, mode, own_env, parse, policy, redact};
+pub use shellgate_sandbox as sandbox;
+pub use shellgate_sandbox::paths;

@@ -262,9 +262,9 @@ fn limits_report() -> LimitsReport {
     let limits = crate::config::load_for(&cwd)
         .map(|c| c.sandbox.limits)
         .unwrap_or_default();
-    let processes_by = if sandbox::sys::per_namespace_pid_max() {
+    let processes_by = if sandbox::per_namespace_pid_max() {
         "the line's own pid_max (its PID namespace, Linux 6.14+) and RLIMIT_NPROC"
-    } else if sandbox::sys::geteuid() != 0 {
+    } else if sandbox::geteuid() != 0 {
         "RLIMIT_NPROC in the line's user namespace"
     } else {
         "NOT limited: root is exempt from RLIMIT_NPROC, and this kernel (before 6.14) has no pid_max per namespace"

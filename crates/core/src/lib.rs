@@ -3,7 +3,8 @@
 //! [`intake`] (the bytes a line may have) → [`parse`] (bash, zsh and PowerShell syntax trees, what
 //! each command runs, reads and writes) → [`policy`] (the rules, known-safe programs, grants and
 //! the decision) → [`mode`] (profiles and the resolver); [`error`] is the one outcome type and its
-//! codes, [`redact`] the secret shapes kept out of logs.
+//! codes, [`redact`] the secret shapes kept out of logs, [`own_env`] the names of shellgate's own
+//! environment variables and what each is trusted to decide.
 //!
 //! Pure by construction: no `unsafe` (`forbid` below), and no file system, environment,
 //! processes, clock, terminal or network — `clippy.toml` beside this crate disallows them and CI
@@ -25,6 +26,7 @@
 pub mod error;
 pub mod intake;
 pub mod mode;
+pub mod own_env;
 pub mod parse;
 pub mod policy;
 pub mod redact;

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::OnceLock;
 
-/// See [`crate::own_env`], where every one of shellgate's variables is listed with its trust.
+/// See [`shellgate_core::own_env`], where every one of shellgate's variables is listed with its trust.
 pub use crate::own_env::SANDBOXED_ENV;
 
 /// The private `/dev/shm`: read-only lines' only writable directory (their `TMPDIR`).
@@ -511,8 +511,10 @@ fn write_scope(
 
 /// The addresses an endpoint names exactly: an address literal's, and `localhost`'s loopback
 /// (`127.0.0.1` and `::1`). A name is resolved only by the proxy, and so reached only through it.
-fn exact_addresses(endpoint: &crate::policy::endpoint::Endpoint) -> Vec<std::net::SocketAddr> {
-    use crate::policy::endpoint::Host;
+fn exact_addresses(
+    endpoint: &shellgate_core::policy::endpoint::Endpoint,
+) -> Vec<std::net::SocketAddr> {
+    use shellgate_core::policy::endpoint::Host;
     use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
     match &endpoint.host {
         Some(Host::Exact(name)) if name == "localhost" => vec![

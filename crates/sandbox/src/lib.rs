@@ -16,6 +16,17 @@
 //! half), `child` and `raw` (the sandbox's own processes), [`guard`] (names that could not be
 //! pre-protected), `git` (just enough of git's layout), [`support`] (detection for `doctor`),
 //! [`harness_file`] (the one file an agent harness writes, handed to a line as a descriptor).
+//!
+//! A crate of its own (`shellgate-sandbox`), on the decision core alone: it cannot reach the gate,
+//! the config loader, the audit log or anything else of the binary's. Also here, because the
+//! mount tree protects them: [`paths`] (where shellgate's own files are), [`settings`] (the
+//! configuration's `[sandbox]`), [`socket_path`] (a socket's path that fits `sun_path`), and the
+//! resolvers from a grant to a [`Spec`] below ([`line_workspace`], [`grant_spec`]).
+
+// The core's vocabulary under the names the sandbox has always used (`crate::error` …); the
+// sandbox's own `policy` is what to enforce, the core's (`shellgate_core::policy`) what was
+// decided.
+pub(crate) use shellgate_core::{error, mode, own_env, parse};
 
 pub mod abi;
 mod child;
@@ -30,12 +41,15 @@ mod listening;
 pub mod mounts;
 pub mod notify;
 mod opener;
+pub mod paths;
 pub mod policy;
 mod protected;
 pub mod proxy;
 mod raw;
 mod requirements;
 pub mod seccomp;
+pub mod settings;
+pub mod socket_path;
 pub mod support;
 pub mod surface;
 pub(crate) mod sys;
@@ -52,12 +66,12 @@ pub use notify::{CREATING_A_DIRECTORY, Denial};
 pub use policy::{Policy, Protection, Spec};
 pub use protected::{HomeEnv, Layer, Plan};
 pub use support::{Support, detect};
-pub use sys::pidfd_open;
+pub use sys::{geteuid, per_namespace_pid_max, pidfd_open};
 pub use workspace::{Anchors, Workspace};
 
-use crate::config::SandboxSettings;
 use crate::error::Result;
 use crate::mode::SandboxPolicy;
+use crate::settings::SandboxSettings;
 use std::path::{Path, PathBuf};
 
 /// What the sandbox would make for `spec` (layers, read-only paths, guarded names, hidden
@@ -123,13 +137,13 @@ pub fn hidden_paths(settings: &SandboxSettings) -> Vec<PathBuf> {
 /// created), its network (on, or TCP to its ports), the ports it listens on, credential stores
 /// hidden.
 pub fn grant_spec(
-    grant: &crate::policy::grant::Grant,
+    grant: &shellgate_core::policy::grant::Grant,
     cwd: &Path,
     entered: Option<&Path>,
     fixed: Option<&Path>,
     settings: &SandboxSettings,
 ) -> Result<Spec> {
-    use crate::policy::grant::Network;
+    use shellgate_core::policy::grant::Network;
     let mut spec = line_spec(
         grant.sandbox,
         cwd,

@@ -3,7 +3,7 @@
 //!
 //! Without the network, the seccomp filter sends `connect` (and the creation of a UDP socket,
 //! which is how a DNS lookup starts) to a listener instead of failing it silently (see
-//! [`crate::sandbox::seccomp::Deny::Reported`]). The supervisor — the process that started the
+//! [`crate::seccomp::Deny::Reported`]). The supervisor — the process that started the
 //! sandbox, outside it — receives each call, reads the address the line passed from the line's
 //! memory, records it, and answers with the refusal (`EPERM`) itself: the call never runs, so
 //! nothing the line changes in its memory afterwards matters (no `CONTINUE` is ever sent). What
@@ -19,7 +19,7 @@
 //! name (see [`super::opener`]).
 
 use super::opener::Taken;
-use crate::sandbox::seccomp::{Arch, Sys, Table, Verdict};
+use crate::seccomp::{Arch, Sys, Table, Verdict};
 use serde::Serialize;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -402,7 +402,7 @@ fn decide(notif: &libc::seccomp_notif, scope: &WriteScope) -> (bool, Option<Deni
 /// The observed syscall `nr` is, on this architecture (`None`: not an observed write).
 fn observed_call(nr: i64) -> Option<Sys> {
     let arch = Arch::native()?;
-    crate::sandbox::seccomp::observed_calls().find(|sys| sys.number(arch) == nr)
+    crate::seccomp::observed_calls().find(|sys| sys.number(arch) == nr)
 }
 
 /// Which arguments of an observed call name what it changes: `(dirfd argument, path argument)`

@@ -2,11 +2,11 @@
 //! protections a person has explicitly dropped. Pure data plus the one function that resolves
 //! defaults; applying it is the job of the other modules.
 
+use crate::abi::Feature;
 use crate::error::{Code, Error, Result};
+use crate::git;
 use crate::mode::SandboxPolicy;
-use crate::sandbox::abi::Feature;
-use crate::sandbox::git;
-use crate::sandbox::workspace::{self, Anchors, Workspace};
+use crate::workspace::{self, Anchors, Workspace};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -79,7 +79,8 @@ impl fmt::Display for Policy {
 /// A protection layer that a configuration may drop *explicitly* when this system cannot enforce
 /// it. Nothing is ever dropped implicitly: a missing layer that is not listed here refuses to run.
 /// Landlock's filesystem rules and seccomp cannot be dropped at all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Protection {
     /// The mount-namespace layer: the read-only tree, read-only protected paths inside the
@@ -154,7 +155,7 @@ impl fmt::Display for Protection {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Spec {
     pub policy: Policy,
-    /// The writable workspace (canonical), or none (see [`crate::sandbox::workspace`]): then only
+    /// The writable workspace (canonical), or none (see [`crate::workspace`]): then only
     /// the temp dirs and extra roots are writable.
     pub workspace: Option<PathBuf>,
     /// Why there is no workspace, when there is none.
@@ -193,7 +194,7 @@ pub struct Spec {
     /// line's proxy only (see `sandbox::proxy`): the supervisor connects the line's sockets to
     /// the proxy and nowhere else, and the proxy resolves and reaches exactly these names.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub hosts: Vec<crate::policy::endpoint::Endpoint>,
+    pub hosts: Vec<shellgate_core::policy::endpoint::Endpoint>,
     /// With the network off: TCP ports the program may listen on, on loopback (sorted,
     /// deduplicated, never 0). Every `bind` and `listen` is made by the supervisor, on its copy
     /// of the socket, after checking the port and the address (a wildcard becomes loopback);
@@ -282,7 +283,7 @@ pub const DNS_PORT: u16 = 53;
 
 impl Spec {
     /// A spec for the workspace that contains `cwd`, resolved by the one resolver
-    /// ([`crate::sandbox::workspace::resolve`]).
+    /// ([`crate::workspace::resolve`]).
     pub fn for_cwd(policy: SandboxPolicy, cwd: &Path, anchors: &Anchors) -> Result<Spec> {
         let cwd = canonical_dir(cwd, "working directory")?;
         match workspace::resolve(&cwd, anchors) {
@@ -374,7 +375,7 @@ impl Spec {
 
     /// TCP connections to the named hosts of `endpoints` (through the proxy), with the network
     /// off. Endpoints on any host are [`Spec::with_tcp_ports`]'s.
-    pub fn with_hosts(mut self, endpoints: &[crate::policy::endpoint::Endpoint]) -> Spec {
+    pub fn with_hosts(mut self, endpoints: &[shellgate_core::policy::endpoint::Endpoint]) -> Spec {
         self.hosts = endpoints
             .iter()
             .filter(|e| e.host.is_some())
@@ -417,7 +418,7 @@ impl Spec {
             return Err(refuse("read-only takes no writable mounts"));
         }
         let canonical = std::fs::canonicalize(path).map_err(|e| refuse(&e.to_string()))?;
-        match crate::sandbox::sys::is_mount_root(&canonical) {
+        match crate::sys::is_mount_root(&canonical) {
             Ok(true) => {}
             Ok(false) => return Err(refuse("not the root of a mount")),
             Err(e) => return Err(refuse(&format!("cannot tell whether it is a mount: {e}"))),
@@ -442,7 +443,7 @@ impl Spec {
         self
     }
 
-    /// The credential stores to hide (see [`crate::sandbox::credentials`]).
+    /// The credential stores to hide (see [`crate::credentials`]).
     pub fn with_hidden(mut self, hidden: Vec<PathBuf>) -> Spec {
         self.hidden = hidden;
         self
@@ -605,19 +606,19 @@ pub fn open_dir(dir: &Path, what: &str) -> Result<(PathBuf, DirId)> {
     let mut pending: std::collections::VecDeque<std::ffi::OsString> = components(&absolute);
     let mut links = 0;
     while let Some(name) = pending.pop_front() {
-        let next = crate::sandbox::sys::open_component(current.as_fd(), &name).map_err(fail)?;
-        let st = crate::sandbox::sys::fstat(next.as_fd()).map_err(fail)?;
+        let next = crate::sys::open_component(current.as_fd(), &name).map_err(fail)?;
+        let st = crate::sys::fstat(next.as_fd()).map_err(fail)?;
         if st.st_mode & libc::S_IFMT != libc::S_IFLNK {
             current = next;
             continue;
         }
         links += 1;
-        let parent = crate::sandbox::sys::fstat(current.as_fd()).map_err(fail)?;
-        let here = std::fs::read_link(crate::sandbox::sys::proc_fd_path(&current)).map_err(fail)?;
+        let parent = crate::sys::fstat(current.as_fd()).map_err(fail)?;
+        let here = std::fs::read_link(crate::sys::proc_fd_path(&current)).map_err(fail)?;
         // Sandboxed processes (a contained agent, a line) share /tmp and /var/tmp: nothing
         // beneath them is trusted to stay as it is, whoever owns it.
         let others_may_write = parent.st_mode & libc::S_IWOTH != 0
-            || (parent.st_uid != crate::sandbox::sys::geteuid() && parent.st_uid != 0)
+            || (parent.st_uid != crate::sys::geteuid() && parent.st_uid != 0)
             || is_beneath_a_temp_dir(&here);
         if others_may_write || links > 40 {
             return Err(Error::new(
@@ -630,7 +631,7 @@ pub fn open_dir(dir: &Path, what: &str) -> Result<(PathBuf, DirId)> {
                 ),
             ));
         }
-        let target = crate::sandbox::sys::read_link_at(current.as_fd(), &name).map_err(fail)?;
+        let target = crate::sys::read_link_at(current.as_fd(), &name).map_err(fail)?;
         let mut rest = components(&target);
         rest.extend(pending);
         pending = rest;
@@ -640,15 +641,14 @@ pub fn open_dir(dir: &Path, what: &str) -> Result<(PathBuf, DirId)> {
                 .map_err(fail)?;
         }
     }
-    let st = crate::sandbox::sys::fstat(current.as_fd()).map_err(fail)?;
+    let st = crate::sys::fstat(current.as_fd()).map_err(fail)?;
     if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
         return Err(Error::new(
             Code::Usage,
             format!("{what} {} is not a directory", dir.display()),
         ));
     }
-    let canonical =
-        std::fs::read_link(crate::sandbox::sys::proc_fd_path(&current)).map_err(fail)?;
+    let canonical = std::fs::read_link(crate::sys::proc_fd_path(&current)).map_err(fail)?;
     Ok((
         canonical,
         DirId {

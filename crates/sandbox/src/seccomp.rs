@@ -1131,7 +1131,7 @@ fn numbered_rules(arch: Arch, sockets: Sockets, reported: bool) -> Vec<(u32, Den
 /// to the older call the filter can read: `clone3` (its flags, namespaces among them, are in
 /// memory; `clone` has them in a register) and `openat2` (its mode, set-id bits among them, is in
 /// memory; `openat` has it in a register). shellgate's own launcher, nested in a sandbox, walks
-/// paths with `openat` instead ([`crate::sandbox::raw::open_no_symlinks`]).
+/// paths with `openat` instead ([`crate::raw::open_no_symlinks`]).
 const ENOSYS_CALLS: [Sys; 2] = [Sys::Clone3, Sys::Openat2];
 
 /// The calls that change the filesystem by path (or through a descriptor): observed, so that a

@@ -96,7 +96,7 @@ fn candidate(cwd: &Path, anchors: &Anchors) -> Option<(PathBuf, Source)> {
     if let Some(fixed) = anchors.fixed {
         return Some((fixed.to_path_buf(), Source::Fixed));
     }
-    let git = crate::sandbox::git::toplevel(cwd);
+    let git = crate::git::toplevel(cwd);
     let project = anchors
         .projects
         .iter()

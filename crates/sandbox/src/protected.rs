@@ -19,9 +19,9 @@
 //!   so they cannot be renamed away and replaced (`mv .git x; mkdir .git`);
 //! * **guarded names**: the protected names that do not exist and cannot be created without
 //!   littering (`.git/commondir`, `.gitmodules`, a missing `$ZDOTDIR/.zshrc` …). The guard
-//!   ([`crate::sandbox::guard`]) watches them while the line runs and checks them after it,
+//!   ([`crate::guard`]) watches them while the line runs and checks them after it,
 //!   quarantining whatever appeared;
-//! * **hidden paths**: the credential stores ([`crate::sandbox::credentials`]).
+//! * **hidden paths**: the credential stores ([`crate::credentials`]).
 //!
 //! A protected path reached through a symlink that lives in a writable root cannot be pinned (a
 //! symlink cannot be a mount point, and the program could swap it): the launch is refused. A path
@@ -29,9 +29,9 @@
 //! instead of counting as missing.
 
 use crate::error::{Code, Error, Result};
-use crate::sandbox::git;
-use crate::sandbox::policy::{Policy, Protection, Spec};
-use crate::sandbox::sys;
+use crate::git;
+use crate::policy::{Policy, Protection, Spec};
+use crate::sys;
 use serde::Serialize;
 use std::path::{Component, Path, PathBuf};
 

@@ -13,7 +13,7 @@
 //! network); a unix socket only to an allowed socket, by the supervisor's own path for it. Any
 //! other family, and a unix socket named anything else, is refused (`EACCES`).
 
-use crate::sandbox::sys;
+use crate::sys;
 use std::ffi::OsStr;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -369,7 +369,7 @@ fn unix_path(tid: u32, pointer: u64, len: usize) -> Option<Vec<u8>> {
 /// reaches it (through its directory's descriptor when the path is longer than an address may
 /// be): `0`, or `-errno`.
 fn connect_to(socket: &OwnedFd, path: &Path) -> i32 {
-    let reached = match crate::broker::reachable_path(path) {
+    let reached = match crate::socket_path::reachable_path(path) {
         Ok(reached) => reached,
         Err(_) => return -libc::ENAMETOOLONG,
     };

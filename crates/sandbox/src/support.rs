@@ -3,11 +3,11 @@
 //! Cheap and side-effect free (one Landlock version query, a few `/proc` reads), so a
 //! multi-threaded caller may use it. `doctor` adds live probes on top.
 
-use crate::sandbox::abi::{self, DetectedAbi, Feature};
-use crate::sandbox::mounts::{self, Namespace};
-use crate::sandbox::policy::{Policy, Protection};
-use crate::sandbox::requirements::{self, Gap};
-use crate::sandbox::{seccomp, sys};
+use crate::abi::{self, DetectedAbi, Feature};
+use crate::mounts::{self, Namespace};
+use crate::policy::{Policy, Protection};
+use crate::requirements::{self, Gap};
+use crate::{seccomp, sys};
 use serde::Serialize;
 use std::collections::BTreeSet;
 

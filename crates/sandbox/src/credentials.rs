@@ -7,15 +7,15 @@
 //! a glob, or a symlink that leads there (the store is hidden where it really is).
 //!
 //! The list is relative to each home (`$HOME` and the password database's): the credential stores
-//! of [`crate::policy::secrets::STORES`] (one list for what is hidden and what the policy calls a
+//! of [`shellgate_core::policy::secrets::STORES`] (one list for what is hidden and what the policy calls a
 //! credential read: cloud providers, code hosting and registries, database clients, Terraform,
 //! age/sops keys, model hubs, agents' tokens, browsers, `.env` in the home…) and every copy of
-//! one beside it ([`crate::policy::secrets::is_copy_name`]: `.netrc.bak`, `.env.local`,
+//! one beside it ([`shellgate_core::policy::secrets::is_copy_name`]: `.netrc.bak`, `.env.local`,
 //! `#.pgpass#`, `.aws.old`), plus the private files of `~/.ssh`. `[sandbox] hide` /
 //! `[sandbox] unhide` in the user config extend and narrow it; `doctor` lists what is hidden on
 //! this machine.
 
-use crate::policy::secrets::{home_stores, is_copy_name};
+use shellgate_core::policy::secrets::{home_stores, is_copy_name};
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -10,8 +10,8 @@
 //! The ruleset is built by the parent, from descriptors it opened once; the sandbox's program
 //! process enforces it (`landlock_restrict_self`) just before its exec.
 
+use crate::abi::{DetectedAbi, Feature};
 use crate::error::{Code, Error, Result};
-use crate::sandbox::abi::{DetectedAbi, Feature};
 use landlock::{
     Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, PathFd,
     Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
@@ -49,7 +49,7 @@ pub struct Grants<'a> {
     /// Without the network: TCP connections to these ports only.
     pub tcp_ports: Vec<u16>,
     /// Signals to processes outside the domain are allowed (the person's own processes, see
-    /// [`crate::sandbox::Spec::host_processes`]); abstract sockets stay scoped.
+    /// [`crate::Spec::host_processes`]); abstract sockets stay scoped.
     pub signals: bool,
 }
 

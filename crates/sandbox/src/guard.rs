@@ -19,8 +19,8 @@
 //! in the worktree — is judged after it by the whole git surface (see [`super::surface`]); this
 //! watch only shortens the time a concurrent git outside could see a change.
 
-use crate::sandbox::git;
-use crate::sandbox::sys;
+use crate::git;
+use crate::sys;
 use serde::Serialize;
 use std::ffi::OsString;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};

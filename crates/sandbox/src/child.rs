@@ -1,6 +1,6 @@
 //! The sandbox's own two processes, from `clone` to `execve`.
 //!
-//! The parent (see [`crate::sandbox::launch`]) prepares a [`ChildPlan`] — every path as a C string,
+//! The parent (see [`crate::launch`]) prepares a [`ChildPlan`] — every path as a C string,
 //! every file identity, the Landlock ruleset, the seccomp program, `argv` and `envp` — and then
 //! clones a child into new mount and PID namespaces (and a user namespace when it is not root).
 //! That child is the namespace's *init* (PID 1):

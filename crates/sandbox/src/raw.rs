@@ -1,7 +1,7 @@
 //! The system calls made between `clone` and `execve`, where only async-signal-safe code may run.
 //!
 //! The sandbox's two processes share the parent's memory (`CLONE_VM`, see
-//! [`crate::sandbox::launch`]): no page table is copied, and the parent goes on running beside
+//! [`crate::launch`]): no page table is copied, and the parent goes on running beside
 //! them. So nothing here may allocate, lock, or write any memory but the caller's own stack — not
 //! even `errno`: glibc's wrappers report failure through it, a thread-local variable, and these
 //! processes run on the parent's thread pointer, so a wrapper would write the parent thread's

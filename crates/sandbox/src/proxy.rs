@@ -26,7 +26,7 @@
 //! QUIC have no proxy (SOCKS5's `UDP ASSOCIATE` and `BIND` are answered "not supported").
 
 use super::notify::Denial;
-use crate::policy::endpoint::Endpoint;
+use shellgate_core::policy::endpoint::Endpoint;
 use std::collections::BTreeSet;
 use std::io::{self, Read, Write};
 use std::net::{
@@ -344,7 +344,7 @@ impl Served {
                 false
             }
             Hello::Name(Some(name)) => {
-                let same = crate::policy::endpoint::Host::parse(&request.host)
+                let same = shellgate_core::policy::endpoint::Host::parse(&request.host)
                     .is_some_and(|h| h.admits(&name));
                 if !same {
                     self.note(Denial::Host {
@@ -607,7 +607,8 @@ fn origin_form(
             let named = authority(value.trim(), Some(80));
             let same = named.is_some_and(|(h, p)| {
                 p == port
-                    && crate::policy::endpoint::Host::parse(host).is_some_and(|g| g.admits(&h))
+                    && shellgate_core::policy::endpoint::Host::parse(host)
+                        .is_some_and(|g| g.admits(&h))
             });
             if !same {
                 return Err("the Host header names another host than the URL");

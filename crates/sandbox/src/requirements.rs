@@ -4,9 +4,9 @@
 //! explicitly ([`Protection`]), or the launcher refuses with `SANDBOX_UNAVAILABLE`, naming what
 //! is missing and the choices a person has.
 
+use crate::abi::DetectedAbi;
 use crate::error::{Code, Error, Result};
-use crate::sandbox::abi::DetectedAbi;
-use crate::sandbox::policy::Protection;
+use crate::policy::Protection;
 use std::collections::BTreeSet;
 
 /// The one sentence appended to every refusal.
@@ -102,12 +102,7 @@ pub fn describe(abi: &DetectedAbi, gaps: &[Gap]) -> String {
     let limited = abi
         .limit
         .filter(|_| abi.effective > 0)
-        .map(|l| {
-            format!(
-                " (limited to ABI {l} by {})",
-                crate::sandbox::abi::ABI_MAX_ENV
-            )
-        })
+        .map(|l| format!(" (limited to ABI {l} by {})", crate::abi::ABI_MAX_ENV))
         .unwrap_or_default();
     let choices = if droppable.is_empty() {
         format!("choices: a kernel with Landlock and seccomp enabled, {FULL_ACCESS_CHOICE}")
@@ -133,7 +128,7 @@ pub fn describe(abi: &DetectedAbi, gaps: &[Gap]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::abi::KernelLandlock;
+    use crate::abi::KernelLandlock;
 
     fn abi(limit: u32) -> DetectedAbi {
         DetectedAbi::from_parts(KernelLandlock::Available { abi: 7 }, Some(limit))

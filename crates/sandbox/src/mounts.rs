@@ -1,5 +1,5 @@
 //! `wrap`'s private mount namespace (the agent's side): shellgate over the shells, the hook files
-//! on a tmpfs. The sandbox itself builds its tree in [`crate::sandbox::launch`].
+//! on a tmpfs. The sandbox itself builds its tree in [`crate::launch`].
 //!
 //! Root (with `CAP_SYS_ADMIN`) gets a plain mount namespace; anyone else gets a user namespace
 //! that maps only their own uid and gid, which is enough to own a mount namespace. Everything is
@@ -8,12 +8,12 @@
 //! swapped for a symlink between the check and the mount.
 
 use crate::error::{Code, Error, Result};
-use crate::sandbox::sys;
+use crate::sys;
 use serde::Serialize;
 use std::io;
 use std::path::Path;
 
-/// See [`crate::own_env`], where every one of shellgate's variables is listed with its trust.
+/// See [`shellgate_core::own_env`], where every one of shellgate's variables is listed with its trust.
 pub use crate::own_env::NO_NAMESPACES_ENV;
 
 /// How the private mount namespace was obtained.

@@ -8,7 +8,7 @@
 use serde::Serialize;
 use std::fmt;
 
-/// See [`crate::own_env`], where every one of shellgate's variables is listed with its trust.
+/// See [`shellgate_core::own_env`], where every one of shellgate's variables is listed with its trust.
 pub use crate::own_env::ABI_MAX_ENV;
 
 /// The newest ABI the `landlock` crate we build against knows the access rights of.

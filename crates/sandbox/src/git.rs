@@ -3,7 +3,7 @@
 //! No `git` process is spawned: the launcher runs for every sandboxed command, and reading a
 //! `.git` file is cheaper than a fork. The rules here follow `gitrepository-layout(5)`.
 
-use crate::sandbox::sys::missing_as_none;
+use crate::sys::missing_as_none;
 use std::io;
 use std::path::{Path, PathBuf};
 
