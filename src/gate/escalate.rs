@@ -7,22 +7,14 @@ use super::*;
 /// Run the line with its real shell, in the sandbox of its grant (none for confirmed Full
 /// access). A line that fails where the sandbox refused it something is escalated (see
 /// [`escalate`]).
-pub(super) fn execute(
-    ctx: &Context,
-    req: &LineRequest,
-    side: &ShellSide,
-    decision: &Decision,
-    grant: &Grant,
-    request: &RequestId,
-    line: &str,
-) -> Outcome {
-    match spawn_and_wait(ctx, req, side, decision, grant, request, line) {
+pub(super) fn execute(run: &Decided, grant: &Grant) -> Outcome {
+    match spawn_and_wait(run, grant) {
         Ok(mut ran) => {
-            forget_cache_creation(&mut ran.denials, &decision.on_demand);
+            forget_cache_creation(&mut ran.denials, &run.decision.on_demand);
             if ran.status.success() || ran.denials.is_empty() {
                 Outcome::Ran(ran.status)
             } else {
-                escalate(ctx, req, side, decision, grant, request, line, &ran)
+                escalate(run, grant, &ran)
             }
         }
         Err(e) => Outcome::Refused(e),
@@ -49,17 +41,15 @@ pub(super) fn forget_cache_creation(denials: &mut Vec<crate::sandbox::Denial>, o
 /// allowed it, and offer whoever approves lines in this mode (a person, or the reviewer in `auto`)
 /// to run it again, once, with exactly that grant. Without one, the refusal (`SANDBOX_DENIED`,
 /// with the missing grant) is the agent's to act on. Never a silent retry.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn escalate(
-    ctx: &Context,
-    req: &LineRequest,
-    side: &ShellSide,
-    decision: &Decision,
-    grant: &Grant,
-    request: &RequestId,
-    line: &str,
-    ran: &Ran,
-) -> Outcome {
+pub(super) fn escalate(run: &Decided, grant: &Grant, ran: &Ran) -> Outcome {
+    let Decided {
+        ctx,
+        req,
+        decision,
+        request,
+        line,
+        ..
+    } = *run;
     let what: Vec<String> = ran.denials.iter().map(|d| d.describe()).collect();
     let missing = missing_grant(&ran.denials, &decision.on_demand);
     let widened = missing.as_ref().map(|m| grant.with_needs(m));
@@ -85,16 +75,7 @@ pub(super) fn escalate(
                 what.join(", ")
             ),
         );
-        return outside_once(
-            ctx,
-            req,
-            decision,
-            request,
-            line,
-            &status_text,
-            &what,
-            refusal,
-        );
+        return outside_once(run, &status_text, &what, refusal);
     };
     let extra = widened
         .extra_over(grant)
@@ -162,7 +143,7 @@ pub(super) fn escalate(
     ) {
         return Outcome::Refused(e);
     }
-    match spawn_and_wait(ctx, req, side, decision, &granted, request, line) {
+    match spawn_and_wait(run, &granted) {
         Ok(again) => Outcome::Ran(again.status),
         Err(e) => Outcome::Refused(e),
     }
@@ -176,15 +157,19 @@ pub(super) fn escalate(
 /// which the question would not show.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn outside_once(
-    ctx: &Context,
-    req: &LineRequest,
-    decision: &Decision,
-    request: &RequestId,
-    line: &str,
+    run: &Decided,
     status_text: &str,
     what: &[String],
     refusal: Error,
 ) -> Outcome {
+    let Decided {
+        ctx,
+        req,
+        decision,
+        request,
+        line,
+        ..
+    } = *run;
     let person_approves = matches!(
         ctx.resolved.approval,
         ApprovalPolicy::Ask | ApprovalPolicy::Untrusted

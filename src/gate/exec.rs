@@ -72,15 +72,15 @@ pub(super) struct Ran {
     pub(super) denials: Vec<crate::sandbox::Denial>,
 }
 
-pub(super) fn spawn_and_wait(
-    ctx: &Context,
-    req: &LineRequest,
-    side: &ShellSide,
-    decision: &Decision,
-    grant: &Grant,
-    request: &RequestId,
-    line: &str,
-) -> Result<Ran> {
+pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
+    let Decided {
+        ctx,
+        req,
+        side,
+        decision,
+        request,
+        line,
+    } = *run;
     let shell = real_shell(req.shell).ok_or_else(|| {
         Error::new(
             Code::SandboxExecFailed,

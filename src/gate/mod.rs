@@ -181,6 +181,18 @@ pub struct ShellSide<'a> {
     pub shadowed: &'a [String],
 }
 
+/// One allowed line on its way to running: what every step after the decision reads (the grant
+/// is passed beside it, since a line run again after a yes runs with a wider one).
+#[derive(Clone, Copy)]
+struct Decided<'a> {
+    ctx: &'a Context,
+    req: &'a LineRequest<'a>,
+    side: &'a ShellSide<'a>,
+    decision: &'a Decision,
+    request: &'a RequestId,
+    line: &'a str,
+}
+
 /// Decide, authorise, run and record one line. Inside a wrapped agent (`SHELLGATE_BROKER`), where
 /// shellgate's state is read-only, the `wrap` broker does all of it.
 pub fn handle(req: &LineRequest) -> Outcome {
@@ -623,7 +635,15 @@ fn run_decided(
     if in_shell {
         return Outcome::RunInShell;
     }
-    execute(ctx, req, side, decision, &grant, request, line)
+    let run = Decided {
+        ctx,
+        req,
+        side,
+        decision,
+        request,
+        line,
+    };
+    execute(&run, &grant)
 }
 
 /// Whether the line prints the environment or reads a variable withheld from lines (expands it,
