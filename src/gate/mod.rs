@@ -317,6 +317,24 @@ fn acts_on_processes(commands: &[crate::parse::Command]) -> bool {
             .all(|c| c.via.is_empty() && c.path.is_none() && (tool(c) || filter(c)))
 }
 
+/// Told before a typed line that names the shell's jobs runs in the sandbox: there it finds none
+/// (`jobs; kill %1; sleep 1` said only "kill: %1: no such job").
+const JOBS_STAY_IN_THE_SHELL: &str = "[shellgate] this line runs in the sandbox, where this \
+     shell's jobs are not: `jobs`, `fg`, `bg`, `kill %N`, `wait %N` and `disown` reach them on a \
+     line of their own\n";
+
+/// Does a line work on the shell's own jobs: `jobs`, or a job control builtin given a job
+/// (`kill %1`, `fg %+`, `wait %2`, `disown %1`)? Only the person's shell has them; a line of only
+/// such builtins runs there ([`crate::shell::in_shell`]), any other runs in the sandbox, which
+/// has none.
+fn names_the_shells_jobs(commands: &[ParsedCommand]) -> bool {
+    commands.iter().any(|c| {
+        c.program == "jobs"
+            || (matches!(c.program.as_str(), "kill" | "wait" | "fg" | "bg" | "disown")
+                && c.argv.iter().any(|a| a.starts_with('%')))
+    })
+}
+
 /// What only works outside the sandbox, for a person. A line that runs a set-id program (`sudo`,
 /// `su`, `passwd`, `mount`…, found by the file's mode, not by a list of names) needs privileges
 /// that no sandbox gives (`no_new_privs`: it would only fail there, unexplained); a line a person
@@ -634,6 +652,9 @@ fn run_decided(
     }
     if in_shell {
         return Outcome::RunInShell;
+    }
+    if req.origin == Origin::Hook && names_the_shells_jobs(&decision.commands) {
+        tell_line_stderr(req.streams, JOBS_STAY_IN_THE_SHELL);
     }
     let run = Decided {
         ctx,

@@ -987,6 +987,36 @@ fn zsh_background_line_is_a_job() {
     background_line_is_a_job("zsh");
 }
 
+/// A typed line that names the shell's jobs but runs in the sandbox (it holds a command that is
+/// not a job builtin) is told so before it runs: before, `jobs; kill %1; sleep 0` said only "kill:
+/// %1: no such job". The job itself is untouched, and a line of job builtins alone still reaches
+/// it, in the shell, with no note.
+fn a_line_naming_jobs_in_the_sandbox_says_why(shell: &str) {
+    let f = Fixture::new();
+    let mut sh = f.interactive(shell);
+    sh.line("sleep 30 &");
+    let out = sh.line("jobs; kill %1; sleep 0");
+    assert!(out.contains("where this shell's jobs are not"), "{out}");
+    let out = sh.line("jobs");
+    assert!(
+        out.to_lowercase().contains("running"),
+        "the job was reached: {out}"
+    );
+    let out = sh.line("kill %1");
+    assert!(!out.contains("jobs are not"), "{out}");
+}
+
+#[test]
+fn bash_a_line_naming_jobs_in_the_sandbox_says_why() {
+    a_line_naming_jobs_in_the_sandbox_says_why("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_a_line_naming_jobs_in_the_sandbox_says_why() {
+    a_line_naming_jobs_in_the_sandbox_says_why("zsh");
+}
+
 fn ctrl_c_stops_a_sandboxed_line(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
