@@ -18,12 +18,13 @@ pub mod gate;
 pub mod git_config;
 pub mod mode_change;
 pub mod panel;
+pub mod paths;
 pub mod review;
 pub mod session;
 pub mod shell;
+pub mod spec;
 pub mod term;
 pub mod wrap;
 
 pub use shellgate_core::{intake, mode, own_env, parse, policy, redact};
 pub use shellgate_sandbox as sandbox;
-pub use shellgate_sandbox::paths;

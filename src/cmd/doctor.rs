@@ -160,8 +160,9 @@ fn probe(policy: Policy) -> Probe {
 }
 
 fn launch_probe(policy: Policy, workspace: &Path) -> Result<(), String> {
-    let spec =
-        Spec::new(SandboxPolicy::from(policy), Some(workspace)).map_err(|e| e.to_string())?;
+    let spec = Spec::new(SandboxPolicy::from(policy), Some(workspace))
+        .map_err(|e| e.to_string())?
+        .with_home(crate::spec::home_env().map_err(|e| e.to_string())?);
     let null = || {
         std::fs::File::open("/dev/null")
             .map(std::os::fd::OwnedFd::from)
@@ -212,7 +213,7 @@ fn workspace_report() -> WorkspaceReport {
         crate::policy::environment::withhold(std::env::vars_os().collect(), &settings.pass_env)
             .withheld;
     let passed_env = settings.pass_env.clone();
-    let spec = sandbox::line_spec(
+    let spec = crate::spec::line_spec(
         SandboxPolicy::WorkspaceWrite,
         &cwd,
         None,

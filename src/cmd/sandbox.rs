@@ -115,9 +115,9 @@ fn spec(args: &Args) -> Result<Spec> {
     let config = crate::config::load_for(&cwd)?;
     let mut spec = match &args.workspace {
         Some(dir) => {
-            sandbox::line_spec(policy, &cwd, None, Some(dir), &config.sandbox, args.network)?
+            crate::spec::line_spec(policy, &cwd, None, Some(dir), &config.sandbox, args.network)?
         }
-        None => sandbox::line_spec(policy, &cwd, None, None, &config.sandbox, args.network)?,
+        None => crate::spec::line_spec(policy, &cwd, None, None, &config.sandbox, args.network)?,
     };
     if args.workspace.is_some()
         && spec.workspace.is_none()

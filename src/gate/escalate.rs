@@ -276,7 +276,7 @@ pub(super) fn missing_grant(
             // `sandbox::opener`); a failed opener is a failure, not a missing grant.
             Denial::SecondName { .. } | Denial::OpenerFailed { .. } => {}
             Denial::Write { path, .. } => {
-                for dir in crate::sandbox::grantable_dirs(path) {
+                for dir in crate::spec::grantable_dirs(path) {
                     if !needs.writable.contains(&dir) {
                         needs.writable.push(dir);
                     }

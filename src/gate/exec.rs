@@ -138,7 +138,7 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
             denials: Vec::new(),
         });
     }
-    let mut spec = crate::sandbox::grant_spec(
+    let mut spec = crate::spec::grant_spec(
         grant,
         &ctx.cwd,
         entered_dir(&decision.commands, &ctx.cwd).as_deref(),

@@ -507,7 +507,7 @@ fn pushes_outside(mut decision: Decision, ctx: &Context, req: &LineRequest) -> D
     if destinations.is_empty() {
         return decision;
     }
-    let Ok(spec) = crate::sandbox::grant_spec(
+    let Ok(spec) = crate::spec::grant_spec(
         &decision.grant,
         &ctx.cwd,
         entered_dir(&decision.commands, &ctx.cwd).as_deref(),
@@ -523,7 +523,7 @@ fn pushes_outside(mut decision: Decision, ctx: &Context, req: &LineRequest) -> D
         if roots.iter().any(|r| canonical.starts_with(r)) {
             continue;
         }
-        for dir in crate::sandbox::grantable_dirs(&canonical.join("HEAD")) {
+        for dir in crate::spec::grantable_dirs(&canonical.join("HEAD")) {
             if !needs.writable.contains(&dir) {
                 needs.writable.push(dir);
             }
@@ -803,7 +803,7 @@ pub(crate) fn workspace_for(
     settings: &crate::config::SandboxSettings,
 ) -> PathBuf {
     let entered = entered_dir(commands, cwd);
-    crate::sandbox::line_workspace(cwd, entered.as_deref(), fixed, settings)
+    crate::spec::line_workspace(cwd, entered.as_deref(), fixed, settings)
         .0
         .root()
         .map_or_else(|| cwd.to_path_buf(), Path::to_path_buf)

@@ -111,7 +111,7 @@ pub fn run(options: &WrapOptions) -> Result<ExitCode> {
     forward_termination_signals();
     let broker = Arc::new(Broker {
         mode: options.mode.clone(),
-        workspace: crate::sandbox::workspace_of(&cwd, None, &ctx.config.sandbox)
+        workspace: crate::spec::workspace_of(&cwd, None, &ctx.config.sandbox)
             .root()
             .map_or_else(|| cwd.clone(), Path::to_path_buf),
         claude_snapshots: (plan.known == Some(agents::Known::ClaudeCode))

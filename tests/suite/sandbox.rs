@@ -1722,7 +1722,8 @@ fn the_sandbox_processes_keep_no_handler_of_the_caller() {
     let s = me();
     let spec =
         shellgate::sandbox::Spec::new(shellgate::mode::SandboxPolicy::WorkspaceWrite, Some(&s.ws))
-            .unwrap();
+            .unwrap()
+            .with_home(shellgate::spec::home_env().unwrap());
     let mut command = shellgate::sandbox::Command::new(
         "/bin/sh".into(),
         vec!["-c".into(), "grep SigCgt /proc/1/status".into()],
@@ -3307,7 +3308,8 @@ fn a_descriptor_passed_explicitly_reaches_the_program_and_no_other_does() {
         .unwrap();
     let spec =
         shellgate::sandbox::Spec::new(shellgate::mode::SandboxPolicy::WorkspaceWrite, Some(&s.ws))
-            .unwrap();
+            .unwrap()
+            .with_home(shellgate::spec::home_env().unwrap());
     let mut command = shellgate::sandbox::Command::new(
         "/bin/sh".into(),
         vec![

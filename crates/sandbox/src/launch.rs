@@ -18,7 +18,7 @@ use super::guard::{Guard, Violation};
 use super::landlock::{self, Grants};
 use super::notify::{self, Denial};
 use super::policy::{Policy, Protection, Spec};
-use super::protected::{self, HomeEnv, Layer, Plan};
+use super::protected::{self, Layer, Plan};
 use super::requirements::{self, Gap};
 use super::{abi::DetectedAbi, raw, seccomp, surface, sys};
 use crate::error::{Code, Error, Result};
@@ -214,8 +214,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     let gaps = requirements::kernel_gaps(&abi, seccomp::available(), spec.network, &spec.dropped);
     requirements::refuse(&abi, &gaps)?;
     let namespaces = namespaces(spec)?;
-    let env = HomeEnv::from_env()?;
-    let plan = protected::plan(spec, &env)?;
+    let plan = protected::plan(spec, spec.home_or_refuse()?)?;
     let stdio: Vec<RawFd> = match &command.stdio {
         Some(fds) => fds.iter().map(AsRawFd::as_raw_fd).collect(),
         None => vec![0, 1, 2],
@@ -1565,6 +1564,23 @@ mod tests {
             resolve_program(OsStr::new("/bin/true"), None).unwrap(),
             PathBuf::from("/bin/true")
         );
+    }
+
+    /// The spec is plain data: what to protect of the user's files comes in it, and a spec that
+    /// does not say is refused before anything starts (it would protect nothing).
+    #[test]
+    fn a_spec_without_a_home_is_refused() {
+        let spec = Spec::new(crate::mode::SandboxPolicy::ReadOnly, None).unwrap();
+        let command = Command::new(PathBuf::from("/bin/true"), vec![], "/".into());
+        let Err(error) = spawn(&spec, command) else {
+            panic!("a spec without a home was launched");
+        };
+        assert_eq!(
+            error.code,
+            crate::error::Code::SandboxUnavailable,
+            "{error}"
+        );
+        assert!(error.reason.contains("no home to protect"), "{error}");
     }
 
     #[test]

@@ -226,6 +226,11 @@ pub struct Spec {
     /// of process tools typed in a person's own shell (`ps`, `kill`…, see `gate`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub host_processes: bool,
+    /// Where the user's own files are (homes, the trees programs read later, shellgate's own
+    /// directories), resolved by the caller ([`Spec::with_home`]). A spec without it is refused
+    /// at launch: a spec that does not say what to protect would protect nothing.
+    #[serde(skip)]
+    pub home: Option<crate::HomeEnv>,
 }
 
 /// What one line may take of the machine, so that no line can take it down: its live processes
@@ -333,6 +338,24 @@ impl Spec {
             dropped: BTreeSet::new(),
             limits: Limits::default(),
             host_processes: false,
+            home: None,
+        })
+    }
+
+    /// The user's own files to protect (see [`Spec::home`]).
+    pub fn with_home(mut self, home: crate::HomeEnv) -> Spec {
+        self.home = Some(home);
+        self
+    }
+
+    /// [`Spec::home`], or the refusal of a spec without it.
+    pub fn home_or_refuse(&self) -> Result<&crate::HomeEnv> {
+        self.home.as_ref().ok_or_else(|| {
+            Error::new(
+                Code::SandboxUnavailable,
+                "the sandbox was given no home to protect (a spec without `home` would protect \
+                 nothing of the user's startup files); this is a bug in the caller",
+            )
         })
     }
 

@@ -36,7 +36,10 @@ use serde::Serialize;
 use std::path::{Component, Path, PathBuf};
 
 /// Project files protected at the top of every writable root that is a workspace.
-const PROJECT_FILES: [&str; 2] = [".gitmodules", crate::paths::PROJECT_FILE];
+const PROJECT_FILES: [&str; 2] = [
+    ".gitmodules",
+    shellgate_core::policy::own_config::PROJECT_FILE,
+];
 
 /// How many directory levels beneath `.git/modules` are searched for submodule git dirs (a nested
 /// submodule takes two: `<name>/modules/<name>`).
@@ -94,9 +97,10 @@ impl Candidate {
     }
 }
 
-/// Where the user's own files live: what must stay read-only even beneath a writable root. Read
-/// once by [`HomeEnv::from_env`]; a plain value, so tests can pass their own.
-#[derive(Debug, Clone, Default)]
+/// Where the user's own files live: what must stay read-only even beneath a writable root. A
+/// plain value, resolved above the sandbox (the binary's `spec::home_env`: the environment, the
+/// password database, shellgate's own paths) and handed in with the [`crate::Spec`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HomeEnv {
     /// `$HOME`, and the home the password database gives the effective uid when it differs. In
     /// hook mode the launcher inherits the agent's environment, where `HOME` can name anything:
@@ -107,71 +111,6 @@ pub struct HomeEnv {
     pub trees: Vec<PathBuf>,
     /// shellgate's own config and state directories (also in `trees`): never a workspace.
     pub own_dirs: Vec<PathBuf>,
-}
-
-impl HomeEnv {
-    /// From the environment and the password database, once per process (every caller of one
-    /// process sees the same answer). A failing lookup (not a missing entry) refuses: the home it
-    /// would name is what must be protected.
-    pub fn from_env() -> Result<HomeEnv> {
-        static ONCE: std::sync::OnceLock<Result<HomeEnv>> = std::sync::OnceLock::new();
-        ONCE.get_or_init(HomeEnv::read).clone()
-    }
-
-    fn read() -> Result<HomeEnv> {
-        let abs = |name: &str| {
-            std::env::var_os(name)
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-        };
-        let uid = sys::geteuid();
-        let passwd_home = crate::paths::password_entry_home()
-            .map_err(|errno| {
-                let e = std::io::Error::from_raw_os_error(errno);
-                Error::new(
-                    Code::SandboxUnavailable,
-                    format!(
-                        "cannot look up the home directory of uid {uid} in the password \
-                         database (to protect its startup files): {e}"
-                    ),
-                )
-            })?
-            .filter(|p| p.is_absolute());
-        let mut env = HomeEnv::default();
-        for home in abs("HOME").into_iter().chain(passwd_home) {
-            push_new(&mut env.homes, canonical_or_self(home));
-        }
-        for dir in crate::paths::own_dirs() {
-            push_new(&mut env.own_dirs, canonical_or_self(dir));
-        }
-        // Each path is resolved once: the homes and own directories above already are.
-        let named: Vec<PathBuf> = ["XDG_CONFIG_HOME", "ZDOTDIR", "BASH_ENV"]
-            .into_iter()
-            .filter_map(abs)
-            .map(canonical_or_self)
-            .collect();
-        let binary = crate::paths::binary();
-        for tree in env
-            .homes
-            .iter()
-            .chain(&named)
-            .chain(&env.own_dirs)
-            .chain(&binary)
-        {
-            push_new(&mut env.trees, tree.clone());
-        }
-        Ok(env)
-    }
-}
-
-fn canonical_or_self(path: PathBuf) -> PathBuf {
-    std::fs::canonicalize(&path).unwrap_or(path)
-}
-
-fn push_new(list: &mut Vec<PathBuf>, path: PathBuf) {
-    if !list.contains(&path) {
-        list.push(path);
-    }
 }
 
 /// One layer of the tree, applied shallow first.

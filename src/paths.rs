@@ -74,7 +74,7 @@ pub fn password_entry_home() -> Result<Option<PathBuf>, i32> {
     static ENTRY: std::sync::OnceLock<Result<Option<PathBuf>, i32>> = std::sync::OnceLock::new();
     ENTRY
         .get_or_init(|| {
-            crate::sys::passwd_home(crate::sys::geteuid())
+            crate::sandbox::passwd_home(crate::sandbox::geteuid())
                 .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
         })
         .clone()
