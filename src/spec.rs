@@ -43,7 +43,11 @@ fn read_home_env() -> Result<HomeEnv> {
             )
         })?
         .filter(|p| p.is_absolute());
-    let mut env = HomeEnv::default();
+    let mut env = HomeEnv {
+        git_home: std::env::var_os("HOME").map(PathBuf::from),
+        git_xdg_config: std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from),
+        ..HomeEnv::default()
+    };
     for home in abs("HOME").into_iter().chain(passwd_home) {
         push_new(&mut env.homes, canonical_or_self(home));
     }
@@ -271,5 +275,6 @@ pub fn line_spec(
     Ok(spec
         .with_network(network)
         .with_hidden(hidden_paths(settings))
+        .with_tmpdir(std::env::var_os("TMPDIR").map(PathBuf::from).as_deref())
         .with_home(home_env()?))
 }

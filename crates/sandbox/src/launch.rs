@@ -214,7 +214,8 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     let gaps = requirements::kernel_gaps(&abi, seccomp::available(), spec.network, &spec.dropped);
     requirements::refuse(&abi, &gaps)?;
     let namespaces = namespaces(spec)?;
-    let plan = protected::plan(spec, spec.home_or_refuse()?)?;
+    let home = spec.home_or_refuse()?;
+    let plan = protected::plan(spec, home)?;
     let stdio: Vec<RawFd> = match &command.stdio {
         Some(fds) => fds.iter().map(AsRawFd::as_raw_fd).collect(),
         None => vec![0, 1, 2],
@@ -316,7 +317,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
             .chain(spec.writable_roots())
             .collect();
         surface::Watch::new(
-            surface::Reach::line(spec.workspace.as_deref(), &cwd_path),
+            surface::Reach::line(spec.workspace.as_deref(), &cwd_path, home),
             writable,
         )
     });

@@ -314,8 +314,10 @@ impl Spec {
         };
         let (temp, git_dirs) = match (policy, &workspace) {
             (Policy::ReadOnly, _) => (TempDirs::default(), Vec::new()),
-            (Policy::WorkspaceWrite, Some(ws)) => (TempDirs::from_env(), worktree_git_dirs(ws)?),
-            (Policy::WorkspaceWrite, None) => (TempDirs::from_env(), Vec::new()),
+            (Policy::WorkspaceWrite, Some(ws)) => {
+                (TempDirs::for_tmpdir(None), worktree_git_dirs(ws)?)
+            }
+            (Policy::WorkspaceWrite, None) => (TempDirs::for_tmpdir(None), Vec::new()),
         };
         Ok(Spec {
             policy,
@@ -340,6 +342,17 @@ impl Spec {
             host_processes: false,
             home: None,
         })
+    }
+
+    /// The temp dirs of workspace-write with the caller's `$TMPDIR` (see [`TempDirs`]); read-only
+    /// has none. [`Spec::new`] gives `/tmp` alone.
+    pub fn with_tmpdir(mut self, tmpdir: Option<&Path>) -> Spec {
+        if self.policy == Policy::WorkspaceWrite {
+            let temp = TempDirs::for_tmpdir(tmpdir);
+            self.temp_dirs = temp.writable;
+            self.ignored_tmpdir = temp.ignored_tmpdir;
+        }
+        self
     }
 
     /// The user's own files to protect (see [`Spec::home`]).
@@ -518,18 +531,19 @@ pub struct TempDirs {
 }
 
 impl TempDirs {
-    pub fn from_env() -> TempDirs {
+    /// `/tmp`, and `tmpdir` (the caller's `$TMPDIR`, resolved above the sandbox) when it is a
+    /// private temp dir.
+    pub fn for_tmpdir(tmpdir: Option<&Path>) -> TempDirs {
         let mut temp = TempDirs::default();
         if let Ok(tmp) = std::fs::canonicalize("/tmp")
             && tmp.is_dir()
         {
             temp.writable.push(tmp);
         }
-        let tmpdir = std::env::var_os("TMPDIR").map(PathBuf::from);
         let Some(tmpdir) = tmpdir.filter(|dir| dir.is_absolute()) else {
             return temp;
         };
-        let Ok(canonical) = std::fs::canonicalize(&tmpdir) else {
+        let Ok(canonical) = std::fs::canonicalize(tmpdir) else {
             return temp;
         };
         if !canonical.is_dir() || temp.writable.contains(&canonical) {
@@ -538,7 +552,7 @@ impl TempDirs {
         if is_a_private_temp_dir(&canonical) {
             temp.writable.push(canonical);
         } else {
-            temp.ignored_tmpdir = Some(tmpdir);
+            temp.ignored_tmpdir = Some(tmpdir.to_path_buf());
         }
         temp
     }

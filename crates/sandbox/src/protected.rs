@@ -111,6 +111,10 @@ pub struct HomeEnv {
     pub trees: Vec<PathBuf>,
     /// shellgate's own config and state directories (also in `trees`): never a workspace.
     pub own_dirs: Vec<PathBuf>,
+    /// `$HOME` and `$XDG_CONFIG_HOME` as the environment names them (absolute or not): where git
+    /// finds its global config, for the check of git's surface after a line (`surface`).
+    pub git_home: Option<PathBuf>,
+    pub git_xdg_config: Option<PathBuf>,
 }
 
 /// One layer of the tree, applied shallow first.
@@ -716,6 +720,7 @@ mod tests {
             homes: vec![home.clone()],
             trees: vec![home.clone(), home.join(".zdotdir-missing")],
             own_dirs: Vec::new(),
+            ..HomeEnv::default()
         };
         let mut spec = Spec::new(SandboxPolicy::WorkspaceWrite, Some(&ws)).unwrap();
         spec.temp_dirs = vec![root.clone()];
@@ -741,6 +746,7 @@ mod tests {
             homes: vec![home.clone()],
             trees: vec![home.clone()],
             own_dirs: Vec::new(),
+            ..HomeEnv::default()
         };
         let plan = plan(&spec(&ws), &env).unwrap();
         assert_eq!(plan.layers, vec![Layer::Writable(ws)]);

@@ -72,8 +72,9 @@ pub struct Reach {
 }
 
 impl Reach {
-    /// The scan of a line in `cwd` with workspace `workspace`, with this process's home.
-    pub fn line(workspace: Option<&Path>, cwd: &Path) -> Reach {
+    /// The scan of a line in `cwd` with workspace `workspace`, with git's home as the spec names
+    /// it ([`crate::HomeEnv`]).
+    pub fn line(workspace: Option<&Path>, cwd: &Path, home: &crate::HomeEnv) -> Reach {
         let mut worktrees: Vec<PathBuf> = workspace.map(Path::to_path_buf).into_iter().collect();
         if let Some(top) = git::toplevel(cwd)
             && !worktrees.contains(&top)
@@ -82,8 +83,8 @@ impl Reach {
         }
         Reach {
             worktrees,
-            home: std::env::var_os("HOME").map(PathBuf::from),
-            xdg_config: std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from),
+            home: home.git_home.clone(),
+            xdg_config: home.git_xdg_config.clone(),
         }
     }
 }
