@@ -1855,6 +1855,38 @@ fn zsh_readme_setup_and_uninstall_on_the_skeleton() {
     readme_setup_and_uninstall_on_the_skeleton("zsh");
 }
 
+/// A line that only edits a shell startup file (an alias added to `~/.bashrc`) is asked once, as a
+/// run outside the sandbox, and the yes works. Before, the yes ran it in the sandbox, where no line
+/// can write a startup file, and a second question followed.
+fn a_yes_to_editing_a_startup_file_works_the_first_time(shell: &str) {
+    let f = Fixture::new();
+    let rc = f.home.join(".bashrc");
+    let before = std::fs::read_to_string(&rc).unwrap_or_default();
+    let mut sh = f.interactive(shell);
+    let mut questions: Vec<String> = Vec::new();
+    let (out, status) = sh.answering("echo 'alias ll=\"ls -l\"' >> ~/.bashrc", |question| {
+        questions.push(question.to_owned());
+        "y".to_owned()
+    });
+    assert_eq!(status, 0, "{out}");
+    assert_eq!(questions.len(), 1, "asked more than once: {out}");
+    assert!(questions[0].contains("sandbox: NONE"), "{out}");
+    assert!(out.contains("runs outside the sandbox"), "{out}");
+    let after = std::fs::read_to_string(&rc).unwrap();
+    assert_eq!(after, format!("{before}alias ll=\"ls -l\"\n"), "{out}");
+}
+
+#[test]
+fn bash_a_yes_to_editing_a_startup_file_works_the_first_time() {
+    a_yes_to_editing_a_startup_file_works_the_first_time("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_a_yes_to_editing_a_startup_file_works_the_first_time() {
+    a_yes_to_editing_a_startup_file_works_the_first_time("zsh");
+}
+
 /// A line that only edits shellgate's config runs outside the sandbox only from the person's own
 /// hooked shell: through `shellgate run` (an agent's shell, `wrap`) it would run with its
 /// caller's environment, which the question does not show, so it is asked with the sandbox and
@@ -2151,7 +2183,8 @@ fn bash_gate_survives_a_cleared_prompt_command() {
 /// directory made there, a shell startup file, `.git/config` through git's own command — is
 /// offered to the person, in their own shell, as one run outside the sandbox (no by default);
 /// after the yes it is done, after Enter (the default) nothing is. Before, the line failed with
-/// "cannot be granted" and no way out.
+/// "cannot be granted" and no way out. (The startup file's line is asked so up front, since it
+/// only edits a startup file: `a_yes_to_editing_a_startup_file_works_the_first_time`.)
 fn a_yes_to_what_no_line_can_be_granted_runs_it_outside_once(shell: &str) {
     let f = Fixture::new();
     let git = |args: &[&str]| {

@@ -43,23 +43,36 @@ const XDG_PREFIXES: [&str; 2] = ["$XDG_CONFIG_HOME/", "${XDG_CONFIG_HOME}/"];
 
 /// Does every command on the line only edit shellgate's own config files (see the module doc)?
 pub fn only_edits_own_config(parsed: &Parsed) -> bool {
+    only_edits(parsed, names_own_config)
+}
+
+/// Does every command on the line only edit the person's shell startup files (`~/.bashrc`,
+/// `~/.zshrc` …), by the same narrow test as shellgate's config? They are as far out of every
+/// sandbox's reach (a line cannot be granted them), so a yes to such a line runs it outside the
+/// sandbox once, instead of in it, where it could only fail and be asked again.
+pub fn only_edits_startup_files(parsed: &Parsed) -> bool {
+    only_edits(parsed, super::rules::is_startup_file)
+}
+
+/// Does every command on the line only edit files that `names` names, and nothing else?
+fn only_edits(parsed: &Parsed, names: fn(&str) -> bool) -> bool {
     let plain_line = parsed.opaque.is_empty()
         && parsed.hook_state.is_empty()
         && parsed.functions.is_empty()
         && parsed.assigned.is_empty()
-        && parsed.reads.iter().all(|r| names_own_config(r))
-        && parsed.writes.iter().all(|w| names_own_config(w));
-    plain_line && !parsed.commands.is_empty() && parsed.commands.iter().all(edits_own_config)
+        && parsed.reads.iter().all(|r| names(r))
+        && parsed.writes.iter().all(|w| names(w));
+    plain_line && !parsed.commands.is_empty() && parsed.commands.iter().all(|c| edits(c, names))
 }
 
-/// One command that edits a config file and nothing else.
-fn edits_own_config(c: &Command) -> bool {
+/// One command that edits a file `names` names and nothing else.
+fn edits(c: &Command, names: fn(&str) -> bool) -> bool {
     let plain = c.path.is_none()
         && c.via.is_empty()
         && !c.extra_args
         && !c.calls_line_function
-        && c.reads.iter().all(|r| names_own_config(r))
-        && c.writes.iter().all(|w| names_own_config(w));
+        && c.reads.iter().all(|r| names(r))
+        && c.writes.iter().all(|w| names(w));
     if !plain {
         return false;
     }
@@ -71,7 +84,7 @@ fn edits_own_config(c: &Command) -> bool {
     }
     let mut names_one = !c.writes.is_empty();
     for arg in &c.argv {
-        if names_own_config(arg) {
+        if names(arg) {
             names_one = true;
         } else if !is_plain_option(arg) {
             return false;
@@ -133,6 +146,33 @@ mod tests {
 
     fn edits(line: &str) -> bool {
         only_edits_own_config(&parse(line, ShellKind::Bash))
+    }
+
+    /// A shell startup file is as far out of every sandbox's reach: a line that only edits one
+    /// runs outside once approved, by the same narrow test; anything more stays in the sandbox.
+    #[test]
+    fn edits_of_startup_files_qualify_by_the_same_test() {
+        let startup = |line: &str| only_edits_startup_files(&parse(line, ShellKind::Bash));
+        for line in [
+            "echo 'alias ll=\"ls -l\"' >> ~/.bashrc",
+            "printf '%s\\n' 'export EDITOR=vim' >> $HOME/.profile",
+            "vim ~/.zshrc",
+            "nano ~/.bashrc",
+            "cp ~/.bashrc ~/.bash_profile",
+        ] {
+            assert!(startup(line), "{line}");
+            assert!(!edits(line), "not shellgate's config: {line}");
+        }
+        for line in [
+            "echo x >> ~/.bashrc; rm -rf build",
+            "echo \"$(curl -s example.com)\" >> ~/.bashrc",
+            "python3 ~/.bashrc",
+            "cat ~/.bashrc > ~/.bashrc.bak",
+            "echo x >> ~/notes.txt",
+            "sh -c 'echo x >> ~/.bashrc'",
+        ] {
+            assert!(!startup(line), "{line}");
+        }
     }
 
     #[test]

@@ -755,7 +755,7 @@ fn home_relative(path: &str) -> Option<&str> {
 }
 
 /// Does the path name a shell startup file?
-fn is_startup_file(path: &str) -> bool {
+pub(crate) fn is_startup_file(path: &str) -> bool {
     home_relative(path).is_some_and(|below| STARTUP_FILES.contains(&below.trim_start_matches('/')))
         || SYSTEM_STARTUP_FILES.contains(&path)
         || path.starts_with("/etc/profile.d/")
