@@ -249,7 +249,7 @@ pub use crate::sandbox::socket_path::reachable_path;
 
 /// The broker socket named by the environment, if any.
 pub fn broker_path() -> Option<PathBuf> {
-    std::env::var_os(BROKER_ENV).map(PathBuf::from)
+    crate::env::get().own.broker.clone()
 }
 
 /// Send a line to the broker with these standard streams, and wait for its end.
@@ -324,7 +324,7 @@ fn forward_or_fail(path: &Path, req: &LineRequest) -> Result<Reply> {
         execution: req.execution.clone(),
         env: match req.env {
             Some(env) => env.to_vec(),
-            None => std::env::vars_os().collect(),
+            None => crate::env::get().vars().to_vec(),
         },
     };
     let streams = crate::gate::stream_fds(req.streams)?;

@@ -6,12 +6,16 @@
 //! reviewer (HTTP), the person's prompt (tty) and the shell hooks. [`error`] is the one error type
 //! (the core's) and the one place a refusal is printed.
 
+// Tests may read the environment as they like; the library reads it once (src/env.rs, clippy.toml).
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
+
 pub mod approval;
 pub mod audit;
 pub mod broker;
 pub mod cli;
 pub mod cmd;
 pub mod config;
+pub mod env;
 pub mod error;
 pub mod eval;
 pub mod gate;

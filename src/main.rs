@@ -25,8 +25,10 @@ use std::process::ExitCode;
 #[cfg(not(test))]
 #[unsafe(no_mangle)]
 extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
-    // Before anything changes them: the dispositions a sandboxed program is started with.
+    // Before anything changes them: the dispositions a sandboxed program is started with, and
+    // the environment, read once here for the whole process (src/env.rs).
     shellgate::sandbox::record_startup_signals();
+    shellgate::env::init();
     // A caller may have left SIGPIPE ignored, which turns `shellgate rules | head` into a panic on
     // the next write: the default disposition, so shellgate ends quietly like every other tool.
     // SAFETY: `signal` is called before any other thread exists, with a valid signal number and
@@ -87,9 +89,10 @@ fn end_panics_as_internal_failures() {
 /// command would go on as usual, so the test can see it did not.
 #[cfg(all(not(test), shellgate_panic_seam))]
 fn panic_seam() {
-    match std::env::var(shellgate::own_env::TEST_PANIC_ENV).as_deref() {
-        Ok("main") => panic!("the test seam's deliberate panic"),
-        Ok("thread") => {
+    let seam = shellgate::env::get().var(shellgate::own_env::TEST_PANIC_ENV);
+    match seam.and_then(std::ffi::OsStr::to_str) {
+        Some("main") => panic!("the test seam's deliberate panic"),
+        Some("thread") => {
             let _ = std::thread::spawn(|| panic!("the test seam's deliberate panic on a thread"))
                 .join();
         }

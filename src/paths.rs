@@ -35,11 +35,8 @@ pub fn own() -> OwnPaths {
 
 /// The locations the environment names.
 pub fn from_env() -> OwnPaths {
-    let abs = |name: &str| {
-        std::env::var_os(name)
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-    };
+    let env = crate::env::get();
+    let abs = |name: &str| env.absolute(name);
     let home = password_home().or_else(|| abs("HOME"));
     let base =
         |xdg: &str, fallback: &str| abs(xdg).or_else(|| home.as_ref().map(|h| h.join(fallback)));
@@ -53,7 +50,7 @@ pub fn from_env() -> OwnPaths {
 /// home-relative directory then names nothing), any other as written. The one reading of `~/`.
 pub fn home_relative(dir: &str) -> Option<PathBuf> {
     match dir.strip_prefix("~/") {
-        Some(rest) => std::env::var_os("HOME").map(|home| PathBuf::from(home).join(rest)),
+        Some(rest) => crate::env::get().home().map(|home| home.join(rest)),
         None => Some(PathBuf::from(dir)),
     }
 }

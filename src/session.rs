@@ -66,6 +66,12 @@ impl Context {
         Context::load_with(cwd, None, SessionUse::ReadIfNamed, Some(id))
     }
 
+    /// The context of `wrap`'s own session `id`, opened for writing: its lines belong to it
+    /// whatever the environment of the process names.
+    pub fn open_session(cwd: &Path, mode_flag: Option<&str>, id: SessionId) -> Result<Context> {
+        Context::load_with(cwd, mode_flag, SessionUse::Open, Some(id))
+    }
+
     fn load_with(
         cwd: &Path,
         mode_flag: Option<&str>,

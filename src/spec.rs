@@ -25,11 +25,8 @@ pub fn home_env() -> Result<HomeEnv> {
 }
 
 fn read_home_env() -> Result<HomeEnv> {
-    let abs = |name: &str| {
-        std::env::var_os(name)
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-    };
+    let vars = crate::env::get();
+    let abs = |name: &str| vars.absolute(name);
     let uid = crate::sandbox::geteuid();
     let passwd_home = crate::paths::password_entry_home()
         .map_err(|errno| {
@@ -44,8 +41,8 @@ fn read_home_env() -> Result<HomeEnv> {
         })?
         .filter(|p| p.is_absolute());
     let mut env = HomeEnv {
-        git_home: std::env::var_os("HOME").map(PathBuf::from),
-        git_xdg_config: std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from),
+        git_home: vars.home(),
+        git_xdg_config: vars.var("XDG_CONFIG_HOME").map(PathBuf::from),
         ..HomeEnv::default()
     };
     for home in abs("HOME").into_iter().chain(passwd_home) {
@@ -275,6 +272,6 @@ pub fn line_spec(
     Ok(spec
         .with_network(network)
         .with_hidden(hidden_paths(settings))
-        .with_tmpdir(std::env::var_os("TMPDIR").map(PathBuf::from).as_deref())
+        .with_tmpdir(crate::env::get().var("TMPDIR").map(Path::new))
         .with_home(home_env()?))
 }

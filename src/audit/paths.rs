@@ -167,14 +167,7 @@ impl SessionId {
     /// The session named by `SHELLGATE_SESSION`, if set. A set but invalid value is an error, not a
     /// silent new session: the hook and the log must agree on which file is written.
     pub fn from_env() -> Result<Option<SessionId>> {
-        match std::env::var(SESSION_ENV) {
-            Ok(raw) if raw.is_empty() => Ok(None),
-            Ok(raw) => SessionId::parse(&raw).map(Some),
-            Err(std::env::VarError::NotPresent) => Ok(None),
-            Err(std::env::VarError::NotUnicode(_)) => {
-                Err(Error::usage(format!("{SESSION_ENV} is not valid UTF-8")))
-            }
-        }
+        crate::env::get().session()
     }
 
     /// The session from the environment, or a new one.

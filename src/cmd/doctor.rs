@@ -172,6 +172,7 @@ fn launch_probe(policy: Policy, workspace: &Path) -> Result<(), String> {
         PathBuf::from("/bin/sh"),
         vec!["-c".into(), ":".into()],
         workspace.to_path_buf(),
+        crate::env::get().vars().to_vec(),
     );
     command.stdio = Some([null()?, null()?, null()?]);
     let running = sandbox::spawn(&spec, command).map_err(|e| e.to_string())?;
@@ -210,7 +211,7 @@ fn workspace_report() -> WorkspaceReport {
     let config = crate::config::load_for(&cwd).ok();
     let settings = config.map(|c| c.sandbox).unwrap_or_default();
     let withheld_env =
-        crate::policy::environment::withhold(std::env::vars_os().collect(), &settings.pass_env)
+        crate::policy::environment::withhold(crate::env::get().vars().to_vec(), &settings.pass_env)
             .withheld;
     let passed_env = settings.pass_env.clone();
     let spec = crate::spec::line_spec(
@@ -297,8 +298,8 @@ fn shells() -> Vec<Shell> {
 }
 
 fn find_in_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+    let path = crate::env::get().var("PATH")?;
+    std::env::split_paths(path)
         .map(|dir| dir.join(name))
         .find(|candidate| is_executable(candidate))
 }

@@ -12,6 +12,7 @@ use crate::eval::report::{Report, RunInfo};
 use crate::eval::sessions::cases::Agent;
 use crate::eval::{self, CaseResult, ReviewerChoice, Settings, cases, sessions};
 use clap::Args;
+use std::ffi::OsStr;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -270,7 +271,7 @@ fn model_endpoint(args: &EvalArgs) -> Result<Option<sessions::ModelEndpoint>, Er
         )));
     }
     let key = match &args.model_key_env {
-        Some(name) => Some(std::env::var_os(name).filter(|v| !v.is_empty()).ok_or_else(|| {
+        Some(name) => Some(crate::env::get().non_empty(name).map(OsStr::to_os_string).ok_or_else(|| {
             usage(format!(
                 "--model-key-env {name}: the variable is not set (or empty) in this environment"
             ))
@@ -286,11 +287,7 @@ fn model_endpoint(args: &EvalArgs) -> Result<Option<sessions::ModelEndpoint>, Er
 
 /// `$XDG_CACHE_HOME/shellgate/agents`, else `~/.cache/shellgate/agents`.
 fn default_agents_dir() -> PathBuf {
-    let absolute = |name: &str| {
-        std::env::var_os(name)
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-    };
+    let absolute = |name: &str| crate::env::get().absolute(name);
     absolute("XDG_CACHE_HOME")
         .or_else(|| absolute("HOME").map(|home| home.join(".cache")))
         .unwrap_or_else(|| PathBuf::from(".cache"))

@@ -27,7 +27,7 @@ use crate::gate::{self, Execution, LineRequest, Origin, Outcome, Streams};
 use crate::parse::ShellKind;
 use crate::shell::function;
 use clap::Args;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -216,7 +216,10 @@ fn shape(args: &HookArgs) -> ExitCode {
 
 fn line_bytes(args: &HookArgs) -> Result<Vec<u8>, Error> {
     let line = match (&args.line_from_env, &args.line) {
-        (Some(var), _) => std::env::var_os(var).unwrap_or_default(),
+        (Some(var), _) => crate::env::get()
+            .var(var)
+            .map(OsStr::to_os_string)
+            .unwrap_or_default(),
         (None, Some(line)) => line.clone(),
         (None, None) => OsString::new(),
     };
@@ -262,10 +265,8 @@ impl Memo {
         let digest = Sha256::digest(line);
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         let paths = StatePaths::from_env().ok()?;
-        let session = std::env::var(crate::audit::paths::SESSION_ENV).unwrap_or_default();
-        if !crate::audit::paths::is_valid_id(&session) {
-            return None;
-        }
+        let session = crate::env::get().session().ok()??;
+        let session = session.as_str();
         let dir = paths.root().join("hooks");
         crate::audit::paths::ensure_private_dir(&dir).ok()?;
         Some(Memo {

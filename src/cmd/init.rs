@@ -38,7 +38,7 @@ pub fn run(args: InitArgs) -> ExitCode {
 /// The startup line for `binary`, written `$HOME/…` when it lies beneath the home (as the README
 /// shows it).
 fn startup_line(shell: HookShell, binary: &Path) -> ExitCode {
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let home = crate::env::get().home();
     let named = match home.as_deref().and_then(|h| binary.strip_prefix(h).ok()) {
         Some(rest) if home.as_deref() != Some(Path::new("/")) => {
             format!("$HOME/{}", rest.to_string_lossy())

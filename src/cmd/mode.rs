@@ -109,7 +109,7 @@ fn select(
             _ => String::new(),
         }
     );
-    if std::env::var_os(crate::audit::paths::SESSION_ENV).is_none() {
+    if crate::env::get().own.session.is_none() {
         println!(
             "note: no shell session is hooked here (SHELLGATE_SESSION is not set); the choice is \
              saved for new sessions"

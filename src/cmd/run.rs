@@ -41,7 +41,7 @@ pub struct RunArgs {
 const MAX_STDIN_BYTES: u64 = 1 << 20;
 
 pub fn run(args: RunArgs) -> ExitCode {
-    let json = args.json || std::env::var_os(crate::own_env::JSON_ENV).is_some_and(|v| v == "1");
+    let json = args.json || crate::env::get().own.json;
     let cwd = crate::session::working_dir(args.cwd.as_deref());
     let (line, execution) = match line_and_execution(&args) {
         Ok(parts) => parts,

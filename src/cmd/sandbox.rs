@@ -87,8 +87,9 @@ fn supervise(args: &Args) -> Result<ExitCode> {
         .ok_or_else(|| Error::usage("sandbox needs a program"))?;
     let spec = spec(args)?;
     let cwd = crate::session::working_dir(None);
-    let path = sandbox::resolve_program(program, std::env::var_os("PATH").as_deref())?;
-    let mut command = sandbox::Command::new(path, rest.to_vec(), cwd);
+    let env = crate::env::get();
+    let path = sandbox::resolve_program(program, env.var("PATH"))?;
+    let mut command = sandbox::Command::new(path, rest.to_vec(), cwd, env.vars().to_vec());
     command.arg0 = program.clone();
     let mut running = sandbox::spawn(&spec, command)?;
     // This process ends with the program.

@@ -8,11 +8,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub fn run() -> ExitCode {
-    let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else {
+    let env = crate::env::get();
+    let Some(home) = env.home() else {
         eprintln!("shellgate uninstall: HOME is not set, so the startup files cannot be found");
         return ExitCode::from(crate::error::Code::Usage.exit_status());
     };
-    let zdotdir = std::env::var_os("ZDOTDIR").map(PathBuf::from);
+    let zdotdir = env.var("ZDOTDIR").map(PathBuf::from);
     let mut failed = false;
     for file in setup::startup_files(&home, zdotdir.as_deref()) {
         match setup::remove_startup_lines(&file) {

@@ -9,7 +9,7 @@ use super::*;
 pub(super) fn caller_env(req: &LineRequest) -> Vec<(OsString, OsString)> {
     match req.env {
         Some(env) => env.to_vec(),
-        None => std::env::vars_os().collect(),
+        None => crate::env::get().vars().to_vec(),
     }
 }
 

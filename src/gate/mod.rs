@@ -14,7 +14,7 @@ use crate::audit::event::{
     ApprovalDecision, Decider, Decision as LoggedDecision, ExecFinished, ExecStarted, LineAsked,
     RejectionCause, ReviewRejection, SandboxDenied, SandboxViolation,
 };
-use crate::audit::{EventBody, RequestId};
+use crate::audit::{EventBody, RequestId, SessionId};
 use crate::error::{Code, Error, Result};
 use crate::mode::{ApprovalPolicy, SandboxPolicy};
 use crate::parse::{Command as ParsedCommand, ShellKind};
@@ -23,7 +23,7 @@ use crate::policy::{self, Decision, Verdict};
 use crate::review::{self, ReviewOutcome, ReviewRequest};
 use crate::session::{Context, SessionUse};
 use crate::shell::{ACTIVE_ENV, real_shell};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
@@ -71,6 +71,9 @@ pub struct LineRequest<'a> {
     pub shell: ShellKind,
     pub cwd: &'a Path,
     pub mode: Option<&'a str>,
+    /// The session that decides and logs the line, when the door has one of its own (`wrap`'s
+    /// broker); `None`: the one the environment names, or a new one.
+    pub session: Option<&'a SessionId>,
     pub execution: Execution,
     pub streams: Streams<'a>,
     pub origin: Origin,
@@ -111,6 +114,7 @@ impl<'a> LineRequest<'a> {
             shell,
             cwd,
             mode: None,
+            session: None,
             execution,
             streams: Streams::Inherit,
             origin,
@@ -131,6 +135,14 @@ impl<'a> LineRequest<'a> {
     /// The mode asked for (`--mode`); `None` is the session's.
     pub fn with_mode(self, mode: Option<&'a str>) -> LineRequest<'a> {
         LineRequest { mode, ..self }
+    }
+
+    /// The door's own session (`wrap`'s), not the environment's.
+    pub fn in_session(self, session: &'a SessionId) -> LineRequest<'a> {
+        LineRequest {
+            session: Some(session),
+            ..self
+        }
     }
 
     pub fn with_streams(self, streams: Streams<'a>) -> LineRequest<'a> {
@@ -206,7 +218,11 @@ pub fn handle_with(req: &LineRequest, side: &ShellSide) -> Outcome {
     if let Some(path) = crate::broker::broker_path() {
         return crate::broker::forward(&path, req);
     }
-    let ctx = match Context::load(req.cwd, req.mode, SessionUse::Open) {
+    let loaded = match req.session {
+        Some(id) => Context::open_session(req.cwd, req.mode, id.clone()),
+        None => Context::load(req.cwd, req.mode, SessionUse::Open),
+    };
+    let ctx = match loaded {
         Ok(ctx) => ctx,
         Err(e) => return Outcome::Refused(e),
     };
@@ -354,7 +370,7 @@ fn only_outside_works(mut decision: Decision, ctx: &Context, req: &LineRequest) 
                 .find(|(k, _)| k == "PATH")
                 .map(|(_, v)| v.clone())
         })
-        .or_else(|| std::env::var_os("PATH"));
+        .or_else(|| crate::env::get().var("PATH").map(OsStr::to_os_string));
     let person_approves = matches!(
         ctx.resolved.approval,
         ApprovalPolicy::Ask | ApprovalPolicy::Untrusted
@@ -823,7 +839,7 @@ pub(crate) fn workspace_for(
 /// fail in the sandbox (and ask); and a `cd` that fails leaves the line in its working directory
 /// with `DIR`'s workspace writable — either way a workspace a line of its own could have reached.
 pub(crate) fn entered_dir(commands: &[ParsedCommand], cwd: &Path) -> Option<PathBuf> {
-    if std::env::var_os("CDPATH").is_some_and(|v| !v.is_empty()) {
+    if crate::env::get().non_empty("CDPATH").is_some() {
         return None;
     }
     let mut dir: Option<PathBuf> = None;

@@ -140,8 +140,11 @@ fn api_key(config: &ReviewerConfig) -> Result<Option<String>, ReviewFailure> {
     let Some(variable) = config.api_key_env.as_deref() else {
         return Ok(None);
     };
-    match std::env::var(variable) {
-        Ok(key) if !key.trim().is_empty() => Ok(Some(key.trim().to_owned())),
+    match crate::env::get()
+        .var(variable)
+        .and_then(std::ffi::OsStr::to_str)
+    {
+        Some(key) if !key.trim().is_empty() => Ok(Some(key.trim().to_owned())),
         _ => Err(ReviewFailure::new(
             FailureKind::Config,
             format!(

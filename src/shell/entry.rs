@@ -96,7 +96,7 @@ fn judge_and_run(kind: ShellKind, line: Vec<u8>, args: Vec<OsString>) -> ExitCod
 /// mode, an interactive `sh` or `pwsh`, which shellgate has no hook for here) is refused: it would
 /// be a shell whose lines nobody judges.
 fn interactive(kind: ShellKind, args: &[OsString]) -> ExitCode {
-    let Some(dir) = std::env::var_os(super::WRAP_DIR_ENV).map(PathBuf::from) else {
+    let Some(dir) = crate::env::get().own.wrap_dir.clone() else {
         return refuse(&Error::new(
             Code::SandboxExecFailed,
             format!(

@@ -784,12 +784,12 @@ pub fn mark_full_access(paths: &crate::audit::StatePaths, session: &str, until: 
 /// state directory, removing the directories of shells that are gone.
 pub fn prepare_dir(pid: i32) -> Result<PathBuf> {
     let paths = crate::audit::StatePaths::from_env()?;
-    let session = std::env::var(crate::audit::paths::SESSION_ENV).unwrap_or_default();
-    if !crate::audit::paths::is_valid_id(&session) {
+    let Ok(Some(session)) = crate::env::get().session() else {
         return Err(Error::usage(
             "no valid SHELLGATE_SESSION in the environment",
         ));
-    }
+    };
+    let session = session.as_str();
     let root = paths.root().join(SHELLS_DIR);
     crate::audit::paths::ensure_private_dir(&root)?;
     if let Ok(entries) = std::fs::read_dir(&root) {

@@ -27,7 +27,7 @@ pub use crate::own_env::real_shell_env;
 /// The real shell binary that runs a line of `kind`: the one `wrap` named, else the first of the
 /// usual locations that exists.
 pub fn real_shell(kind: ShellKind) -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os(real_shell_env(kind)).map(PathBuf::from)
+    if let Some(path) = crate::env::get().real_shell(kind).cloned()
         && path.is_absolute()
         && path.is_file()
     {

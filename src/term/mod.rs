@@ -19,7 +19,7 @@ pub fn styling(stream: &impl IsTerminal) -> bool {
 
 /// `NO_COLOR` is set and not empty.
 fn no_color() -> bool {
-    std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty())
+    crate::env::get().non_empty("NO_COLOR").is_some()
 }
 
 /// `text` dimmed when `styled` ([`styling`] decides), else `text` as it is.
@@ -52,7 +52,9 @@ pub fn is_persons_terminal(stream: &impl AsFd) -> bool {
 
 /// `TERM` names a terminal that understands the erase-line sequence.
 fn term_can_erase() -> bool {
-    std::env::var_os("TERM").is_some_and(|term| !term.is_empty() && term != "dumb")
+    crate::env::get()
+        .non_empty("TERM")
+        .is_some_and(|term| term != "dumb")
 }
 
 #[cfg(test)]

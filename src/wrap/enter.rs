@@ -293,8 +293,8 @@ fn start_time(stat: &str) -> Option<u64> {
 
 /// Is this process the wrapped agent's own (see [`AGENT_ENV`])?
 pub fn is_agent_process() -> bool {
-    match (std::env::var(AGENT_ENV), own_mark()) {
-        (Ok(expected), Some(mine)) => expected == mine,
+    match (&crate::env::get().own.agent, own_mark()) {
+        (Some(expected), Some(mine)) => *expected == *mine,
         _ => false,
     }
 }

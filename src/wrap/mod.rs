@@ -24,9 +24,9 @@ use crate::audit::paths::{SESSION_ENV, ensure_private_dir};
 use crate::broker::{self, BROKER_ENV, Conversation, Reply};
 use crate::error::{Code, Error, Result};
 use crate::gate::{self, LineRequest, Outcome, Streams};
-use crate::session::{Context, SessionUse};
+use crate::session::Context;
 use crate::shell::{WRAP_DIR_ENV, real_shell_env};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::fd::AsFd;
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::UnixListener;
@@ -54,6 +54,8 @@ pub struct WrapOptions {
 
 /// What every broker thread needs to know.
 struct Broker {
+    /// `wrap`'s own session, which decides and logs every line of the agent.
+    session: SessionId,
     mode: Option<String>,
     /// Every line's sandbox is anchored here, wherever the agent has moved since.
     workspace: PathBuf,
@@ -62,22 +64,20 @@ struct Broker {
 }
 
 pub fn run(options: &WrapOptions) -> Result<ExitCode> {
-    if broker::broker_path().is_some() && std::env::var_os(WRAP_DIR_ENV).is_some() {
+    let env = crate::env::get();
+    if env.own.broker.is_some() && env.own.wrap_dir.is_some() {
         // Already inside a wrapped agent: this agent's shells reach the same broker. It is not
         // marked as an agent of its own (a shell as its program is judged like any other): it
         // was started by an agent, not by a person.
         return Ok(enter::exec_unmarked(&options.agent));
     }
+    // A session of its own, whatever the environment names: every line the broker decides
+    // belongs to it (passed with each line), and the agent's environment names it.
     let session = SessionId::new_random();
-    // SAFETY: no other thread exists yet (the broker threads start below), so nothing can read the
-    // environment concurrently. Every line the broker decides belongs to this one session.
-    unsafe {
-        std::env::set_var(SESSION_ENV, session.as_str());
-    }
     let cwd = crate::session::working_dir(None);
     // Fail closed before the agent starts when there is no usable state directory. (A broken
     // config is not a refusal: it is the strictest built-in policy, see `config`.)
-    let ctx = Context::load(&cwd, options.mode.as_deref(), SessionUse::Open)?;
+    let ctx = Context::open_session(&cwd, options.mode.as_deref(), session.clone())?;
     let paths = ctx.paths.clone().ok_or_else(|| {
         Error::new(
             Code::AuditUnavailable,
@@ -95,11 +95,11 @@ pub fn run(options: &WrapOptions) -> Result<ExitCode> {
             format!("cannot create the broker socket {}: {e}", socket.display()),
         )
     })?;
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let var = |name: &str| std::env::var_os(name);
+    let home = env.home();
+    let var = |name: &str| env.var(name).map(OsStr::to_os_string);
     let plan = agents::plan(&options.agent, home.as_deref(), &var);
     let temp = AgentTemp::new(&session)?;
-    let mut child = agent_command(options, &plan, &dir, &socket, temp.dir())?
+    let mut child = agent_command(options, &plan, &session, &dir, &socket, temp.dir())?
         .spawn()
         .map_err(|e| {
             Error::new(
@@ -110,6 +110,7 @@ pub fn run(options: &WrapOptions) -> Result<ExitCode> {
     AGENT_PID.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
     forward_termination_signals();
     let broker = Arc::new(Broker {
+        session,
         mode: options.mode.clone(),
         workspace: crate::spec::workspace_of(&cwd, None, &ctx.config.sandbox)
             .root()
@@ -138,7 +139,7 @@ struct AgentTemp(Option<PathBuf>);
 
 impl AgentTemp {
     fn new(session: &SessionId) -> Result<AgentTemp> {
-        let Some(current) = std::env::var_os("TMPDIR").map(PathBuf::from) else {
+        let Some(current) = crate::env::get().var("TMPDIR").map(PathBuf::from) else {
             return Ok(AgentTemp(None));
         };
         if current.starts_with("/tmp") || current.starts_with("/var/tmp") {
@@ -174,6 +175,7 @@ impl Drop for AgentTemp {
 fn agent_command(
     options: &WrapOptions,
     plan: &agents::Plan,
+    session: &SessionId,
     dir: &Path,
     socket: &Path,
     temp: Option<&Path>,
@@ -210,7 +212,9 @@ fn agent_command(
         command.arg("--bind").arg(spec);
     }
     command.arg("--").args(&plan.argv);
+    let env = crate::env::get();
     command
+        .env(SESSION_ENV, session.as_str())
         .env(BROKER_ENV, socket)
         .env(WRAP_DIR_ENV, dir)
         .env("SHELL", "/usr/bin/bash")
@@ -218,8 +222,8 @@ fn agent_command(
         .env("ZDOTDIR", dir.join("zdotdir"))
         .env(
             crate::own_env::USER_ZDOTDIR_ENV,
-            std::env::var_os("ZDOTDIR")
-                .or_else(|| std::env::var_os("HOME"))
+            env.var("ZDOTDIR")
+                .or_else(|| env.var("HOME"))
                 .unwrap_or_default(),
         )
         .env_remove(crate::shell::ACTIVE_ENV);
@@ -299,6 +303,7 @@ fn serve_one(conversation: Conversation, broker: &Broker) {
         request.execution.clone(),
     )
     .with_mode(broker.mode.as_deref())
+    .in_session(&broker.session)
     .with_streams(Streams::Fds(&streams))
     .for_broker_caller(&request.env, socket.as_fd(), &broker.workspace, group);
     let reply = match crate::approval::on_behalf_of(group, || gate::handle(&line)) {
@@ -334,7 +339,7 @@ fn record_harness_step(
     error: Option<&Error>,
 ) -> Result<()> {
     use crate::audit::event::{EventBody, HarnessStep};
-    let ctx = Context::load(&request.cwd, broker.mode.as_deref(), SessionUse::Open)?;
+    let ctx = Context::open_session(&request.cwd, broker.mode.as_deref(), broker.session.clone())?;
     ctx.log()?
         .append(
             None,

@@ -1728,6 +1728,7 @@ fn the_sandbox_processes_keep_no_handler_of_the_caller() {
         "/bin/sh".into(),
         vec!["-c".into(), "grep SigCgt /proc/1/status".into()],
         s.ws.clone(),
+        std::env::vars_os().collect(),
     );
     let out = tempfile::NamedTempFile::new_in(&s.root).unwrap();
     let stdout = std::os::fd::OwnedFd::from(out.reopen().unwrap());
@@ -3317,6 +3318,7 @@ fn a_descriptor_passed_explicitly_reaches_the_program_and_no_other_does() {
             "echo through >&3; for fd in 4 5 6 7 8 9 10 11 12 13 14 15; do [ -e /proc/$$/fd/$fd ] && echo open $fd; done; exit 0".into(),
         ],
         s.ws.clone(),
+        std::env::vars_os().collect(),
     );
     command.passed = vec![(std::os::fd::OwnedFd::from(writer), 3)];
     let out = tempfile::NamedTempFile::new_in(&s.root).unwrap();

@@ -12,8 +12,8 @@
 //! state (`parse::shell_vars`, asked in every mode), and a sandboxed line's change to one is never
 //! applied to the shell (`shell::state`).
 //!
-//! The modules that read a variable name it by the constant here (re-exported where they used to
-//! define it). `shellgate man`'s ENVIRONMENT section is generated from the rows a person sets.
+//! The binary reads every one of them once, at start-up, into a typed field (its `src/env.rs`,
+//! which hands the sandbox crate the marker and the test seams); the constants here name them. `shellgate man`'s ENVIRONMENT section is generated from the rows a person sets.
 
 use crate::parse::ShellKind;
 

@@ -109,9 +109,12 @@ pub struct DetectedAbi {
 }
 
 impl DetectedAbi {
-    /// Asks the kernel and reads the environment seam.
+    /// Asks the kernel, capped by the environment seam the binary handed in.
     pub fn detect() -> DetectedAbi {
-        let limit = std::env::var_os(ABI_MAX_ENV).map(|v| parse_limit(&v.to_string_lossy()));
+        let limit = crate::process_env::process_env()
+            .abi_max
+            .as_deref()
+            .map(parse_limit);
         DetectedAbi::from_parts(query_kernel(), limit)
     }
 

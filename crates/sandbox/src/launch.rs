@@ -61,13 +61,19 @@ pub struct Command {
 }
 
 impl Command {
-    /// `program args…` with this process's environment and standard streams.
-    pub fn new(program: PathBuf, args: Vec<OsString>, cwd: PathBuf) -> Command {
+    /// `program args…` with this environment (the crate reads none of its own) and this
+    /// process's standard streams.
+    pub fn new(
+        program: PathBuf,
+        args: Vec<OsString>,
+        cwd: PathBuf,
+        env: Vec<(OsString, OsString)>,
+    ) -> Command {
         Command {
             arg0: program.as_os_str().to_owned(),
             program,
             args,
-            env: std::env::vars_os().collect(),
+            env,
             cwd,
             stdio: None,
             passed: Vec::new(),
@@ -589,11 +595,12 @@ fn namespaces(spec: &Spec) -> Result<Namespaces> {
     // The weaker nested mode needs the kernel's word that no namespace can be made here (the outer
     // filter refuses them), not only the environment's: a variable and some unrelated seccomp
     // filter must never choose it where the full sandbox could be built.
-    if std::env::var_os(SANDBOXED_ENV).is_some() && sys::confined() && sys::namespaces_refused() {
+    let env = crate::process_env::process_env();
+    if env.sandboxed && sys::confined() && sys::namespaces_refused() {
         return Ok(Namespaces::Nested);
     }
     // The test seam: it can only take the namespaces away, which refuses (it never weakens).
-    if std::env::var_os(super::NO_NAMESPACES_ENV).is_some() {
+    if env.no_namespaces {
         let abi = DetectedAbi::detect();
         let why = format!(
             "mount namespaces are disabled by {}",
@@ -1572,7 +1579,7 @@ mod tests {
     #[test]
     fn a_spec_without_a_home_is_refused() {
         let spec = Spec::new(crate::mode::SandboxPolicy::ReadOnly, None).unwrap();
-        let command = Command::new(PathBuf::from("/bin/true"), vec![], "/".into());
+        let command = Command::new(PathBuf::from("/bin/true"), vec![], "/".into(), vec![]);
         let Err(error) = spawn(&spec, command) else {
             panic!("a spec without a home was launched");
         };
@@ -1587,7 +1594,12 @@ mod tests {
     #[test]
     fn exec_plan_sets_the_marker_and_read_only_tmpdir() {
         let spec = Spec::new(crate::mode::SandboxPolicy::ReadOnly, None).unwrap();
-        let mut command = Command::new(PathBuf::from("/bin/true"), vec!["x".into()], "/".into());
+        let mut command = Command::new(
+            PathBuf::from("/bin/true"),
+            vec!["x".into()],
+            "/".into(),
+            vec![],
+        );
         command.env = vec![
             ("TMPDIR".into(), "/elsewhere".into()),
             ("A".into(), "1".into()),

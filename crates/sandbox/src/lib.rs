@@ -24,6 +24,10 @@
 //! without a home is refused). Also here: [`settings`] (the configuration's `[sandbox]`, merged by
 //! the loader) and [`socket_path`] (a socket's path that fits `sun_path`).
 
+// Tests may read the environment as they like; the crate reads none (clippy.toml): the binary
+// reads it once (its src/env.rs) and hands the sandbox its part (`process_env`).
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
+
 // The core's vocabulary under the names the sandbox has always used (`crate::error` …); the
 // sandbox's own `policy` is what to enforce, the core's (`shellgate_core::policy`) what was
 // decided.
@@ -43,6 +47,7 @@ pub mod mounts;
 pub mod notify;
 mod opener;
 pub mod policy;
+mod process_env;
 mod protected;
 pub mod proxy;
 mod raw;
@@ -65,6 +70,7 @@ pub use launch::{
 pub use mounts::NO_NAMESPACES_ENV;
 pub use notify::{CREATING_A_DIRECTORY, Denial};
 pub use policy::{Policy, Protection, Spec};
+pub use process_env::{ProcessEnv, set_process_env};
 pub use protected::{HomeEnv, Layer, Plan};
 pub use support::{Support, detect};
 pub use sys::{geteuid, passwd_home, per_namespace_pid_max, pidfd_open};

@@ -28,7 +28,7 @@ pub enum Namespace {
 
 /// Enters a private mount namespace, or says why it could not (one sentence).
 pub fn enter() -> std::result::Result<Namespace, String> {
-    if std::env::var_os(NO_NAMESPACES_ENV).is_some() {
+    if crate::process_env::process_env().no_namespaces {
         return Err(format!(
             "mount namespaces are disabled by {NO_NAMESPACES_ENV}"
         ));

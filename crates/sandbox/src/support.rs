@@ -158,7 +158,7 @@ fn protection_support(
 
 /// Capability and sysctl based guess; `doctor` confirms it with a real launch.
 fn namespace_support() -> NamespaceSupport {
-    if std::env::var_os(mounts::NO_NAMESPACES_ENV).is_some() {
+    if crate::process_env::process_env().no_namespaces {
         return unavailable(format!(
             "mount namespaces are disabled by {}",
             mounts::NO_NAMESPACES_ENV

@@ -89,13 +89,13 @@ impl Harness {
         // Nothing of the caller's shell integration: the harness builds the agent's environment
         // from nothing, and shellgate's own variables must not leak into the harness either. The
         // rest stays, for npm (its registry settings, certificates, a proxy).
-        for (name, _) in std::env::vars_os() {
+        for (name, _) in crate::env::get().vars() {
             let text = name.to_string_lossy();
             if text.starts_with(crate::own_env::PREFIX)
                 || text.starts_with("XDG_")
                 || ["BASH_ENV", "ENV", "ZDOTDIR"].contains(&text.as_ref())
             {
-                command.env_remove(&name);
+                command.env_remove(name);
             }
         }
         // The real model's key is given only as `run` is told it.
@@ -241,8 +241,8 @@ fn tail(text: &str) -> String {
 }
 
 fn find_on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+    let path = crate::env::get().var("PATH")?;
+    std::env::split_paths(path)
         .map(|dir| dir.join(name))
         .find(|candidate| {
             use std::os::unix::fs::PermissionsExt;

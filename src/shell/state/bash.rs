@@ -807,7 +807,7 @@ pub fn verify_functions(bash: &Path, functions: &[(String, String)]) -> Vec<Stri
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     for key in ["LANG", "LC_ALL", "LC_CTYPE"] {
-        if let Some(value) = std::env::var_os(key) {
+        if let Some(value) = crate::env::get().var(key) {
             command.env(key, value);
         }
     }
