@@ -16,9 +16,9 @@
 //! caller's stdin, stdout and stderr (SCM_RIGHTS); then one length-prefixed request; then one
 //! length-prefixed reply. The caller writes a refusal itself, to its own stderr.
 //!
-//! Every door a line can come through inside a wrapped agent ends here: the shell entry point, and
-//! [`crate::gate::handle`] itself, which forwards when `SHELLGATE_BROKER` is set (a hook, or
-//! `shellgate run`, in a shell inside the agent, where shellgate's state is read-only).
+//! Every door a line can come through inside a wrapped agent ends here: each door hands its line
+//! to [`route`], which forwards it when `SHELLGATE_BROKER` is set (the shell entry point; a hook,
+//! or `shellgate run`, in a shell inside the agent, where shellgate's state is read-only).
 
 use crate::error::{Code, Error, Result};
 use crate::gate::{Execution, LineRequest, Origin, Outcome};
@@ -304,8 +304,19 @@ fn read_framed(stream: &mut UnixStream, limit: usize) -> std::io::Result<Vec<u8>
     Ok(payload)
 }
 
-/// Hands `req` to the broker at `path` and waits for its end: what [`crate::gate::handle`] does
-/// with every line inside a wrapped agent.
+/// A door's line, decided where it must be: inside a wrapped agent (`SHELLGATE_BROKER`), where
+/// shellgate's state is read-only, by the `wrap` broker ([`forward`], which gets the line without
+/// `side`'s descriptors: its protocol carries none, so the line still runs and nothing of its
+/// state comes back; the broker finds the shell itself); anywhere else by this process's gate.
+/// Every door but the broker itself chooses here, once.
+pub fn route(req: &LineRequest, side: &crate::gate::ShellSide) -> Outcome {
+    match &crate::env::get().own.broker {
+        Some(path) => forward(path, req),
+        None => crate::gate::handle(req, side),
+    }
+}
+
+/// Hands `req` to the broker at `path` and waits for its end.
 pub fn forward(path: &Path, req: &LineRequest) -> Outcome {
     match forward_or_fail(path, req) {
         Ok(Reply::Exited(code)) => Outcome::Ran(ExitStatus::from_raw(i32::from(code) << 8)),

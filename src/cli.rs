@@ -141,9 +141,9 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
     if let Some(kind) = args
         .first()
         .map(std::ffi::OsString::as_os_str)
-        .and_then(crate::shell::entry::invoked_as)
+        .and_then(crate::wrap::entry::invoked_as)
     {
-        return crate::shell::entry::run(kind, args[1..].to_vec());
+        return crate::wrap::entry::run(kind, args[1..].to_vec());
     }
     let cli = match parse(args) {
         Ok(cli) => cli,
@@ -176,9 +176,9 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Panel(args) => cmd::panel::run(args),
         Command::Sandbox(args) => crate::cmd::sandbox::run(args),
         Command::Doctor(args) => cmd::doctor::run(&args, Some(cmd::config_files_in_effect())),
-        Command::Completions(args) => cmd::completions::run(args),
+        Command::Completions(args) => cmd::completions::run(args, visible_command(), NAME),
         Command::Uninstall => cmd::uninstall::run(),
-        Command::Man => cmd::man::run(),
+        Command::Man => cmd::man::run(Cli::command()),
     }
 }
 

@@ -18,8 +18,6 @@
 //! - all of it, in order, for a line's own environment ([`Env::vars`]), from which the policy
 //!   withholds credentials before a line sees it.
 
-use crate::audit::paths::SessionId;
-use crate::error::Result;
 use crate::own_env::{
     ABI_MAX_ENV, AGENT_ENV, BROKER_ENV, JSON_ENV, NO_NAMESPACES_ENV, SANDBOXED_ENV, SESSION_ENV,
     WRAP_DIR_ENV, real_shell_env,
@@ -42,7 +40,8 @@ pub struct Env {
 #[derive(Debug, Clone, Default)]
 pub struct Own {
     /// `SHELLGATE_SESSION` (a person's): which session logs and decides a line. Parsed where a
-    /// session is opened ([`Env::session`]): a set value that is not an id is an error there.
+    /// session is opened (`audit::SessionId::from_env`): a set value that is not an id is an
+    /// error there.
     pub session: Option<OsString>,
     /// `SHELLGATE_JSON=1` (a person's): refusals as JSON.
     pub json: bool,
@@ -111,22 +110,6 @@ impl Env {
     /// Every variable, in order: what a line of this process's caller inherits.
     pub fn vars(&self) -> &[(OsString, OsString)] {
         &self.all
-    }
-
-    /// The session `SHELLGATE_SESSION` names: `None` when unset or empty; a value that is not a
-    /// session id (or not UTF-8) is an error, not a silent new session — the hook and the log
-    /// must agree on which file is written.
-    pub fn session(&self) -> Result<Option<SessionId>> {
-        match &self.own.session {
-            None => Ok(None),
-            Some(raw) if raw.is_empty() => Ok(None),
-            Some(raw) => match raw.to_str() {
-                Some(raw) => SessionId::parse(raw).map(Some),
-                None => Err(crate::error::Error::usage(format!(
-                    "{SESSION_ENV} is not valid UTF-8"
-                ))),
-            },
-        }
     }
 
     /// The real shell of `kind` that `wrap` named, if it did.
@@ -204,18 +187,6 @@ mod tests {
         assert!(e.sandbox_env().no_namespaces);
         assert_eq!(e.home(), Some(PathBuf::from("/home/p")));
         assert!(!env(&[(JSON_ENV, "yes")]).own.json);
-    }
-
-    #[test]
-    fn a_session_that_is_not_an_id_is_an_error() {
-        assert!(env(&[]).session().unwrap().is_none());
-        assert!(env(&[(SESSION_ENV, "")]).session().unwrap().is_none());
-        assert!(env(&[(SESSION_ENV, "../../etc")]).session().is_err());
-        let id = SessionId::new_random();
-        assert_eq!(
-            env(&[(SESSION_ENV, id.as_str())]).session().unwrap(),
-            Some(id)
-        );
     }
 
     #[test]

@@ -140,7 +140,27 @@ fn mark_prompt(ctx: &Context, full: bool, expires: Option<Timestamp>) {
         return;
     };
     let until = full.then(|| expires.map_or(0, |e| e.unix_ms() / 1000));
-    crate::shell::function::mark_full_access(paths, &session.to_string(), until);
+    mark_full_access(paths, &session.to_string(), until);
+}
+
+/// Shows (`Some(end)`, Unix seconds, 0 for the session) or removes (`None`) the prompt marker.
+/// Best effort: the marker never decides anything.
+fn mark_full_access(paths: &crate::audit::StatePaths, session: &str, until: Option<u64>) {
+    let path = crate::audit::paths::full_access_marker(paths, session);
+    match until {
+        Some(end) => {
+            if crate::audit::paths::ensure_private_dir(
+                &paths.root().join(crate::audit::paths::SHELLS_DIR),
+            )
+            .is_ok()
+            {
+                let _ = crate::audit::paths::write_private(&path, format!("{end}\n").as_bytes());
+            }
+        }
+        None => {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 fn confirm_full_access(ctx: &Context, id: &str, lasting: Option<Duration>) -> Result<()> {

@@ -17,6 +17,8 @@ mod review_support;
 mod sandbox_support;
 mod support;
 
+#[path = "suite/architecture.rs"]
+mod architecture;
 #[path = "suite/audit.rs"]
 mod audit;
 #[path = "suite/check.rs"]

@@ -77,6 +77,40 @@ impl StatePaths {
     }
 }
 
+/// The name of the directory, in shellgate's state directory, that holds every interactive
+/// shell's private directory (`shells/SESSION-PID`).
+pub const SHELLS_DIR: &str = "shells";
+
+/// Writes `bytes` to `path` (0600) through a temporary name, so a reader sees all or nothing.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let staged = path.with_extension("staged");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&staged)?;
+    file.write_all(bytes)?;
+    drop(file);
+    std::fs::rename(&staged, path)
+}
+
+/// The file every hooked shell of a session reads at its prompt to show that Full access is on:
+/// `shells/SESSION.full-access` beside the shells' own directories (`shells/SESSION-PID`), holding
+/// the end as Unix seconds, `0` for the rest of the session. Only a marker for people: the session
+/// log decides the mode.
+pub fn full_access_marker(paths: &crate::audit::StatePaths, session: &str) -> PathBuf {
+    paths
+        .root()
+        .join(SHELLS_DIR)
+        .join(format!("{session}.{FULL_ACCESS_MARKER}"))
+}
+
+/// The suffix of [`full_access_marker`]; the hooks build the same name from their directory.
+pub const FULL_ACCESS_MARKER: &str = "full-access";
+
 /// Creates `dir` (and missing parents) and makes sure it is a directory only its owner can enter.
 /// An existing directory with looser permissions is tightened rather than trusted.
 pub fn ensure_private_dir(dir: &Path) -> Result<()> {
@@ -167,7 +201,14 @@ impl SessionId {
     /// The session named by `SHELLGATE_SESSION`, if set. A set but invalid value is an error, not a
     /// silent new session: the hook and the log must agree on which file is written.
     pub fn from_env() -> Result<Option<SessionId>> {
-        crate::env::get().session()
+        match &crate::env::get().own.session {
+            None => Ok(None),
+            Some(raw) if raw.is_empty() => Ok(None),
+            Some(raw) => match raw.to_str() {
+                Some(raw) => SessionId::parse(raw).map(Some),
+                None => Err(Error::usage(format!("{SESSION_ENV} is not valid UTF-8"))),
+            },
+        }
     }
 
     /// The session from the environment, or a new one.

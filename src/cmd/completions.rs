@@ -13,10 +13,11 @@ pub struct CompletionsArgs {
     pub shell: Shell,
 }
 
-pub fn run(args: CompletionsArgs) -> ExitCode {
-    let mut command = crate::cli::visible_command();
+/// The script for `command`, the command line as a person sees it (`cli::visible_command`: the
+/// interface is the caller's, so the commands do not import it back).
+pub fn run(args: CompletionsArgs, mut command: clap::Command, name: &str) -> ExitCode {
     let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut command, crate::cli::NAME, &mut script);
+    clap_complete::generate(args.shell, &mut command, name, &mut script);
     write_stdout(&script, "completions")
 }
 

@@ -133,7 +133,7 @@ fn decide_and_run(args: &HookArgs, line: &[u8]) -> (u8, String) {
     };
     let request =
         LineRequest::new(line, args.shell, &cwd, Origin::Hook, execution).with_streams(streams);
-    match gate::handle(&request) {
+    match crate::broker::route(&request, &crate::shell::side(args.shell, Origin::Hook)) {
         Outcome::RunInShell => match run_self_command(args, line) {
             Some(status) => (HANDLED, format!("ran {status}")),
             None => (RUN_IN_SHELL, "shell".to_owned()),
@@ -265,7 +265,7 @@ impl Memo {
         let digest = Sha256::digest(line);
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         let paths = StatePaths::from_env().ok()?;
-        let session = crate::env::get().session().ok()??;
+        let session = crate::audit::SessionId::from_env().ok()??;
         let session = session.as_str();
         let dir = paths.root().join("hooks");
         crate::audit::paths::ensure_private_dir(&dir).ok()?;

@@ -11,13 +11,15 @@
 
 use super::completions::write_stdout;
 use crate::error::Code;
-use clap::{Arg, CommandFactory};
+use clap::Arg;
 use clap_mangen::Man;
 use clap_mangen::roff::{Inline, Roff, bold, italic, line_break, roman};
 use std::process::ExitCode;
 
-pub fn run() -> ExitCode {
-    match page() {
+/// The page of `cli`, the whole command line (`cli::Cli`: the interface is the caller's, so the
+/// commands do not import it back).
+pub fn run(cli: clap::Command) -> ExitCode {
+    match page(cli) {
         Ok(page) => write_stdout(&page, "man"),
         Err(e) => {
             eprintln!("shellgate man: cannot render the manual page: {e}");
@@ -27,8 +29,7 @@ pub fn run() -> ExitCode {
 }
 
 /// The whole page, in the usual order of a section 1 page.
-pub fn page() -> std::io::Result<Vec<u8>> {
-    let mut cli = crate::cli::Cli::command();
+pub fn page(mut cli: clap::Command) -> std::io::Result<Vec<u8>> {
     // Built, the subcommands know their full names (`shellgate log verify`) and usages.
     cli.build();
     let man = Man::new(cli.clone());

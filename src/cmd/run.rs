@@ -50,7 +50,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     let request = LineRequest::new(&line, args.shell, &cwd, Origin::Run, execution)
         .with_mode(args.mode.as_deref())
         .with_progress(!json);
-    match gate::handle(&request) {
+    match crate::broker::route(&request, &crate::shell::side(args.shell, Origin::Run)) {
         Outcome::Ran(status) => ExitCode::from(gate::exit_code(&status)),
         Outcome::Refused(e) => refuse(&e, json),
         Outcome::RunInShell => ExitCode::SUCCESS,

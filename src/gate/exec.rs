@@ -81,7 +81,7 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
         request,
         line,
     } = *run;
-    let shell = real_shell(req.shell).ok_or_else(|| {
+    let shell = side.program.clone().ok_or_else(|| {
         Error::new(
             Code::SandboxExecFailed,
             format!("no {} is installed to run the line", req.shell.as_str()),

@@ -17,12 +17,12 @@ use crate::audit::event::{
 use crate::audit::{EventBody, RequestId, SessionId};
 use crate::error::{Code, Error, Result};
 use crate::mode::{ApprovalPolicy, SandboxPolicy};
+use crate::own_env::ACTIVE_ENV;
 use crate::parse::{Command as ParsedCommand, ShellKind};
 use crate::policy::grant::{Grant, Needs, Network, SSH_AGENT};
 use crate::policy::{self, Decision, Verdict};
 use crate::review::{self, ReviewOutcome, ReviewRequest};
 use crate::session::{Context, SessionUse};
-use crate::shell::{ACTIVE_ENV, real_shell};
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
@@ -182,12 +182,24 @@ pub enum Outcome {
     Refused(Error),
 }
 
-/// What an interactive shell's hook function adds to its line (see [`crate::shell::function`]):
-/// descriptors for the line's program (the shell state comes back on one), and the names that
-/// shell has as aliases, functions or disabled builtins, which never run in the shell as if they
-/// were builtins.
+/// Which of its allowed lines a hooked shell runs itself, not as a program (the shell module's
+/// judgement, `shell::in_shell::may_run_in_shell`, handed in by the door): the decision, the
+/// mode, the shell, and the names it has as aliases or functions.
+pub type InShell = fn(&Decision, &crate::mode::Resolved, ShellKind, &[String]) -> bool;
+
+/// What the door chose of the line's shell (`shell::side`): the program that runs the line and,
+/// for a hooked shell, which lines that shell runs itself. An interactive shell's hook function
+/// (`shell::function`) adds descriptors for the line's program (the shell state comes back on
+/// one), and the names that shell has as aliases, functions or disabled builtins, which never run
+/// in the shell as if they were builtins.
 #[derive(Debug, Default)]
 pub struct ShellSide<'a> {
+    /// The real shell of the line's kind; `None`: none is installed, and a line that would run
+    /// as a program is refused (`SANDBOX_EXEC_FAILED`).
+    pub program: Option<PathBuf>,
+    /// For a line of a hooked shell (`Origin::Hook`): which allowed lines run in it. `None`:
+    /// every line runs as a program.
+    pub in_shell: Option<InShell>,
     /// `(descriptor, number in the program)`, 3–9; passed only to a sandboxed line.
     pub passed: &'a [(BorrowedFd<'a>, RawFd)],
     pub shadowed: &'a [String],
@@ -205,19 +217,10 @@ struct Decided<'a> {
     line: &'a str,
 }
 
-/// Decide, authorise, run and record one line. Inside a wrapped agent (`SHELLGATE_BROKER`), where
-/// shellgate's state is read-only, the `wrap` broker does all of it.
-pub fn handle(req: &LineRequest) -> Outcome {
-    handle_with(req, &ShellSide::default())
-}
-
-/// [`handle`], for a line from an interactive shell's hook function. Inside a wrapped agent the
-/// broker gets the line without `side` (its protocol carries no descriptors): the line still
-/// runs, and nothing of its state comes back.
-pub fn handle_with(req: &LineRequest, side: &ShellSide) -> Outcome {
-    if let Some(path) = crate::broker::broker_path() {
-        return crate::broker::forward(&path, req);
-    }
+/// Decide, authorise, run and record one line, in this process, with what its door chose of the
+/// shell (`side`). The gate knows no door: whether a line is decided here or by the `wrap` broker
+/// is the door's choice (`broker::route`), and so is the shell that runs it.
+pub fn handle(req: &LineRequest, side: &ShellSide) -> Outcome {
     let loaded = match req.session {
         Some(id) => Context::open_session(req.cwd, req.mode, id.clone()),
         None => Context::load(req.cwd, req.mode, SessionUse::Open),
@@ -239,7 +242,7 @@ pub fn handle_with(req: &LineRequest, side: &ShellSide) -> Outcome {
 
 /// While the config is invalid, whoever a line may run for is told so before it is asked about or
 /// runs: the person on the terminal, an agent on the line's standard error. A line refused
-/// outright carries it in its refusal instead (see [`handle_with`]).
+/// outright carries it in its refusal instead (see [`handle`]).
 fn tell_invalid_config(ctx: &Context, req: &LineRequest) {
     let Some(invalid) = &ctx.config.invalid else {
         return;
@@ -341,7 +344,7 @@ const JOBS_STAY_IN_THE_SHELL: &str = "[shellgate] this line runs in the sandbox,
 
 /// Does a line work on the shell's own jobs: `jobs`, or a job control builtin given a job
 /// (`kill %1`, `fg %+`, `wait %2`, `disown %1`)? Only the person's shell has them; a line of only
-/// such builtins runs there ([`crate::shell::in_shell`]), any other runs in the sandbox, which
+/// such builtins runs there (the shell module's `in_shell`), any other runs in the sandbox, which
 /// has none.
 fn names_the_shells_jobs(commands: &[ParsedCommand]) -> bool {
     commands.iter().any(|c| {
@@ -642,12 +645,9 @@ fn run_decided(
     let unsandboxed = grant.sandbox == SandboxPolicy::FullAccess;
     let in_shell = req.origin == Origin::Hook
         && (unsandboxed
-            || crate::shell::in_shell::may_run_in_shell(
-                decision,
-                &ctx.resolved,
-                req.shell,
-                side.shadowed,
-            ))
+            || side
+                .in_shell
+                .is_some_and(|runs| runs(decision, &ctx.resolved, req.shell, side.shadowed)))
         // The person's own shell withholds nothing: a line that reads the environment's
         // credentials runs there only when a person said yes to running it outside the sandbox
         // (under confirmed Full access too, it runs outside the shell, without them).

@@ -7,7 +7,7 @@
 //! --shell-dir DIR --token TOKEN -- LINE`, which lands here:
 //!
 //! 1. the snapshot is read ([`State`]) and written as the input script `TOKEN.in`;
-//! 2. the line goes through the gate like every other ([`gate::handle_with`]), run by the real
+//! 2. the line goes through the gate like every other ([`crate::broker::route`]), run by the real
 //!    shell as `-c RUNNER`: the runner sources the input, sets `$?` and `PIPESTATUS` to the
 //!    previous line's, `eval`s the line, and dumps the state after it on descriptor 3, a pipe
 //!    read here while the line runs;
@@ -29,10 +29,6 @@ use std::io::Read;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-
-/// The name of the directory, in shellgate's state directory, that holds every interactive
-/// shell's private directory (`shells/SESSION-PID`).
-pub const SHELLS_DIR: &str = "shells";
 
 /// What the hook's function hands over.
 pub struct Call<'a> {
@@ -72,7 +68,7 @@ pub fn run(call: &Call) -> u8 {
         ),
     };
     let script = format!("{script}__shellgate_done={}\n", state::quote(call.token));
-    if let Err(e) = write_private(&files.apply, script.as_bytes()) {
+    if let Err(e) = crate::audit::paths::write_private(&files.apply, script.as_bytes()) {
         print_refusal(&Error::internal(e.to_string()), Reader::Person);
     }
     for stale in [&files.snapshot, &files.input, &files.history] {
@@ -169,7 +165,7 @@ fn held_values(file: &Path, before: &State) -> state::Held {
                 out.push('\0');
             }
         }
-        let _ = write_private(file, out.as_bytes());
+        let _ = crate::audit::paths::write_private(file, out.as_bytes());
     }
     held
 }
@@ -179,7 +175,8 @@ impl Files {
         // The directory comes from the shell's read-only `__shellgate_dir`; checked anyway:
         // a private directory of this user's, in a `shells` directory.
         let private = std::fs::canonicalize(dir).ok().filter(|d| {
-            d.parent().and_then(Path::file_name) == Some(std::ffi::OsStr::new(SHELLS_DIR))
+            d.parent().and_then(Path::file_name)
+                == Some(std::ffi::OsStr::new(crate::audit::paths::SHELLS_DIR))
                 && std::fs::symlink_metadata(d).is_ok_and(|m| {
                     use std::os::unix::fs::MetadataExt;
                     // SAFETY: geteuid has no preconditions.
@@ -282,7 +279,7 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
         );
     }
     input.push_str(&runner_prelude(dialect, text, no_state));
-    write_private(&files.input, input.as_bytes())
+    crate::audit::paths::write_private(&files.input, input.as_bytes())
         .map_err(|e| Error::internal(format!("cannot write the line's input: {e}")))?;
     let runner = runner(dialect, &files.input, &before.status, no_state);
     let args: Vec<std::ffi::OsString> = match dialect {
@@ -309,8 +306,9 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
     let side = ShellSide {
         passed: if no_state { &[] } else { &passed },
         shadowed: &shadowed,
+        ..crate::shell::side(call.shell, Origin::Hook)
     };
-    let outcome = gate::handle_with(&request, &side);
+    let outcome = crate::broker::route(&request, &side);
     drop(writer);
     let dump = collector.join().unwrap_or(Collected::TooLong);
     match outcome {
@@ -735,62 +733,17 @@ fn pipe() -> Result<(OwnedFd, OwnedFd)> {
     Ok((reader.into(), writer.into()))
 }
 
-/// Writes `bytes` to `path` (0600) through a temporary name, so a reader sees all or nothing.
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let staged = path.with_extension("staged");
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&staged)?;
-    file.write_all(bytes)?;
-    drop(file);
-    std::fs::rename(&staged, path)
-}
-
-/// The file every hooked shell of a session reads at its prompt to show that Full access is on:
-/// `shells/SESSION.full-access` beside the shells' own directories (`shells/SESSION-PID`), holding
-/// the end as Unix seconds, `0` for the rest of the session. Only a marker for people: the session
-/// log decides the mode.
-pub fn full_access_marker(paths: &crate::audit::StatePaths, session: &str) -> PathBuf {
-    paths
-        .root()
-        .join(SHELLS_DIR)
-        .join(format!("{session}.{FULL_ACCESS_MARKER}"))
-}
-
-/// The suffix of [`full_access_marker`]; the hooks build the same name from their directory.
-pub const FULL_ACCESS_MARKER: &str = "full-access";
-
-/// Shows (`Some(end)`, Unix seconds, 0 for the session) or removes (`None`) the prompt marker.
-/// Best effort: the marker never decides anything.
-pub fn mark_full_access(paths: &crate::audit::StatePaths, session: &str, until: Option<u64>) {
-    let path = full_access_marker(paths, session);
-    match until {
-        Some(end) => {
-            if crate::audit::paths::ensure_private_dir(&paths.root().join(SHELLS_DIR)).is_ok() {
-                let _ = write_private(&path, format!("{end}\n").as_bytes());
-            }
-        }
-        None => {
-            let _ = std::fs::remove_file(path);
-        }
-    }
-}
-
 /// Creates (0700) and returns this shell's private directory, `shells/SESSION-PID` in shellgate's
 /// state directory, removing the directories of shells that are gone.
 pub fn prepare_dir(pid: i32) -> Result<PathBuf> {
     let paths = crate::audit::StatePaths::from_env()?;
-    let Ok(Some(session)) = crate::env::get().session() else {
+    let Ok(Some(session)) = crate::audit::SessionId::from_env() else {
         return Err(Error::usage(
             "no valid SHELLGATE_SESSION in the environment",
         ));
     };
     let session = session.as_str();
-    let root = paths.root().join(SHELLS_DIR);
+    let root = paths.root().join(crate::audit::paths::SHELLS_DIR);
     crate::audit::paths::ensure_private_dir(&root)?;
     if let Ok(entries) = std::fs::read_dir(&root) {
         for entry in entries.flatten() {

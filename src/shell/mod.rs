@@ -1,7 +1,6 @@
 //! Shell integration: the hook templates (`shell/` in the repository, embedded here), the parser of
 //! bash/zsh/pwsh command-line arguments used by the shell entry point, and locating the real shells.
 
-pub mod entry;
 pub mod function;
 pub mod in_shell;
 pub mod setup;
@@ -23,6 +22,17 @@ pub use crate::own_env::WRAP_DIR_ENV;
 
 /// See [`crate::own_env`].
 pub use crate::own_env::real_shell_env;
+
+/// The door's choice of the shell for a line of `kind` from `origin`: the real shell that runs it
+/// and, for a hooked shell's line, the judgement of which lines that shell runs itself.
+pub fn side<'a>(kind: ShellKind, origin: crate::gate::Origin) -> crate::gate::ShellSide<'a> {
+    let in_shell: crate::gate::InShell = in_shell::may_run_in_shell;
+    crate::gate::ShellSide {
+        program: real_shell(kind),
+        in_shell: (origin == crate::gate::Origin::Hook).then_some(in_shell),
+        ..crate::gate::ShellSide::default()
+    }
+}
 
 /// The real shell binary that runs a line of `kind`: the one `wrap` named, else the first of the
 /// usual locations that exists.

@@ -18,6 +18,7 @@
 
 pub mod agents;
 pub mod enter;
+pub mod entry;
 
 use crate::audit::SessionId;
 use crate::audit::paths::{SESSION_ENV, ensure_private_dir};
@@ -306,7 +307,8 @@ fn serve_one(conversation: Conversation, broker: &Broker) {
     .in_session(&broker.session)
     .with_streams(Streams::Fds(&streams))
     .for_broker_caller(&request.env, socket.as_fd(), &broker.workspace, group);
-    let reply = match crate::approval::on_behalf_of(group, || gate::handle(&line)) {
+    let side = crate::shell::side(request.shell, request.origin);
+    let reply = match crate::approval::on_behalf_of(group, || gate::handle(&line, &side)) {
         Outcome::Ran(status) => Reply::Exited(gate::exit_code(&status)),
         Outcome::RunInShell => Reply::InShell,
         Outcome::Refused(e) => Reply::Refused(e.code, e.reason),

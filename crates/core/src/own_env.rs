@@ -7,7 +7,7 @@
 //! own line), narrow the sandbox (the test seams), or mark a process tree for shellgate's own
 //! hooks. Where a mark could be forged it gains nothing: the hooks without `wrap` are cooperative
 //! (a process that sets `SHELLGATE_ACTIVE` skips them, as it could by unsetting `BASH_ENV`), and
-//! under `wrap` no variable lets a shell through unjudged (`shell::entry`). A line typed in a
+//! under `wrap` no variable lets a shell through unjudged (`wrap::entry`). A line typed in a
 //! hooked shell cannot set one in that shell without a person: `SHELLGATE_*` assignments are hook
 //! state (`parse::shell_vars`, asked in every mode), and a sandboxed line's change to one is never
 //! applied to the shell (`shell::state`).

@@ -12,12 +12,13 @@
 //! ([`crate::wrap::enter::is_agent_process`]): an agent started through a shim script is that
 //! script's shell first, and becomes the agent by `exec`.
 
-use super::{ACTIVE_ENV, real_shell};
+use super::enter::{USER_BASHRC_ENV, is_agent_process};
 use crate::error::{Code, Error, Reader, print_refusal};
 use crate::gate::{self, Execution, LineRequest, Origin, Outcome};
 use crate::parse::ShellKind;
 use crate::parse::shell_args::{Invocation, parse_posix, parse_pwsh};
-use crate::wrap::enter::{USER_BASHRC_ENV, is_agent_process};
+use crate::shell;
+use crate::shell::{ACTIVE_ENV, real_shell};
 use std::ffi::{OsStr, OsString};
 use std::io::IsTerminal;
 use std::os::unix::ffi::OsStrExt;
@@ -81,9 +82,9 @@ fn script_line(kind: ShellKind, path: &OsStr, args: &[OsString]) -> Vec<u8> {
 
 fn judge_and_run(kind: ShellKind, line: Vec<u8>, args: Vec<OsString>) -> ExitCode {
     let cwd = crate::session::working_dir(None);
-    // Inside `wrap` the broker judges it (see `gate::handle`).
+    // Inside `wrap` the broker judges it (`broker::route`).
     let request = LineRequest::new(&line, kind, &cwd, Origin::Run, Execution::ShellArgs(args));
-    match gate::handle(&request) {
+    match crate::broker::route(&request, &shell::side(kind, Origin::Run)) {
         Outcome::Ran(status) => ExitCode::from(gate::exit_code(&status)),
         Outcome::Refused(e) => refuse(&e),
         Outcome::RunInShell => ExitCode::SUCCESS,
@@ -247,7 +248,7 @@ fn exec_real_with(kind: ShellKind, args: &[OsString], vars: &[(&str, OsString)])
             format!(
                 "the real {} is hidden behind shellgate and {} does not name it",
                 kind.as_str(),
-                super::real_shell_env(kind)
+                crate::own_env::real_shell_env(kind)
             ),
         ));
     };
