@@ -414,6 +414,26 @@ fn only_outside_works(mut decision: Decision, ctx: &Context, req: &LineRequest) 
         );
         return decision;
     }
+    // `exec PROGRAM` replaces the person's shell (`exec bash -l` for a fresh login shell): in the
+    // sandbox it would replace only the line's own shell, and leave the person in a program whose
+    // lines nobody judges until it ends. Asked like every hook-state line, and approved, it runs in
+    // the shell as typed.
+    if req.origin == Origin::Hook
+        && person_approves
+        && let [only] = decision.commands.as_slice()
+        && only.via.len() == 1
+        && only.via[0] == "exec"
+    {
+        decision.decision = Verdict::Ask;
+        decision.code = Code::NeedsApproval;
+        decision.grant = Grant::base(SandboxPolicy::FullAccess, true);
+        decision.reason = format!(
+            "`exec` replaces this shell, which a line in the sandbox cannot do; approved, this \
+             line runs once outside the sandbox, in this shell as typed ({})",
+            decision.reason
+        );
+        return decision;
+    }
     // A terminal multiplexer serves the person's sessions from a server of theirs (its socket,
     // their terminal): inside a line it could only start one that ends with the line.
     if req.origin == Origin::Hook

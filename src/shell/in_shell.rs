@@ -51,7 +51,8 @@ pub fn may_run_in_shell(
     }
     if let [only] = decision.commands.as_slice()
         && (self_command(only).is_some()
-            || starts_agent(only) && !shadowed.iter().any(|n| n == "shellgate"))
+            || starts_agent(only) && !shadowed.iter().any(|n| n == "shellgate")
+            || starts_own_shell(only, shell) && !shadowed.contains(&only.program))
     {
         return true;
     }
@@ -89,6 +90,32 @@ pub fn self_command(command: &Command) -> Option<&str> {
 /// `wrap`), with the hook's binary.
 pub fn starts_agent(command: &Command) -> bool {
     command.via.len() == 1 && command.via[0] == "shellgate wrap" && command.writes.is_empty()
+}
+
+/// The options that keep a new shell an interactive one that reads the person's startup files.
+const OWN_SHELL_OPTIONS: [&str; 3] = ["-l", "--login", "-i"];
+
+/// `bash` typed in a hooked bash, or `zsh` in a hooked zsh, by name, as a new interactive shell of
+/// the person's: no operand, no redirection, only `-l`, `--login` or `-i`. It reads the same
+/// startup files as the shell it is typed in, which load the hook, so its lines are judged like
+/// this shell's (a new terminal does the same); in the sandbox it would be a shell whose lines
+/// nobody judges (they carry the sandboxed line's mark) and that can write nothing outside the
+/// workspace, until `exit`. The other shell's kind is left to the sandbox: its startup files may
+/// not load the hook.
+pub fn starts_own_shell(command: &Command, shell: ShellKind) -> bool {
+    command.program == shell.as_str()
+        && matches!(shell, ShellKind::Bash | ShellKind::Zsh)
+        && command.path.is_none()
+        && command.via.is_empty()
+        && command.writes.is_empty()
+        && command.reads.is_empty()
+        && !command.args_dynamic
+        && !command.args_glob
+        && !command.extra_args
+        && command
+            .argv
+            .iter()
+            .all(|a| OWN_SHELL_OPTIONS.contains(&a.as_str()))
 }
 
 /// Whether this builtin, with these arguments, only changes or prints the shell's state and acts

@@ -1887,6 +1887,78 @@ fn zsh_a_yes_to_editing_a_startup_file_works_the_first_time() {
     a_yes_to_editing_a_startup_file_works_the_first_time("zsh");
 }
 
+/// `bash` typed in a hooked bash (`zsh` in zsh) starts a shell of the person's that is hooked
+/// too: it runs in the shell, reads the same startup files, and its lines are judged. Before, it
+/// ran in the sandbox, an interactive shell whose lines nobody judged and that could write nothing
+/// outside the workspace, until `exit` (seen typing in tmux).
+fn a_nested_shell_is_hooked(shell: &str) {
+    let f = Fixture::new();
+    let mut sh = f.interactive(shell);
+    let (out, status) = sh.run(shell, &[]);
+    assert_eq!(status, 0, "the nested shell did not start: {out}");
+    assert!(!out.contains("Allow once"), "asked to start a shell: {out}");
+    // A line of the nested shell is the gate's: a write outside the workspace fails in the
+    // sandbox, and shellgate says so (in an unhooked sandboxed shell it failed with only the
+    // program's error; in an unhooked shell outside, the marker would be there).
+    let marker = f.marker("nested");
+    let (out, status) = sh.run_answering_outside(&format!("touch {}", marker.display()), "");
+    assert_eq!(status, 217, "{out}");
+    assert!(out.contains("shellgate: failed in the sandbox"), "{out}");
+    assert!(!marker.exists(), "{out}");
+    // `exit` leaves the nested shell for the first one (whose `$?` is the nested shell's last
+    // status), still hooked.
+    let (out, status) = sh.run("exit", &[]);
+    assert_eq!(status, 217, "{out}");
+    let (out, status) = sh.run("touch inside-after-exit", &[]);
+    assert_eq!(status, 0, "{out}");
+    assert!(f.ws.join("inside-after-exit").exists(), "{out}");
+}
+
+#[test]
+fn bash_a_nested_shell_is_hooked() {
+    a_nested_shell_is_hooked("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_a_nested_shell_is_hooked() {
+    a_nested_shell_is_hooked("zsh");
+}
+
+/// `exec bash` (`exec zsh`) is asked about, as every line that replaces the shell is, and after
+/// the yes it replaces the person's shell with a new one, which loads the hook: its lines are
+/// judged. Before, the yes ran `exec` in the sandbox, where it replaced only the line's own shell
+/// and left the person in an unhooked sandboxed shell.
+fn exec_replaces_the_shell_with_a_hooked_one(shell: &str) {
+    let f = Fixture::new();
+    let mut sh = f.interactive(shell);
+    let mut questions: Vec<String> = Vec::new();
+    let (out, status) = sh.answering(&format!("exec {shell}"), |question| {
+        questions.push(question.to_owned());
+        "y".to_owned()
+    });
+    assert_eq!(status, 0, "{out}");
+    assert_eq!(questions.len(), 1, "{out}");
+    assert!(questions[0].contains("`exec` replaces this shell"), "{out}");
+    assert!(questions[0].contains("sandbox: NONE"), "{out}");
+    let marker = f.marker("after-exec");
+    let (out, status) = sh.run_answering_outside(&format!("touch {}", marker.display()), "");
+    assert_eq!(status, 217, "{out}");
+    assert!(out.contains("shellgate: failed in the sandbox"), "{out}");
+    assert!(!marker.exists(), "{out}");
+}
+
+#[test]
+fn bash_exec_replaces_the_shell_with_a_hooked_one() {
+    exec_replaces_the_shell_with_a_hooked_one("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_exec_replaces_the_shell_with_a_hooked_one() {
+    exec_replaces_the_shell_with_a_hooked_one("zsh");
+}
+
 /// A line that only edits shellgate's config runs outside the sandbox only from the person's own
 /// hooked shell: through `shellgate run` (an agent's shell, `wrap`) it would run with its
 /// caller's environment, which the question does not show, so it is asked with the sandbox and
