@@ -416,8 +416,8 @@ fn only_outside_works(mut decision: Decision, ctx: &Context, req: &LineRequest) 
     }
     // `exec PROGRAM` replaces the person's shell (`exec bash -l` for a fresh login shell): in the
     // sandbox it would replace only the line's own shell, and leave the person in a program whose
-    // lines nobody judges until it ends. Asked like every hook-state line, and approved, it runs in
-    // the shell as typed.
+    // lines nobody judges until it ends (a typed line the sandbox contains is not asked about,
+    // so it ran there unasked). Asked once, default no, and approved it runs in the shell as typed.
     if req.origin == Origin::Hook
         && person_approves
         && let [only] = decision.commands.as_slice()
@@ -427,11 +427,12 @@ fn only_outside_works(mut decision: Decision, ctx: &Context, req: &LineRequest) 
         decision.decision = Verdict::Ask;
         decision.code = Code::NeedsApproval;
         decision.grant = Grant::base(SandboxPolicy::FullAccess, true);
-        decision.reason = format!(
-            "`exec` replaces this shell, which a line in the sandbox cannot do; approved, this \
-             line runs once outside the sandbox, in this shell as typed ({})",
-            decision.reason
-        );
+        // The decision's own reason is left out: for a person's typed line it said the line
+        // would run in the sandbox unasked, which is what this replaces.
+        decision.reason = "`exec` replaces this shell, which a line in the sandbox cannot do; \
+                           approved, this line runs once outside the sandbox, in this shell as \
+                           typed"
+            .to_owned();
         return decision;
     }
     // A terminal multiplexer serves the person's sessions from a server of theirs (its socket,

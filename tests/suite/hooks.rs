@@ -1925,10 +1925,10 @@ fn zsh_a_nested_shell_is_hooked() {
     a_nested_shell_is_hooked("zsh");
 }
 
-/// `exec bash` (`exec zsh`) is asked about, as every line that replaces the shell is, and after
-/// the yes it replaces the person's shell with a new one, which loads the hook: its lines are
-/// judged. Before, the yes ran `exec` in the sandbox, where it replaced only the line's own shell
-/// and left the person in an unhooked sandboxed shell.
+/// `exec bash` (`exec zsh`) is asked about once, and after the yes it replaces the person's shell
+/// with a new one, which loads the hook: its lines are judged. Before, it ran unasked in the
+/// sandbox, where it replaced only the line's own shell and left the person in an unhooked
+/// sandboxed shell until `exit`.
 fn exec_replaces_the_shell_with_a_hooked_one(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
