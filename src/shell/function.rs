@@ -510,6 +510,26 @@ fn in_shell_apply(dialect: Dialect, call: &Call, line: &str, shadowed: &[String]
         );
     }
     if let [only] = parsed.commands.as_slice()
+        && crate::shell::in_shell::starts_own_shell(only, call.shell)
+    {
+        // A new shell of the person's, by the real shell's path: never a `bash` that a directory
+        // on PATH which sandboxed lines may write (a venv's `bin`) could hold.
+        let Some(program) = crate::shell::real_shell(call.shell) else {
+            let message = format!("shellgate: no {} is installed", call.shell.as_str());
+            return format!(
+                "builtin printf '%s\\n' {} >&2\n__shellgate_status=127\n\
+                 __shellgate_pipestatus=(127)\n",
+                state::quote(&message)
+            );
+        };
+        let mut words = vec![state::quote(&program.to_string_lossy())];
+        words.extend(only.argv.iter().map(|a| state::quote(a)));
+        return format!(
+            "{}\n__shellgate_status=$?\n__shellgate_pipestatus=(\"$__shellgate_status\")\n",
+            words.join(" ")
+        );
+    }
+    if let [only] = parsed.commands.as_slice()
         && crate::shell::in_shell::starts_agent(only)
         && let Some(binary) = crate::paths::binary()
     {

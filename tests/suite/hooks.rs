@@ -1894,7 +1894,24 @@ fn zsh_a_yes_to_editing_a_startup_file_works_the_first_time() {
 fn a_nested_shell_is_hooked(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
+    // A program named like the shell, planted by a (sandboxed) line in a workspace directory the
+    // person then put first on PATH (as a venv's `activate` does): the shell that starts outside
+    // the sandbox is the real one, never this.
+    let planted = f.marker("planted-shell-ran");
+    sh.line(&format!(
+        "mkdir -p planted && printf '#!/bin/sh\\ntouch {}\\n' > planted/{shell} && chmod +x planted/{shell}",
+        planted.display()
+    ));
+    let (out, _) = sh.run("export PATH=\"$PWD/planted:$PATH\"", &["y"]);
+    assert!(
+        f.ws.join("planted").join(shell).exists(),
+        "the planted program is not there: {out}"
+    );
     let (out, status) = sh.run(shell, &[]);
+    assert!(
+        !planted.exists(),
+        "the planted {shell} ran outside the sandbox: {out}"
+    );
     assert_eq!(status, 0, "the nested shell did not start: {out}");
     assert!(!out.contains("Allow once"), "asked to start a shell: {out}");
     // A line of the nested shell is the gate's: a write outside the workspace fails in the
