@@ -177,6 +177,14 @@ pub(super) fn outside_once(
     if req.origin != Origin::Hook || !person_approves {
         return Outcome::Refused(refusal);
     }
+    // Never offered for a line whose program a sandboxed line could have written (see
+    // `outside`): the refusal says why instead.
+    if let Some(planted) = super::outside::planted_program(ctx, req, &decision.commands) {
+        return Outcome::Refused(Error::new(
+            refusal.code,
+            format!("{}; {}", refusal.reason, planted.reason()),
+        ));
+    }
     let why = format!(
         "the line {status_text} after the sandbox refused {}, which no sandboxed line can be \
          granted; run it again, once, outside the sandbox, in this shell as typed?",

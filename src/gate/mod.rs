@@ -32,6 +32,7 @@ use std::time::{Duration, Instant};
 
 mod escalate;
 mod exec;
+mod outside;
 
 use escalate::*;
 pub(crate) use exec::stream_fds;
@@ -276,6 +277,7 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
     );
     let decision = only_outside_works(decision, ctx, req);
     let decision = pushes_outside(decision, ctx, req);
+    let decision = outside::refuse_planted(decision, ctx, req);
     let decision = refused_before_asking(decision, ctx);
     let request = RequestId::new_random();
     let line = String::from_utf8_lossy(req.bytes);
@@ -366,14 +368,7 @@ fn only_outside_works(mut decision: Decision, ctx: &Context, req: &LineRequest) 
     if decision.decision == Verdict::Deny || ctx.resolved.sandbox == SandboxPolicy::FullAccess {
         return decision;
     }
-    let path = req
-        .env
-        .and_then(|env| {
-            env.iter()
-                .find(|(k, _)| k == "PATH")
-                .map(|(_, v)| v.clone())
-        })
-        .or_else(|| crate::env::get().var("PATH").map(OsStr::to_os_string));
+    let path = outside::line_path(req);
     let person_approves = matches!(
         ctx.resolved.approval,
         ApprovalPolicy::Ask | ApprovalPolicy::Untrusted

@@ -1942,6 +1942,58 @@ fn zsh_a_nested_shell_is_hooked() {
     a_nested_shell_is_hooked("zsh");
 }
 
+/// A line a person would let run outside the sandbox never runs a program that a sandboxed line
+/// could have written: with a workspace directory first on PATH (as a venv's `activate` puts its
+/// `bin`) holding a planted `vi` and `touch`, `vi ~/.bashrc` (an editor on a startup file, asked
+/// as a run outside) and `touch ~/x` (refused by the sandbox, then offered outside) are refused
+/// without a question, naming the file; before, a yes ran the planted program with the person's
+/// rights.
+fn a_planted_program_never_runs_outside(shell: &str) {
+    let f = Fixture::new();
+    let mut sh = f.interactive(shell);
+    let planted = f.marker("planted-ran");
+    for program in ["vi", "touch"] {
+        sh.line(&format!(
+            "mkdir -p bin && printf '#!/bin/sh\\n/usr/bin/touch {}\\nexit 1\\n' > bin/{program} && chmod +x bin/{program}",
+            planted.display()
+        ));
+    }
+    let (out, _) = sh.run("export PATH=\"$PWD/bin:$PATH\"", &["y"]);
+    assert!(f.ws.join("bin/vi").exists(), "{out}");
+    for line in ["vi ~/.bashrc", "touch ~/from-a-planted-touch"] {
+        let mut questions = 0;
+        let (out, status) = sh.answering(line, |_| {
+            questions += 1;
+            "y".to_owned()
+        });
+        assert_eq!(
+            questions, 0,
+            "{line:?} was offered outside the sandbox: {out}"
+        );
+        assert_ne!(status, 0, "{out}");
+        assert!(
+            out.contains("which lines in the sandbox may write"),
+            "{line:?}: {out}"
+        );
+        assert!(out.contains(&format!("{}/bin/", f.ws.display())), "{out}");
+        assert!(
+            !planted.exists(),
+            "{line:?}: the planted program ran outside: {out}"
+        );
+    }
+}
+
+#[test]
+fn bash_a_planted_program_never_runs_outside() {
+    a_planted_program_never_runs_outside("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_a_planted_program_never_runs_outside() {
+    a_planted_program_never_runs_outside("zsh");
+}
+
 /// `exec bash` (`exec zsh`) is asked about once, and after the yes it replaces the person's shell
 /// with a new one, which loads the hook: its lines are judged. Before, it ran unasked in the
 /// sandbox, where it replaced only the line's own shell and left the person in an unhooked

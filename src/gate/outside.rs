@@ -1,0 +1,151 @@
+//! What runs outside the sandbox after a person's yes is never a file a sandboxed line could have
+//! written.
+//!
+//! A line a person lets run once outside the sandbox (ssh, a set-id program, an editor on a
+//! startup file, a line run again after the sandbox refused it) runs in their shell as typed, so
+//! its programs are found on the shell's `PATH`. A `PATH` may hold a directory lines write: a
+//! virtual environment's `bin` (`source .venv/bin/activate` puts it first), `node_modules/.bin`,
+//! a tool's `./bin`. A line in the sandbox can put an `ssh` or a `vi` there, and the person's
+//! next "yes, run it outside" would run it with all of the person's rights. The question shows the
+//! line, not the file, so no person could see it.
+//!
+//! The rule, one check for every way out: before such a line is asked about, each of its programs
+//! (and each wrapper reaching it, `sudo`, `env` …) is resolved as the shell would (a name on
+//! `PATH`, a path from the working directory); one that lies where a line may write — a temp dir
+//! (`/tmp`, `/var/tmp`, `/dev/shm`), or the workspace a line in its own directory would be given
+//! (the one resolver, `spec::workspace_of`) — refuses the line, naming the file. Called by
+//! [`super::decide_and_run`] for a decision that runs outside once, and by
+//! [`super::escalate::outside_once`] before it offers a run outside. Confirmed Full access runs
+//! every line as typed by the mode's definition and is not checked; a program's own later
+//! `exec`s are not seen (a script outside can still run a planted file it names).
+
+use super::*;
+
+/// Directories every sandboxed line may write, whatever its workspace.
+const TEMP_DIRS: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
+
+/// A program of the line that a sandboxed line could have written.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Planted {
+    /// The name as the line has it.
+    pub name: String,
+    /// The file it runs from.
+    pub file: PathBuf,
+    /// The directory lines may write that holds it.
+    pub within: PathBuf,
+}
+
+impl Planted {
+    /// Why the line does not run outside the sandbox.
+    pub fn reason(&self) -> String {
+        format!(
+            "`{}` here is {}, which lines in the sandbox may write (it lies in {}), so the line \
+             never runs outside the sandbox: a sandboxed line may have put it there; run the \
+             program you mean by its full path, or take that directory off PATH",
+            self.name,
+            self.file.display(),
+            self.within.display()
+        )
+    }
+}
+
+/// `PATH` as the line's shell has it: its caller's, or this process's.
+pub(super) fn line_path(req: &LineRequest) -> Option<OsString> {
+    req.env
+        .and_then(|env| {
+            env.iter()
+                .find(|(k, _)| k == "PATH")
+                .map(|(_, v)| v.clone())
+        })
+        .or_else(|| crate::env::get().var("PATH").map(OsStr::to_os_string))
+}
+
+/// The first program of `commands`, or wrapper reaching one, that runs from a file lines may
+/// write.
+pub(super) fn planted_program(
+    ctx: &Context,
+    req: &LineRequest,
+    commands: &[ParsedCommand],
+) -> Option<Planted> {
+    let path = line_path(req);
+    commands
+        .iter()
+        .flat_map(|c| {
+            c.via
+                .iter()
+                .filter_map(|v| v.split_whitespace().next())
+                .chain(std::iter::once(c.path.as_deref().unwrap_or(&c.program)))
+        })
+        .filter(|name| !name.is_empty())
+        .find_map(|name| {
+            let file = if name.contains('/') {
+                req.cwd.join(name)
+            } else {
+                crate::sandbox::resolve_program(OsStr::new(name), path.as_deref()).ok()?
+            };
+            let within = writable_by_lines(&file, &ctx.config.sandbox)?;
+            Some(Planted {
+                name: name.to_owned(),
+                file,
+                within,
+            })
+        })
+}
+
+/// The directory lines may write that holds `file`, if one does.
+fn writable_by_lines(
+    file: &Path,
+    settings: &crate::sandbox::settings::SandboxSettings,
+) -> Option<PathBuf> {
+    let file = std::fs::canonicalize(file).ok()?;
+    if let Some(temp) = TEMP_DIRS
+        .iter()
+        .map(Path::new)
+        .find(|t| file.starts_with(t))
+    {
+        return Some(temp.to_path_buf());
+    }
+    let dir = file.parent()?;
+    crate::spec::workspace_of(dir, None, settings)
+        .root()
+        .filter(|root| file.starts_with(root))
+        .map(Path::to_path_buf)
+}
+
+/// A person's line decided to run once outside the sandbox, refused when one of its programs is a
+/// file lines may write ([`planted_program`]).
+pub(super) fn refuse_planted(mut decision: Decision, ctx: &Context, req: &LineRequest) -> Decision {
+    let once_outside = decision.decision != Verdict::Deny
+        && decision.grant.sandbox == SandboxPolicy::FullAccess
+        && ctx.resolved.sandbox != SandboxPolicy::FullAccess;
+    if !once_outside {
+        return decision;
+    }
+    if let Some(planted) = planted_program(ctx, req, &decision.commands) {
+        decision.decision = Verdict::Deny;
+        decision.code = Code::NeverPolicy;
+        decision.reason = planted.reason();
+    }
+    decision
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_dirs_are_writable_by_lines() {
+        let dir = tempfile::tempdir_in("/tmp").unwrap();
+        let file = dir.path().join("ssh");
+        std::fs::write(&file, "").unwrap();
+        let settings = crate::sandbox::settings::SandboxSettings::default();
+        assert_eq!(
+            writable_by_lines(&file, &settings),
+            Some(PathBuf::from("/tmp"))
+        );
+        assert_eq!(
+            writable_by_lines(Path::new("/usr/bin/env"), &settings),
+            None
+        );
+    }
+}
