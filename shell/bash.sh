@@ -48,6 +48,10 @@ elif [[ $- == *i* ]]; then
   __shellgate_histfix=''
   __shellgate_seq=0
   __shellgate_tok=''
+  # The prompt's pins (`__shellgate_pin`), and the PATH (and directory) they were made for.
+  __shellgate_pins=()
+  __shellgate_pins_for=''
+  __shellgate_pins_pwd=''
   __shellgate_st=''
   __shellgate_status=0
   __shellgate_backstop=''
@@ -77,6 +81,8 @@ elif [[ $- == *i* ]]; then
   # Bound to Enter: collects the text readline accepted, across PS2 continuation lines, and hands
   # a complete line typed at the prompt to __shellgate_run.
   __shellgate_capture() {
+    # The prompt's pins end with it: a typed line finds its programs as PATH says.
+    builtin hash -r
     __shellgate_heal
     [[ -x $__shellgate_bin ]] || return 0
     if [[ -n $__shellgate_rl ]]; then
@@ -306,7 +312,22 @@ elif [[ $- == *i* ]]; then
     # The number the next history entry gets: PS0 sees it advance when the line was recorded.
     __shellgate_histnum=${HISTCMD-}
     __shellgate_mark
+    __shellgate_pin
     return "$status"
+  }
+
+  # While the prompt is up, every name in a directory on PATH that lines may write (a venv's
+  # `bin`) runs the file it has outside them, or nothing (`shellgate hook --prompt-pins`): the
+  # prompt, its command and completion run no program a line could have planted. Recomputed when
+  # PATH changes; the Enter binding clears the pins.
+  __shellgate_pin() {
+    local p
+    if [[ $PATH != "$__shellgate_pins_for" || ( -n $__shellgate_pins_pwd && $PWD != "$__shellgate_pins_pwd" ) ]]; then
+      builtin eval -- "$("$__shellgate_bin" hook bash --prompt-pins 2>/dev/null)" || :
+    fi
+    for p in "${__shellgate_pins[@]}"; do
+      builtin hash -p "${p#*=}" "${p%%=*}" 2>/dev/null || :
+    done
   }
 
   # Expanded by PS0 in a forked command substitution, after a complete command was read and
@@ -362,7 +383,7 @@ elif [[ $- == *i* ]]; then
   readonly PS0 __shellgate_bin __shellgate_dir __shellgate_prefix __shellgate_plain
   readonly -f __shellgate_capture __shellgate_expand __shellgate_take __shellgate_restore __shellgate_fixhist \
     __shellgate_run __shellgate_pipe __shellgate_ret __shellgate_dump \
-    __shellgate_heal __shellgate_precmd __shellgate_ps0 __shellgate_mark __shellgate_gone
+    __shellgate_heal __shellgate_precmd __shellgate_ps0 __shellgate_mark __shellgate_gone __shellgate_pin
 else
   # A script file or standard input: its text is not known here, so it is refused unless it runs
   # inside a line shellgate already approved (SHELLGATE_ACTIVE, checked above).

@@ -214,6 +214,8 @@ elif [[ -o interactive ]]; then
   }
 
   __shellgate_accept_line() {
+    # The prompt's pins end with it: a typed line finds its programs as PATH says.
+    builtin hash -r
     __shellgate_shape=()
     __shellgate_consider
     (( ${#__shellgate_shape[@]} == 3 )) && __shellgate_take "${__shellgate_shape[@]}"
@@ -246,6 +248,20 @@ elif [[ -o interactive ]]; then
     __shellgate_token=''
     __shellgate_restore
     __shellgate_mark
+  }
+
+  # While the prompt is up, every name in a directory on PATH that lines may write (a venv's
+  # `bin`) runs the file it has outside them, or nothing (`shellgate hook --prompt-pins`): the
+  # prompt, the precmd functions after this one and completion run no program a line could have
+  # planted. Recomputed when PATH changes; accept-line clears the pins.
+  __shellgate_pin() {
+    local p
+    if [[ $PATH != "$__shellgate_pins_for" || ( -n $__shellgate_pins_pwd && $PWD != "$__shellgate_pins_pwd" ) ]]; then
+      builtin eval -- "$("$__shellgate_bin" hook zsh --prompt-pins 2>/dev/null)" || :
+    fi
+    for p in "${__shellgate_pins[@]}"; do
+      builtin hash -- "${p%%=*}=${p#*=}" 2>/dev/null || :
+    done
   }
 
   # The binary is gone (`shellgate uninstall`, or removed by hand) while this shell runs: the
@@ -284,6 +300,11 @@ elif [[ -o interactive ]]; then
   zmodload -F zsh/datetime p:EPOCHSECONDS 2>/dev/null
   add-zsh-hook preexec __shellgate_preexec
   add-zsh-hook precmd __shellgate_precmd
+  # The pins first, before any precmd function of the person's (`vcs_info` runs git).
+  __shellgate_pins=()
+  __shellgate_pins_for=''
+  __shellgate_pins_pwd=''
+  precmd_functions=(__shellgate_pin ${precmd_functions[@]:#__shellgate_pin})
   zshaddhistory_functions=(__shellgate_addhistory ${zshaddhistory_functions[@]:#__shellgate_addhistory})
 fi
 fi

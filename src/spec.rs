@@ -125,6 +125,33 @@ pub fn line_workspace(
     (workspace::resolve(&cwd, &anchors), cwd)
 }
 
+/// Directories every sandboxed line may write, whatever its workspace.
+const TEMP_DIRS: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
+
+/// The directory holding `path` that lines in the sandbox may write, if one does: a temp dir, or
+/// the workspace a line in `path`'s own directory would be given ([`workspace_of`]). What runs
+/// outside the sandbox must not come from there: a person's one-off run outside
+/// (`gate::outside`) and the programs a hooked shell's prompt runs (`shell::pins`).
+pub fn writable_by_lines(path: &Path, settings: &SandboxSettings) -> Option<PathBuf> {
+    let path = std::fs::canonicalize(path).ok()?;
+    if let Some(temp) = TEMP_DIRS
+        .iter()
+        .map(Path::new)
+        .find(|t| path.starts_with(t))
+    {
+        return Some(temp.to_path_buf());
+    }
+    let dir = if path.is_dir() {
+        path.as_path()
+    } else {
+        path.parent()?
+    };
+    workspace_of(dir, None, settings)
+        .root()
+        .filter(|root| path.starts_with(root))
+        .map(Path::to_path_buf)
+}
+
 /// The credential stores to hide on this machine, with the configuration's additions and
 /// exceptions.
 pub fn hidden_paths(settings: &SandboxSettings) -> Vec<PathBuf> {
@@ -274,4 +301,29 @@ pub fn line_spec(
         .with_hidden(hidden_paths(settings))
         .with_tmpdir(crate::env::get().var("TMPDIR").map(Path::new))
         .with_home(home_env()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_dirs_are_writable_by_lines() {
+        let dir = tempfile::tempdir_in("/tmp").unwrap();
+        let file = dir.path().join("ssh");
+        std::fs::write(&file, "").unwrap();
+        let settings = SandboxSettings::default();
+        assert_eq!(
+            writable_by_lines(&file, &settings),
+            Some(PathBuf::from("/tmp"))
+        );
+        assert_eq!(
+            writable_by_lines(dir.path(), &settings),
+            Some(PathBuf::from("/tmp"))
+        );
+        assert_eq!(
+            writable_by_lines(Path::new("/usr/bin/env"), &settings),
+            None
+        );
+    }
 }

@@ -68,6 +68,10 @@ pub struct HookArgs {
     /// Create the shell's private directory and print it.
     #[arg(long, conflicts_with_all = ["shell_dir", "shape"])]
     pub prepare: bool,
+    /// Print the pins for the prompt (`shell::pins`): the file each name in a directory on
+    /// `PATH` that lines may write runs while the prompt is up.
+    #[arg(long, conflicts_with_all = ["shell_dir", "shape", "prepare"])]
+    pub prompt_pins: bool,
     /// Write what became of the line to this file: `shell` (run it in the shell), `ran N` or
     /// `refused N` (PowerShell: the host then reports that status).
     #[arg(long, conflicts_with = "shell_dir")]
@@ -75,6 +79,17 @@ pub struct HookArgs {
     /// The line.
     #[arg(value_name = "LINE", allow_hyphen_values = true)]
     pub line: Option<OsString>,
+}
+
+/// `--prompt-pins`: the pins for this process's `PATH` (the shell's, exported) and directory, as
+/// shell code the hook evaluates.
+fn prompt_pins() -> ExitCode {
+    let path = crate::env::get().var("PATH").unwrap_or_default();
+    let cwd = crate::session::working_dir(None);
+    let settings = crate::config::load_or_strictest(&cwd).sandbox;
+    let pins = crate::shell::pins::prompt_pins(path, &cwd, &settings);
+    print!("{}", crate::shell::pins::render(&pins, path, &cwd));
+    ExitCode::SUCCESS
 }
 
 /// Exit status: run the line in the shell.
@@ -88,6 +103,9 @@ pub fn run(args: HookArgs) -> ExitCode {
     }
     if args.shape {
         return shape(&args);
+    }
+    if args.prompt_pins {
+        return prompt_pins();
     }
     let line = match line_bytes(&args) {
         Ok(line) => line,

@@ -13,16 +13,13 @@
 //! (and each wrapper reaching it, `sudo`, `env` …) is resolved as the shell would (a name on
 //! `PATH`, a path from the working directory); one that lies where a line may write — a temp dir
 //! (`/tmp`, `/var/tmp`, `/dev/shm`), or the workspace a line in its own directory would be given
-//! (the one resolver, `spec::workspace_of`) — refuses the line, naming the file. Called by
+//! (`spec::writable_by_lines`, on the one resolver of workspaces) — refuses the line, naming the file. Called by
 //! [`super::decide_and_run`] for a decision that runs outside once, and by
 //! [`super::escalate::outside_once`] before it offers a run outside. Confirmed Full access runs
 //! every line as typed by the mode's definition and is not checked; a program's own later
 //! `exec`s are not seen (a script outside can still run a planted file it names).
 
 use super::*;
-
-/// Directories every sandboxed line may write, whatever its workspace.
-const TEMP_DIRS: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
 
 /// A program of the line that a sandboxed line could have written.
 #[derive(Debug, PartialEq, Eq)]
@@ -83,33 +80,13 @@ pub(super) fn planted_program(
             } else {
                 crate::sandbox::resolve_program(OsStr::new(name), path.as_deref()).ok()?
             };
-            let within = writable_by_lines(&file, &ctx.config.sandbox)?;
+            let within = crate::spec::writable_by_lines(&file, &ctx.config.sandbox)?;
             Some(Planted {
                 name: name.to_owned(),
                 file,
                 within,
             })
         })
-}
-
-/// The directory lines may write that holds `file`, if one does.
-fn writable_by_lines(
-    file: &Path,
-    settings: &crate::sandbox::settings::SandboxSettings,
-) -> Option<PathBuf> {
-    let file = std::fs::canonicalize(file).ok()?;
-    if let Some(temp) = TEMP_DIRS
-        .iter()
-        .map(Path::new)
-        .find(|t| file.starts_with(t))
-    {
-        return Some(temp.to_path_buf());
-    }
-    let dir = file.parent()?;
-    crate::spec::workspace_of(dir, None, settings)
-        .root()
-        .filter(|root| file.starts_with(root))
-        .map(Path::to_path_buf)
 }
 
 /// A person's line decided to run once outside the sandbox, refused when one of its programs is a
@@ -127,25 +104,4 @@ pub(super) fn refuse_planted(mut decision: Decision, ctx: &Context, req: &LineRe
         decision.reason = planted.reason();
     }
     decision
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn temp_dirs_are_writable_by_lines() {
-        let dir = tempfile::tempdir_in("/tmp").unwrap();
-        let file = dir.path().join("ssh");
-        std::fs::write(&file, "").unwrap();
-        let settings = crate::sandbox::settings::SandboxSettings::default();
-        assert_eq!(
-            writable_by_lines(&file, &settings),
-            Some(PathBuf::from("/tmp"))
-        );
-        assert_eq!(
-            writable_by_lines(Path::new("/usr/bin/env"), &settings),
-            None
-        );
-    }
 }

@@ -3,6 +3,7 @@
 
 pub mod function;
 pub mod in_shell;
+pub mod pins;
 pub mod setup;
 pub mod shape;
 pub mod state;

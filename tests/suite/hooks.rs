@@ -1994,6 +1994,48 @@ fn zsh_a_planted_program_never_runs_outside() {
     a_planted_program_never_runs_outside("zsh");
 }
 
+/// The prompt runs no program a line could have planted: with a workspace directory first on PATH
+/// (as a venv's `activate` puts its `bin`), a `git` a sandboxed line wrote there is not what the
+/// prompt's git runs (a precmd here; `__git_ps1` in people's prompts). Before, the next prompt
+/// ran the planted file with the person's rights (seen in tmux: it wrote into the home). What the
+/// person types still finds the planted one first, and it runs in the sandbox.
+fn the_prompt_runs_no_planted_program(shell: &str) {
+    let f = Fixture::with_rc(
+        "sgprobe() { git --version >/dev/null 2>&1; }\n\
+         if [ -n \"${ZSH_VERSION-}\" ]; then precmd_functions+=(sgprobe); \
+         else PROMPT_COMMAND=\"$PROMPT_COMMAND\"$'\\n'sgprobe; fi",
+    );
+    let mut sh = f.interactive(shell);
+    let planted = f.marker("planted-git-ran");
+    sh.line(&format!(
+        "mkdir -p bin && printf '#!/bin/sh\\n/usr/bin/touch {}\\nexec /usr/bin/git \"$@\"\\n' > bin/git && chmod +x bin/git",
+        planted.display()
+    ));
+    let (out, _) = sh.run("export PATH=\"$PWD/bin:$PATH\"", &["y"]);
+    assert!(f.ws.join("bin/git").exists(), "{out}");
+    for line in ["true", "echo between-prompts", "cd ."] {
+        let (out, status) = sh.run(line, &[]);
+        assert_eq!(status, 0, "{out}");
+        assert!(!planted.exists(), "the prompt ran the planted git: {out}");
+    }
+    // A typed line still runs the first `git` on PATH, the planted one, in the sandbox (where
+    // its write outside fails), and the real git after it.
+    let out = sh.line("git --version");
+    assert!(out.contains("git version"), "{out}");
+    assert!(!planted.exists(), "{out}");
+}
+
+#[test]
+fn bash_the_prompt_runs_no_planted_program() {
+    the_prompt_runs_no_planted_program("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_the_prompt_runs_no_planted_program() {
+    the_prompt_runs_no_planted_program("zsh");
+}
+
 /// `exec bash` (`exec zsh`) is asked about once, and after the yes it replaces the person's shell
 /// with a new one, which loads the hook: its lines are judged. Before, it ran unasked in the
 /// sandbox, where it replaced only the line's own shell and left the person in an unhooked
