@@ -48,10 +48,14 @@ elif [[ $- == *i* ]]; then
   __shellgate_histfix=''
   __shellgate_seq=0
   __shellgate_tok=''
-  # The prompt's pins (`__shellgate_pin`), and the PATH (and directory) they were made for.
+  # The prompt's pins (`__shellgate_pin`): the PATH (and directory) they were made for, the
+  # directories watched for new names, and the stamp those are compared with.
   __shellgate_pins=()
+  __shellgate_pin_dirs=()
+  __shellgate_pin_missing=()
   __shellgate_pins_for=''
   __shellgate_pins_pwd=''
+  __shellgate_pins_stamp=${__shellgate_dir:+$__shellgate_dir/pins.stamp}
   __shellgate_st=''
   __shellgate_status=0
   __shellgate_backstop=''
@@ -319,11 +323,22 @@ elif [[ $- == *i* ]]; then
   # While the prompt is up, every name in a directory on PATH that lines may write (a venv's
   # `bin`) runs the file it has outside them, or nothing (`shellgate hook --prompt-pins`): the
   # prompt, its command and completion run no program a line could have planted. Recomputed when
-  # PATH changes; the Enter binding clears the pins.
+  # PATH changes, a name appears in one of those directories, or one of its missing entries
+  # appears; the Enter binding clears the pins.
   __shellgate_pin() {
-    local p
-    if [[ $PATH != "$__shellgate_pins_for" || ( -n $__shellgate_pins_pwd && $PWD != "$__shellgate_pins_pwd" ) ]]; then
-      builtin eval -- "$("$__shellgate_bin" hook bash --prompt-pins 2>/dev/null)" || :
+    local p stale=''
+    if [[ $PATH != "$__shellgate_pins_for" || ( -n $__shellgate_pins_pwd && $PWD != "$__shellgate_pins_pwd" ) || ! -f $__shellgate_pins_stamp ]]; then
+      stale=1
+    else
+      for p in "${__shellgate_pin_dirs[@]}"; do
+        [[ $p -nt $__shellgate_pins_stamp ]] && stale=1
+      done
+      for p in "${__shellgate_pin_missing[@]}"; do
+        [[ -e $p ]] && stale=1
+      done
+    fi
+    if [[ -n $stale ]]; then
+      builtin eval -- "$("$__shellgate_bin" hook bash --prompt-pins "${__shellgate_pins_stamp:--}")" || :
     fi
     for p in "${__shellgate_pins[@]}"; do
       builtin hash -p "${p#*=}" "${p%%=*}" 2>/dev/null || :

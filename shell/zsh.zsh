@@ -253,11 +253,22 @@ elif [[ -o interactive ]]; then
   # While the prompt is up, every name in a directory on PATH that lines may write (a venv's
   # `bin`) runs the file it has outside them, or nothing (`shellgate hook --prompt-pins`): the
   # prompt, the precmd functions after this one and completion run no program a line could have
-  # planted. Recomputed when PATH changes; accept-line clears the pins.
+  # planted. Recomputed when PATH changes, a name appears in one of those directories, or one of
+  # its missing entries appears; accept-line clears the pins.
   __shellgate_pin() {
-    local p
-    if [[ $PATH != "$__shellgate_pins_for" || ( -n $__shellgate_pins_pwd && $PWD != "$__shellgate_pins_pwd" ) ]]; then
-      builtin eval -- "$("$__shellgate_bin" hook zsh --prompt-pins 2>/dev/null)" || :
+    local p stale=''
+    if [[ $PATH != "$__shellgate_pins_for" || ( -n $__shellgate_pins_pwd && $PWD != "$__shellgate_pins_pwd" ) || ! -f $__shellgate_pins_stamp ]]; then
+      stale=1
+    else
+      for p in "${__shellgate_pin_dirs[@]}"; do
+        [[ $p -nt $__shellgate_pins_stamp ]] && stale=1
+      done
+      for p in "${__shellgate_pin_missing[@]}"; do
+        [[ -e $p ]] && stale=1
+      done
+    fi
+    if [[ -n $stale ]]; then
+      builtin eval -- "$("$__shellgate_bin" hook zsh --prompt-pins "${__shellgate_pins_stamp:--}")" || :
     fi
     for p in "${__shellgate_pins[@]}"; do
       builtin hash -- "${p%%=*}=${p#*=}" 2>/dev/null || :
@@ -302,8 +313,11 @@ elif [[ -o interactive ]]; then
   add-zsh-hook precmd __shellgate_precmd
   # The pins first, before any precmd function of the person's (`vcs_info` runs git).
   __shellgate_pins=()
+  __shellgate_pin_dirs=()
+  __shellgate_pin_missing=()
   __shellgate_pins_for=''
   __shellgate_pins_pwd=''
+  __shellgate_pins_stamp=${__shellgate_dir:+$__shellgate_dir/pins.stamp}
   precmd_functions=(__shellgate_pin ${precmd_functions[@]:#__shellgate_pin})
   zshaddhistory_functions=(__shellgate_addhistory ${zshaddhistory_functions[@]:#__shellgate_addhistory})
 fi

@@ -14,12 +14,14 @@
 //! then fails instead of running a file a line wrote. The pins are set before every prompt (the
 //! precmd hook runs first) and cleared when a line is entered, so what the person types still
 //! finds its programs as `PATH` says (and runs in the sandbox, or is checked by `gate::outside`
-//! before it runs outside). They are recomputed when `PATH` changes (and, when `PATH` has a
-//! relative entry, when the directory does).
+//! before it runs outside). They are computed again before a prompt when `PATH` changes (or, with a
+//! relative entry, the directory), when a watched directory changed after the stamp the last
+//! computation wrote (a name added or renamed there changes its modification time; a file
+//! rewritten in place keeps its name, which is pinned already), or when a missing entry appeared.
 //!
 //! Not covered: a prompt command that assigns `PATH` itself (bash and zsh drop the pins then, for
-//! that prompt), a program that runs by its full path, and what a pinned program itself runs
-//! later.
+//! that prompt), a name planted while a prompt is up (pinned from the next prompt on), a program
+//! that runs by its full path, and what a pinned program itself runs later.
 
 use crate::config::SandboxSettings;
 use crate::shell::state::quote;
@@ -30,6 +32,33 @@ use std::path::{Path, PathBuf};
 
 /// Where a name with no file outside the directories lines write is pinned: nothing runs.
 const NOWHERE: &str = "/nonexistent/shellgate-kept-from-the-prompt";
+
+/// What the hook needs to know when to compute the pins again: the directories of `PATH` that
+/// lines may write (a new name in one changes its modification time) and the entries of `PATH`
+/// that do not exist (one may appear).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Watched {
+    pub writable: Vec<PathBuf>,
+    pub missing: Vec<PathBuf>,
+}
+
+/// The directories of `path` to watch (see [`Watched`]).
+pub fn watched(path: &OsStr, cwd: &Path, settings: &SandboxSettings) -> Watched {
+    let mut watched = Watched::default();
+    for dir in std::env::split_paths(path) {
+        let dir = if dir.is_absolute() {
+            dir
+        } else {
+            cwd.join(dir)
+        };
+        if !dir.exists() {
+            watched.missing.push(dir);
+        } else if crate::spec::writable_by_lines(&dir, settings).is_some() {
+            watched.writable.push(dir);
+        }
+    }
+    watched
+}
 
 /// A name and the file it runs while the prompt is up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,16 +124,25 @@ fn is_executable(path: &Path) -> bool {
 }
 
 /// The shell code that records the pins (the hook's `__shellgate_pins`), with the `PATH` and, when
-/// it has a relative entry, the directory they were computed for.
-pub fn render(pins: &[Pin], path: &OsStr, cwd: &Path) -> String {
+/// it has a relative entry, the directory they were computed for, and the directories to watch.
+pub fn render(pins: &[Pin], watched: &Watched, path: &OsStr, cwd: &Path) -> String {
     let entries: Vec<String> = pins
         .iter()
         .map(|p| quote(&format!("{}={}", p.name, p.file.to_string_lossy())))
         .collect();
+    let dirs = |dirs: &[PathBuf]| -> String {
+        dirs.iter()
+            .map(|d| quote(&d.to_string_lossy()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let relative = std::env::split_paths(path).any(|dir| !dir.is_absolute());
     format!(
-        "__shellgate_pins=({})\n__shellgate_pins_for={}\n__shellgate_pins_pwd={}\n",
+        "__shellgate_pins=({})\n__shellgate_pin_dirs=({})\n__shellgate_pin_missing=({})\n\
+         __shellgate_pins_for={}\n__shellgate_pins_pwd={}\n",
         entries.join(" "),
+        dirs(&watched.writable),
+        dirs(&watched.missing),
         quote(&String::from_utf8_lossy(path.as_bytes())),
         quote(&if relative {
             cwd.to_string_lossy().into_owned()
@@ -146,7 +184,10 @@ mod tests {
                 },
             ]
         );
-        let code = render(&pins, &path, Path::new("/"));
+        let watch = watched(&path, Path::new("/"), &SandboxSettings::default());
+        assert_eq!(watch.writable, vec![planted.path().canonicalize().unwrap()]);
+        let code = render(&pins, &watch, &path, Path::new("/"));
+        assert!(code.contains("__shellgate_pin_dirs=('/tmp/"), "{code}");
         assert!(code.contains("'env=/usr/bin/env'"), "{code}");
         assert!(code.contains("__shellgate_pins_pwd=''"), "{code}");
     }
@@ -159,7 +200,14 @@ mod tests {
             &SandboxSettings::default(),
         );
         assert!(pins.is_empty(), "{pins:?}");
-        let code = render(&pins, OsStr::new(".:/usr/bin"), Path::new("/w"));
+        let watch = watched(
+            OsStr::new("/no/such/dir:/usr/bin"),
+            Path::new("/"),
+            &SandboxSettings::default(),
+        );
+        assert_eq!(watch.missing, vec![PathBuf::from("/no/such/dir")]);
+        assert!(watch.writable.is_empty());
+        let code = render(&pins, &watch, OsStr::new(".:/usr/bin"), Path::new("/w"));
         assert!(code.contains("__shellgate_pins_pwd='/w'"), "{code}");
     }
 }

@@ -1995,34 +1995,48 @@ fn zsh_a_planted_program_never_runs_outside() {
 }
 
 /// The prompt runs no program a line could have planted: with a workspace directory first on PATH
-/// (as a venv's `activate` puts its `bin`), a `git` a sandboxed line wrote there is not what the
-/// prompt's git runs (a precmd here; `__git_ps1` in people's prompts). Before, the next prompt
-/// ran the planted file with the person's rights (seen in tmux: it wrote into the home). What the
-/// person types still finds the planted one first, and it runs in the sandbox.
+/// (as a venv's `activate` puts its `bin`), a `git` or `id` a sandboxed line wrote there after
+/// PATH named it is not what the prompt runs (a precmd here; `__git_ps1` in people's prompts).
+/// Before, the next prompt ran the planted file with the person's rights (seen in tmux: it wrote
+/// into the home). What the person types still finds the planted one first, and it runs in the
+/// sandbox.
 fn the_prompt_runs_no_planted_program(shell: &str) {
     let f = Fixture::with_rc(
-        "sgprobe() { git --version >/dev/null 2>&1; }\n\
+        "sgprobe() { git --version >/dev/null 2>&1; id -u >/dev/null 2>&1; }\n\
          if [ -n \"${ZSH_VERSION-}\" ]; then precmd_functions+=(sgprobe); \
          else PROMPT_COMMAND=\"$PROMPT_COMMAND\"$'\\n'sgprobe; fi",
     );
     let mut sh = f.interactive(shell);
-    let planted = f.marker("planted-git-ran");
-    sh.line(&format!(
-        "mkdir -p bin && printf '#!/bin/sh\\n/usr/bin/touch {}\\nexec /usr/bin/git \"$@\"\\n' > bin/git && chmod +x bin/git",
-        planted.display()
-    ));
+    let plant = |sh: &mut Shell, program: &str| {
+        let marker = f.marker(&format!("planted-{program}-ran"));
+        sh.line(&format!(
+            "mkdir -p bin && printf '#!/bin/sh\\n/usr/bin/touch {}\\nexec /usr/bin/{program} \"$@\"\\n' > bin/{program} && chmod +x bin/{program}",
+            marker.display()
+        ));
+        assert!(f.ws.join("bin").join(program).exists());
+        marker
+    };
+    // PATH first names a directory that does not exist yet (as a venv's bin before it is made).
     let (out, _) = sh.run("export PATH=\"$PWD/bin:$PATH\"", &["y"]);
-    assert!(f.ws.join("bin/git").exists(), "{out}");
-    for line in ["true", "echo between-prompts", "cd ."] {
-        let (out, status) = sh.run(line, &[]);
-        assert_eq!(status, 0, "{out}");
-        assert!(!planted.exists(), "the prompt ran the planted git: {out}");
+    assert!(!f.ws.join("bin").exists(), "{out}");
+    let mut markers = Vec::new();
+    // A line makes it and puts `git` there; later another line adds `id` to it (the directory
+    // exists then, and only its contents change).
+    for program in ["git", "id"] {
+        markers.push(plant(&mut sh, program));
+        for line in ["true", "echo between-prompts", "cd ."] {
+            let (out, status) = sh.run(line, &[]);
+            assert_eq!(status, 0, "{out}");
+            for marker in &markers {
+                assert!(!marker.exists(), "the prompt ran a planted program: {out}");
+            }
+        }
     }
     // A typed line still runs the first `git` on PATH, the planted one, in the sandbox (where
     // its write outside fails), and the real git after it.
     let out = sh.line("git --version");
     assert!(out.contains("git version"), "{out}");
-    assert!(!planted.exists(), "{out}");
+    assert!(!markers[0].exists(), "{out}");
 }
 
 #[test]
