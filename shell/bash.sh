@@ -48,14 +48,14 @@ elif [[ $- == *i* ]]; then
   __shellgate_histfix=''
   __shellgate_seq=0
   __shellgate_tok=''
-  # The prompt's pins (`__shellgate_pin`): the PATH (and directory) they were made for, the
-  # directories watched for new names, and the stamp those are compared with.
-  __shellgate_pins=()
-  __shellgate_pin_dirs=()
-  __shellgate_pin_missing=()
-  __shellgate_pins_for=''
-  __shellgate_pins_pwd=''
-  __shellgate_pins_stamp=${__shellgate_dir:+$__shellgate_dir/pins.stamp}
+  # The prompt's PATH (`__shellgate_pin`), the PATH (and directory) it was made for, the missing
+  # entries watched, and the person's PATH while the prompt's is set.
+  __shellgate_prompt_path=''
+  __shellgate_prompt_for=''
+  __shellgate_prompt_pwd=''
+  __shellgate_prompt_missing=()
+  __shellgate_real_path=''
+  __shellgate_path_set=''
   __shellgate_st=''
   __shellgate_status=0
   __shellgate_backstop=''
@@ -85,8 +85,7 @@ elif [[ $- == *i* ]]; then
   # Bound to Enter: collects the text readline accepted, across PS2 continuation lines, and hands
   # a complete line typed at the prompt to __shellgate_run.
   __shellgate_capture() {
-    # The prompt's pins end with it: a typed line finds its programs as PATH says.
-    builtin hash -r
+    __shellgate_unpin
     __shellgate_heal
     [[ -x $__shellgate_bin ]] || return 0
     if [[ -n $__shellgate_rl ]]; then
@@ -320,29 +319,35 @@ elif [[ $- == *i* ]]; then
     return "$status"
   }
 
-  # While the prompt is up, every name in a directory on PATH that lines may write (a venv's
-  # `bin`) runs the file it has outside them, or nothing (`shellgate hook --prompt-pins`): the
-  # prompt, its command and completion run no program a line could have planted. Recomputed when
-  # PATH changes, a name appears in one of those directories, or one of its missing entries
-  # appears; the Enter binding clears the pins.
+  # While the prompt is up, PATH has the directories lines may write (a venv's `bin`, `.`) moved
+  # to its end (`shellgate hook --prompt-path`): the prompt, its command and completion find every
+  # name a directory lines cannot write has there, whatever a line puts in the others. Computed
+  # again when PATH changes or a missing entry appears; the Enter binding puts PATH back.
   __shellgate_pin() {
     local p stale=''
-    if [[ $PATH != "$__shellgate_pins_for" || ( -n $__shellgate_pins_pwd && $PWD != "$__shellgate_pins_pwd" ) || ! -f $__shellgate_pins_stamp ]]; then
+    __shellgate_unpin
+    if [[ $PATH != "$__shellgate_prompt_for" || ( -n $__shellgate_prompt_pwd && $PWD != "$__shellgate_prompt_pwd" ) ]]; then
       stale=1
-    else
-      for p in "${__shellgate_pin_dirs[@]}"; do
-        [[ $p -nt $__shellgate_pins_stamp ]] && stale=1
-      done
-      for p in "${__shellgate_pin_missing[@]}"; do
-        [[ -e $p ]] && stale=1
-      done
     fi
-    if [[ -n $stale ]]; then
-      builtin eval -- "$("$__shellgate_bin" hook bash --prompt-pins "${__shellgate_pins_stamp:--}")" || :
-    fi
-    for p in "${__shellgate_pins[@]}"; do
-      builtin hash -p "${p#*=}" "${p%%=*}" 2>/dev/null || :
+    for p in "${__shellgate_prompt_missing[@]}"; do
+      [[ -e $p ]] && stale=1
     done
+    if [[ -n $stale ]]; then
+      __shellgate_prompt_path=''
+      builtin eval -- "$("$__shellgate_bin" hook bash --prompt-path)" || :
+      # Without an answer, the system's directories alone: nothing of the person's runs unasked.
+      [[ -n $__shellgate_prompt_path ]] || __shellgate_prompt_path=/usr/local/bin:/usr/bin:/bin
+    fi
+    __shellgate_real_path=$PATH
+    __shellgate_path_set=1
+    [[ $PATH == "$__shellgate_prompt_path" ]] || PATH=$__shellgate_prompt_path
+  }
+
+  # The person's PATH again, unless the prompt's own code changed it (then that change stays).
+  __shellgate_unpin() {
+    [[ -n $__shellgate_path_set ]] || return 0
+    __shellgate_path_set=''
+    [[ $PATH != "$__shellgate_prompt_path" || $PATH == "$__shellgate_real_path" ]] || PATH=$__shellgate_real_path
   }
 
   # Expanded by PS0 in a forked command substitution, after a complete command was read and
@@ -398,7 +403,7 @@ elif [[ $- == *i* ]]; then
   readonly PS0 __shellgate_bin __shellgate_dir __shellgate_prefix __shellgate_plain
   readonly -f __shellgate_capture __shellgate_expand __shellgate_take __shellgate_restore __shellgate_fixhist \
     __shellgate_run __shellgate_pipe __shellgate_ret __shellgate_dump \
-    __shellgate_heal __shellgate_precmd __shellgate_ps0 __shellgate_mark __shellgate_gone __shellgate_pin
+    __shellgate_heal __shellgate_precmd __shellgate_ps0 __shellgate_mark __shellgate_gone __shellgate_pin __shellgate_unpin
 else
   # A script file or standard input: its text is not known here, so it is refused unless it runs
   # inside a line shellgate already approved (SHELLGATE_ACTIVE, checked above).

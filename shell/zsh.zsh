@@ -214,8 +214,7 @@ elif [[ -o interactive ]]; then
   }
 
   __shellgate_accept_line() {
-    # The prompt's pins end with it: a typed line finds its programs as PATH says.
-    builtin hash -r
+    __shellgate_unpin
     __shellgate_shape=()
     __shellgate_consider
     (( ${#__shellgate_shape[@]} == 3 )) && __shellgate_take "${__shellgate_shape[@]}"
@@ -250,29 +249,36 @@ elif [[ -o interactive ]]; then
     __shellgate_mark
   }
 
-  # While the prompt is up, every name in a directory on PATH that lines may write (a venv's
-  # `bin`) runs the file it has outside them, or nothing (`shellgate hook --prompt-pins`): the
-  # prompt, the precmd functions after this one and completion run no program a line could have
-  # planted. Recomputed when PATH changes, a name appears in one of those directories, or one of
-  # its missing entries appears; accept-line clears the pins.
+  # While the prompt is up, PATH has the directories lines may write (a venv's `bin`, `.`) moved
+  # to its end (`shellgate hook --prompt-path`): the prompt, the precmd functions after this one
+  # and completion find every name a directory lines cannot write has there, whatever a line puts
+  # in the others. Computed again when PATH changes or a missing entry appears; accept-line (and
+  # preexec, for a line it did not take) puts PATH back.
   __shellgate_pin() {
     local p stale=''
-    if [[ $PATH != "$__shellgate_pins_for" || ( -n $__shellgate_pins_pwd && $PWD != "$__shellgate_pins_pwd" ) || ! -f $__shellgate_pins_stamp ]]; then
+    __shellgate_unpin
+    if [[ $PATH != "$__shellgate_prompt_for" || ( -n $__shellgate_prompt_pwd && $PWD != "$__shellgate_prompt_pwd" ) ]]; then
       stale=1
-    else
-      for p in "${__shellgate_pin_dirs[@]}"; do
-        [[ $p -nt $__shellgate_pins_stamp ]] && stale=1
-      done
-      for p in "${__shellgate_pin_missing[@]}"; do
-        [[ -e $p ]] && stale=1
-      done
     fi
-    if [[ -n $stale ]]; then
-      builtin eval -- "$("$__shellgate_bin" hook zsh --prompt-pins "${__shellgate_pins_stamp:--}")" || :
-    fi
-    for p in "${__shellgate_pins[@]}"; do
-      builtin hash -- "${p%%=*}=${p#*=}" 2>/dev/null || :
+    for p in "${__shellgate_prompt_missing[@]}"; do
+      [[ -e $p ]] && stale=1
     done
+    if [[ -n $stale ]]; then
+      __shellgate_prompt_path=''
+      builtin eval -- "$("$__shellgate_bin" hook zsh --prompt-path)" || :
+      # Without an answer, the system's directories alone: nothing of the person's runs unasked.
+      [[ -n $__shellgate_prompt_path ]] || __shellgate_prompt_path=/usr/local/bin:/usr/bin:/bin
+    fi
+    __shellgate_real_path=$PATH
+    __shellgate_path_set=1
+    [[ $PATH == "$__shellgate_prompt_path" ]] || PATH=$__shellgate_prompt_path
+  }
+
+  # The person's PATH again, unless the prompt's own code changed it (then that change stays).
+  __shellgate_unpin() {
+    [[ -n $__shellgate_path_set ]] || return 0
+    __shellgate_path_set=''
+    [[ $PATH != "$__shellgate_prompt_path" || $PATH == "$__shellgate_real_path" ]] || PATH=$__shellgate_real_path
   }
 
   # The binary is gone (`shellgate uninstall`, or removed by hand) while this shell runs: the
@@ -288,6 +294,7 @@ elif [[ -o interactive ]]; then
   }
 
   __shellgate_preexec() {
+    __shellgate_unpin
     # The function's call the accept-line widget set up, exactly: it gates itself.
     if [[ -n $__shellgate_token && $3 == "$__shellgate_expect" ]]; then
       return 0
@@ -311,13 +318,13 @@ elif [[ -o interactive ]]; then
   zmodload -F zsh/datetime p:EPOCHSECONDS 2>/dev/null
   add-zsh-hook preexec __shellgate_preexec
   add-zsh-hook precmd __shellgate_precmd
-  # The pins first, before any precmd function of the person's (`vcs_info` runs git).
-  __shellgate_pins=()
-  __shellgate_pin_dirs=()
-  __shellgate_pin_missing=()
-  __shellgate_pins_for=''
-  __shellgate_pins_pwd=''
-  __shellgate_pins_stamp=${__shellgate_dir:+$__shellgate_dir/pins.stamp}
+  # The prompt's PATH first, before any precmd function of the person's (`vcs_info` runs git).
+  __shellgate_prompt_path=''
+  __shellgate_prompt_for=''
+  __shellgate_prompt_pwd=''
+  __shellgate_prompt_missing=()
+  __shellgate_real_path=''
+  __shellgate_path_set=''
   precmd_functions=(__shellgate_pin ${precmd_functions[@]:#__shellgate_pin})
   zshaddhistory_functions=(__shellgate_addhistory ${zshaddhistory_functions[@]:#__shellgate_addhistory})
 fi

@@ -131,7 +131,7 @@ const TEMP_DIRS: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
 /// The directory holding `path` that lines in the sandbox may write, if one does: a temp dir, or
 /// the workspace a line in `path`'s own directory would be given ([`workspace_of`]). What runs
 /// outside the sandbox must not come from there: a person's one-off run outside
-/// (`gate::outside`) and the programs a hooked shell's prompt runs (`shell::pins`).
+/// (`gate::outside`) and the programs a hooked shell's prompt runs (`shell::prompt_path`).
 pub fn writable_by_lines(path: &Path, settings: &SandboxSettings) -> Option<PathBuf> {
     let path = std::fs::canonicalize(path).ok()?;
     if let Some(temp) = TEMP_DIRS

@@ -68,13 +68,10 @@ pub struct HookArgs {
     /// Create the shell's private directory and print it.
     #[arg(long, conflicts_with_all = ["shell_dir", "shape"])]
     pub prepare: bool,
-    /// Print the pins for the prompt (`shell::pins`): the file each name in a directory on
-    /// `PATH` that lines may write runs while the prompt is up.
-    /// The value is the stamp file the hook compares the watched directories with (see
-    /// `shell::pins`), written first, dated a second back; `-` for none (a shell without its
-    /// private directory computes them before every prompt).
-    #[arg(long, value_name = "STAMP", conflicts_with_all = ["shell_dir", "shape", "prepare"])]
-    pub prompt_pins: Option<PathBuf>,
+    /// Print the prompt's `PATH` (`shell::prompt_path`): the shell's, with the directories lines may
+    /// write moved to the end.
+    #[arg(long, conflicts_with_all = ["shell_dir", "shape", "prepare"])]
+    pub prompt_path: bool,
     /// Write what became of the line to this file: `shell` (run it in the shell), `ran N` or
     /// `refused N` (PowerShell: the host then reports that status).
     #[arg(long, conflicts_with = "shell_dir")]
@@ -84,33 +81,14 @@ pub struct HookArgs {
     pub line: Option<OsString>,
 }
 
-/// `--prompt-pins`: the pins for this process's `PATH` (the shell's, exported) and directory, as
-/// shell code the hook evaluates.
-fn prompt_pins(stamp: &std::path::Path) -> ExitCode {
-    use crate::shell::pins;
-    // Before anything is read: a name added to a watched directory from now on (and in the second
-    // before, for a clock that ticks coarsely) is newer than the stamp.
-    let dated = if stamp.as_os_str() == "-" {
-        Ok(())
-    } else {
-        std::fs::File::create(stamp).and_then(|file| {
-            let back = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
-            file.set_modified(back)
-        })
-    };
-    if let Err(e) = dated {
-        eprintln!(
-            "shellgate: cannot write the prompt's stamp {}: {e}",
-            stamp.display()
-        );
-        return ExitCode::from(Code::AuditUnavailable.exit_status());
-    }
+/// `--prompt-path`: the prompt's `PATH` for this process's (the shell's, exported) and directory,
+/// as shell code the hook evaluates.
+fn prompt_path() -> ExitCode {
     let path = crate::env::get().var("PATH").unwrap_or_default();
     let cwd = crate::session::working_dir(None);
     let settings = crate::config::load_or_strictest(&cwd).sandbox;
-    let watched = pins::watched(path, &cwd, &settings);
-    let found = pins::prompt_pins(path, &cwd, &settings);
-    print!("{}", pins::render(&found, &watched, path, &cwd));
+    let prompt = crate::shell::prompt_path::prompt_path(path, &settings);
+    print!("{}", crate::shell::prompt_path::render(&prompt, path, &cwd));
     ExitCode::SUCCESS
 }
 
@@ -126,8 +104,8 @@ pub fn run(args: HookArgs) -> ExitCode {
     if args.shape {
         return shape(&args);
     }
-    if let Some(stamp) = &args.prompt_pins {
-        return prompt_pins(stamp);
+    if args.prompt_path {
+        return prompt_path();
     }
     let line = match line_bytes(&args) {
         Ok(line) => line,

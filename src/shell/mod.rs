@@ -3,7 +3,7 @@
 
 pub mod function;
 pub mod in_shell;
-pub mod pins;
+pub mod prompt_path;
 pub mod setup;
 pub mod shape;
 pub mod state;

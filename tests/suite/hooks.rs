@@ -1996,13 +1996,14 @@ fn zsh_a_planted_program_never_runs_outside() {
 
 /// The prompt runs no program a line could have planted: with a workspace directory first on PATH
 /// (as a venv's `activate` puts its `bin`), a `git` or `id` a sandboxed line wrote there after
-/// PATH named it is not what the prompt runs (a precmd here; `__git_ps1` in people's prompts).
+/// PATH named it is not what the prompt runs (a precmd here, in a subshell as `$(__git_ps1)` is:
+/// the shell's own command hash never learns the name).
 /// Before, the next prompt ran the planted file with the person's rights (seen in tmux: it wrote
 /// into the home). What the person types still finds the planted one first, and it runs in the
 /// sandbox.
 fn the_prompt_runs_no_planted_program(shell: &str) {
     let f = Fixture::with_rc(
-        "sgprobe() { git --version >/dev/null 2>&1; id -u >/dev/null 2>&1; }\n\
+        "sgprobe() { (git --version; id -u; whoami) >/dev/null 2>&1; }\n\
          if [ -n \"${ZSH_VERSION-}\" ]; then precmd_functions+=(sgprobe); \
          else PROMPT_COMMAND=\"$PROMPT_COMMAND\"$'\\n'sgprobe; fi",
     );
@@ -2032,6 +2033,35 @@ fn the_prompt_runs_no_planted_program(shell: &str) {
             }
         }
     }
+    // A background job of the shell's, still running at the prompts, puts a `whoami` there and
+    // takes it away, over and over: no moment between a check and the prompt's use to win. (It
+    // ends by itself within 30 s, so a failing test leaves nothing running.)
+    let flicker = f.marker("planted-whoami-ran");
+    std::fs::write(
+        f.ws.join("flicker.sh"),
+        format!(
+            "while :; do printf '#!/bin/sh\\n/usr/bin/touch {}\\n' > bin/w.new && \\
+             chmod +x bin/w.new && mv -f bin/w.new bin/whoami && sleep 0.05 && rm -f bin/whoami; done\n",
+            flicker.display()
+        ),
+    )
+    .unwrap();
+    sh.line("timeout 30 sh flicker.sh &");
+    for _ in 0..10 {
+        let (out, _) = sh.run("true", &[]);
+        assert!(
+            !flicker.exists(),
+            "the prompt ran the flickering whoami: {out}"
+        );
+    }
+    let (out, _) = sh.run("jobs", &[]);
+    // (bash says `Running`, zsh `running`.)
+    assert!(
+        out.to_lowercase().contains("running"),
+        "the job is not running: {out}"
+    );
+    let (out, _) = sh.run("kill %1", &[]);
+    assert!(!flicker.exists(), "{out}");
     // A typed line still runs the first `git` on PATH, the planted one, in the sandbox (where
     // its write outside fails), and the real git after it.
     let out = sh.line("git --version");
