@@ -128,28 +128,37 @@ pub fn line_workspace(
 /// Directories every sandboxed line may write, whatever its workspace.
 const TEMP_DIRS: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
 
-/// The directory holding `path` that lines in the sandbox may write, if one does: a temp dir, or
-/// the workspace a line in `path`'s own directory would be given ([`workspace_of`]). What runs
+/// The directory holding `path` that lines in the sandbox may write, if one does: a temp dir, a
+/// directory the configuration makes writable for every line (`[sandbox] writable`), or the
+/// workspace a line in `path`'s own directory would be given ([`workspace_of`]). What runs
 /// outside the sandbox must not come from there: a person's one-off run outside
 /// (`gate::outside`) and the programs a hooked shell's prompt runs (`shell::prompt_path`).
-pub fn writable_by_lines(path: &Path, settings: &SandboxSettings) -> Option<PathBuf> {
-    let path = std::fs::canonicalize(path).ok()?;
-    if let Some(temp) = TEMP_DIRS
+///
+/// A path that cannot be resolved is an error, not "no": the callers deny (or treat it as
+/// writable) rather than guess. Not seen: a directory one line was granted after a person's yes,
+/// and a fixed workspace of a `wrap` session (where the agent started, when that is no
+/// repository).
+pub fn writable_by_lines(
+    path: &Path,
+    settings: &SandboxSettings,
+) -> std::io::Result<Option<PathBuf>> {
+    let path = std::fs::canonicalize(path)?;
+    let configured = settings
+        .writable
         .iter()
-        .map(Path::new)
-        .find(|t| path.starts_with(t))
-    {
-        return Some(temp.to_path_buf());
+        .filter_map(|dir| std::fs::canonicalize(dir).ok());
+    let always = TEMP_DIRS.iter().map(PathBuf::from).chain(configured);
+    if let Some(root) = always.into_iter().find(|root| path.starts_with(root)) {
+        return Ok(Some(root));
     }
-    let dir = if path.is_dir() {
-        path.as_path()
-    } else {
-        path.parent()?
+    let dir = match path.parent() {
+        Some(parent) if !path.is_dir() => parent,
+        _ => path.as_path(),
     };
-    workspace_of(dir, None, settings)
+    Ok(workspace_of(dir, None, settings)
         .root()
         .filter(|root| path.starts_with(root))
-        .map(Path::to_path_buf)
+        .map(Path::to_path_buf))
 }
 
 /// The credential stores to hide on this machine, with the configuration's additions and
@@ -314,16 +323,31 @@ mod tests {
         std::fs::write(&file, "").unwrap();
         let settings = SandboxSettings::default();
         assert_eq!(
-            writable_by_lines(&file, &settings),
+            writable_by_lines(&file, &settings).unwrap(),
             Some(PathBuf::from("/tmp"))
         );
         assert_eq!(
-            writable_by_lines(dir.path(), &settings),
+            writable_by_lines(dir.path(), &settings).unwrap(),
             Some(PathBuf::from("/tmp"))
         );
         assert_eq!(
-            writable_by_lines(Path::new("/usr/bin/env"), &settings),
+            writable_by_lines(Path::new("/usr/bin/env"), &settings).unwrap(),
             None
+        );
+        // A path that cannot be resolved is an error, never taken for one lines cannot write.
+        assert!(writable_by_lines(&dir.path().join("gone/ssh"), &settings).is_err());
+    }
+
+    #[test]
+    fn a_configured_writable_directory_is_writable_by_lines() {
+        // No file is written: a system directory named in the configuration is enough.
+        let env = Path::new("/usr/bin/env");
+        let mut settings = SandboxSettings::default();
+        assert_eq!(writable_by_lines(env, &settings).unwrap(), None);
+        settings.writable.push(PathBuf::from("/usr/bin"));
+        assert_eq!(
+            writable_by_lines(env, &settings).unwrap(),
+            Some(std::fs::canonicalize("/usr/bin").unwrap())
         );
     }
 }

@@ -80,7 +80,12 @@ pub(super) fn planted_program(
             } else {
                 crate::sandbox::resolve_program(OsStr::new(name), path.as_deref()).ok()?
             };
-            let within = crate::spec::writable_by_lines(&file, &ctx.config.sandbox)?;
+            let within = match crate::spec::writable_by_lines(&file, &ctx.config.sandbox) {
+                Ok(within) => within?,
+                // Found, yet not resolvable now (removed, a loop, no access): where it lies is
+                // not known, and nothing that cannot be placed runs outside.
+                Err(e) => PathBuf::from(format!("an unknown place ({e})")),
+            };
             Some(Planted {
                 name: name.to_owned(),
                 file,

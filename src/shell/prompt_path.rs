@@ -53,7 +53,8 @@ pub fn prompt_path(path: &OsStr, settings: &SandboxSettings) -> PromptPath {
         } else if !entry.exists() {
             prompt.missing.push(entry.clone());
             last.push(entry);
-        } else if crate::spec::writable_by_lines(&entry, settings).is_some() {
+        } else if !matches!(crate::spec::writable_by_lines(&entry, settings), Ok(None)) {
+            // Writable by lines, or not resolvable (then not trusted either).
             last.push(entry);
         } else {
             safe.push(entry);
