@@ -10,7 +10,7 @@
 //! - shellgate's own variables, typed ([`Own`]): the person's choices (`SHELLGATE_SESSION`,
 //!   `SHELLGATE_JSON`), the markers shellgate sets for the processes it starts (the broker, wrap's
 //!   directory, the agent's own process, the real shells), and the test seams, which are handed
-//!   to the sandbox crate ([`sandbox_env`]) and can only take a protection away;
+//!   to the sandbox crate by [`init`] and can only take a protection away;
 //! - the caller's own variables (`HOME`, `XDG_*`, `ZDOTDIR`, `PATH`, `TMPDIR`, `TERM`…), read by
 //!   name with [`Env::var`]. They find things the caller could name anyway (its config, its state,
 //!   the program a line names) and never narrow what is protected: the homes the sandbox hides
@@ -53,12 +53,9 @@ pub struct Own {
     pub agent: Option<OsString>,
     /// `SHELLGATE_REAL_*` (markers): the real shells `wrap` hid behind the entry point.
     pub real_shells: Vec<(ShellKind, PathBuf)>,
-    /// `SHELLGATE_SANDBOXED` (a marker): this process runs inside shellgate's sandbox.
-    pub sandboxed: bool,
-    /// `SHELLGATE_SANDBOX_NO_NAMESPACES` (narrowing): as if no namespace could be made.
-    pub no_namespaces: bool,
-    /// `SHELLGATE_LANDLOCK_ABI_MAX` (narrowing): the Landlock ABI cap, as written.
-    pub abi_max: Option<OsString>,
+    /// The sandbox crate's part, handed to it by [`init`]: `SHELLGATE_SANDBOXED` (a marker) and
+    /// the two narrowing test seams.
+    pub sandbox: crate::sandbox::ProcessEnv,
 }
 
 impl Env {
@@ -75,9 +72,11 @@ impl Env {
                 .into_iter()
                 .filter_map(|kind| find(real_shell_env(kind)).map(|p| (kind, PathBuf::from(p))))
                 .collect(),
-            sandboxed: find(SANDBOXED_ENV).is_some(),
-            no_namespaces: find(NO_NAMESPACES_ENV).is_some(),
-            abi_max: find(ABI_MAX_ENV),
+            sandbox: crate::sandbox::ProcessEnv {
+                sandboxed: find(SANDBOXED_ENV).is_some(),
+                no_namespaces: find(NO_NAMESPACES_ENV).is_some(),
+                abi_max: find(ABI_MAX_ENV).map(|v| v.to_string_lossy().into_owned()),
+            },
         };
         Env { all, own }
     }
@@ -120,19 +119,6 @@ impl Env {
             .find(|(k, _)| *k == kind)
             .map(|(_, p)| p)
     }
-
-    /// What the sandbox crate is told of the environment: its marker and test seams.
-    pub fn sandbox_env(&self) -> crate::sandbox::ProcessEnv {
-        crate::sandbox::ProcessEnv {
-            sandboxed: self.own.sandboxed,
-            no_namespaces: self.own.no_namespaces,
-            abi_max: self
-                .own
-                .abi_max
-                .as_ref()
-                .map(|v| v.to_string_lossy().into_owned()),
-        }
-    }
 }
 
 static ENV: OnceLock<Env> = OnceLock::new();
@@ -141,7 +127,7 @@ static ENV: OnceLock<Env> = OnceLock::new();
 /// before anything else runs; a second call changes nothing.
 pub fn init() -> &'static Env {
     let env = ENV.get_or_init(capture);
-    crate::sandbox::set_process_env(env.sandbox_env());
+    crate::sandbox::set_process_env(env.own.sandbox.clone());
     env
 }
 
@@ -184,7 +170,7 @@ mod tests {
         assert_eq!(e.own.broker, Some(PathBuf::from("/run/b.sock")));
         assert_eq!(e.real_shell(ShellKind::Zsh), Some(&PathBuf::from("/w/zsh")));
         assert_eq!(e.real_shell(ShellKind::Bash), None);
-        assert!(e.sandbox_env().no_namespaces);
+        assert!(e.own.sandbox.no_namespaces);
         assert_eq!(e.home(), Some(PathBuf::from("/home/p")));
         assert!(!env(&[(JSON_ENV, "yes")]).own.json);
     }
