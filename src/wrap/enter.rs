@@ -299,7 +299,9 @@ pub fn is_agent_process() -> bool {
     }
 }
 
-fn refuse(e: &Error) -> ExitCode {
+/// A refusal inside the wrapped agent: for the agent to read, with its exit status (also the
+/// shell entry point's, `entry`).
+pub(super) fn refuse(e: &Error) -> ExitCode {
     ExitCode::from(print_refusal(e, Reader::Agent))
 }
 

@@ -12,8 +12,8 @@
 //! ([`crate::wrap::enter::is_agent_process`]): an agent started through a shim script is that
 //! script's shell first, and becomes the agent by `exec`.
 
-use super::enter::{USER_BASHRC_ENV, is_agent_process};
-use crate::error::{Code, Error, Reader, print_refusal};
+use super::enter::{USER_BASHRC_ENV, is_agent_process, refuse};
+use crate::error::{Code, Error};
 use crate::gate::{self, Execution, LineRequest, Origin, Outcome};
 use crate::parse::ShellKind;
 use crate::parse::shell_args::{Invocation, parse_posix, parse_pwsh};
@@ -271,10 +271,6 @@ fn is_this_binary(path: &Path) -> bool {
         return false;
     };
     exe.dev() == other.dev() && exe.ino() == other.ino()
-}
-
-fn refuse(e: &Error) -> ExitCode {
-    ExitCode::from(print_refusal(e, Reader::Agent))
 }
 
 #[cfg(test)]
