@@ -320,7 +320,10 @@ pub fn route(req: &LineRequest, side: &crate::gate::ShellSide) -> Outcome {
 pub fn forward(path: &Path, req: &LineRequest) -> Outcome {
     match forward_or_fail(path, req) {
         Ok(Reply::Exited(code)) => Outcome::Ran(ExitStatus::from_raw(i32::from(code) << 8)),
-        Ok(Reply::InShell) => Outcome::RunInShell,
+        // The broker's caller runs it itself (a wrapped shell's backstop): no hook apply.
+        Ok(Reply::InShell) => Outcome::RunInShell {
+            once_outside: false,
+        },
         Ok(Reply::Refused(code, reason)) => Outcome::Refused(Error::new(code, reason)),
         Err(e) => Outcome::Refused(e),
     }

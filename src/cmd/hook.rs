@@ -152,7 +152,7 @@ fn decide_and_run(args: &HookArgs, line: &[u8]) -> (u8, String) {
     let request =
         LineRequest::new(line, args.shell, &cwd, Origin::Hook, execution).with_streams(streams);
     match crate::broker::route(&request, &crate::shell::side(args.shell, Origin::Hook)) {
-        Outcome::RunInShell => match run_self_command(args, line) {
+        Outcome::RunInShell { .. } => match run_self_command(args, line) {
             Some(status) => (HANDLED, format!("ran {status}")),
             None => (RUN_IN_SHELL, "shell".to_owned()),
         },

@@ -53,7 +53,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     match crate::broker::route(&request, &crate::shell::side(args.shell, Origin::Run)) {
         Outcome::Ran(status) => ExitCode::from(gate::exit_code(&status)),
         Outcome::Refused(e) => refuse(&e, json),
-        Outcome::RunInShell => ExitCode::SUCCESS,
+        Outcome::RunInShell { .. } => ExitCode::SUCCESS,
     }
 }
 

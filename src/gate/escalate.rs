@@ -203,6 +203,9 @@ pub(super) fn outside_once(
         // of the line that ran, not a refusal to run it.
         return Outcome::Refused(refusal);
     }
+    if let Err(e) = super::outside::still_unplanted(ctx, req, decision, request) {
+        return Outcome::Refused(e);
+    }
     match record(
         ctx,
         request,
@@ -213,7 +216,7 @@ pub(super) fn outside_once(
             "run again, once, outside the sandbox; it runs in the shell as typed",
         ),
     ) {
-        Ok(()) => Outcome::RunInShell,
+        Ok(()) => Outcome::RunInShell { once_outside: true },
         Err(e) => Outcome::Refused(e),
     }
 }

@@ -175,8 +175,11 @@ impl<'a> LineRequest<'a> {
 /// What became of the line.
 #[derive(Debug)]
 pub enum Outcome {
-    /// Allowed, and it only changes the shell's own state: the hook lets the shell run it.
-    RunInShell,
+    /// Allowed, and it runs in the person's shell: a line that only changes the shell's own
+    /// state, or (`once_outside`) a line a person let run once outside the sandbox, which the
+    /// hook runs with the directories lines may write last on `PATH` (`shell::prompt_path`) and
+    /// with every name that is not a safe file there found nowhere (see `gate::outside`).
+    RunInShell { once_outside: bool },
     /// It ran; this is its exit status.
     Ran(ExitStatus),
     /// It did not run, and this is why.
@@ -659,6 +662,11 @@ fn run_decided(
     // A line a person let run outside the sandbox runs in their shell as typed, as in confirmed
     // Full access (an editor gets the terminal and the shell's aliases).
     let unsandboxed = grant.sandbox == SandboxPolicy::FullAccess;
+    let once_outside = unsandboxed && ctx.resolved.sandbox != SandboxPolicy::FullAccess;
+    // Checked again after the question: a program may have been planted while it was up.
+    if once_outside && let Err(e) = outside::still_unplanted(ctx, req, decision, request) {
+        return Outcome::Refused(e);
+    }
     let in_shell = req.origin == Origin::Hook
         && (unsandboxed
             || side
@@ -683,7 +691,7 @@ fn run_decided(
         return Outcome::Refused(e);
     }
     if in_shell {
-        return Outcome::RunInShell;
+        return Outcome::RunInShell { once_outside };
     }
     if req.origin == Origin::Hook && names_the_shells_jobs(&decision.commands) {
         tell_line_stderr(req.streams, JOBS_STAY_IN_THE_SHELL);

@@ -15,7 +15,11 @@
 //! (`/tmp`, `/var/tmp`, `/dev/shm`), or the workspace a line in its own directory would be given
 //! (`spec::writable_by_lines`, on the one resolver of workspaces) — refuses the line, naming the file. Called by
 //! [`super::decide_and_run`] for a decision that runs outside once, and by
-//! [`super::escalate::outside_once`] before it offers a run outside. Confirmed Full access runs
+//! [`super::escalate::outside_once`] before it offers a run outside; and once more after the
+//! person's yes ([`still_unplanted`]), since the question can be up for a minute. What could
+//! still appear between that and the run is the hook's to stop: it runs the line with the
+//! directories lines write last on `PATH` and a name found only there refusing
+//! (`shell::function`, `outside_once_apply`). Confirmed Full access runs
 //! every line as typed by the mode's definition and is not checked; a program's own later
 //! `exec`s are not seen (a script outside can still run a planted file it names).
 
@@ -92,6 +96,29 @@ pub(super) fn planted_program(
                 within,
             })
         })
+}
+
+/// After the person's yes, right before the line runs once outside: the same check again (a
+/// program may have been planted while the question was up), a refusal recorded as the line's
+/// decision. What appears after this is left to the hook, which runs the line with safe
+/// directories first and every other name nowhere (`shell::function`).
+pub(super) fn still_unplanted(
+    ctx: &Context,
+    req: &LineRequest,
+    decision: &Decision,
+    request: &RequestId,
+) -> Result<()> {
+    let Some(planted) = planted_program(ctx, req, &decision.commands) else {
+        return Ok(());
+    };
+    let reason = format!("after the yes, {}", planted.reason());
+    let e = Error::new(Code::NeverPolicy, reason);
+    record(
+        ctx,
+        request,
+        decided(LoggedDecision::Deny, decider_of(&e), &e.code, &e.reason),
+    )?;
+    Err(e)
 }
 
 /// A person's line decided to run once outside the sandbox, refused when one of its programs is a

@@ -313,10 +313,16 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
     let dump = collector.join().unwrap_or(Collected::TooLong);
     match outcome {
         Outcome::Refused(e) => Ok((print_refusal(&e, Reader::Person), Apply::nothing())),
-        Outcome::RunInShell => Ok((
-            0,
-            Apply::InShell(in_shell_apply(dialect, call, line, &shadowed)),
-        )),
+        Outcome::RunInShell { once_outside } => {
+            let apply = in_shell_apply(dialect, call, line, &shadowed);
+            let apply = if once_outside {
+                let path = crate::env::get().var("PATH").unwrap_or_default();
+                outside_once_apply(dialect, call.shell, path, line, apply)
+            } else {
+                apply
+            };
+            Ok((0, Apply::InShell(apply)))
+        }
         Outcome::Ran(status) => {
             let code = gate::exit_code(&status);
             if no_state || !known {
@@ -490,6 +496,84 @@ fn restore_status(previous: &[i32]) -> String {
             .collect::<Vec<_>>()
             .join(" | "),
     }
+}
+
+/// `apply` for a line a person let run once outside the sandbox (`gate::outside`): it runs with
+/// the directories lines may write last on `PATH` (`prompt_path`, as the prompt has it), and every
+/// name of the line that no directory lines cannot write has — and that is not a builtin, a
+/// keyword, a function or an alias here — is, for the line, a function that refuses: a program
+/// planted after the gate's last check (while the person answered, or in the moment since) does
+/// not run by that name. (A nowhere `hash` entry would do in bash; zsh searches `PATH` again
+/// when a hashed file is missing.) `PATH` is put back after the line unless the line changed
+/// it, and the functions are removed. Names a wrapper looks up itself (`env X`, `xargs X`)
+/// follow the reordered `PATH` only.
+fn outside_once_apply(
+    dialect: Dialect,
+    shell: ShellKind,
+    path: &std::ffi::OsStr,
+    line: &str,
+    apply: String,
+) -> String {
+    let cwd = crate::session::working_dir(None);
+    let settings = crate::config::load_or_strictest(&cwd).sandbox;
+    let ordered = crate::shell::prompt_path::prompt_path(path, &settings).path;
+    let parsed = crate::parse::parse(line, shell);
+    let mut names: Vec<&str> = parsed
+        .commands
+        .iter()
+        .flat_map(|c| {
+            let wrappers = c.via.iter().filter_map(|v| v.split_whitespace().next());
+            wrappers.chain(c.path.is_none().then_some(c.program.as_str()))
+        })
+        .filter(|name| !name.is_empty() && !name.contains('/'))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let safe = |name: &str| {
+        crate::sandbox::resolve_program(std::ffi::OsStr::new(name), Some(&ordered))
+            .is_ok_and(|file| matches!(crate::spec::writable_by_lines(&file, &settings), Ok(None)))
+    };
+    let nowhere: Vec<&str> = names.into_iter().filter(|name| !safe(name)).collect();
+    if nowhere.iter().any(|name| !state::valid_function_name(name)) {
+        return format!(
+            "builtin printf '%s\\n' {} >&2\n__shellgate_status=126\n__shellgate_pipestatus=(126)\n",
+            state::quote(
+                "shellgate: not run: a program of this line is found only where lines in the \
+                 sandbox may write"
+            )
+        );
+    }
+    let message = |name: &str| {
+        state::quote(&format!(
+            "shellgate: {name}: not run: outside the sandbox it is found only where lines in \
+             the sandbox may write"
+        ))
+    };
+    let (kind, remove) = match dialect {
+        Dialect::Bash => ("builtin type -t --", "builtin unset -f --"),
+        Dialect::Zsh => ("builtin whence -w --", "builtin unfunction --"),
+    };
+    let guards: String = nowhere
+        .iter()
+        .map(|name| {
+            format!(
+                "case $({kind} {q} 2>/dev/null) in\n  builtin | keyword | function | alias | \
+                 *': builtin' | *': reserved' | *': function' | *': alias') ;;\n  \
+                 *) {name}() {{ builtin printf '%s\\n' {m} >&2; return 127; }}\n     \
+                 __shellgate_nowhere+=({q}) ;;\nesac\n",
+                q = state::quote(name),
+                m = message(name),
+            )
+        })
+        .collect();
+    let ordered = state::quote(&String::from_utf8_lossy(
+        std::os::unix::ffi::OsStrExt::as_bytes(ordered.as_os_str()),
+    ));
+    format!(
+        "__shellgate_outside_path=$PATH\n__shellgate_nowhere=()\n{guards}PATH={ordered}\n{apply}\
+         for __shellgate_n in \"${{__shellgate_nowhere[@]}}\"; do {remove} \"$__shellgate_n\"; done\n\
+         [[ $PATH != {ordered} ]] || PATH=$__shellgate_outside_path\n"
+    )
 }
 
 /// The apply script for a line that runs in the shell: shellgate's own command by the binary's
@@ -867,5 +951,52 @@ mod tests {
             text.starts_with("__shellgate_line='echo '\\''$(x)'\\''; \"'\n"),
             "{text}"
         );
+    }
+
+    /// A line run once outside with a name found only in a temp dir on PATH (where a line may
+    /// have put it): in real bash and zsh the name refuses instead of running the file; a builtin
+    /// of the line still runs, the person's PATH is back after it, and nothing stays defined.
+    #[test]
+    fn a_name_found_only_where_lines_write_refuses_in_a_line_run_outside() {
+        let planted = tempfile::tempdir_in("/tmp").unwrap();
+        let marker = planted.path().join("ran");
+        let tool = planted.path().join("sgplanted");
+        std::fs::write(&tool, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+        std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let path = format!("{}:/usr/bin:/bin", planted.path().display());
+        let line = "cd / && sgplanted";
+        for (dialect, shell) in [
+            (Dialect::Bash, ShellKind::Bash),
+            (Dialect::Zsh, ShellKind::Zsh),
+        ] {
+            let Some(program) = crate::shell::real_shell(shell) else {
+                assert_eq!(shell, ShellKind::Zsh, "bash must be installed");
+                continue;
+            };
+            let apply = format!("__shellgate_status=0\n{line}\n__shellgate_status=$?\n");
+            let script =
+                outside_once_apply(dialect, shell, std::ffi::OsStr::new(&path), line, apply);
+            let out = std::process::Command::new(&program)
+                .arg(if shell == ShellKind::Zsh { "-fc" } else { "-c" })
+                .arg(format!(
+                    "PATH='{path}'\n{script}echo \"status=$__shellgate_status path=$PATH \
+                     left=$(typeset -f sgplanted | head -1)\""
+                ))
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr);
+            assert!(!marker.exists(), "{shell:?}: the planted file ran: {text}");
+            assert!(text.contains("sgplanted: not run"), "{shell:?}: {text}");
+            assert!(text.contains("status=127"), "{shell:?}: {text}");
+            assert!(text.contains(&format!("path={path} ")), "{shell:?}: {text}");
+            assert!(
+                String::from_utf8_lossy(&out.stdout)
+                    .trim_end()
+                    .ends_with("left="),
+                "{shell:?}: {text}"
+            );
+        }
     }
 }

@@ -310,7 +310,7 @@ fn serve_one(conversation: Conversation, broker: &Broker) {
     let side = crate::shell::side(request.shell, request.origin);
     let reply = match crate::approval::on_behalf_of(group, || gate::handle(&line, &side)) {
         Outcome::Ran(status) => Reply::Exited(gate::exit_code(&status)),
-        Outcome::RunInShell => Reply::InShell,
+        Outcome::RunInShell { .. } => Reply::InShell,
         Outcome::Refused(e) => Reply::Refused(e.code, e.reason),
     };
     broker::send_reply(&mut socket, &reply);

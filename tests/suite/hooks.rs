@@ -1981,6 +1981,28 @@ fn a_planted_program_never_runs_outside(shell: &str) {
             "{line:?}: the planted program ran outside: {out}"
         );
     }
+    // Planted while the question is up: `zellij` (a multiplexer, asked as a run outside, and
+    // installed nowhere here) appears in `bin/` after the question and before the yes, as an
+    // agent beside the shell could put it. Checked again after the yes: refused, not run.
+    assert!(
+        !Path::new("/usr/bin/zellij").exists() && !Path::new("/usr/local/bin/zellij").exists(),
+        "this test needs zellij not installed"
+    );
+    let script = format!("#!/bin/sh\n/usr/bin/touch {}\n", planted.display());
+    let (out, status) = sh.answering("zellij", |_| {
+        let file = f.ws.join("bin/zellij");
+        std::fs::write(&file, &script).unwrap();
+        std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        "y".to_owned()
+    });
+    assert_ne!(status, 0, "{out}");
+    assert!(out.contains("after the yes"), "{out}");
+    assert!(
+        out.contains("which lines in the sandbox may write"),
+        "{out}"
+    );
+    assert!(!planted.exists(), "the planted zellij ran outside: {out}");
 }
 
 #[test]
