@@ -56,6 +56,10 @@ elif [[ $- == *i* ]]; then
   __shellgate_prompt_missing=()
   __shellgate_real_path=''
   __shellgate_path_set=''
+  # A line run once outside: the names it made refuse, its PATH and the person's (`__shellgate_outside_end`).
+  __shellgate_nowhere=()
+  __shellgate_outside_ordered=''
+  __shellgate_outside_path=''
   __shellgate_st=''
   __shellgate_status=0
   __shellgate_backstop=''
@@ -325,6 +329,7 @@ elif [[ $- == *i* ]]; then
   # again when PATH changes or a missing entry appears; the Enter binding puts PATH back.
   __shellgate_pin() {
     local p stale=''
+    __shellgate_outside_end
     __shellgate_unpin
     if [[ $PATH != "$__shellgate_prompt_for" || ( -n $__shellgate_prompt_pwd && $PWD != "$__shellgate_prompt_pwd" ) ]]; then
       stale=1
@@ -341,6 +346,19 @@ elif [[ $- == *i* ]]; then
     __shellgate_real_path=$PATH
     __shellgate_path_set=1
     [[ $PATH == "$__shellgate_prompt_path" ]] || PATH=$__shellgate_prompt_path
+  }
+
+  # The end of a line run once outside the sandbox (its apply calls this last; so does the next
+  # precmd, after a line interrupted before its end): the names it made refuse are removed, and
+  # the PATH it ran with is the person's again unless the line changed it.
+  __shellgate_outside_end() {
+    local n
+    for n in "${__shellgate_nowhere[@]}"; do
+      builtin unset -f -- "$n" 2>/dev/null
+    done
+    __shellgate_nowhere=()
+    [[ -z $__shellgate_outside_ordered || $PATH != "$__shellgate_outside_ordered" ]] || PATH=$__shellgate_outside_path
+    __shellgate_outside_ordered=''
   }
 
   # The person's PATH again, unless the prompt's own code changed it (then that change stays).
@@ -403,7 +421,7 @@ elif [[ $- == *i* ]]; then
   readonly PS0 __shellgate_bin __shellgate_dir __shellgate_prefix __shellgate_plain
   readonly -f __shellgate_capture __shellgate_expand __shellgate_take __shellgate_restore __shellgate_fixhist \
     __shellgate_run __shellgate_pipe __shellgate_ret __shellgate_dump \
-    __shellgate_heal __shellgate_precmd __shellgate_ps0 __shellgate_mark __shellgate_gone __shellgate_pin __shellgate_unpin
+    __shellgate_heal __shellgate_precmd __shellgate_ps0 __shellgate_mark __shellgate_gone __shellgate_pin __shellgate_unpin __shellgate_outside_end
 else
   # A script file or standard input: its text is not known here, so it is refused unless it runs
   # inside a line shellgate already approved (SHELLGATE_ACTIVE, checked above).

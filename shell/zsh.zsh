@@ -256,6 +256,7 @@ elif [[ -o interactive ]]; then
   # preexec, for a line it did not take) puts PATH back.
   __shellgate_pin() {
     local p stale=''
+    __shellgate_outside_end
     __shellgate_unpin
     if [[ $PATH != "$__shellgate_prompt_for" || ( -n $__shellgate_prompt_pwd && $PWD != "$__shellgate_prompt_pwd" ) ]]; then
       stale=1
@@ -272,6 +273,19 @@ elif [[ -o interactive ]]; then
     __shellgate_real_path=$PATH
     __shellgate_path_set=1
     [[ $PATH == "$__shellgate_prompt_path" ]] || PATH=$__shellgate_prompt_path
+  }
+
+  # The end of a line run once outside the sandbox (its apply calls this last; so does the next
+  # precmd, after a line interrupted before its end): the names it made refuse are removed, and
+  # the PATH it ran with is the person's again unless the line changed it.
+  __shellgate_outside_end() {
+    local n
+    for n in "${__shellgate_nowhere[@]}"; do
+      builtin unfunction -- "$n" 2>/dev/null
+    done
+    __shellgate_nowhere=()
+    [[ -z $__shellgate_outside_ordered || $PATH != "$__shellgate_outside_ordered" ]] || PATH=$__shellgate_outside_path
+    __shellgate_outside_ordered=''
   }
 
   # The person's PATH again, unless the prompt's own code changed it (then that change stays).
@@ -325,6 +339,9 @@ elif [[ -o interactive ]]; then
   __shellgate_prompt_missing=()
   __shellgate_real_path=''
   __shellgate_path_set=''
+  __shellgate_nowhere=()
+  __shellgate_outside_ordered=''
+  __shellgate_outside_path=''
   precmd_functions=(__shellgate_pin ${precmd_functions[@]:#__shellgate_pin})
   zshaddhistory_functions=(__shellgate_addhistory ${zshaddhistory_functions[@]:#__shellgate_addhistory})
 fi

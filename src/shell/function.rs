@@ -549,9 +549,9 @@ fn outside_once_apply(
              the sandbox may write"
         ))
     };
-    let (kind, remove) = match dialect {
-        Dialect::Bash => ("builtin type -t --", "builtin unset -f --"),
-        Dialect::Zsh => ("builtin whence -w --", "builtin unfunction --"),
+    let kind = match dialect {
+        Dialect::Bash => "builtin type -t --",
+        Dialect::Zsh => "builtin whence -w --",
     };
     let guards: String = nowhere
         .iter()
@@ -569,10 +569,11 @@ fn outside_once_apply(
     let ordered = state::quote(&String::from_utf8_lossy(
         std::os::unix::ffi::OsStrExt::as_bytes(ordered.as_os_str()),
     ));
+    // The hook's `__shellgate_outside_end` undoes it, here or, after an interrupted line, at the
+    // next prompt.
     format!(
-        "__shellgate_outside_path=$PATH\n__shellgate_nowhere=()\n{guards}PATH={ordered}\n{apply}\
-         for __shellgate_n in \"${{__shellgate_nowhere[@]}}\"; do {remove} \"$__shellgate_n\"; done\n\
-         [[ $PATH != {ordered} ]] || PATH=$__shellgate_outside_path\n"
+        "__shellgate_outside_path=$PATH\n__shellgate_outside_ordered={ordered}\n\
+         __shellgate_nowhere=()\n{guards}PATH={ordered}\n{apply}__shellgate_outside_end\n"
     )
 }
 
@@ -977,6 +978,14 @@ mod tests {
             let apply = format!("__shellgate_status=0\n{line}\n__shellgate_status=$?\n");
             let script =
                 outside_once_apply(dialect, shell, std::ffi::OsStr::new(&path), line, apply);
+            // The hook's own function that ends it, taken from the hook itself.
+            let hook = match shell {
+                ShellKind::Zsh => include_str!("../../shell/zsh.zsh"),
+                _ => include_str!("../../shell/bash.sh"),
+            };
+            let start = hook.find("  __shellgate_outside_end() {").unwrap();
+            let end = start + hook[start..].find("\n  }\n").unwrap() + 5;
+            let script = format!("{}\n{script}", &hook[start..end]);
             let out = std::process::Command::new(&program)
                 .arg(if shell == ShellKind::Zsh { "-fc" } else { "-c" })
                 .arg(format!(

@@ -13,7 +13,8 @@
 //! applied to the shell (`shell::state`).
 //!
 //! The binary reads every one of them once, at start-up, into a typed field (its `src/env.rs`,
-//! which hands the sandbox crate the marker and the test seams); the constants here name them. `shellgate man`'s ENVIRONMENT section is generated from the rows a person sets.
+//! which hands the sandbox crate the marker and the test seams); the constants here name them.
+//! `shellgate man`'s ENVIRONMENT section is generated from the rows a person sets.
 
 use crate::parse::ShellKind;
 
