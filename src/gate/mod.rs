@@ -371,101 +371,18 @@ fn only_outside_works(mut decision: Decision, ctx: &Context, req: &LineRequest) 
     if decision.decision == Verdict::Deny || ctx.resolved.sandbox == SandboxPolicy::FullAccess {
         return decision;
     }
-    let path = outside::line_path(req);
     let person_approves = matches!(
         ctx.resolved.approval,
         ApprovalPolicy::Ask | ApprovalPolicy::Untrusted
     );
-    // A credential store the person asks to read or write in their own shell: the sandbox hides
-    // it from every line, so a yes would only show an empty file there.
-    if decision.rule.as_deref() == Some("builtin.credential-read")
-        && decision.decision == Verdict::Ask
-        && req.origin == Origin::Hook
-        && person_approves
-    {
-        decision.grant = Grant::base(SandboxPolicy::FullAccess, true);
-        decision.reason.push_str(
-            "; the sandbox hides credential stores from every line, so approved, this line runs \
-             once outside the sandbox, in this shell as typed",
-        );
-        return decision;
-    }
-    // ssh and git's remotes use the person's keys, agent (`SSH_AUTH_SOCK`), known hosts and
-    // credential helpers: a sandboxed line can be granted the agent and port 22 (an agent's line
-    // is), but not the keys, credential helpers or a `known_hosts` to add to; in the person's own
-    // shell all of it is theirs.
-    if req.origin == Origin::Hook
-        && person_approves
-        && decision.commands.iter().any(|c| {
-            SSH_TOOLS.contains(&c.program.as_str())
-                || (c.program == "git" && !decision.grant.network.is_off())
-        })
-    {
-        decision.decision = Verdict::Ask;
-        decision.code = Code::NeedsApproval;
-        decision.grant = Grant::base(SandboxPolicy::FullAccess, true);
-        decision.reason = format!(
-            "ssh and git's remotes use your keys, ssh agent, known hosts and credential helpers, \
-             which a sandboxed line gets only in part; approved, this line runs once outside the \
-             sandbox, in this shell as typed ({})",
-            decision.reason
-        );
-        return decision;
-    }
-    // `exec PROGRAM` replaces the person's shell (`exec bash -l` for a fresh login shell): in the
-    // sandbox it would replace only the line's own shell, and leave the person in a program whose
-    // lines nobody judges until it ends (a typed line the sandbox contains is not asked about,
-    // so it ran there unasked). Asked once, default no, and approved it runs in the shell as typed.
-    if req.origin == Origin::Hook
-        && person_approves
-        && let [only] = decision.commands.as_slice()
-        && only.via.len() == 1
-        && only.via[0] == "exec"
-    {
-        decision.decision = Verdict::Ask;
-        decision.code = Code::NeedsApproval;
-        decision.grant = Grant::base(SandboxPolicy::FullAccess, true);
-        // The decision's own reason is left out: for a person's typed line it said the line
-        // would run in the sandbox unasked, which is what this replaces.
-        decision.reason = "`exec` replaces this shell, which a line in the sandbox cannot do; \
-                           approved, this line runs once outside the sandbox, in this shell as \
-                           typed"
-            .to_owned();
-        return decision;
-    }
-    // A terminal multiplexer serves the person's sessions from a server of theirs (its socket,
-    // their terminal): inside a line it could only start one that ends with the line.
-    if req.origin == Origin::Hook
-        && person_approves
-        && decision
-            .commands
-            .iter()
-            .any(|c| MULTIPLEXERS.contains(&c.program.as_str()))
-    {
-        decision.decision = Verdict::Ask;
-        decision.code = Code::NeedsApproval;
-        decision.grant = Grant::base(SandboxPolicy::FullAccess, true);
-        decision.reason = format!(
-            "a terminal multiplexer serves your sessions from a server of yours, which a line in \
-             the sandbox cannot reach; approved, this line runs once outside the sandbox, in this \
-             shell as typed ({})",
-            decision.reason
-        );
-        return decision;
-    }
-    let Some(program) = set_id_program(&decision.commands, path.as_deref(), req.cwd) else {
-        return decision;
-    };
+    let path = outside::line_path(req);
     if req.origin == Origin::Hook && person_approves {
-        decision.decision = Verdict::Ask;
-        decision.code = Code::NeedsApproval;
-        decision.grant = Grant::base(SandboxPolicy::FullAccess, true);
-        decision.reason = format!(
-            "`{program}` is set-id: it runs with privileges, which no sandbox gives; approved, \
-             this line runs once outside the sandbox, in this shell as typed ({})",
-            decision.reason
-        );
-    } else {
+        return match why_only_outside(&decision, path.as_deref(), req.cwd) {
+            Some(why) => ask_once_outside(decision, why),
+            None => decision,
+        };
+    }
+    if let Some(program) = set_id_program(&decision.commands, path.as_deref(), req.cwd) {
         decision.decision = Verdict::Deny;
         decision.code = Code::TerminalRequired;
         decision.reason = format!(
@@ -474,6 +391,89 @@ fn only_outside_works(mut decision: Decision, ctx: &Context, req: &LineRequest) 
              run it"
         );
     }
+    decision
+}
+
+/// Why a line a person typed works only outside the sandbox, when it does.
+enum Outside {
+    /// What the sandbox lacks for it; the decision's own reason follows in parentheses.
+    Lacks(String),
+    /// Said after the decision's own reason, which already asks (a credential store).
+    After(&'static str),
+    /// Said instead of the decision's own reason, which would be misleading (`exec`).
+    Instead(&'static str),
+}
+
+/// The one list of what a sandbox cannot give a person's own line (see
+/// [`only_outside_works`]); each is asked as a run once outside the sandbox
+/// ([`ask_once_outside`]).
+fn why_only_outside(decision: &Decision, path: Option<&OsStr>, cwd: &Path) -> Option<Outside> {
+    let commands = &decision.commands;
+    // A credential store: the sandbox hides it from every line, so a yes would only show an
+    // empty file there.
+    if decision.rule.as_deref() == Some("builtin.credential-read")
+        && decision.decision == Verdict::Ask
+    {
+        return Some(Outside::After(
+            "the sandbox hides credential stores from every line",
+        ));
+    }
+    // ssh and git's remotes use the person's keys, agent (`SSH_AUTH_SOCK`), known hosts and
+    // credential helpers: a sandboxed line can be granted the agent and port 22 (an agent's line
+    // is), but not the keys, credential helpers or a `known_hosts` to add to.
+    if commands.iter().any(|c| {
+        SSH_TOOLS.contains(&c.program.as_str())
+            || (c.program == "git" && !decision.grant.network.is_off())
+    }) {
+        return Some(Outside::Lacks(
+            "ssh and git's remotes use your keys, ssh agent, known hosts and credential \
+             helpers, which a sandboxed line gets only in part"
+                .to_owned(),
+        ));
+    }
+    // `exec PROGRAM` replaces the person's shell (`exec bash -l` for a fresh login shell): in the
+    // sandbox it would replace only the line's own shell, and leave the person in a program whose
+    // lines nobody judges until it ends. The decision's own reason said it would run in the
+    // sandbox unasked.
+    if let [only] = commands.as_slice()
+        && only.via.len() == 1
+        && only.via[0] == "exec"
+    {
+        return Some(Outside::Instead(
+            "`exec` replaces this shell, which a line in the sandbox cannot do",
+        ));
+    }
+    // A terminal multiplexer serves the person's sessions from a server of theirs (its socket,
+    // their terminal): inside a line it could only start one that ends with the line.
+    if commands
+        .iter()
+        .any(|c| MULTIPLEXERS.contains(&c.program.as_str()))
+    {
+        return Some(Outside::Lacks(
+            "a terminal multiplexer serves your sessions from a server of yours, which a line in \
+             the sandbox cannot reach"
+                .to_owned(),
+        ));
+    }
+    set_id_program(commands, path, cwd).map(|program| {
+        Outside::Lacks(format!(
+            "`{program}` is set-id: it runs with privileges, which no sandbox gives"
+        ))
+    })
+}
+
+/// The decision as a question about running the line once outside the sandbox, in the person's
+/// shell as typed (no by default): the one way every reason above becomes a grant.
+fn ask_once_outside(mut decision: Decision, why: Outside) -> Decision {
+    const ONCE: &str = "approved, this line runs once outside the sandbox, in this shell as typed";
+    decision.decision = Verdict::Ask;
+    decision.code = Code::NeedsApproval;
+    decision.grant = Grant::base(SandboxPolicy::FullAccess, true);
+    decision.reason = match why {
+        Outside::Lacks(lacks) => format!("{lacks}; {ONCE} ({})", decision.reason),
+        Outside::After(after) => format!("{}; {after}, so {ONCE}", decision.reason),
+        Outside::Instead(instead) => format!("{instead}; {ONCE}"),
+    };
     decision
 }
 
@@ -526,16 +526,14 @@ fn pushes_outside(mut decision: Decision, ctx: &Context, req: &LineRequest) -> D
     // asked to run once outside the sandbox, as a push over the network is.
     if req.origin == Origin::Hook && person_approves && decision.commands.iter().any(sets_upstream)
     {
-        decision.decision = Verdict::Ask;
-        decision.code = Code::NeedsApproval;
-        decision.grant = Grant::base(SandboxPolicy::FullAccess, true);
-        decision.reason = format!(
-            "`git push -u` records the branch's upstream in the repository's config, which no \
-             sandboxed line may write; approved, this line runs once outside the sandbox, in this \
-             shell as typed ({})",
-            decision.reason
+        return ask_once_outside(
+            decision,
+            Outside::Lacks(
+                "`git push -u` records the branch's upstream in the repository's config, which \
+                 no sandboxed line may write"
+                    .to_owned(),
+            ),
         );
-        return decision;
     }
     let destinations: Vec<PathBuf> = decision
         .commands
