@@ -32,8 +32,13 @@ pub fn remotes_for_line(line: &[u8], cwd: &Path) -> Option<Remotes> {
     Some(Remotes::from_config(&text))
 }
 
-/// The config file of the repository `cwd` is in.
-fn config_file(cwd: &Path) -> Option<PathBuf> {
+/// A config file's text, read as [`remotes_for_line`] reads it (see [`read_small_file`]).
+pub fn read_config(file: &Path) -> Option<String> {
+    read_small_file(file)
+}
+
+/// The config file of the repository `cwd` is in (the one [`remotes_for_line`] reads).
+pub fn config_file(cwd: &Path) -> Option<PathBuf> {
     for dir in cwd.ancestors() {
         let dot_git = dir.join(".git");
         let Ok(meta) = std::fs::metadata(&dot_git) else {

@@ -161,6 +161,15 @@ pub fn writable_by_lines(
         .map(Path::to_path_buf))
 }
 
+/// Whether a `PATH` entry is one no sandboxed line can put a program in: absolute (a relative
+/// one depends on the directory), existing (a line may create a missing one) and not
+/// [`writable_by_lines`] (one that cannot be resolved is not trusted either). What runs outside
+/// the sandbox, or with a grant nobody was asked for, finds its programs only in such entries
+/// (`shell::prompt_path`, `gate::own_remote`).
+pub fn path_entry_safe(entry: &Path, settings: &SandboxSettings) -> bool {
+    entry.is_absolute() && entry.exists() && matches!(writable_by_lines(entry, settings), Ok(None))
+}
+
 /// The credential stores to hide on this machine, with the configuration's additions and
 /// exceptions.
 pub fn hidden_paths(settings: &SandboxSettings) -> Vec<PathBuf> {

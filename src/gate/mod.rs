@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 mod escalate;
 mod exec;
 mod outside;
+mod own_remote;
 
 use escalate::*;
 pub(crate) use exec::stream_fds;
@@ -279,7 +280,7 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
         &ctx.resolved,
     );
     let decision = only_outside_works(decision, ctx, req);
-    let decision = pushes_outside(decision, ctx, req);
+    let decision = pushes_outside(decision, ctx, req, side.shadowed);
     let decision = outside::refuse_planted(decision, ctx, req);
     let decision = refused_before_asking(decision, ctx);
     let request = RequestId::new_random();
@@ -505,8 +506,15 @@ fn refused_before_asking(mut decision: Decision, ctx: &Context) -> Decision {
 /// resolved to a path, `crate::policy::remotes`) would fail there, and a pipeline (`git push 2>&1
 /// | tail -1`) can hide that failure from escalation: it is asked before it runs instead, with
 /// exactly that repository writable (the sandbox keeps a granted repository's config and hooks
-/// read-only). Where nobody can approve, or no grant could name it, the sandbox refuses it.
-fn pushes_outside(mut decision: Decision, ctx: &Context, req: &LineRequest) -> Decision {
+/// read-only). Where nobody can approve, or no grant could name it, the sandbox refuses it. A push
+/// a person types into the remote their repository's own config names runs with that grant
+/// unasked, when nothing but the push can use it (`own_remote`).
+fn pushes_outside(
+    mut decision: Decision,
+    ctx: &Context,
+    req: &LineRequest,
+    shadowed: &[String],
+) -> Decision {
     let approver = matches!(
         ctx.resolved.approval,
         ApprovalPolicy::Ask | ApprovalPolicy::Untrusted | ApprovalPolicy::Auto
@@ -553,13 +561,14 @@ fn pushes_outside(mut decision: Decision, ctx: &Context, req: &LineRequest) -> D
         return decision;
     };
     let roots = spec.writable_roots();
+    let outside: Vec<PathBuf> = destinations
+        .into_iter()
+        .map(|d| std::fs::canonicalize(&d).unwrap_or(d))
+        .filter(|d| !roots.iter().any(|r| d.starts_with(r)))
+        .collect();
     let mut needs = Needs::default();
-    for destination in destinations {
-        let canonical = std::fs::canonicalize(&destination).unwrap_or(destination);
-        if roots.iter().any(|r| canonical.starts_with(r)) {
-            continue;
-        }
-        for dir in crate::spec::grantable_dirs(&canonical.join("HEAD")) {
+    for destination in &outside {
+        for dir in crate::spec::grantable_dirs(&destination.join("HEAD")) {
             if !needs.writable.contains(&dir) {
                 needs.writable.push(dir);
             }
@@ -569,6 +578,16 @@ fn pushes_outside(mut decision: Decision, ctx: &Context, req: &LineRequest) -> D
         return decision;
     }
     decision.grant = decision.grant.with_needs(&needs);
+    if own_remote::own_remote_pushes(&decision, ctx, req, shadowed, &outside).is_some() {
+        decision.reason = format!(
+            "it pushes into {}, the remote this repository's own config names on this machine; \
+             it runs in the sandbox with that repository writable, its config and hooks \
+             read-only ({})",
+            needs.writable.join(", "),
+            decision.reason
+        );
+        return decision;
+    }
     decision.decision = Verdict::Ask;
     decision.code = Code::NeedsApproval;
     decision.reason = format!(

@@ -47,18 +47,16 @@ pub fn prompt_path(path: &OsStr, settings: &SandboxSettings) -> PromptPath {
     let mut last: Vec<PathBuf> = Vec::new();
     let mut prompt = PromptPath::default();
     for entry in std::env::split_paths(path) {
+        if crate::spec::path_entry_safe(&entry, settings) {
+            safe.push(entry);
+            continue;
+        }
         if !entry.is_absolute() {
             prompt.relative = true;
-            last.push(entry);
         } else if !entry.exists() {
             prompt.missing.push(entry.clone());
-            last.push(entry);
-        } else if !matches!(crate::spec::writable_by_lines(&entry, settings), Ok(None)) {
-            // Writable by lines, or not resolvable (then not trusted either).
-            last.push(entry);
-        } else {
-            safe.push(entry);
         }
+        last.push(entry);
     }
     let mut ordered = OsString::new();
     for (i, entry) in safe.iter().chain(&last).enumerate() {

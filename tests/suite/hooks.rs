@@ -60,7 +60,11 @@ impl Fixture {
 
     /// `extra` goes at the end of both interactive startup files.
     fn with_rc(extra: &str) -> Fixture {
-        let tmp = support::scratch_dir();
+        Fixture::in_dir(support::scratch_dir(), extra)
+    }
+
+    /// In `tmp`, with `extra` at the end of both interactive startup files.
+    fn in_dir(tmp: tempfile::TempDir, extra: &str) -> Fixture {
         let user = support::Home::at(tmp.path().join("home"));
         let home = user.home.clone();
         let ws = tmp.path().join("ws");
@@ -501,10 +505,11 @@ fn zsh_a_builds_fetch_settings_stay_in_its_line() {
     a_builds_fetch_settings_stay_in_its_line("zsh");
 }
 
-/// A push into a repository in the home that `origin` names: asked once, before it runs, with
-/// that repository (not the network) in the question, and then pushed — also through a pipeline
-/// that hides git's status; with `-u`, whose upstream goes into the workspace's own git config,
-/// asked to run once outside the sandbox, and then the upstream is set.
+/// A push into a repository in the home that is no remote of the project: asked once, before
+/// it runs, with that repository (not the network) in the question, and then pushed — also
+/// through a pipeline that hides git's status; with `-u` to the remote `origin` names, whose
+/// upstream goes into the workspace's own git config, asked to run once outside the sandbox, and
+/// then the upstream is set.
 fn a_push_into_a_repository_in_the_home_works_after_one_yes(shell: &str) {
     let f = Fixture::new();
     let git = |dir: &Path, args: &[&str]| support::git(dir, &f.home, args);
@@ -512,15 +517,20 @@ fn a_push_into_a_repository_in_the_home_works_after_one_yes(shell: &str) {
     git(&f.home, &["init", "-q", "--bare", "backup.git"]);
     let bare = f.home.join("backup.git");
     git(&f.ws, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    git(&f.home, &["init", "-q", "--bare", "other.git"]);
+    let other = f.home.join("other.git");
     let mut sh = f.interactive(shell);
     let (out, status) = sh.run(
-        "git push -q origin HEAD:refs/heads/main 2>&1 | tail -1",
+        &format!(
+            "git push -q {} HEAD:refs/heads/main 2>&1 | tail -1",
+            other.display()
+        ),
         &["y"],
     );
     assert_eq!(status, 0, "{out}");
-    assert!(out.contains("writes:  ~/backup.git"), "{out}");
+    assert!(out.contains("writes:  ~/other.git"), "{out}");
     assert!(!out.contains("network"), "asked about the network: {out}");
-    assert!(bare.join("refs/heads/main").exists(), "not pushed: {out}");
+    assert!(other.join("refs/heads/main").exists(), "not pushed: {out}");
     let (out, status) = sh.run("git push -q -u origin HEAD:refs/heads/up", &["y"]);
     assert_eq!(status, 0, "{out}");
     assert!(out.contains("records the branch's upstream"), "{out}");
@@ -537,6 +547,146 @@ fn bash_a_push_into_a_repository_in_the_home_works_after_one_yes() {
 #[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
 fn zsh_a_push_into_a_repository_in_the_home_works_after_one_yes() {
     a_push_into_a_repository_in_the_home_works_after_one_yes("zsh");
+}
+
+/// A push the person types into the remote their repository's own config names, on this
+/// machine, runs without a question when nothing but the push can use the grant: with a `PATH` of
+/// directories no line writes. Still asked: a forced push, a push from a repository nested in the
+/// workspace (a config a line may have written) to the same place, and a push to a remote whose
+/// config has a `push` refspec (which may force or delete).
+fn a_push_into_the_own_remote_runs_unasked(shell: &str) {
+    // The repository must lie where no line writes: not in the clone's own tree.
+    let Some(tmp) = support::scratch_dir_outside_repositories() else {
+        panic!(
+            "no scratch directory outside a git repository: run as root, or set SHELLGATE_TEST_SCRATCH"
+        );
+    };
+    let f = Fixture::in_dir(tmp, "");
+    let git = |dir: &Path, args: &[&str]| support::git(dir, &f.home, args);
+    git(&f.ws, &["commit", "-q", "--allow-empty", "-m", "one"]);
+    git(&f.home, &["init", "-q", "--bare", "backup.git"]);
+    let bare = f.home.join("backup.git");
+    git(&f.ws, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    let nested = f.ws.join("nested");
+    support::workspace(&nested);
+    git(&nested, &["commit", "-q", "--allow-empty", "-m", "nested"]);
+    git(
+        &nested,
+        &["remote", "add", "origin", bare.to_str().unwrap()],
+    );
+    let mut command = f.command(shell);
+    command.env("PATH", "/usr/bin:/bin");
+    let mut sh = f.spawn(command, shell);
+    let (out, status) = sh.run(
+        "git push -q origin HEAD:refs/heads/main 2>&1 | tail -1",
+        &[],
+    );
+    assert_eq!(status, 0, "{out}");
+    assert!(!out.contains("approval is needed"), "asked: {out}");
+    assert!(bare.join("refs/heads/main").exists(), "not pushed: {out}");
+    let (out, _) = sh.run("git push -q --force origin HEAD:refs/heads/forced", &["n"]);
+    assert!(
+        out.contains("it pushes into the repository ~/backup.git"),
+        "{out}"
+    );
+    assert!(!bare.join("refs/heads/forced").exists(), "pushed: {out}");
+    let (out, _) = sh.run(
+        "cd nested && git push -q origin HEAD:refs/heads/nested; cd ..",
+        &["n"],
+    );
+    assert!(out.contains("approval is needed"), "not asked: {out}");
+    sh.line("cd nested");
+    let (out, _) = sh.run("git push -q origin HEAD:refs/heads/nested", &["n"]);
+    assert!(
+        out.contains("it pushes into the repository ~/backup.git"),
+        "{out}"
+    );
+    assert!(!bare.join("refs/heads/nested").exists(), "pushed: {out}");
+    // A remote whose config may force or delete (a `push` refspec) is asked about.
+    sh.line("cd ..");
+    git(
+        &f.ws,
+        &["config", "remote.origin.push", "+HEAD:refs/heads/forced"],
+    );
+    let (out, _) = sh.run("git push -q origin", &["n"]);
+    assert!(
+        out.contains("it pushes into the repository ~/backup.git"),
+        "{out}"
+    );
+    assert!(!bare.join("refs/heads/forced").exists(), "pushed: {out}");
+}
+
+#[test]
+fn bash_a_push_into_the_own_remote_runs_unasked() {
+    a_push_into_the_own_remote_runs_unasked("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_a_push_into_the_own_remote_runs_unasked() {
+    a_push_into_the_own_remote_runs_unasked("zsh");
+}
+
+/// The push to the own remote is asked when something a line could have written would run with
+/// its grant: a `tail` planted in a workspace directory on `PATH` (which, unasked, would have
+/// written a branch into the remote), and a hook in the worktree where `core.hooksPath` points
+/// (which a background line could rewrite while the push runs).
+fn a_push_that_could_run_a_planted_file_is_asked(shell: &str) {
+    let f = Fixture::new();
+    let git = |dir: &Path, args: &[&str]| support::git(dir, &f.home, args);
+    git(&f.ws, &["commit", "-q", "--allow-empty", "-m", "one"]);
+    git(&f.home, &["init", "-q", "--bare", "backup.git"]);
+    let bare = f.home.join("backup.git");
+    git(&f.ws, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    let planted = bare.join("refs/heads/planted");
+    let bin = f.ws.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    support::write_executable(
+        &bin.join("tail"),
+        format!(
+            "#!/bin/sh\necho 0000 > '{}'\nexec /usr/bin/tail \"$@\"\n",
+            planted.display()
+        ),
+    );
+    let mut command = f.command(shell);
+    command.env("PATH", format!("{}:/usr/bin:/bin", bin.display()));
+    let mut sh = f.spawn(command, shell);
+    let (out, _) = sh.run(
+        "git push -q origin HEAD:refs/heads/main 2>&1 | tail -1",
+        &["n"],
+    );
+    assert!(
+        out.contains("it pushes into the repository ~/backup.git"),
+        "{out}"
+    );
+    assert!(
+        !planted.exists(),
+        "the planted tail wrote into the remote: {out}"
+    );
+    assert!(!bare.join("refs/heads/main").exists(), "pushed: {out}");
+    drop(sh);
+    std::fs::create_dir_all(f.ws.join(".husky")).unwrap();
+    git(&f.ws, &["config", "core.hooksPath", ".husky"]);
+    let mut command = f.command(shell);
+    command.env("PATH", "/usr/bin:/bin");
+    let mut sh = f.spawn(command, shell);
+    let (out, _) = sh.run("git push -q origin HEAD:refs/heads/main", &["n"]);
+    assert!(
+        out.contains("it pushes into the repository ~/backup.git"),
+        "{out}"
+    );
+    assert!(!bare.join("refs/heads/main").exists(), "pushed: {out}");
+}
+
+#[test]
+fn bash_a_push_that_could_run_a_planted_file_is_asked() {
+    a_push_that_could_run_a_planted_file_is_asked("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_a_push_that_could_run_a_planted_file_is_asked() {
+    a_push_that_could_run_a_planted_file_is_asked("zsh");
 }
 
 fn state_changing_builtins_run_in_the_shell(shell: &str) {

@@ -59,6 +59,32 @@ pub fn scratch_dir() -> tempfile::TempDir {
         .expect("a scratch directory")
 }
 
+/// A scratch directory no git repository contains (shellgate counts a repository's whole tree as
+/// writable by its lines, and a clone's `target/tmp` lies in one): in [`scratch_base`] when that
+/// is in no repository, else in `/srv/shellgate-test-scratch` for root, else in
+/// `~/.cache/shellgate-test-scratch`; `None` when none is.
+pub fn scratch_dir_outside_repositories() -> Option<tempfile::TempDir> {
+    let in_repository = |dir: &Path| dir.ancestors().any(|d| d.join(".git").exists());
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let bases = [
+        Some(scratch_base().to_path_buf()),
+        root.then(|| PathBuf::from("/srv/shellgate-test-scratch")),
+        std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/shellgate-test-scratch")),
+    ];
+    bases.into_iter().flatten().find_map(|base| {
+        std::fs::create_dir_all(&base).ok()?;
+        let base = std::fs::canonicalize(&base).ok()?;
+        if in_repository(&base) || is_beneath_a_sandbox_temp_root(&base) {
+            return None;
+        }
+        tempfile::Builder::new()
+            .prefix("shellgate-test-")
+            .tempdir_in(&base)
+            .ok()
+    })
+}
+
 /// Where test files live, in order: `$SHELLGATE_TEST_SCRATCH`; cargo's `target/tmp` when the
 /// clone is not beneath a temp dir; `/srv/shellgate-test-scratch` for root. Traversable by
 /// everyone (tests also run programs as `nobody`).

@@ -37,7 +37,7 @@ pub mod abi;
 mod child;
 pub mod credentials;
 mod git;
-mod gitconfig;
+pub mod gitconfig;
 pub mod guard;
 pub mod harness_file;
 pub mod landlock;
@@ -62,7 +62,7 @@ mod unix_connect;
 pub mod workspace;
 
 pub use abi::{ABI_MAX_ENV, DetectedAbi, Feature};
-pub use git::is_git_dir;
+pub use git::{GitLayout, inspect as git_layout, is_git_dir};
 pub use guard::Violation;
 pub use launch::{
     Command, Finished, Running, SANDBOXED_ENV, record_startup_signals, resolve_program, spawn,

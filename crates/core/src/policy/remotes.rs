@@ -63,6 +63,13 @@ impl Remotes {
         self.by_name.is_empty()
     }
 
+    /// Where each remote pushes to (its `pushurl`, else its `url`).
+    pub fn push_urls(&self) -> impl Iterator<Item = &str> {
+        self.by_name
+            .values()
+            .filter_map(|r| r.push_url.as_deref().or(r.url.as_deref()))
+    }
+
     /// Where `name` fetches from, or pushes to.
     fn url_of(&self, name: &str, push: bool) -> Option<&str> {
         let remote = self.by_name.get(name)?;
