@@ -315,7 +315,9 @@ def main():
         raise SystemExit("as root, name the unprivileged user the shells run as: --user USER")
     entry = pwd.getpwnam(user)
     repo = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-    root = tempfile.mkdtemp(prefix="sg-day-", dir="/var/tmp")
+    # In the user's own home, as a person's projects are: a repository in a temp dir is one any
+    # sandboxed line could have made, and shellgate trusts its config less (a push is asked).
+    root = tempfile.mkdtemp(prefix="sg-day-", dir=entry.pw_dir)
     os.chmod(root, 0o755)
     try:
         shells = [("bash", COMMON + BASH_ONLY)] if "--zsh-only" not in args else []

@@ -28,8 +28,8 @@
 //! 3. **What it runs comes from nowhere a line writes.** Every `PATH` entry is
 //!    [`crate::spec::path_entry_safe`], so no program any process of the line looks up by name
 //!    can be planted — now, or by a background line while the push runs — and the environment
-//!    has no `GIT_*` variable (git's directories, config, exec path, ssh and askpass programs)
-//!    and no `LD_*` one (the loader's libraries).
+//!    has no `GIT_*` variable but inert ones (git's directories, config, exec path, ssh and
+//!    askpass programs change what it runs) and no `LD_*` one (the loader's libraries).
 //! 4. **What git runs on the way comes from nowhere a line writes.** Every item of the
 //!    workspace's git surface (`sandbox::surface`: the config files git reads, transitively, and
 //!    the hooks directory and its files) is a path the sandbox keeps read-only (the git dir's
@@ -149,12 +149,29 @@ fn plain_push(argv: &[String]) -> bool {
         })
 }
 
-/// No variable that changes where git looks (`GIT_*`) or what the loader loads (`LD_*`).
+/// git's variables that change nothing a push runs or where it goes: the prompt's settings, the
+/// pager and editor (a push runs neither), identities, and reading less configuration.
+const INERT_GIT_VARS: [&str; 8] = [
+    "GIT_CONFIG_NOSYSTEM",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_TERMINAL_PROMPT",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+];
+
+/// No variable that changes where git looks or what it runs (`GIT_*` but the inert ones:
+/// directories, config, exec path, ssh and askpass programs) or what the loader loads (`LD_*`).
 fn clean_environment(req: &LineRequest) -> bool {
     let vars = req.env.unwrap_or_else(|| crate::env::get().vars());
     !vars.iter().any(|(name, _)| {
-        let name = name.as_bytes();
-        name.starts_with(b"GIT_") || name.starts_with(b"LD_")
+        let bytes = name.as_bytes();
+        let inert_git = name
+            .to_str()
+            .is_some_and(|n| INERT_GIT_VARS.contains(&n) || n.starts_with("GIT_PS1_"));
+        (bytes.starts_with(b"GIT_") && !inert_git) || bytes.starts_with(b"LD_")
     })
 }
 
