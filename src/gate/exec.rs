@@ -110,8 +110,12 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
         }
         None => (args, None),
     };
+    // The shell runs under its own name, as a person's `bash` and an agent's `bash -c` do: bash
+    // then reports an error as `bash: x: command not found`, not `/usr/bin/bash: line 1: …`.
+    let name = shell.file_name().unwrap_or(shell.as_os_str()).to_owned();
     if grant.sandbox == SandboxPolicy::FullAccess {
         let mut command = Command::new(&shell);
+        std::os::unix::process::CommandExt::arg0(&mut command, &name);
         command
             .args(&args)
             .env_clear()
@@ -158,7 +162,7 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
         .collect::<Result<Vec<_>>>()?;
     passed.extend(harness_fd);
     let command = crate::sandbox::Command {
-        arg0: shell.clone().into_os_string(),
+        arg0: name,
         program: shell,
         args,
         env,

@@ -1560,8 +1560,8 @@ fn break_config(f: &Fixture) -> (PathBuf, String) {
 /// A config typo never locks the person out: lines are decided by the strictest built-in policy
 /// (`untrusted`, built-in rules only) with a banner that names the file, `shellgate config check`
 /// and `shellgate mode` run, a line approved runs, and the person's editor on the file (asked,
-/// then run outside the sandbox, which never lets a line write shellgate's config) repairs it;
-/// removing the file does too. Before the fix every line was refused with CONFIG_INVALID.
+/// then run outside the sandbox, which never lets a line write shellgate's config) repairs it, as
+/// `sed -i` with a plain substitution does after one question; removing the file does too. Before the fix every line was refused with CONFIG_INVALID.
 fn config_typo_does_not_lock_the_person_out(shell: &str) {
     let f = Fixture::new();
     let (config, good) = break_config(&f);
@@ -1610,6 +1610,23 @@ fn config_typo_does_not_lock_the_person_out(shell: &str) {
         "{out}"
     );
     assert!(f.ws.join("unasked").exists());
+    // `sed -i` with a plain substitution is an edit too: one question, then it works (before,
+    // it was asked, failed in the sandbox, and was offered outside: two questions).
+    break_config(&f);
+    let mut questions = 0;
+    let (out, status) = sh.answering(
+        &format!(
+            "sed -i 's/^\\[\\[rules\\]$/[[rules]]/' {}",
+            config.display()
+        ),
+        |_| {
+            questions += 1;
+            "y".to_owned()
+        },
+    );
+    assert_eq!(status, 0, "{out}");
+    assert_eq!(questions, 1, "{out}");
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), good, "{out}");
     // Removing the file is the other way out.
     break_config(&f);
     let out = sh.line_answered(&format!("rm {}", config.display()), "y");

@@ -10,9 +10,11 @@
 //!
 //! Narrow on purpose, judged on the text like every rule: every command on the line is named
 //! plainly (no path, no wrapper, no expansion but the home), and either each of its operands names
-//! a config file, or it only prints (`echo`, `printf`, `:`, `true`) into one. Anything else — an
-//! option with a value that is not a config file (`vim -c CMD`), a script (`sed -i EXPR`), a file
-//! that is not shellgate's — runs in the sandbox as before, where the edit fails.
+//! a config file, or it only prints (`echo`, `printf`, `:`, `true`) into one, or it is `sed -i`
+//! whose every script is one plain substitution (`s/old/new/g`: no flag that runs, writes or
+//! reads a file, no script file). Anything else — an option with a value that is not a config
+//! file (`vim -c CMD`), any other script (`sed -i '1e cmd'`, `sed -f FILE`), a file that is not
+//! shellgate's — runs in the sandbox as before, where the edit fails.
 
 use crate::parse::{Command, Parsed};
 
@@ -79,6 +81,9 @@ fn edits(c: &Command, names: fn(&str) -> bool) -> bool {
     if PRINTERS.contains(&c.program.as_str()) {
         return !c.writes.is_empty();
     }
+    if c.program == "sed" {
+        return sed_substitutes_in_place(&c.argv, names);
+    }
     if !EDITORS.contains(&c.program.as_str()) {
         return false;
     }
@@ -91,6 +96,82 @@ fn edits(c: &Command, names: fn(&str) -> bool) -> bool {
         }
     }
     names_one
+}
+
+/// `sed -i` (or `--in-place`, without a backup suffix) with scripts that are each one plain
+/// substitution ([`plain_substitution`]), given as the first operand or with `-e`, and operands
+/// that `names` names; `-E`, `-r`, `-s`, `-z` besides, alone or in a cluster (`-Ei`). A script
+/// from a file (`-f`), a backup suffix (`-i.bak`, `-iE`) or any other option makes it no edit.
+fn sed_substitutes_in_place(argv: &[String], names: fn(&str) -> bool) -> bool {
+    let mut in_place = false;
+    let mut scripts = 0;
+    let mut files = 0;
+    let mut words = argv.iter();
+    while let Some(word) = words.next() {
+        match word.as_str() {
+            "-i" | "--in-place" => in_place = true,
+            "-E" | "-r" | "-s" | "-z" | "--regexp-extended" | "--separate" | "--null-data" => {}
+            "-e" | "--expression" => match words.next() {
+                Some(script) if plain_substitution(script) => scripts += 1,
+                _ => return false,
+            },
+            // A cluster (`-Ei`): `i` takes the rest of its word as a backup suffix, so only last.
+            w if w.starts_with('-') && !w.starts_with("--") && w.len() > 2 => {
+                let flags = &w[1..];
+                let (flags, last_i) = match flags.strip_suffix('i') {
+                    Some(rest) => (rest, true),
+                    None => (flags, false),
+                };
+                if !flags.chars().all(|f| matches!(f, 'E' | 'r' | 's' | 'z')) {
+                    return false;
+                }
+                in_place |= last_i;
+            }
+            w if w.starts_with('-') => return false,
+            w if scripts == 0 => {
+                if !plain_substitution(w) {
+                    return false;
+                }
+                scripts += 1;
+            }
+            w if names(w) => files += 1,
+            _ => return false,
+        }
+    }
+    in_place && scripts > 0 && files > 0
+}
+
+/// `s/old/new/FLAGS` with any delimiter but a backslash or a newline, and only the flags `g`,
+/// `i`, `I` and digits: GNU sed's `e` (run the result), `w FILE` (write) and `m`/`M`/`p` are not
+/// taken, and nothing follows it (no second command after `;`).
+fn plain_substitution(script: &str) -> bool {
+    let mut chars = script.chars();
+    if chars.next() != Some('s') {
+        return false;
+    }
+    let Some(delimiter) = chars.next() else {
+        return false;
+    };
+    if delimiter == '\\' || delimiter == '\n' {
+        return false;
+    }
+    let mut parts = 0;
+    let mut escaped = false;
+    for c in chars.by_ref() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == delimiter {
+            parts += 1;
+            if parts == 2 {
+                break;
+            }
+        } else if c == '\n' {
+            return false;
+        }
+    }
+    parts == 2 && chars.all(|f| matches!(f, 'g' | 'i' | 'I' | '0'..='9'))
 }
 
 /// `-p`, `--parents`: an option with no value of its own (one with a value attached, `-cCMD`,
@@ -159,6 +240,7 @@ mod tests {
             "vim ~/.zshrc",
             "nano ~/.bashrc",
             "cp ~/.bashrc ~/.bash_profile",
+            "sed -i 's/^alias ll=.*$//' ~/.bashrc",
         ] {
             assert!(startup(line), "{line}");
             assert!(!edits(line), "not shellgate's config: {line}");
@@ -179,6 +261,9 @@ mod tests {
     fn edits_of_the_config_files_qualify() {
         for line in [
             "vim ~/.config/shellgate/config.toml",
+            "sed -i 's/mode = \"ask\"/mode = \"auto\"/' ~/.config/shellgate/config.toml",
+            "sed -i -e s/a/b/g -e 's|x|y|' ~/.config/shellgate/config.toml",
+            "sed -Ei 's/^\\[sandbox$/[sandbox]/' ~/.config/shellgate/config.toml",
             "nano $HOME/.config/shellgate/config.toml",
             "nano \"$HOME/.config/shellgate/config.toml\"",
             "vi ${XDG_CONFIG_HOME}/shellgate/config.toml",
@@ -202,7 +287,17 @@ mod tests {
         for line in [
             // Reads shellgate's config: known to only read, no edit.
             "vim -c '!curl x' ~/.config/shellgate/config.toml",
-            "sed -i s/a/b/ ~/.config/shellgate/config.toml",
+            "sed s/a/b/ ~/.config/shellgate/config.toml",
+            "sed -i '1e curl x' ~/.config/shellgate/config.toml",
+            "sed -i 's/a/b/e' ~/.config/shellgate/config.toml",
+            "sed -i 's/a/b/w /tmp/x' ~/.config/shellgate/config.toml",
+            "sed -i 's/a/b/; w /tmp/x' ~/.config/shellgate/config.toml",
+            "sed -i -f fix.sed ~/.config/shellgate/config.toml",
+            "sed -i.bak s/a/b/ ~/.config/shellgate/config.toml",
+            "sed -iE s/a/b/ ~/.config/shellgate/config.toml",
+            "sed -ni s/a/b/p ~/.config/shellgate/config.toml",
+            "sed -i s/a/b/ ~/.config/shellgate/config.toml ~/.bashrc",
+            "sed -i s/a/b/",
             "vim ~/.config/shellgate/config.toml ~/.bashrc",
             "vim ~/.config/shellgate/../../.bashrc",
             "rm -rf ~/.local/state/shellgate",
