@@ -149,10 +149,14 @@ fn plain_push(argv: &[String]) -> bool {
         })
 }
 
-/// git's variables that change nothing a push runs or where it goes: the prompt's settings, the
-/// pager and editor (a push runs neither), identities, and reading less configuration.
-const INERT_GIT_VARS: [&str; 8] = [
+/// git's variables that change nothing a push to a path runs or writes: the prompt's settings,
+/// the pager and editor (a push runs neither), identities, reading less configuration, and the
+/// certificates of HTTPS (a distribution may export `GIT_SSL_CAINFO` for every login).
+const INERT_GIT_VARS: [&str; 11] = [
     "GIT_CONFIG_NOSYSTEM",
+    "GIT_SSL_CAINFO",
+    "GIT_SSL_CAPATH",
+    "GIT_SSL_NO_VERIFY",
     "GIT_PAGER",
     "GIT_EDITOR",
     "GIT_TERMINAL_PROMPT",
