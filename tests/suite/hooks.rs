@@ -194,6 +194,19 @@ impl Fixture {
         }
     }
 
+    /// A commit in the workspace and `origin`, a bare repository `~/backup.git` (returned).
+    fn own_remote(&self) -> PathBuf {
+        let git = |dir: &Path, args: &[&str]| support::git(dir, &self.home, args);
+        git(&self.ws, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        git(&self.home, &["init", "-q", "--bare", "backup.git"]);
+        let bare = self.home.join("backup.git");
+        git(
+            &self.ws,
+            &["remote", "add", "origin", bare.to_str().unwrap()],
+        );
+        bare
+    }
+
     fn marker(&self, name: &str) -> PathBuf {
         self.outside.join(name)
     }
@@ -513,10 +526,7 @@ fn zsh_a_builds_fetch_settings_stay_in_its_line() {
 fn a_push_into_a_repository_in_the_home_works_after_one_yes(shell: &str) {
     let f = Fixture::new();
     let git = |dir: &Path, args: &[&str]| support::git(dir, &f.home, args);
-    git(&f.ws, &["commit", "-q", "--allow-empty", "-m", "one"]);
-    git(&f.home, &["init", "-q", "--bare", "backup.git"]);
-    let bare = f.home.join("backup.git");
-    git(&f.ws, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    f.own_remote();
     git(&f.home, &["init", "-q", "--bare", "other.git"]);
     let other = f.home.join("other.git");
     let mut sh = f.interactive(shell);
@@ -563,10 +573,7 @@ fn a_push_into_the_own_remote_runs_unasked(shell: &str) {
     };
     let f = Fixture::in_dir(tmp, "");
     let git = |dir: &Path, args: &[&str]| support::git(dir, &f.home, args);
-    git(&f.ws, &["commit", "-q", "--allow-empty", "-m", "one"]);
-    git(&f.home, &["init", "-q", "--bare", "backup.git"]);
-    let bare = f.home.join("backup.git");
-    git(&f.ws, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    let bare = f.own_remote();
     let nested = f.ws.join("nested");
     support::workspace(&nested);
     git(&nested, &["commit", "-q", "--allow-empty", "-m", "nested"]);
@@ -634,10 +641,7 @@ fn zsh_a_push_into_the_own_remote_runs_unasked() {
 fn a_push_that_could_run_a_planted_file_is_asked(shell: &str) {
     let f = Fixture::new();
     let git = |dir: &Path, args: &[&str]| support::git(dir, &f.home, args);
-    git(&f.ws, &["commit", "-q", "--allow-empty", "-m", "one"]);
-    git(&f.home, &["init", "-q", "--bare", "backup.git"]);
-    let bare = f.home.join("backup.git");
-    git(&f.ws, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    let bare = f.own_remote();
     let planted = bare.join("refs/heads/planted");
     let bin = f.ws.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
