@@ -16,7 +16,10 @@ check failed), and each asked, refused or misbehaving line.
 
 Usage, as root (the shells run as USER, unprivileged, e.g. the one CI creates) or as that user:
 
-    benches/person_day.py SHELLGATE_BIN [--user USER] [--verbose]
+    benches/person_day.py SHELLGATE_BIN [--user USER] [--verbose] [--tmux]
+
+With --tmux each shell runs in a tmux pane (a server of its own, as USER) and is typed into with
+`tmux send-keys`, as a person in tmux types; without it, in a pseudo-terminal of this process.
 
 Network: none. No line reaches another machine (git's remote is a path on this machine).
 """
@@ -226,7 +229,7 @@ class Shell:
                 out += self.buf[: q.end()]
                 questions.append(self.buf[max(0, q.start() - 700) : q.end()])
                 self.buf = self.buf[q.end() :]
-                os.write(self.fd, b"y\r")
+                self.answer()
                 continue
             if m and int(m.group(2)) > self.number:
                 out += self.buf[: m.start()]
@@ -240,12 +243,18 @@ class Shell:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise SystemExit(f"no prompt; the screen shows: {self.buf[-800:]!r}")
-            r, _, _ = select.select([self.fd], [], [], left)
-            if r:
-                try:
-                    self.buf += os.read(self.fd, 65536)
-                except OSError:
-                    raise SystemExit(f"the shell ended: {self.buf[-800:]!r}")
+            self.read_more(left)
+
+    def read_more(self, left):
+        r, _, _ = select.select([self.fd], [], [], left)
+        if r:
+            try:
+                self.buf += os.read(self.fd, 65536)
+            except OSError:
+                raise SystemExit(f"the shell ended: {self.buf[-800:]!r}")
+
+    def answer(self):
+        os.write(self.fd, b"y\r")
 
     def type(self, line):
         os.write(self.fd, line.encode() + b"\r")
@@ -259,13 +268,75 @@ class Shell:
             pass
 
 
-def day(shell, lines, home, user, verbose):
+class TmuxShell(Shell):
+    """The same shell in a tmux pane (its own server, as USER): keys go in with `send-keys`, and
+    what the shell writes comes back through `pipe-pane` into a file, read as the pty is."""
+
+    def __init__(self, argv, env, cwd, verbose, user, scratch):
+        self.verbose = verbose
+        self.buf = b""
+        self.number = -1
+        self.socket = os.path.join(scratch, "tmux.sock")
+        self.log = os.path.join(scratch, "pane.log")
+        self.offset = 0
+        entry = pwd.getpwnam(user)
+        open(self.log, "wb").close()
+        os.chown(scratch, entry.pw_uid, entry.pw_gid)
+        os.chown(self.log, entry.pw_uid, entry.pw_gid)
+        self.as_user = ["runuser", "-u", user, "--"] if os.geteuid() == 0 else []
+        if argv[0] == "runuser":
+            argv = argv[argv.index("--") + 1 :]
+        else:
+            argv = ["env", "-i"] + [f"{k}={v}" for k, v in env.items()] + argv
+        # The pane's program waits for one Enter, so that pipe-pane is attached before the shell
+        # prints its first prompt; the shell gets tmux's own variables, as in any pane.
+        start = [
+            "sh",
+            "-c",
+            'read _ && cd "$0" && shift 2 && exec env -i TMUX="$TMUX" TMUX_PANE="$TMUX_PANE" "$@"',
+            cwd,
+        ] + argv
+        self.tmux("new-session", "-d", "-s", "day", "-x", "200", "-y", "50", *start)
+        self.tmux("pipe-pane", "-t", "day", "-o", f"cat >> '{self.log}'")
+        self.tmux("send-keys", "-t", "day", "Enter")
+        self.wait()
+
+    def tmux(self, *args):
+        subprocess.run(self.as_user + ["tmux", "-S", self.socket, *args], check=True)
+
+    def read_more(self, left):
+        time.sleep(min(left, 0.02))
+        with open(self.log, "rb") as f:
+            f.seek(self.offset)
+            more = f.read()
+        self.offset += len(more)
+        self.buf += more
+
+    def answer(self):
+        self.tmux("send-keys", "-t", "day", "y", "Enter")
+
+    def type(self, line):
+        self.tmux("send-keys", "-t", "day", "-l", line)
+        self.tmux("send-keys", "-t", "day", "Enter")
+        return self.wait()
+
+    def close(self):
+        subprocess.run(
+            self.as_user + ["tmux", "-S", self.socket, "kill-server"], stderr=subprocess.DEVNULL
+        )
+
+
+def day(shell, lines, home, user, verbose, tmux=False):
     env = git_env(home)
     env.update({"USER": user, "LOGNAME": user, "SHELL": f"/bin/{shell}"})
     argv = [shell, "-i"] if shell == "zsh" else [shell, "-l", "-i"]
     if os.geteuid() == 0:
         argv = ["runuser", "-u", user, "--", "env", "-i"] + [f"{k}={v}" for k, v in env.items()] + argv
-    sh = Shell(argv, env, home, verbose)
+    if tmux:
+        scratch = tempfile.mkdtemp(prefix="tmux-", dir=os.path.dirname(home))
+        sh = TmuxShell(argv, env, home, verbose, user, scratch)
+    else:
+        sh = Shell(argv, env, home, verbose)
     tally = {"lines": 0, "asked": 0, "questions": 0, "refused": 0, "misbehaved": 0}
     notes = []
     for line, want, code in lines:
@@ -330,7 +401,7 @@ def main():
         for shell, lines in shells:
             # A home of its own per shell: the same day's work, from the same start.
             home = make_home(os.path.join(root, shell), binary, repo, entry.pw_uid, entry.pw_gid)
-            tally, notes = day(shell, lines, home, user, verbose)
+            tally, notes = day(shell, lines, home, user, verbose, "--tmux" in args)
             all_notes += notes
             print(
                 f"{shell}: lines {tally['lines']}, asked {tally['asked']} "
