@@ -627,3 +627,75 @@ fn install_sh_passes_shellcheck() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// The `sed -i` scripts a person's line may run outside the sandbox as an edit of shellgate's
+/// config (`policy::own_config`) are ones GNU sed itself calls harmless: every script `check`
+/// lets run outside is accepted by `sed --sandbox`, which refuses each command and flag that runs
+/// a program or reads or writes another file (`e`, `r`, `R`, `w`, `W`, `s///e`, `s///w`), or is
+/// refused by sed altogether (a bad expression: the edit does nothing). Scripts
+/// drawn from sed's own alphabet (a fixed seed, so a failure repeats), and hand-picked ones.
+#[test]
+fn sed_scripts_run_outside_as_edits_are_ones_sed_calls_harmless() {
+    let env = Env::new();
+    let config = env.home().join("home/.config/shellgate/config.toml");
+    std::fs::write(&config, "mode = \"ask\"\n").unwrap();
+    let sed_accepts = |sandbox: bool, script: &str| {
+        Command::new("sed")
+            .args(sandbox.then_some("--sandbox"))
+            .args(["-e", script, "/dev/null"])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let alphabet: Vec<char> = "s/|:ab\\gGeEwWrRpPiIM0123; {}#&$.*".chars().collect();
+    let mut seed: u64 = 0x5eed_5eed;
+    let mut next = |n: usize| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((seed >> 33) as usize) % n
+    };
+    let mut scripts: Vec<String> = [
+        "s/a/b/",
+        "s/a/b/g",
+        "s|a|b|2",
+        "s/a/b/e",
+        "s/a/b/w /tmp/x",
+        "s/a/b/;e id",
+        "1e id",
+        "s/a/b/ ; w x",
+        "s/\\//x/",
+        "s/a/b/gI",
+        "s/a/b/M",
+        "r /etc/passwd",
+        "s/a\\/b/c/",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    for _ in 0..300 {
+        let len = 4 + next(8);
+        let mut script = String::from("s");
+        for _ in 0..len {
+            script.push(alphabet[next(alphabet.len())]);
+        }
+        scripts.push(script);
+    }
+    let mut edits = 0;
+    for script in &scripts {
+        let line = format!("sed -i '{script}' ~/.config/shellgate/config.toml");
+        let (_, v) = env.json(&["check", "--json", "--", &line]);
+        if v["sandbox"] == "full-access" {
+            edits += 1;
+            // A script sed refuses anyway (a bad expression) edits nothing.
+            assert!(
+                sed_accepts(true, script) || !sed_accepts(false, script),
+                "{script:?} runs outside as an edit, and `sed --sandbox` refuses it"
+            );
+        }
+    }
+    assert!(
+        edits >= 5,
+        "only {edits} scripts were taken for edits: the test shows nothing"
+    );
+}
