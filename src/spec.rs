@@ -170,6 +170,16 @@ pub fn path_entry_safe(entry: &Path, settings: &SandboxSettings) -> bool {
     entry.is_absolute() && entry.exists() && matches!(writable_by_lines(entry, settings), Ok(None))
 }
 
+/// Whether no sandboxed line can write `path`, or create it when it is missing (then its nearest
+/// existing directory is judged); a path that cannot be placed is not beyond them. What git reads
+/// for a push nobody was asked about lies there (`gate::own_remote`).
+pub fn beyond_lines(path: &Path, settings: &SandboxSettings) -> bool {
+    let Some(existing) = path.ancestors().find(|p| p.symlink_metadata().is_ok()) else {
+        return false;
+    };
+    matches!(writable_by_lines(existing, settings), Ok(None))
+}
+
 /// The credential stores to hide on this machine, with the configuration's additions and
 /// exceptions.
 pub fn hidden_paths(settings: &SandboxSettings) -> Vec<PathBuf> {
@@ -345,6 +355,15 @@ mod tests {
         );
         // A path that cannot be resolved is an error, never taken for one lines cannot write.
         assert!(writable_by_lines(&dir.path().join("gone/ssh"), &settings).is_err());
+    }
+
+    #[test]
+    fn a_missing_path_is_judged_by_the_directory_that_would_hold_it() {
+        let settings = SandboxSettings::default();
+        assert!(beyond_lines(Path::new("/usr/bin/env"), &settings));
+        assert!(beyond_lines(Path::new("/usr/no-such/dir/file"), &settings));
+        let dir = tempfile::tempdir_in("/tmp").unwrap();
+        assert!(!beyond_lines(&dir.path().join("no-such/file"), &settings));
     }
 
     #[test]

@@ -578,7 +578,7 @@ fn pushes_outside(
         return decision;
     }
     decision.grant = decision.grant.with_needs(&needs);
-    if own_remote::own_remote_pushes(&decision, ctx, req, shadowed, &outside).is_some() {
+    if own_remote::own_remote_pushes(&decision, ctx, req, shadowed, &outside) {
         decision.reason = format!(
             "it pushes into {}, the remote this repository's own config names on this machine; \
              it runs in the sandbox with that repository writable, its config and hooks \

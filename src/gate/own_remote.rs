@@ -68,16 +68,26 @@ const PLAIN_PUSH_OPTIONS: [&str; 16] = [
     "--no-verify",
 ];
 
-/// The repositories `destinations` (where the line's pushes go) when every one is the person's own
-/// remote on this machine and nothing but those pushes can use a grant to write it (see the
-/// module's documentation); `None` when the push is to be asked.
+/// Whether every one of `destinations` (where the line's pushes go, canonical) is the person's
+/// own remote on this machine and nothing but those pushes can use a grant to write it (see the
+/// module's documentation); `false`, the push is asked, whenever that cannot be told.
 pub(super) fn own_remote_pushes(
     decision: &Decision,
     ctx: &Context,
     req: &LineRequest,
     shadowed: &[String],
     destinations: &[PathBuf],
-) -> Option<Vec<PathBuf>> {
+) -> bool {
+    own_remotes(decision, ctx, req, shadowed, destinations).is_some()
+}
+
+fn own_remotes(
+    decision: &Decision,
+    ctx: &Context,
+    req: &LineRequest,
+    shadowed: &[String],
+    destinations: &[PathBuf],
+) -> Option<()> {
     let settings = &ctx.config.sandbox;
     let person = super::typed_by_a_person(ctx, req)
         && matches!(
@@ -98,15 +108,11 @@ pub(super) fn own_remote_pushes(
         .to_path_buf();
     let layout = crate::sandbox::git_layout(&root).ok()??;
     let remotes = trusted_push_urls(&root, req.cwd, &layout, settings)?;
-    let mut own = Vec::new();
-    for destination in destinations {
-        let canonical = std::fs::canonicalize(destination).ok()?;
-        if !remotes.contains(&canonical) || !bare_with_own_hooks(&canonical) {
-            return None;
-        }
-        own.push(canonical);
-    }
-    surface_out_of_reach(&root, req.cwd, &layout, settings).then_some(own)
+    // The caller canonicalized them; one it could not is matched by no canonical URL.
+    let own = destinations
+        .iter()
+        .all(|d| remotes.contains(d) && bare_with_own_hooks(d));
+    (own && surface_out_of_reach(&root, req.cwd, &layout, settings)).then_some(())
 }
 
 /// Every command a plain `git push` or a reading filter, at least one push, with fixed words,
@@ -280,16 +286,7 @@ fn surface_out_of_reach(
     surface
         .items
         .keys()
-        .all(|item| kept_read_only(item, root, layout) || out_of_reach(item, settings))
-}
-
-/// Whether no line can write `path`, or create it when it is missing (then its nearest existing
-/// directory is judged).
-fn out_of_reach(path: &Path, settings: &crate::config::SandboxSettings) -> bool {
-    let Some(existing) = path.ancestors().find(|p| p.symlink_metadata().is_ok()) else {
-        return false;
-    };
-    matches!(crate::spec::writable_by_lines(existing, settings), Ok(None))
+        .all(|item| kept_read_only(item, root, layout) || crate::spec::beyond_lines(item, settings))
 }
 
 /// A path of the workspace's repository that the sandbox binds read-only (or guards) in every
