@@ -2,29 +2,62 @@
 # How many of the ordinary developer lines in eval/developer-lines.txt a person is asked about
 # in mode ask, and how many of those questions come from the network rule (issue 25's budget:
 # at most 3 network questions on 100 ordinary lines). Decided with `shellgate check` in a scratch
-# git workspace holding a package.json; nothing runs.
+# git workspace holding a package.json, with a config of its own; nothing runs.
+#
+# Then the same lines as a person who answers "always" wherever a question offers it (the rule
+# `check --json` reports as "always" is appended to the scratch config, as the terminal's `a`
+# does): the questions of that first session, and of the next one, when every such rule is in.
 #   eval/network-questions.sh [path/to/shellgate]   (default: target/debug/shellgate)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bin=$(realpath "${1:-$here/../target/debug/shellgate}")
-ws=$(mktemp -d)
-trap 'rm -rf "$ws"' EXIT
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+ws=$scratch/ws
+mkdir -p "$ws" "$scratch/config/shellgate"
 git -C "$ws" init -q
 echo '{"name": "demo"}' >"$ws/package.json"
-lines=0 asked=0 network=0
-while IFS= read -r line; do
-  [[ -z $line || $line == \#* ]] && continue
-  lines=$((lines + 1))
-  verdict=$(cd "$ws" && "$bin" check --mode ask --json "$line" 2>/dev/null || true)
-  case $verdict in
-    *'"decision":"ask"'*)
-      asked=$((asked + 1))
-      if [[ $verdict == *builtin.network* ]]; then
-        network=$((network + 1))
-        echo "network: $line"
-      else
-        echo "other:   $line"
-      fi ;;
-  esac
-done <"$here/developer-lines.txt"
+export XDG_CONFIG_HOME=$scratch/config
+config=$XDG_CONFIG_HOME/shellgate/config.toml
+
+# One pass over the lines: prints each question, then "asked network remembered".
+pass() {
+  local remember=$1 label=$2 asked=0 network=0 remembered=0 line verdict rule
+  while IFS= read -r line; do
+    [[ -z $line || $line == \#* ]] && continue
+    verdict=$(cd "$ws" && "$bin" check --mode ask --json "$line" 2>/dev/null || true)
+    [[ $verdict == *'"decision":"ask"'* ]] || continue
+    asked=$((asked + 1))
+    if [[ $verdict == *builtin.network* ]]; then
+      network=$((network + 1))
+      echo "$label network: $line" >&2
+    else
+      echo "$label other:   $line" >&2
+    fi
+    if [[ $remember == yes && $verdict == *'"always":'* ]]; then
+      rule=$(python3 -c '
+import json, sys
+always = json.loads(sys.argv[1])["always"]
+needs = always.get("needs", {})
+parts = [f"{k} = {json.dumps(v)}" for k, v in needs.items()]
+print("[[rules]]")
+print(f"id = \"eval-always-{sys.argv[2]}\"")
+print("pattern = " + json.dumps("^" + always["program"].replace(".", "\\.") + "$"))
+print("field = \"program\"\npolicy = \"allow\"\nreason = \"always, in the eval\"")
+if parts:
+    print("needs = { " + ", ".join(parts) + " }")
+' "$verdict" "$asked")
+      printf '\n%s\n' "$rule" >>"$config"
+      remembered=$((remembered + 1))
+    fi
+  done <"$here/developer-lines.txt"
+  echo "$asked $network $remembered"
+}
+
+lines=$(grep -cv '^\(#.*\)\?$' "$here/developer-lines.txt")
+read -r asked network _ < <(pass no once)
 echo "lines=$lines asked=$asked network=$network"
+read -r asked network remembered < <(pass yes first)
+echo "answering always where offered: first session asked=$asked network=$network (always offered on $remembered)"
+read -r asked network _ < <(pass no next)
+echo "the next session: asked=$asked network=$network"

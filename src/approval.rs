@@ -46,9 +46,11 @@ const MAX_ANSWER_BYTES: usize = 256;
 pub enum QuestionKind {
     /// Allow the line once, or reject it (`y`/`n`; anything unclear is asked again, then rejected).
     AllowOnce,
-    /// As [`QuestionKind::AllowOnce`], and `a` allows `program` for good (the caller writes an
-    /// allow rule for it to the user's config).
-    AllowOnceOrAlways { program: String },
+    /// As [`QuestionKind::AllowOnce`], and `a` allows the program for good, with what the rule
+    /// declares (the caller writes it to the user's config: [`crate::policy::always`]).
+    AllowOnceOrAlways {
+        always: crate::policy::always::Always,
+    },
     /// Type `word` exactly to confirm (e.g. `full` for Full access); anything else rejects.
     TypedConfirmation { word: String },
 }
@@ -224,9 +226,10 @@ pub fn person_present() -> bool {
 pub fn render_question(question: &Question) -> String {
     let prompt = match &question.kind {
         QuestionKind::AllowOnce => "Allow once? [y/N]".to_string(),
-        QuestionKind::AllowOnceOrAlways { program } => format!(
-            "Allow once? [y/N, or a = always allow `{}`]",
-            visible(program)
+        QuestionKind::AllowOnceOrAlways { always } => format!(
+            "Allow once? [y/N, or a = always allow `{}`{}]",
+            visible(&always.program),
+            always_reach(always)
         ),
         QuestionKind::TypedConfirmation { word } => {
             format!("Type {word:?} to confirm, anything else rejects:")
@@ -283,6 +286,16 @@ pub fn render_question(question: &Question) -> String {
         visible(&question.why),
         question.timeout.as_secs()
     )
+}
+
+/// What an "always" rule gives beyond the mode's sandbox, in words (` with network
+/// tcp:registry.npmjs.org:443, writes ~/.npm`), or nothing.
+pub fn always_reach(always: &crate::policy::always::Always) -> String {
+    let base = Grant::base(SandboxPolicy::WorkspaceWrite, false);
+    base.with_needs(&always.needs)
+        .extra_over(&base)
+        .map(|extra| format!(" with {}", visible(&extra)))
+        .unwrap_or_default()
 }
 
 fn describe_sandbox(sandbox: SandboxPolicy) -> &'static str {
@@ -553,7 +566,10 @@ mod tests {
         assert_eq!(interpret(&typed, "y"), Some(Answer::Rejected));
         assert_eq!(interpret(&typed, "FULL"), Some(Answer::Rejected));
         let always = QuestionKind::AllowOnceOrAlways {
-            program: "mkdir".into(),
+            always: crate::policy::always::Always {
+                program: "mkdir".into(),
+                needs: crate::policy::grant::Needs::default(),
+            },
         };
         assert_eq!(interpret(&always, "a"), Some(Answer::ApprovedAlways));
         assert_eq!(interpret(&always, "y"), Some(Answer::Approved));
@@ -569,13 +585,16 @@ mod tests {
             grant: Grant::base(SandboxPolicy::WorkspaceWrite, false),
             why: "test".into(),
             kind: QuestionKind::AllowOnceOrAlways {
-                program: "mkdir".into(),
+                always: crate::policy::always::Always {
+                    program: "mkdir".into(),
+                    needs: crate::policy::grant::Needs::default(),
+                },
             },
             timeout: Duration::from_secs(9),
         };
         let text = render_question(&question);
         assert!(text.starts_with("shellgate: "), "{text:?}");
-        assert!(text.contains("a = always allow `mkdir`"), "{text}");
+        assert!(text.contains("a = always allow `mkdir`]"), "{text}");
     }
 
     /// The grant a yes gives is shown whole: a listening grant too.

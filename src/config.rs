@@ -521,7 +521,12 @@ pub fn load_user_file(path: &Path) -> Result<Config, Error> {
 /// always" at the terminal. The new text is validated as a whole before it is written, so the
 /// file can never be left broken (a broken config leaves only the strictest built-in policy in
 /// effect); when it would not be valid, nothing is written and the error says why.
-pub fn append_allow_rule(path: &Path, program: &str, reason: &str) -> Result<String, Error> {
+pub fn append_allow_rule(
+    path: &Path,
+    always: &crate::policy::always::Always,
+    reason: &str,
+) -> Result<String, Error> {
+    let program = always.program.as_str();
     let current = read_optional(path)?.unwrap_or_default();
     let slug: String = program
         .chars()
@@ -541,12 +546,18 @@ pub fn append_allow_rule(path: &Path, program: &str, reason: &str) -> Result<Str
         .find(|id| !taken(id))
         .ok_or_else(|| invalid(path, None, "too many rules of that name already"))?;
     let quote = |text: &str| toml::Value::String(text.to_owned()).to_string();
-    let block = format!(
+    let mut block = format!(
         "\n[[rules]]\nid = {}\npattern = {}\nfield = \"program\"\npolicy = \"allow\"\nreason = {}\n",
         quote(&id),
         quote(&format!("^{}$", regex::escape(program))),
         quote(reason),
     );
+    if !always.needs.is_empty() {
+        // An inline table: the same form a person writes (`needs = { network = [...] }`).
+        let needs = toml::Value::try_from(&always.needs)
+            .map_err(|e| invalid(path, None, &format!("the rule's needs: {e}")))?;
+        block.push_str(&format!("needs = {needs}\n"));
+    }
     let mut text = current;
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
@@ -955,17 +966,43 @@ mod tests {
     fn an_allow_rule_is_appended_valid_and_unique() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("shellgate/config.toml");
-        let first = super::append_allow_rule(&path, "mk.dir", "why").unwrap();
+        let plain = |program: &str| crate::policy::always::Always {
+            program: program.to_owned(),
+            needs: crate::policy::grant::Needs::default(),
+        };
+        let first = super::append_allow_rule(&path, &plain("mk.dir"), "why").unwrap();
         assert_eq!(first, "user-allow-mk-dir");
-        let second = super::append_allow_rule(&path, "mk.dir", "why").unwrap();
+        let second = super::append_allow_rule(&path, &plain("mk.dir"), "why").unwrap();
         assert_eq!(second, "user-allow-mk-dir-2");
         let config = super::load_user_file(&path).unwrap();
         let rule = config.rules.iter().find(|r| r.id == first).unwrap();
         assert_eq!(rule.policy, super::RulePolicy::Allow);
         // A file the new block cannot extend validly is left as it was.
         std::fs::write(&path, "rules = []\n").unwrap();
-        assert!(super::append_allow_rule(&path, "ls", "why").is_err());
+        assert!(super::append_allow_rule(&path, &plain("ls"), "why").is_err());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "rules = []\n");
+    }
+
+    /// An "always" answer to a network question writes the needs the question showed, in the
+    /// form a person writes, and reading the file back gives exactly them.
+    #[test]
+    fn an_allow_rule_keeps_the_needs_it_was_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shellgate/config.toml");
+        let needs: crate::policy::grant::Needs = toml::from_str(
+            "network = [\"registry.npmjs.org:443\", \"*.npmjs.org:443\"]\nwritable = [\"~/.npm\"]\nlisten = [5173]",
+        )
+        .unwrap();
+        let always = crate::policy::always::Always {
+            program: "npm".into(),
+            needs: needs.clone(),
+        };
+        let id = super::append_allow_rule(&path, &always, "why").unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("needs = {"), "{text}");
+        let config = super::load_user_file(&path).unwrap();
+        let rule = config.rules.iter().find(|r| r.id == id).unwrap();
+        assert_eq!(rule.needs.as_ref(), Some(&needs));
     }
 
     use super::*;

@@ -53,6 +53,9 @@ pub struct CheckReport {
     pub decision: Decision,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub review: Option<ReviewReport>,
+    /// The rule a person's "always" answer to the question would write, when it offers one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub always: Option<policy::always::Always>,
 }
 
 pub fn run(args: CheckArgs) -> ExitCode {
@@ -76,6 +79,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
 
 fn plain(decision: Decision) -> CheckReport {
     CheckReport {
+        always: policy::always::offered(&decision),
         decision,
         review: None,
     }
@@ -162,6 +166,7 @@ fn reviewed(
     outcome.settle(&mut decision, line.as_str());
     CheckReport {
         review: Some(outcome.report(line.as_str())),
+        always: policy::always::offered(&decision),
         decision,
     }
 }

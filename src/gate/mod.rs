@@ -980,15 +980,15 @@ pub fn ask_person(
     why: &str,
 ) -> Result<()> {
     // No "allow always" while the config is invalid: the rule could not be added to it.
-    let always = always_candidate(decision).filter(|_| ctx.config.invalid.is_none());
+    let always = policy::always::offered(decision).filter(|_| ctx.config.invalid.is_none());
     let question = Question {
         line: line.to_owned(),
         cwd: ctx.cwd.to_string_lossy().into_owned(),
         grant: grant.clone(),
         why: why.to_owned(),
         kind: match &always {
-            Some(program) => QuestionKind::AllowOnceOrAlways {
-                program: program.clone(),
+            Some(always) => QuestionKind::AllowOnceOrAlways {
+                always: always.clone(),
             },
             None => QuestionKind::AllowOnce,
         },
@@ -997,8 +997,8 @@ pub fn ask_person(
     match approval::ask(&question)? {
         Answer::Approved => Ok(()),
         Answer::ApprovedAlways => {
-            if let Some(program) = always {
-                allow_always(&program);
+            if let Some(always) = &always {
+                allow_always(always);
             }
             Ok(())
         }
@@ -1009,26 +1009,8 @@ pub fn ask_person(
     }
 }
 
-/// The program an "allow always" answer would allow for good: only where an `allow` rule for it
-/// is what the line lacks — it was asked about by default (no rule flagged it), every command on
-/// it is that one program by name, and nothing on it is opaque or touches hook state (which no
-/// allow rule can allow).
-fn always_candidate(decision: &Decision) -> Option<String> {
-    let program = first_program(&decision.commands);
-    let plain = decision.opaque.is_empty() && decision.hook_state.is_empty();
-    (decision.decision == Verdict::Ask
-        && decision.route == policy::Route::Default
-        && plain
-        && !program.is_empty()
-        && decision
-            .commands
-            .iter()
-            .all(|c| c.program == program && c.path.is_none() && !c.calls_line_function))
-    .then_some(program)
-}
-
-/// Writes the person's "allow always" as a rule in their config file and says where.
-fn allow_always(program: &str) {
+/// Writes the person's "always" as a rule in their config file and says where.
+fn allow_always(always: &policy::always::Always) {
     let Some(file) = crate::config::Locations::from_env(std::path::PathBuf::new()).user_file else {
         approval::tell(
             "shellgate: no config directory (HOME is not set); allowed this once only\n",
@@ -1036,10 +1018,11 @@ fn allow_always(program: &str) {
         return;
     };
     let reason = "allowed for good by a person at the terminal";
-    match crate::config::append_allow_rule(&file, program, reason) {
+    match crate::config::append_allow_rule(&file, always, reason) {
         Ok(id) => approval::tell(&format!(
-            "shellgate: `{}` is allowed from now on (rule {id} in {}; delete it there to undo)\n",
-            crate::intake::visible(program),
+            "shellgate: `{}` is allowed from now on{} (rule {id} in {}; delete it there to undo)\n",
+            crate::intake::visible(&always.program),
+            approval::always_reach(always),
             file.display()
         )),
         Err(e) => approval::tell(&format!(

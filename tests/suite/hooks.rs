@@ -483,6 +483,63 @@ fn zsh_a_granted_hosts_proxy_stays_in_its_line() {
     a_granted_hosts_proxy_stays_in_its_line("zsh");
 }
 
+/// "Always" to a line that needs a host by name writes an allow rule that declares that host;
+/// the next line of the program to that host is not asked and reaches it, while the same server
+/// under another name is asked again (the rule holds the name, not the address or the port).
+fn always_to_a_host_is_not_asked_again(shell: &str) {
+    use std::io::{Read, Write};
+    let f = Fixture::new();
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in server.incoming().flatten() {
+            let mut buf = [0u8; 1024];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nserved",
+            );
+        }
+    });
+    let mut sh = f.interactive(shell);
+    let (out, status) = sh.run(&format!("curl -s http://localhost:{port}/one"), &["a"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(
+        out.contains(&format!(
+            "a = always allow `curl` with network tcp:localhost:{port}"
+        )),
+        "the question says what always gives: {out}"
+    );
+    assert!(out.contains("served"), "{out}");
+    assert!(out.contains("is allowed from now on"), "{out}");
+    let config = std::fs::read_to_string(f.home.join(".config/shellgate/config.toml")).unwrap();
+    assert!(
+        config.contains(&format!("needs = {{ network = [\"localhost:{port}\"] }}")),
+        "{config}"
+    );
+    let (out, status) = sh.run(&format!("curl -s http://localhost:{port}/two"), &["n"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(!out.contains("approval is needed"), "asked again: {out}");
+    assert!(out.contains("served"), "{out}");
+    let (out, status) = sh.run(&format!("curl -s http://127.0.0.1:{port}/"), &["n"]);
+    assert!(
+        out.contains("approval is needed"),
+        "another name unasked: {out}"
+    );
+    assert!(!out.contains("served"), "{out}");
+    assert_ne!(status, 0, "{out}");
+}
+
+#[test]
+fn bash_always_to_a_host_is_not_asked_again() {
+    always_to_a_host_is_not_asked_again("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_always_to_a_host_is_not_asked_again() {
+    always_to_a_host_is_not_asked_again("zsh");
+}
+
 /// A build that fetches on demand runs told to fail a fetch at once (`CARGO_NET_RETRY=0` and
 /// npm's settings); those are the line's, never offered back to the person's shell — `cargo
 /// build` typed in a hooked shell asked "apply to this shell?" every time. A value the person

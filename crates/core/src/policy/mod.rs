@@ -12,6 +12,7 @@
 //! 4. what is left is routed by the mode's approval policy: a person (`ask`), the reviewer
 //!    (`review`), or — for modes without approval — allowed to run in the mode's sandbox.
 
+pub mod always;
 pub mod destructive;
 pub mod endpoint;
 pub mod environment;
@@ -390,11 +391,16 @@ fn strictest_flag<'r>(input: &Input<'r>, context: &LineContext) -> Option<Requir
         input.typed_by_a_person
             && matches!(rule.matcher, Matcher::Builtin(check) if CONTAINED_FOR_A_PERSON.contains(&check))
     };
+    // The network a user's own rules already grant is not asked about again.
+    let declared = |rule: &Rule| {
+        matches!(rule.matcher, Matcher::Builtin(BuiltinCheck::NetworkAccess))
+            && needs::network_declared_by_user(input.rules, context.parsed)
+    };
     let mut best: Option<(&Rule, String)> = None;
     for rule in input
         .rules
         .iter()
-        .filter(|r| r.policy != RulePolicy::Allow && !contained(r))
+        .filter(|r| r.policy != RulePolicy::Allow && !contained(r) && !declared(r))
     {
         // Stricter wins; at the same strictness a user's or project's rule, which names the line
         // more precisely, is reported rather than a built-in one.
@@ -489,7 +495,7 @@ fn allow_rules(rules: &[Rule]) -> impl Iterator<Item = &Rule> {
 }
 
 /// An `allow` rule on `program` or `argv` allows one command at a time, never its neighbours.
-fn allows_command(rule: &Rule, command: &Command) -> bool {
+pub(crate) fn allows_command(rule: &Rule, command: &Command) -> bool {
     match &rule.matcher {
         Matcher::Regex {
             field: Field::Program,

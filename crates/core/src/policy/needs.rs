@@ -35,6 +35,49 @@ pub fn of_line(rules: &[Rule], context: &LineContext, parsed: &Parsed) -> Needs 
     needs
 }
 
+/// Whether the user's own rules already give what the line needs the network for: every command
+/// that needs it is allowed by a user rule whose `needs` hold all of that command's built-in needs
+/// (its hosts and ports, listening ports and cache directories), and the line opens no `/dev/tcp`
+/// connection of its own. Then a person approved that grant when the rule was written (by hand, or
+/// by answering "always" to a question that showed it), and `builtin.network` does not ask again.
+/// A command that needs anything more — another host, a registry named on the line, the whole
+/// network where the rule gives ports — or a credential variable or socket (passed only on a
+/// person's yes to the line itself), is not covered, and the line is asked as before.
+pub fn network_declared_by_user(rules: &[Rule], parsed: &Parsed) -> bool {
+    let opens_a_connection = parsed
+        .reads
+        .iter()
+        .chain(parsed.writes.iter())
+        .any(|p| super::known_safe::is_network_path(p));
+    !opens_a_connection
+        && parsed
+            .commands
+            .iter()
+            .filter(|c| needs_network(c).is_some())
+            .all(|c| {
+                let needed = builtin(c);
+                rules.iter().any(|rule| {
+                    declares_needs(rule)
+                        && rule.policy == super::rules::RulePolicy::Allow
+                        && super::allows_command(rule, c)
+                        && rule.needs.as_ref().is_some_and(|d| holds(d, &needed))
+                })
+            })
+}
+
+/// Whether `declared` gives everything `needed` asks for, and `needed` asks for nothing that only
+/// a person's yes to a line passes (credential variables, sockets).
+fn holds(declared: &Needs, needed: &Needs) -> bool {
+    needed.env.is_empty()
+        && needed.sockets.is_empty()
+        && needed.network.intersection(&declared.network) == needed.network
+        && needed.listen.is_subset(&declared.listen)
+        && needed
+            .writable
+            .iter()
+            .all(|d| declared.writable.contains(d))
+}
+
 /// Only the user's own rules may widen the sandbox.
 fn declares_needs(rule: &Rule) -> bool {
     matches!(rule.source, RuleSource::User(_))

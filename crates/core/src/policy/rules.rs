@@ -363,6 +363,9 @@ fn credential_read(parsed: &Parsed) -> Option<String> {
     })
 }
 
+/// The id of the built-in rule that asks about lines that need the network.
+pub const NETWORK_RULE: &str = "builtin.network";
+
 /// The rules that ship with the binary.
 pub fn builtin_rules() -> Vec<Rule> {
     use BuiltinCheck as B;

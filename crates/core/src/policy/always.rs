@@ -1,0 +1,75 @@
+//! What a person's "always" answer allows for good: the one place that says when a question
+//! offers it and what the rule it writes gives.
+//!
+//! Two kinds of question offer it, both about a line that is one program throughout:
+//! - asked by default (no rule flagged it, only an `allow` rule is missing): the rule allows the
+//!   program, and gives it nothing beyond the mode's sandbox;
+//! - asked only because it needs the network (`builtin.network`): the rule allows the program
+//!   and declares the built-in needs the question showed — named hosts (the line's proxy holds
+//!   them) and listening ports on loopback. A later line of that program runs unasked only while
+//!   it needs no more than that ([`super::needs::network_declared_by_user`]): another host, a
+//!   registry named on the line, a neighbour that needs the network are asked as before.
+//!
+//! Not offered where the need is a port on any host or the whole network (ssh, `curl "$URL"`: a
+//! rule would reach every host); where the line is handed a credential variable or socket, which
+//! only a person's yes to that line passes; nor where it writes a directory outside the workspace
+//! — the package managers' caches (`~/.npm`, `~/.cargo/registry`, `~/.cache/pip` …), which the
+//! person's own tools later read and run outside the sandbox (cargo compiles
+//! `~/.cargo/registry/src` as it finds it): a rule would hand that to every line of the program,
+//! unseen. Those stay a question each time.
+
+use super::grant::{Needs, Network};
+use super::rules::NETWORK_RULE;
+use super::{Decision, Route, Verdict};
+use serde::Serialize;
+
+/// The rule an "always" answer writes to the user's config.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Always {
+    /// Allowed by name (`field = "program"`).
+    pub program: String,
+    /// What it declares (`needs`): empty for a question asked by default.
+    #[serde(skip_serializing_if = "Needs::is_empty")]
+    pub needs: Needs,
+}
+
+/// The rule an "always" answer to the question about `decision` would write, or `None` when the
+/// question offers only "once".
+pub fn offered(decision: &Decision) -> Option<Always> {
+    let program = decision.commands.first()?.program.clone();
+    let one_program = !program.is_empty()
+        && decision.opaque.is_empty()
+        && decision.hook_state.is_empty()
+        && decision
+            .commands
+            .iter()
+            .all(|c| c.program == program && c.path.is_none() && !c.calls_line_function);
+    if decision.decision != Verdict::Ask || !one_program {
+        return None;
+    }
+    let needs = match (decision.route, decision.rule.as_deref()) {
+        (Route::Default, _) => Needs::default(),
+        (Route::Rule, Some(NETWORK_RULE)) => network_needs(decision)?,
+        _ => return None,
+    };
+    Some(Always { program, needs })
+}
+
+/// The built-in needs of the line's commands, when a rule may declare them for good.
+fn network_needs(decision: &Decision) -> Option<Needs> {
+    let mut needs = Needs::default();
+    for command in &decision.commands {
+        needs.add(&super::needs::builtin(command));
+    }
+    let named_only = match &needs.network {
+        Network::Off => !needs.listen.is_empty(),
+        Network::Tcp(_) => needs.network.any_host_ports().is_empty(),
+        Network::On => false,
+    };
+    let nothing_outside = needs.writable.is_empty();
+    let nothing_personal = needs.env.is_empty()
+        && needs.sockets.is_empty()
+        && decision.grant.env.is_empty()
+        && decision.grant.sockets.is_empty();
+    (named_only && nothing_outside && nothing_personal).then_some(needs)
+}
