@@ -38,14 +38,16 @@ pass() {
       rule=$(python3 -c '
 import json, sys
 always = json.loads(sys.argv[1])["always"]
+field = "line" if "line" in always else "program"
+# Every character but a letter or digit as \x{..}: a pattern that is the text and nothing else.
+pattern = "^" + "".join(c if c.isascii() and c.isalnum() else "\\x{%x}" % ord(c) for c in always[field]) + "$"
 needs = always.get("needs", {})
-parts = [f"{k} = {json.dumps(v)}" for k, v in needs.items()]
 print("[[rules]]")
 print(f"id = \"eval-always-{sys.argv[2]}\"")
-print("pattern = " + json.dumps("^" + always["program"].replace(".", "\\.") + "$"))
-print("field = \"program\"\npolicy = \"allow\"\nreason = \"always, in the eval\"")
-if parts:
-    print("needs = { " + ", ".join(parts) + " }")
+print("pattern = " + json.dumps(pattern))
+print(f"field = \"{field}\"\npolicy = \"allow\"\nreason = \"always, in the eval\"")
+if needs:
+    print("needs = { " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in needs.items()) + " }")
 ' "$verdict" "$asked")
       printf '\n%s\n' "$rule" >>"$config"
       remembered=$((remembered + 1))

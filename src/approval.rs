@@ -227,8 +227,8 @@ pub fn render_question(question: &Question) -> String {
     let prompt = match &question.kind {
         QuestionKind::AllowOnce => "Allow once? [y/N]".to_string(),
         QuestionKind::AllowOnceOrAlways { always } => format!(
-            "Allow once? [y/N, or a = always allow `{}`{}]",
-            visible(&always.program),
+            "Allow once? [y/N, or a = always allow {}{}]",
+            always_scope(always),
             always_reach(always)
         ),
         QuestionKind::TypedConfirmation { word } => {
@@ -286,6 +286,14 @@ pub fn render_question(question: &Question) -> String {
         visible(&question.why),
         question.timeout.as_secs()
     )
+}
+
+/// What an "always" rule allows, in words: `` `mkdir` `` (the program) or `this line`.
+pub fn always_scope(always: &crate::policy::always::Always) -> String {
+    match &always.scope {
+        crate::policy::always::Scope::Program(program) => format!("`{}`", visible(program)),
+        crate::policy::always::Scope::Line(_) => "this line".to_owned(),
+    }
 }
 
 /// What an "always" rule gives beyond the mode's sandbox, in words (` with network
@@ -567,7 +575,7 @@ mod tests {
         assert_eq!(interpret(&typed, "FULL"), Some(Answer::Rejected));
         let always = QuestionKind::AllowOnceOrAlways {
             always: crate::policy::always::Always {
-                program: "mkdir".into(),
+                scope: crate::policy::always::Scope::Program("mkdir".into()),
                 needs: crate::policy::grant::Needs::default(),
             },
         };
@@ -586,7 +594,7 @@ mod tests {
             why: "test".into(),
             kind: QuestionKind::AllowOnceOrAlways {
                 always: crate::policy::always::Always {
-                    program: "mkdir".into(),
+                    scope: crate::policy::always::Scope::Program("mkdir".into()),
                     needs: crate::policy::grant::Needs::default(),
                 },
             },

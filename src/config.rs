@@ -526,9 +526,13 @@ pub fn append_allow_rule(
     always: &crate::policy::always::Always,
     reason: &str,
 ) -> Result<String, Error> {
-    let program = always.program.as_str();
+    use crate::policy::always::Scope;
+    let (field, text) = match &always.scope {
+        Scope::Program(program) => ("program", program.as_str()),
+        Scope::Line(line) => ("line", line.as_str()),
+    };
     let current = read_optional(path)?.unwrap_or_default();
-    let slug: String = program
+    let slug: String = text
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() {
@@ -547,9 +551,9 @@ pub fn append_allow_rule(
         .ok_or_else(|| invalid(path, None, "too many rules of that name already"))?;
     let quote = |text: &str| toml::Value::String(text.to_owned()).to_string();
     let mut block = format!(
-        "\n[[rules]]\nid = {}\npattern = {}\nfield = \"program\"\npolicy = \"allow\"\nreason = {}\n",
+        "\n[[rules]]\nid = {}\npattern = {}\nfield = \"{field}\"\npolicy = \"allow\"\nreason = {}\n",
         quote(&id),
-        quote(&format!("^{}$", regex::escape(program))),
+        quote(&format!("^{}$", regex::escape(text))),
         quote(reason),
     );
     if !always.needs.is_empty() {
@@ -967,7 +971,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("shellgate/config.toml");
         let plain = |program: &str| crate::policy::always::Always {
-            program: program.to_owned(),
+            scope: crate::policy::always::Scope::Program(program.to_owned()),
             needs: crate::policy::grant::Needs::default(),
         };
         let first = super::append_allow_rule(&path, &plain("mk.dir"), "why").unwrap();
@@ -993,16 +997,26 @@ mod tests {
             "network = [\"registry.npmjs.org:443\", \"*.npmjs.org:443\"]\nwritable = [\"~/.npm\"]\nlisten = [5173]",
         )
         .unwrap();
+        let line = "npm install \"a b\" 'c' $(x) \\ [y]*";
         let always = crate::policy::always::Always {
-            program: "npm".into(),
+            scope: crate::policy::always::Scope::Line(line.into()),
             needs: needs.clone(),
         };
         let id = super::append_allow_rule(&path, &always, "why").unwrap();
+        assert_eq!(id, "user-allow-npm-install--a-b---c----x-----y--");
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains("needs = {"), "{text}");
+        assert!(text.contains("field = \"line\""), "{text}");
         let config = super::load_user_file(&path).unwrap();
         let rule = config.rules.iter().find(|r| r.id == id).unwrap();
         assert_eq!(rule.needs.as_ref(), Some(&needs));
+        // The pattern is the line itself, and nothing else.
+        let crate::policy::rules::Matcher::Regex { regex, .. } = &rule.matcher else {
+            panic!("not a pattern rule");
+        };
+        assert!(regex.is_match(line));
+        assert!(!regex.is_match(&format!("{line} ")));
+        assert!(!regex.is_match("npm install"));
     }
 
     use super::*;

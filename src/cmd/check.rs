@@ -61,7 +61,12 @@ pub struct CheckReport {
 pub fn run(args: CheckArgs) -> ExitCode {
     let cwd = crate::session::working_dir(args.cwd.as_deref());
     let report = match line_bytes(&args.line) {
-        Ok(bytes) => check_line(&bytes, &args, &cwd),
+        Ok(bytes) => {
+            let mut report = check_line(&bytes, &args, &cwd);
+            report.always =
+                policy::always::offered(&report.decision, &String::from_utf8_lossy(&bytes));
+            report
+        }
         Err(e) => plain(Decision::refused(
             e.code,
             Route::Intake,
@@ -79,9 +84,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
 
 fn plain(decision: Decision) -> CheckReport {
     CheckReport {
-        always: policy::always::offered(&decision),
         decision,
         review: None,
+        always: None,
     }
 }
 
@@ -166,8 +171,8 @@ fn reviewed(
     outcome.settle(&mut decision, line.as_str());
     CheckReport {
         review: Some(outcome.report(line.as_str())),
-        always: policy::always::offered(&decision),
         decision,
+        always: None,
     }
 }
 

@@ -980,7 +980,7 @@ pub fn ask_person(
     why: &str,
 ) -> Result<()> {
     // No "allow always" while the config is invalid: the rule could not be added to it.
-    let always = policy::always::offered(decision).filter(|_| ctx.config.invalid.is_none());
+    let always = policy::always::offered(decision, line).filter(|_| ctx.config.invalid.is_none());
     let question = Question {
         line: line.to_owned(),
         cwd: ctx.cwd.to_string_lossy().into_owned(),
@@ -1020,8 +1020,8 @@ fn allow_always(always: &policy::always::Always) {
     let reason = "allowed for good by a person at the terminal";
     match crate::config::append_allow_rule(&file, always, reason) {
         Ok(id) => approval::tell(&format!(
-            "shellgate: `{}` is allowed from now on{} (rule {id} in {}; delete it there to undo)\n",
-            crate::intake::visible(&always.program),
+            "shellgate: {} is allowed from now on{} (rule {id} in {}; delete it there to undo)\n",
+            approval::always_scope(always),
             approval::always_reach(always),
             file.display()
         )),

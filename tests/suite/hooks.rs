@@ -483,9 +483,9 @@ fn zsh_a_granted_hosts_proxy_stays_in_its_line() {
     a_granted_hosts_proxy_stays_in_its_line("zsh");
 }
 
-/// "Always" to a line that needs a host by name writes an allow rule that declares that host;
-/// the next line of the program to that host is not asked and reaches it, while the same server
-/// under another name is asked again (the rule holds the name, not the address or the port).
+/// "Always" to a line that needs a host by name writes an allow rule for that line that declares
+/// that host; the same line typed again is not asked and reaches it, while the same server under
+/// another name is asked again (the rule holds the line and the name, not the address or port).
 fn always_to_a_host_is_not_asked_again(shell: &str) {
     use std::io::{Read, Write};
     let f = Fixture::new();
@@ -501,11 +501,12 @@ fn always_to_a_host_is_not_asked_again(shell: &str) {
         }
     });
     let mut sh = f.interactive(shell);
-    let (out, status) = sh.run(&format!("curl -s http://localhost:{port}/one"), &["a"]);
+    let line = format!("curl -s http://localhost:{port}/health");
+    let (out, status) = sh.run(&line, &["a"]);
     assert_eq!(status, 0, "{out}");
     assert!(
         out.contains(&format!(
-            "a = always allow `curl` with network tcp:localhost:{port}"
+            "a = always allow this line with network tcp:localhost:{port}"
         )),
         "the question says what always gives: {out}"
     );
@@ -513,14 +514,15 @@ fn always_to_a_host_is_not_asked_again(shell: &str) {
     assert!(out.contains("is allowed from now on"), "{out}");
     let config = std::fs::read_to_string(f.home.join(".config/shellgate/config.toml")).unwrap();
     assert!(
-        config.contains(&format!("needs = {{ network = [\"localhost:{port}\"] }}")),
+        config.contains(&format!("needs = {{ network = [\"localhost:{port}\"] }}"))
+            && config.contains("field = \"line\""),
         "{config}"
     );
-    let (out, status) = sh.run(&format!("curl -s http://localhost:{port}/two"), &["n"]);
+    let (out, status) = sh.run(&line, &["n"]);
     assert_eq!(status, 0, "{out}");
     assert!(!out.contains("approval is needed"), "asked again: {out}");
     assert!(out.contains("served"), "{out}");
-    let (out, status) = sh.run(&format!("curl -s http://127.0.0.1:{port}/"), &["n"]);
+    let (out, status) = sh.run(&format!("curl -s http://127.0.0.1:{port}/health"), &["n"]);
     assert!(
         out.contains("approval is needed"),
         "another name unasked: {out}"

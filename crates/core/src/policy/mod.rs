@@ -394,7 +394,7 @@ fn strictest_flag<'r>(input: &Input<'r>, context: &LineContext) -> Option<Requir
     // The network a user's own rules already grant is not asked about again.
     let declared = |rule: &Rule| {
         matches!(rule.matcher, Matcher::Builtin(BuiltinCheck::NetworkAccess))
-            && needs::network_declared_by_user(input.rules, context.parsed)
+            && needs::network_declared_by_user(input.rules, context)
     };
     let mut best: Option<(&Rule, String)> = None;
     for rule in input

@@ -37,18 +37,36 @@ pub fn of_line(rules: &[Rule], context: &LineContext, parsed: &Parsed) -> Needs 
 
 /// Whether the user's own rules already give what the line needs the network for: every command
 /// that needs it is allowed by a user rule whose `needs` hold all of that command's built-in needs
-/// (its hosts and ports, listening ports and cache directories), and the line opens no `/dev/tcp`
-/// connection of its own. Then a person approved that grant when the rule was written (by hand, or
-/// by answering "always" to a question that showed it), and `builtin.network` does not ask again.
-/// A command that needs anything more — another host, a registry named on the line, the whole
-/// network where the rule gives ports — or a credential variable or socket (passed only on a
-/// person's yes to the line itself), is not covered, and the line is asked as before.
-pub fn network_declared_by_user(rules: &[Rule], parsed: &Parsed) -> bool {
+/// (its hosts and ports, listening ports and cache directories) — a rule on the program or its
+/// arguments, or one on the whole line (what an "always" answer writes, see [`super::always`]) —
+/// and the line opens no `/dev/tcp` connection of its own. Then a person approved that grant when
+/// the rule was written, and `builtin.network` does not ask again. A command that needs anything
+/// more — another host, a registry named on the line, the whole network where the rule gives
+/// ports — or a credential variable or socket (passed only on a person's yes to the line
+/// itself), is not covered, and the line is asked as before.
+pub fn network_declared_by_user(rules: &[Rule], context: &LineContext) -> bool {
+    let parsed = context.parsed;
     let opens_a_connection = parsed
         .reads
         .iter()
         .chain(parsed.writes.iter())
         .any(|p| super::known_safe::is_network_path(p));
+    let standing =
+        |rule: &&Rule| declares_needs(rule) && rule.policy == super::rules::RulePolicy::Allow;
+    let line_rules: Vec<&Needs> = rules
+        .iter()
+        .filter(standing)
+        .filter(|r| {
+            matches!(
+                r.matcher,
+                super::rules::Matcher::Regex {
+                    field: super::rules::Field::Line,
+                    ..
+                }
+            ) && r.finding(context).is_some()
+        })
+        .filter_map(|r| r.needs.as_ref())
+        .collect();
     !opens_a_connection
         && parsed
             .commands
@@ -56,12 +74,11 @@ pub fn network_declared_by_user(rules: &[Rule], parsed: &Parsed) -> bool {
             .filter(|c| needs_network(c).is_some())
             .all(|c| {
                 let needed = builtin(c);
-                rules.iter().any(|rule| {
-                    declares_needs(rule)
-                        && rule.policy == super::rules::RulePolicy::Allow
-                        && super::allows_command(rule, c)
-                        && rule.needs.as_ref().is_some_and(|d| holds(d, &needed))
-                })
+                line_rules.iter().any(|declared| holds(declared, &needed))
+                    || rules.iter().filter(standing).any(|rule| {
+                        super::allows_command(rule, c)
+                            && rule.needs.as_ref().is_some_and(|d| holds(d, &needed))
+                    })
             })
 }
 

@@ -574,6 +574,34 @@ writable = ["~/.npm"]"#,
         decide_in("npm install", "ask", &project).rule.as_deref(),
         Some("builtin.network")
     );
+    // A rule on the whole line (what "always" writes) holds that line only, and widens no other
+    // line of the program: `git status` stays read-only.
+    let mut by_line = TestConfig::builtin();
+    let mut rule = regex_rule(
+        "user-allow-line",
+        Field::Line,
+        &format!("^{}$", regex::escape("git pull https://example.com/r.git")),
+        RulePolicy::Allow,
+    );
+    rule.needs = Some(toml::from_str(r#"network = ["example.com:443"]"#).unwrap());
+    by_line.rules.push(rule);
+    let pulled = decide_in("git pull https://example.com/r.git", "ask", &by_line);
+    assert_eq!(pulled.decision, Verdict::Allow, "{pulled:?}");
+    let rebase = decide_in(
+        "git pull --rebase https://example.com/r.git",
+        "ask",
+        &by_line,
+    );
+    assert_eq!(rebase.rule.as_deref(), Some("builtin.network"));
+    let status = decide_in("git status", "ask", &by_line);
+    assert_eq!(
+        (
+            status.decision,
+            status.grant.sandbox,
+            status.grant.network.is_off()
+        ),
+        (Verdict::Allow, SandboxPolicy::ReadOnly, true)
+    );
     // Without the rule's needs the same line is asked: what the test shows is the rule's doing.
     assert_eq!(
         decide_in("npm install", "ask", &TestConfig::builtin())
@@ -588,16 +616,27 @@ writable = ["~/.npm"]"#,
 #[test]
 fn always_is_offered_for_named_hosts_and_listening_ports_only() {
     let offered = |line: &str| {
-        always::offered(&decide_ask(line))
-            .map(|a| (a.program, serde_json::to_string(&a.needs).unwrap()))
+        always::offered(&decide_ask(line), line).map(|a| serde_json::to_string(&a).unwrap())
     };
     assert_eq!(
-        offered("curl -sS https://example.com/a"),
-        Some(("curl".into(), r#"{"network":["example.com:443"]}"#.into()))
+        offered("curl -sS https://example.com/a").as_deref(),
+        Some(
+            r#"{"line":"curl -sS https://example.com/a","needs":{"network":["example.com:443"]}}"#
+        )
     );
     assert_eq!(
-        offered("python3 -m http.server 8000"),
-        Some(("python3".into(), r#"{"listen":[8000]}"#.into()))
+        offered("python3 -m http.server 8000").as_deref(),
+        Some(r#"{"line":"python3 -m http.server 8000","needs":{"listen":[8000]}}"#)
+    );
+    // Asked by default: the program, with nothing declared.
+    assert_eq!(
+        always::offered(
+            &decide_in("mkdir d", "untrusted", &TestConfig::builtin()),
+            "mkdir d"
+        )
+        .map(|a| serde_json::to_string(&a).unwrap())
+        .as_deref(),
+        Some(r#"{"program":"mkdir"}"#)
     );
     for line in [
         // A cache outside the workspace that the person's own tools read later.
