@@ -550,10 +550,16 @@ pub fn append_allow_rule(
         .find(|id| !taken(id))
         .ok_or_else(|| invalid(path, None, "too many rules of that name already"))?;
     let quote = |text: &str| toml::Value::String(text.to_owned()).to_string();
+    let pattern = match &always.scope {
+        Scope::Program(program) => format!("^{}$", regex::escape(program)),
+        // The line as asked, in the foreground, or started in the background with `&` (which
+        // cannot be asked about: the person answers in the foreground once).
+        Scope::Line(line) => format!("^{}(?:[ \\t]*&)?[ \\t]*$", regex::escape(line.trim_end())),
+    };
     let mut block = format!(
         "\n[[rules]]\nid = {}\npattern = {}\nfield = \"{field}\"\npolicy = \"allow\"\nreason = {}\n",
         quote(&id),
-        quote(&format!("^{}$", regex::escape(text))),
+        quote(&pattern),
         quote(reason),
     );
     if !always.needs.is_empty() {
@@ -1015,7 +1021,10 @@ mod tests {
             panic!("not a pattern rule");
         };
         assert!(regex.is_match(line));
-        assert!(!regex.is_match(&format!("{line} ")));
+        assert!(regex.is_match(&format!("{line} &")));
+        assert!(!regex.is_match(&format!("{line} x")));
+        assert!(!regex.is_match(&format!("{line}; x")));
+        assert!(!regex.is_match(&format!("x {line}")));
         assert!(!regex.is_match("npm install"));
     }
 
