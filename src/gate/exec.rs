@@ -33,8 +33,31 @@ pub(super) fn line_environment(
         passed.push(SSH_AUTH_SOCK.to_owned());
     }
     let mut line = policy::environment::withhold(env, &passed);
+    if grant.sandbox != SandboxPolicy::FullAccess {
+        use_the_lines_caches(&mut line.vars);
+    }
     line.vars.push((ACTIVE_ENV.into(), request.as_str().into()));
     line
+}
+
+/// A sandboxed line's package tools use the lines' own caches ([`policy::needs::LINE_CACHES`]:
+/// only lines read them, so nothing a line writes there runs outside later), whatever the caller
+/// set. They are made here when missing, so that a tool without the grant finds its cache
+/// (read-only) rather than failing to create it.
+fn use_the_lines_caches(env: &mut Vec<(OsString, OsString)>) {
+    use std::os::unix::fs::DirBuilderExt;
+    for (name, dir) in policy::needs::LINE_CACHES {
+        let Some(path) = crate::paths::home_relative(dir).filter(|p| p.is_absolute()) else {
+            continue;
+        };
+        // Best effort: a home that cannot hold them leaves the tool to say so in the line.
+        let _ = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&path);
+        env.retain(|(key, _)| key != name);
+        env.push((name.into(), path.into_os_string()));
+    }
 }
 
 pub(super) const SSH_AUTH_SOCK: &str = "SSH_AUTH_SOCK";

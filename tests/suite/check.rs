@@ -72,7 +72,11 @@ fn json_decision_and_exit_codes() {
     let (_, v) = env.json(&["check", "--json", "--", "npm install"]);
     assert_eq!(v["sandbox"], "workspace-write");
     assert_eq!(v["network"], serde_json::json!(["registry.npmjs.org:443"]));
-    assert_eq!(v["writable"], serde_json::json!(["~/.npm"]));
+    // The lines' own cache, never the person's `~/.npm` (see `policy::needs::LINE_CACHES`).
+    assert_eq!(
+        v["writable"],
+        serde_json::json!(["~/.cache/shellgate-lines/npm"])
+    );
 
     // In `ask` an ordinary line runs in the workspace-write sandbox without asking anyone.
     let (code, v) = env.json(&["check", "--json", "--", "make -j2"]);

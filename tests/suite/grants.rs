@@ -475,7 +475,7 @@ fn npx_runs_the_projects_own_tool_unasked_and_asks_only_to_fetch() {
     // Told not to retry a fetch (npm retrying a lookup it cannot make takes over a minute).
     assert!(text.contains("project tool a b retries=0"), "{text}");
     // npm removes logs beyond its limit on every run: old ones in the cache change nothing.
-    let logs = lab.user.home.join(".npm/_logs");
+    let logs = lab.user.home.join(".cache/shellgate-lines/npm/_logs");
     std::fs::create_dir_all(&logs).unwrap();
     std::fs::write(logs.join("2026-01-01T00_00_00_000Z-debug-0.log"), "old\n").unwrap();
     let (code, text) = lab.agent_runs("npx typecheck");
@@ -484,7 +484,8 @@ fn npx_runs_the_projects_own_tool_unasked_and_asks_only_to_fetch() {
     let (code, text) = lab.agent_runs("npx shellgate-test-no-such-tool");
     assert_eq!(code, 217, "{text}");
     assert!(
-        text.contains("registry.npmjs.org:443") && text.contains("\"writable\":[\"~/.npm\"]"),
+        text.contains("registry.npmjs.org:443")
+            && text.contains("\"writable\":[\"~/.cache/shellgate-lines/npm\"]"),
         "the refusal does not offer the fetch's grant: {text}"
     );
 }

@@ -542,6 +542,59 @@ fn zsh_always_to_a_host_is_not_asked_again() {
     always_to_a_host_is_not_asked_again("zsh");
 }
 
+/// An install writes the lines' own package cache, never the person's (which their own installs
+/// outside would read back): the yes, and the `a` that makes it a standing rule, grant exactly
+/// that; the cache's variable is the line's and does not come back into the person's shell.
+fn an_install_writes_the_lines_cache_only(shell: &str) {
+    // The person's prompt shows the variable if it ever gets into their shell.
+    let f = Fixture::with_rc(
+        "if [ -n \"$ZSH_VERSION\" ]; then setopt promptsubst; \
+         PS1='${npm_config_cache:+LEAKED}[%?]PROMPT$ '; \
+         else PS1='${npm_config_cache:+LEAKED}[$?]PROMPT$ '; fi",
+    );
+    support::write_executable(
+        &f.bin.join("npm"),
+        "#!/bin/sh\necho \"cache=$npm_config_cache\"\n\
+         mkdir -p \"$npm_config_cache/_cacache\" && echo ok >\"$npm_config_cache/_cacache/entry\" \
+         && echo wrote-the-lines-cache\n\
+         mkdir -p \"$HOME/.npm\" 2>/dev/null; echo poison 2>/dev/null >\"$HOME/.npm/entry\" \
+         && echo wrote-the-persons-cache\nexit 0\n",
+    );
+    let lines_cache = f.home.join(".cache/shellgate-lines/npm");
+    let mut sh = f.interactive(shell);
+    let (out, status) = sh.run("npm install", &["a"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(
+        out.contains("a = always allow this line with network tcp:registry.npmjs.org:443, writes ~/.cache/shellgate-lines/npm"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("cache={}", lines_cache.display())),
+        "{out}"
+    );
+    assert!(out.contains("wrote-the-lines-cache"), "{out}");
+    assert!(!out.contains("wrote-the-persons-cache"), "{out}");
+    assert!(lines_cache.join("_cacache/entry").is_file());
+    assert!(!f.home.join(".npm/entry").exists());
+    let (out, _) = sh.run("npm install", &["n"]);
+    assert!(!out.contains("approval is needed"), "asked again: {out}");
+    assert!(out.contains("wrote-the-lines-cache"), "{out}");
+    assert!(!out.contains("LEAKED"), "the line's cache came back: {out}");
+    let out = sh.line("true");
+    assert!(!out.contains("LEAKED"), "the line's cache came back: {out}");
+}
+
+#[test]
+fn bash_an_install_writes_the_lines_cache_only() {
+    an_install_writes_the_lines_cache_only("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_an_install_writes_the_lines_cache_only() {
+    an_install_writes_the_lines_cache_only("zsh");
+}
+
 /// A build that fetches on demand runs told to fail a fetch at once (`CARGO_NET_RETRY=0` and
 /// npm's settings); those are the line's, never offered back to the person's shell — `cargo
 /// build` typed in a hooked shell asked "apply to this shell?" every time. A value the person

@@ -398,13 +398,22 @@ pub fn changes(dialect: Dialect, before: &State, after: &State) -> Vec<Change> {
     out
 }
 
-/// A variable with the value the gate gave a line that fetches on demand
-/// ([`crate::policy::network::FAIL_FETCHES_AT_ONCE`]): the line's, not the person's (a person's own
-/// value of it went in with the input and came back unchanged).
+/// A variable with the value the gate gave the line: the settings of a line that fetches on
+/// demand ([`crate::policy::network::FAIL_FETCHES_AT_ONCE`]) and the lines' own package caches
+/// ([`crate::policy::needs::LINE_CACHES`]). They are the line's, not the person's (a person's
+/// own value of one went in with the input and came back unchanged).
 fn set_by_the_gate(name: &str, var: &Var) -> bool {
+    let Value::Scalar(value) = &var.value else {
+        return false;
+    };
     crate::policy::network::FAIL_FETCHES_AT_ONCE
         .iter()
-        .any(|(n, v)| *n == name && matches!(&var.value, Value::Scalar(s) if s == v))
+        .any(|(n, v)| *n == name && value == v)
+        || crate::policy::needs::LINE_CACHES.iter().any(|(n, dir)| {
+            *n == name
+                && crate::paths::home_relative(dir)
+                    .is_some_and(|path| path.as_os_str() == std::ffi::OsStr::new(value))
+        })
 }
 
 /// zsh prints a function's body re-indented, and an autoload stub differently from the function

@@ -16,9 +16,9 @@
 //! Not offered where the need is a port on any host or the whole network (ssh, `curl "$URL"`: a
 //! rule would reach every host); where the line is handed a credential variable or socket, which
 //! only a person's yes to that line passes; nor where it writes a directory outside the workspace
-//! — the package managers' caches (`~/.npm`, `~/.cargo/registry`, `~/.cache/pip` …), which the
-//! person's own tools later read and run outside the sandbox (cargo compiles
-//! `~/.cargo/registry/src` as it finds it): each time that is a question about the line itself.
+//! other than the lines' own package caches ([`super::needs::LINE_CACHES`], which only lines
+//! read) — cargo's `~/.cargo/registry`, which the person's own builds compile outside the sandbox
+//! as they find it: each time that is a question about the line itself.
 
 use super::grant::{Needs, Network};
 use super::rules::NETWORK_RULE;
@@ -84,7 +84,10 @@ fn network_needs(decision: &Decision) -> Option<Needs> {
         Network::Tcp(_) => needs.network.any_host_ports().is_empty(),
         Network::On => false,
     };
-    let nothing_outside = needs.writable.is_empty();
+    let nothing_outside = needs
+        .writable
+        .iter()
+        .all(|dir| super::needs::is_line_cache(dir));
     let nothing_personal = needs.env.is_empty()
         && needs.sockets.is_empty()
         && decision.grant.env.is_empty()

@@ -135,16 +135,16 @@ fn table(c: &Command) -> Needs {
         };
     }
     let (endpoints, writable): (Option<Vec<Endpoint>>, &[&str]) = match c.program.as_str() {
-        "npm" | "npx" => (registry(NPM), &["~/.npm"]),
-        "pnpm" | "pnpx" => (registry(NPM), &["~/.local/share/pnpm", "~/.cache/pnpm"]),
-        "yarn" => (registry(YARN), &["~/.cache/yarn", "~/.yarn"]),
-        "bun" | "bunx" => (registry(NPM), &["~/.bun"]),
+        "npm" | "npx" => (registry(NPM), &[NPM_CACHE]),
+        "pnpm" | "pnpx" => (registry(NPM), &[PNPM_STORE, PNPM_CACHE]),
+        "yarn" => (registry(YARN), &[YARN_CACHE, YARN_GLOBAL]),
+        "bun" | "bunx" => (registry(NPM), &[BUN_CACHE]),
         "cargo" => (registry(CRATES), &["~/.cargo/registry", "~/.cargo/git"]),
-        "pip" | "pip3" => (registry(PYPI), &["~/.cache/pip"]),
-        "python" | "python3" => (registry(PYPI), &["~/.cache/pip"]),
-        "uv" | "uvx" => (registry(PYPI), &["~/.cache/uv"]),
-        "pipx" => (registry(PYPI), &["~/.cache/pip", "~/.local/share/pipx"]),
-        "go" => (registry(GO), &["~/go/pkg/mod", "~/.cache/go-build"]),
+        "pip" | "pip3" => (registry(PYPI), &[PIP_CACHE]),
+        "python" | "python3" => (registry(PYPI), &[PIP_CACHE]),
+        "uv" | "uvx" => (registry(PYPI), &[UV_CACHE]),
+        "pipx" => (registry(PYPI), &[PIP_CACHE, "~/.local/share/pipx"]),
+        "go" => (registry(GO), &[GO_MODULES, GO_BUILDS]),
         "gem" | "bundle" => (registry(GEMS), &["~/.gem", "~/.bundle"]),
         "git" => (Some(git_endpoints(&words)), &[]),
         // ssh takes no proxy: its port, on any host.
@@ -177,6 +177,47 @@ fn table(c: &Command) -> Needs {
         },
         ..Needs::default()
     }
+}
+
+/// The package caches lines fill: shellgate's, beside the person's own, which lines never write.
+///
+/// A tool reads its cache back and runs what it finds there — cargo compiles
+/// `~/.cargo/registry/src` as it finds it, pip installs from its wheel cache, go links its build
+/// cache, npm installs from its own. Had a line written the person's caches (`~/.npm`,
+/// `~/.cache/pip` …), the person's next install or build outside the sandbox would run what that
+/// line put there. So every sandboxed line runs with these variables pointing its tools at caches
+/// of its own (set by the gate, never taken back into a person's shell), and a grant writes those:
+/// what a line writes there only lines read, and a line may already write the workspace they
+/// install into. The person's caches stay read-only to lines; a first install in the sandbox
+/// downloads what their cache already had. Cargo keeps its registry in `CARGO_HOME` with its
+/// config and installed programs, so it has no such variable: its grant still writes
+/// `~/.cargo/registry`, and `a` is not offered for it.
+pub const LINE_CACHES: [(&str, &str); 10] = [
+    ("npm_config_cache", NPM_CACHE),
+    ("npm_config_store_dir", PNPM_STORE),
+    ("npm_config_cache_dir", PNPM_CACHE),
+    ("YARN_CACHE_FOLDER", YARN_CACHE),
+    ("YARN_GLOBAL_FOLDER", YARN_GLOBAL),
+    ("BUN_INSTALL_CACHE_DIR", BUN_CACHE),
+    ("PIP_CACHE_DIR", PIP_CACHE),
+    ("UV_CACHE_DIR", UV_CACHE),
+    ("GOMODCACHE", GO_MODULES),
+    ("GOCACHE", GO_BUILDS),
+];
+const NPM_CACHE: &str = "~/.cache/shellgate-lines/npm";
+const PNPM_STORE: &str = "~/.cache/shellgate-lines/pnpm-store";
+const PNPM_CACHE: &str = "~/.cache/shellgate-lines/pnpm";
+const YARN_CACHE: &str = "~/.cache/shellgate-lines/yarn";
+const YARN_GLOBAL: &str = "~/.cache/shellgate-lines/yarn-global";
+const BUN_CACHE: &str = "~/.cache/shellgate-lines/bun";
+const PIP_CACHE: &str = "~/.cache/shellgate-lines/pip";
+const UV_CACHE: &str = "~/.cache/shellgate-lines/uv";
+const GO_MODULES: &str = "~/.cache/shellgate-lines/go-mod";
+const GO_BUILDS: &str = "~/.cache/shellgate-lines/go-build";
+
+/// Whether `dir` (as a grant spells it) is one of the lines' own caches ([`LINE_CACHES`]).
+pub fn is_line_cache(dir: &str) -> bool {
+    LINE_CACHES.iter().any(|(_, cache)| *cache == dir)
 }
 
 /// The public registries of each ecosystem, where its tools fetch from unless configured
@@ -347,7 +388,7 @@ mod tests {
     fn package_managers_get_their_registry_by_name_and_cache() {
         let n = needs("npm install");
         assert_eq!(n.network, hosts(&["registry.npmjs.org:443"]));
-        assert_eq!(n.writable, ["~/.npm"]);
+        assert_eq!(n.writable, ["~/.cache/shellgate-lines/npm"]);
         let crates = hosts(&[
             "crates.io:443",
             "index.crates.io:443",
@@ -358,7 +399,7 @@ mod tests {
         assert_eq!(n.writable, ["~/.cargo/registry", "~/.cargo/git"]);
         assert_eq!(
             needs("pip install -r requirements.txt").writable,
-            ["~/.cache/pip"]
+            ["~/.cache/shellgate-lines/pip"]
         );
         assert!(needs("cargo build --offline").is_empty());
         assert!(needs("ls -la").is_empty());
@@ -385,6 +426,47 @@ mod tests {
         assert_eq!(fetch.writable, ["~/.cargo/registry", "~/.cargo/git"]);
         assert!(on_demand(&parse("cargo fetch", ShellKind::Bash)).is_empty());
         assert!(needs("npm test").is_empty());
+    }
+
+    /// Every package manager that can be told where its cache is writes the lines' own
+    /// (which only lines read), never the person's; each of the lines' caches is some tool's.
+    #[test]
+    fn package_managers_write_the_lines_caches_only() {
+        for line in [
+            "npm install",
+            "npm ci",
+            "pnpm install",
+            "yarn install",
+            "bun install",
+            "pip install x",
+            "python3 -m pip install x",
+            "uv sync",
+            "go mod download",
+        ] {
+            let written = needs(line).writable;
+            assert!(!written.is_empty(), "{line}");
+            assert!(
+                written.iter().all(|d| is_line_cache(d)),
+                "{line}: {written:?}"
+            );
+        }
+        let all: Vec<String> = [
+            "npm i",
+            "pnpm i",
+            "yarn add x",
+            "bun i",
+            "pip install x",
+            "uv sync",
+            "go get x",
+        ]
+        .iter()
+        .flat_map(|l| needs(l).writable)
+        .collect();
+        for (variable, cache) in LINE_CACHES {
+            assert!(all.iter().any(|d| d == cache), "{variable}: {cache} unused");
+        }
+        // Cargo's registry has no variable of its own: the person's, granted, and not a line's.
+        assert!(!is_line_cache("~/.cargo/registry"));
     }
 
     #[test]

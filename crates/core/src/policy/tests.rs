@@ -521,7 +521,7 @@ fn the_network_a_users_rule_declares_is_not_asked_about_again() {
     config.rules.push(rule_with_needs(
         "npm",
         r#"network = ["registry.npmjs.org:443"]
-writable = ["~/.npm"]"#,
+writable = ["~/.cache/shellgate-lines/npm"]"#,
     ));
     config
         .rules
@@ -532,7 +532,7 @@ writable = ["~/.npm"]"#,
         (Verdict::Allow, Some("user-allow-npm"))
     );
     assert_eq!(d.grant.network.to_string(), "tcp:registry.npmjs.org:443");
-    assert_eq!(d.grant.writable, ["~/.npm"]);
+    assert_eq!(d.grant.writable, ["~/.cache/shellgate-lines/npm"]);
     // Anything the rules do not hold is asked as before: a registry named on the line, a
     // neighbour without a rule, a `/dev/tcp` connection, the whole network where the rule gives
     // a port, a host the rule does not name, a project rule's needs.
@@ -566,7 +566,7 @@ sockets = ["ssh-agent"]"#,
     let mut rule = rule_with_needs(
         "npm",
         r#"network = ["registry.npmjs.org:443"]
-writable = ["~/.npm"]"#,
+writable = ["~/.cache/shellgate-lines/npm"]"#,
     );
     rule.source = RuleSource::Project("/p".into());
     project.rules.push(rule);
@@ -628,6 +628,13 @@ fn always_is_offered_for_named_hosts_and_listening_ports_only() {
         offered("python3 -m http.server 8000").as_deref(),
         Some(r#"{"line":"python3 -m http.server 8000","needs":{"listen":[8000]}}"#)
     );
+    // The lines' own package caches, which only lines read.
+    assert_eq!(
+        offered("npm install").as_deref(),
+        Some(
+            r#"{"line":"npm install","needs":{"network":["registry.npmjs.org:443"],"writable":["~/.cache/shellgate-lines/npm"]}}"#
+        )
+    );
     // Asked by default: the program, with nothing declared.
     assert_eq!(
         always::offered(
@@ -639,10 +646,8 @@ fn always_is_offered_for_named_hosts_and_listening_ports_only() {
         Some(r#"{"program":"mkdir"}"#)
     );
     for line in [
-        // A cache outside the workspace that the person's own tools read later.
-        "npm install",
+        // A cache outside the workspace that the person's own builds compile later.
         "cargo add serde",
-        "pip install requests",
         // A port on any host, or the whole network.
         "ssh host uptime",
         "curl \"$URL\"",
