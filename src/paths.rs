@@ -55,6 +55,63 @@ pub fn home_relative(dir: &str) -> Option<PathBuf> {
     }
 }
 
+/// Where the lines' package cache `dir` (one of [`crate::policy::needs::LINE_CACHES`], as a grant
+/// spells it: `~/.cache/shellgate-lines/npm`) is for a line in `workspace`: a directory of that
+/// workspace's own (`~/.cache/shellgate-lines/<name>-<hash>/npm`; lines without a workspace
+/// share `no-workspace`). What a line writes there only later lines of the same workspace read,
+/// and those may write the workspace itself: a line in one project cannot choose what an install
+/// in another puts into that project. Any other directory: [`home_relative`].
+pub fn grant_dir(dir: &str, workspace: Option<&Path>) -> Option<PathBuf> {
+    if !crate::policy::needs::is_line_cache(dir) {
+        return home_relative(dir);
+    }
+    let (root, name) = dir.rsplit_once('/')?;
+    let key = match workspace {
+        Some(ws) => {
+            let base: String = ws
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .take(32)
+                .collect();
+            let hash = crate::audit::log::sha256_hex(ws.as_os_str().as_encoded_bytes());
+            format!("{base}-{}", &hash[..16])
+        }
+        None => "no-workspace".to_owned(),
+    };
+    home_relative(root).map(|r| r.join(key).join(name))
+}
+
+/// Makes `path` and its missing parents, readable by the user alone; best effort (a home that
+/// cannot hold it leaves the tool to say so in the line).
+pub fn make_private_dir(path: &Path) {
+    use std::os::unix::fs::DirBuilderExt;
+    let _ = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path);
+}
+
+/// Whether `path` lies in the lines' package cache `dir` of some workspace (see [`grant_dir`]).
+pub fn in_lines_cache(dir: &str, path: &Path) -> bool {
+    let Some((root, name)) = dir
+        .rsplit_once('/')
+        .filter(|_| crate::policy::needs::is_line_cache(dir))
+    else {
+        return false;
+    };
+    let Some(root) = home_relative(root) else {
+        return false;
+    };
+    let mut parts = match path.strip_prefix(&root) {
+        Ok(rest) => rest.components(),
+        Err(_) => return false,
+    };
+    parts.next().is_some() && parts.next().is_some_and(|c| c.as_os_str() == name)
+}
+
 /// The effective user's home directory in the password database, when it has an absolute one.
 pub fn password_home() -> Option<PathBuf> {
     password_entry_home()
@@ -106,5 +163,34 @@ mod tests {
             Some(PathBuf::from("/srv/cache"))
         );
         assert_eq!(home_relative("~user/x"), Some(PathBuf::from("~user/x")));
+    }
+
+    /// Each workspace has its own lines' caches; lines without one share one; any other
+    /// directory is read as written.
+    #[test]
+    fn a_lines_cache_is_the_workspaces_own() {
+        let Some(home) = crate::env::get().home() else {
+            return;
+        };
+        let npm = "~/.cache/shellgate-lines/npm";
+        let a = grant_dir(npm, Some(Path::new("/w/app"))).unwrap();
+        let b = grant_dir(npm, Some(Path::new("/other/app"))).unwrap();
+        assert_ne!(a, b);
+        assert!(a.starts_with(home.join(".cache/shellgate-lines")));
+        assert!(a.file_name().is_some_and(|n| n == "npm"));
+        assert!(a.parent().unwrap().to_string_lossy().contains("/app-"));
+        assert_eq!(
+            grant_dir(npm, None).unwrap(),
+            home.join(".cache/shellgate-lines/no-workspace/npm")
+        );
+        assert_eq!(
+            grant_dir("~/.cargo/registry", Some(Path::new("/w/app"))),
+            home_relative("~/.cargo/registry")
+        );
+        assert!(in_lines_cache(npm, &a));
+        assert!(in_lines_cache(npm, &a.join("_cacache/x")));
+        assert!(!in_lines_cache(npm, a.parent().unwrap()));
+        assert!(!in_lines_cache("~/.cache/shellgate-lines/pip", &a));
+        assert!(!in_lines_cache(npm, &home.join(".npm")));
     }
 }

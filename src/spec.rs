@@ -216,11 +216,15 @@ pub fn grant_spec(
         spec = spec.with_listen(&grant.listen.iter().copied().collect::<Vec<_>>());
     }
     if spec.policy == Policy::WorkspaceWrite {
-        for path in grant
-            .writable
-            .iter()
-            .filter_map(|d| crate::paths::home_relative(d))
-        {
+        let workspace = spec.workspace.clone();
+        for dir in &grant.writable {
+            let Some(path) = crate::paths::grant_dir(dir, workspace.as_deref()) else {
+                continue;
+            };
+            // The lines' own caches are shellgate's to make (a missing root is skipped).
+            if shellgate_core::policy::needs::is_line_cache(dir) {
+                crate::paths::make_private_dir(&path);
+            }
             spec = spec.with_writable(&path)?;
         }
     }

@@ -26,14 +26,16 @@ pub(super) fn execute(run: &Decided, grant: &Grant) -> Outcome {
 /// type errors keeps its own status) and is no sign of a fetch; a write *inside* the cache is
 /// both, and stays.
 pub(super) fn forget_cache_creation(denials: &mut Vec<crate::sandbox::Denial>, on_demand: &Needs) {
-    let caches: Vec<PathBuf> = on_demand
-        .writable
-        .iter()
-        .filter_map(|d| crate::paths::home_relative(d))
-        .collect();
+    let is_cache = |path: &Path| {
+        on_demand.writable.iter().any(|dir| {
+            crate::paths::in_lines_cache(dir, path)
+                && path.file_name() == Path::new(dir).file_name()
+                || crate::paths::home_relative(dir).is_some_and(|d| d == path)
+        })
+    };
     denials.retain(|d| {
         !matches!(d, crate::sandbox::Denial::Write { path, operation }
-            if *operation == crate::sandbox::CREATING_A_DIRECTORY && caches.contains(path))
+            if *operation == crate::sandbox::CREATING_A_DIRECTORY && is_cache(path))
     });
 }
 
@@ -233,11 +235,12 @@ pub(super) fn missing_grant(
 ) -> Option<Needs> {
     use crate::sandbox::Denial;
     let mut needs = Needs::default();
-    let caches: Vec<_> = on_demand
-        .writable
-        .iter()
-        .filter_map(|d| crate::paths::home_relative(d))
-        .collect();
+    let in_a_cache = |path: &Path| {
+        on_demand.writable.iter().any(|dir| {
+            crate::paths::in_lines_cache(dir, path)
+                || crate::paths::home_relative(dir).is_some_and(|d| path.starts_with(d))
+        })
+    };
     let fetched = !on_demand.is_empty()
         && denials.iter().any(|d| match d {
             Denial::Connect { .. }
@@ -245,7 +248,7 @@ pub(super) fn missing_grant(
             | Denial::Host { .. }
             | Denial::ConnectElsewhere
             | Denial::Udp => true,
-            Denial::Write { path, .. } => caches.iter().any(|c| path.starts_with(c)),
+            Denial::Write { path, .. } => in_a_cache(path),
             Denial::Listen { .. }
             | Denial::UnixSocket { .. }
             | Denial::SecondName { .. }

@@ -33,28 +33,21 @@ pub(super) fn line_environment(
         passed.push(SSH_AUTH_SOCK.to_owned());
     }
     let mut line = policy::environment::withhold(env, &passed);
-    if grant.sandbox != SandboxPolicy::FullAccess {
-        use_the_lines_caches(&mut line.vars);
-    }
     line.vars.push((ACTIVE_ENV.into(), request.as_str().into()));
     line
 }
 
-/// A sandboxed line's package tools use the lines' own caches ([`policy::needs::LINE_CACHES`]:
-/// only lines read them, so nothing a line writes there runs outside later), whatever the caller
-/// set. They are made here when missing, so that a tool without the grant finds its cache
-/// (read-only) rather than failing to create it.
-fn use_the_lines_caches(env: &mut Vec<(OsString, OsString)>) {
-    use std::os::unix::fs::DirBuilderExt;
+/// A sandboxed line's package tools use the lines' own caches of its workspace
+/// ([`policy::needs::LINE_CACHES`], [`crate::paths::grant_dir`]: only that workspace's lines read
+/// them, so nothing a line writes there runs outside later), whatever the caller set. They are
+/// made here when missing, so that a tool without the grant finds its cache (read-only) rather
+/// than failing to create it.
+fn use_the_lines_caches(env: &mut Vec<(OsString, OsString)>, workspace: Option<&Path>) {
     for (name, dir) in policy::needs::LINE_CACHES {
-        let Some(path) = crate::paths::home_relative(dir).filter(|p| p.is_absolute()) else {
+        let Some(path) = crate::paths::grant_dir(dir, workspace).filter(|p| p.is_absolute()) else {
             continue;
         };
-        // Best effort: a home that cannot hold them leaves the tool to say so in the line.
-        let _ = std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&path);
+        crate::paths::make_private_dir(&path);
         env.retain(|(key, _)| key != name);
         env.push((name.into(), path.into_os_string()));
     }
@@ -174,6 +167,7 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
     )?;
     spec.host_processes = req.origin == Origin::Hook && acts_on_processes(&decision.commands);
     spec.unix_sockets = granted_sockets(grant, &env);
+    use_the_lines_caches(&mut env, spec.workspace.as_deref());
     let mut passed = side
         .passed
         .iter()

@@ -555,12 +555,13 @@ fn an_install_writes_the_lines_cache_only(shell: &str) {
     support::write_executable(
         &f.bin.join("npm"),
         "#!/bin/sh\necho \"cache=$npm_config_cache\"\n\
+         echo \"seen=$(cat \"$npm_config_cache/_cacache/entry\" 2>/dev/null || echo none)\"\n\
          mkdir -p \"$npm_config_cache/_cacache\" && echo ok >\"$npm_config_cache/_cacache/entry\" \
          && echo wrote-the-lines-cache\n\
          mkdir -p \"$HOME/.npm\" 2>/dev/null; echo poison 2>/dev/null >\"$HOME/.npm/entry\" \
          && echo wrote-the-persons-cache\nexit 0\n",
     );
-    let lines_cache = f.home.join(".cache/shellgate-lines/npm");
+    let lines_caches = f.home.join(".cache/shellgate-lines");
     let mut sh = f.interactive(shell);
     let (out, status) = sh.run("npm install", &["a"]);
     assert_eq!(status, 0, "{out}");
@@ -568,17 +569,51 @@ fn an_install_writes_the_lines_cache_only(shell: &str) {
         out.contains("a = always allow this line with network tcp:registry.npmjs.org:443, writes ~/.cache/shellgate-lines/npm"),
         "{out}"
     );
+    // The workspace's own npm cache: `<home>/.cache/shellgate-lines/<workspace>-<hash>/npm`.
+    let cache = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("cache="))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("no cache: {out}"));
     assert!(
-        out.contains(&format!("cache={}", lines_cache.display())),
+        cache.starts_with(&lines_caches) && cache.ends_with("npm"),
         "{out}"
     );
+    let workspace_key = cache
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy();
+    assert!(workspace_key.starts_with("ws-"), "{out}");
     assert!(out.contains("wrote-the-lines-cache"), "{out}");
     assert!(!out.contains("wrote-the-persons-cache"), "{out}");
-    assert!(lines_cache.join("_cacache/entry").is_file());
+    assert!(cache.join("_cacache/entry").is_file());
     assert!(!f.home.join(".npm/entry").exists());
+    assert!(out.contains("seen=none"), "{out}");
     let (out, _) = sh.run("npm install", &["n"]);
     assert!(!out.contains("approval is needed"), "asked again: {out}");
     assert!(out.contains("wrote-the-lines-cache"), "{out}");
+    assert!(
+        out.contains("seen=ok"),
+        "the workspace's cache is kept: {out}"
+    );
+    // Another workspace has a cache of its own: nothing a line wrote here reaches its installs.
+    let other = f.ws.parent().unwrap().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    support::workspace(&other);
+    sh.line(&format!("cd {}", other.display()));
+    let (out, _) = sh.run("npm install", &["n"]);
+    assert!(!out.contains("approval is needed"), "asked again: {out}");
+    assert!(
+        out.contains("seen=none"),
+        "one workspace's cache reached another: {out}"
+    );
+    assert!(out.contains("wrote-the-lines-cache"), "{out}");
+    assert!(
+        !out.contains(&format!("cache={}", cache.display())),
+        "{out}"
+    );
     assert!(!out.contains("LEAKED"), "the line's cache came back: {out}");
     let out = sh.line("true");
     assert!(!out.contains("LEAKED"), "the line's cache came back: {out}");

@@ -410,9 +410,10 @@ fn set_by_the_gate(name: &str, var: &Var) -> bool {
         .iter()
         .any(|(n, v)| *n == name && value == v)
         || crate::policy::needs::LINE_CACHES.iter().any(|(n, dir)| {
+            let path = std::path::Path::new(value);
             *n == name
-                && crate::paths::home_relative(dir)
-                    .is_some_and(|path| path.as_os_str() == std::ffi::OsStr::new(value))
+                && crate::paths::in_lines_cache(dir, path)
+                && path.file_name() == std::path::Path::new(dir).file_name()
         })
 }
 

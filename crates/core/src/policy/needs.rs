@@ -186,9 +186,10 @@ fn table(c: &Command) -> Needs {
 /// cache, npm installs from its own. Had a line written the person's caches (`~/.npm`,
 /// `~/.cache/pip` …), the person's next install or build outside the sandbox would run what that
 /// line put there. So every sandboxed line runs with these variables pointing its tools at caches
-/// of its own (set by the gate, never taken back into a person's shell), and a grant writes those:
-/// what a line writes there only lines read, and a line may already write the workspace they
-/// install into. The person's caches stay read-only to lines; a first install in the sandbox
+/// of its workspace's lines (set by the gate, never taken back into a person's shell; the binary's
+/// `paths::grant_dir` places each in a directory of the workspace's own), and a grant writes
+/// those: what a line writes there only later lines of that workspace read, and those may already
+/// write the workspace the tools install into. The person's caches stay read-only to lines; a first install in the sandbox
 /// downloads what their cache already had. Cargo keeps its registry in `CARGO_HOME` with its
 /// config and installed programs, so it has no such variable: its grant still writes
 /// `~/.cargo/registry`, and `a` is not offered for it.
