@@ -76,8 +76,10 @@ pub fn grant_dir(dir: &str, workspace: Option<&Path>) -> Option<PathBuf> {
                 .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
                 .take(32)
                 .collect();
-            let hash = crate::audit::log::sha256_hex(ws.as_os_str().as_encoded_bytes());
-            format!("{base}-{}", &hash[..16])
+            use sha2::{Digest, Sha256};
+            let digest = Sha256::digest(ws.as_os_str().as_encoded_bytes());
+            let hash: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+            format!("{base}-{hash}")
         }
         None => "no-workspace".to_owned(),
     };
