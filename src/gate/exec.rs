@@ -42,8 +42,16 @@ pub(super) fn line_environment(
 /// them, so nothing a line writes there runs outside later), whatever the caller set. They are
 /// made here when missing, so that a tool without the grant finds its cache (read-only) rather
 /// than failing to create it.
-fn use_the_lines_caches(env: &mut Vec<(OsString, OsString)>, workspace: Option<&Path>) {
-    for (name, dir) in policy::needs::LINE_CACHES {
+fn use_the_lines_caches(
+    env: &mut Vec<(OsString, OsString)>,
+    workspace: Option<&Path>,
+    commands: &[ParsedCommand],
+) {
+    for cache in policy::needs::LINE_CACHES
+        .iter()
+        .filter(|c| c.applies_to(commands))
+    {
+        let (name, dir) = (cache.variable, cache.dir);
         let Some(path) = crate::paths::grant_dir(dir, workspace).filter(|p| p.is_absolute()) else {
             continue;
         };
@@ -167,7 +175,7 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
     )?;
     spec.host_processes = req.origin == Origin::Hook && acts_on_processes(&decision.commands);
     spec.unix_sockets = granted_sockets(grant, &env);
-    use_the_lines_caches(&mut env, spec.workspace.as_deref());
+    use_the_lines_caches(&mut env, spec.workspace.as_deref(), &decision.commands);
     let mut passed = side
         .passed
         .iter()

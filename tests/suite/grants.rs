@@ -472,6 +472,8 @@ fn npx_runs_the_projects_own_tool_unasked_and_asks_only_to_fetch() {
     );
     let (code, text) = lab.agent_runs("npx hello a b");
     assert_eq!(code, 0, "{text}");
+    // The lines' caches are set without a word from npm (pnpm's settings are pnpm's lines' only).
+    assert!(!text.contains("Unknown env config"), "{text}");
     // Told not to retry a fetch (npm retrying a lookup it cannot make takes over a minute).
     assert!(text.contains("project tool a b retries=0"), "{text}");
     // npm removes logs beyond its limit on every run: old ones in the cache change nothing.

@@ -409,11 +409,11 @@ fn set_by_the_gate(name: &str, var: &Var) -> bool {
     crate::policy::network::FAIL_FETCHES_AT_ONCE
         .iter()
         .any(|(n, v)| *n == name && value == v)
-        || crate::policy::needs::LINE_CACHES.iter().any(|(n, dir)| {
+        || crate::policy::needs::LINE_CACHES.iter().any(|cache| {
             let path = std::path::Path::new(value);
-            *n == name
-                && crate::paths::in_lines_cache(dir, path)
-                && path.file_name() == std::path::Path::new(dir).file_name()
+            cache.variable == name
+                && crate::paths::in_lines_cache(cache.dir, path)
+                && path.file_name() == std::path::Path::new(cache.dir).file_name()
         })
 }
 

@@ -193,18 +193,60 @@ fn table(c: &Command) -> Needs {
 /// downloads what their cache already had. Cargo keeps its registry in `CARGO_HOME` with its
 /// config and installed programs, so it has no such variable: its grant still writes
 /// `~/.cargo/registry`, and `a` is not offered for it.
-pub const LINE_CACHES: [(&str, &str); 10] = [
-    ("npm_config_cache", NPM_CACHE),
-    ("npm_config_store_dir", PNPM_STORE),
-    ("npm_config_cache_dir", PNPM_CACHE),
-    ("YARN_CACHE_FOLDER", YARN_CACHE),
-    ("YARN_GLOBAL_FOLDER", YARN_GLOBAL),
-    ("BUN_INSTALL_CACHE_DIR", BUN_CACHE),
-    ("PIP_CACHE_DIR", PIP_CACHE),
-    ("UV_CACHE_DIR", UV_CACHE),
-    ("GOMODCACHE", GO_MODULES),
-    ("GOCACHE", GO_BUILDS),
+pub const LINE_CACHES: [LineCache; 10] = [
+    LineCache::every_line("npm_config_cache", NPM_CACHE),
+    // npm warns about an `npm_config_*` setting it does not know on every run: pnpm's own only
+    // go to lines that run pnpm.
+    LineCache::only_for("npm_config_store_dir", PNPM_STORE, &["pnpm", "pnpx"]),
+    LineCache::only_for("npm_config_cache_dir", PNPM_CACHE, &["pnpm", "pnpx"]),
+    LineCache::every_line("YARN_CACHE_FOLDER", YARN_CACHE),
+    LineCache::every_line("YARN_GLOBAL_FOLDER", YARN_GLOBAL),
+    LineCache::every_line("BUN_INSTALL_CACHE_DIR", BUN_CACHE),
+    LineCache::every_line("PIP_CACHE_DIR", PIP_CACHE),
+    LineCache::every_line("UV_CACHE_DIR", UV_CACHE),
+    LineCache::every_line("GOMODCACHE", GO_MODULES),
+    LineCache::every_line("GOCACHE", GO_BUILDS),
 ];
+
+/// One of the lines' package caches: the variable that points a tool at it, the directory as a
+/// grant spells it, and the programs whose lines get the variable (all lines when none).
+#[derive(Debug, Clone, Copy)]
+pub struct LineCache {
+    pub variable: &'static str,
+    pub dir: &'static str,
+    pub only_for: &'static [&'static str],
+}
+
+impl LineCache {
+    const fn every_line(variable: &'static str, dir: &'static str) -> LineCache {
+        LineCache {
+            variable,
+            dir,
+            only_for: &[],
+        }
+    }
+
+    const fn only_for(
+        variable: &'static str,
+        dir: &'static str,
+        programs: &'static [&'static str],
+    ) -> LineCache {
+        LineCache {
+            variable,
+            dir,
+            only_for: programs,
+        }
+    }
+
+    /// Whether a line running `commands` gets this variable.
+    pub fn applies_to(&self, commands: &[Command]) -> bool {
+        self.only_for.is_empty()
+            || commands
+                .iter()
+                .any(|c| self.only_for.contains(&c.program.as_str()))
+    }
+}
+
 const NPM_CACHE: &str = "~/.cache/shellgate-lines/npm";
 const PNPM_STORE: &str = "~/.cache/shellgate-lines/pnpm-store";
 const PNPM_CACHE: &str = "~/.cache/shellgate-lines/pnpm";
@@ -218,7 +260,7 @@ const GO_BUILDS: &str = "~/.cache/shellgate-lines/go-build";
 
 /// Whether `dir` (as a grant spells it) is one of the lines' own caches ([`LINE_CACHES`]).
 pub fn is_line_cache(dir: &str) -> bool {
-    LINE_CACHES.iter().any(|(_, cache)| *cache == dir)
+    LINE_CACHES.iter().any(|cache| cache.dir == dir)
 }
 
 /// The public registries of each ecosystem, where its tools fetch from unless configured
@@ -463,9 +505,31 @@ mod tests {
         .iter()
         .flat_map(|l| needs(l).writable)
         .collect();
-        for (variable, cache) in LINE_CACHES {
-            assert!(all.iter().any(|d| d == cache), "{variable}: {cache} unused");
+        for cache in LINE_CACHES {
+            assert!(
+                all.iter().any(|d| d == cache.dir),
+                "{}: {} unused",
+                cache.variable,
+                cache.dir
+            );
         }
+        // A setting npm does not know goes only to the lines of the tool that does.
+        let npm = parse("npm ci", ShellKind::Bash).commands;
+        let pnpm = parse("pnpm i && npm ci", ShellKind::Bash).commands;
+        let set = |commands: &[Command]| -> Vec<&str> {
+            LINE_CACHES
+                .iter()
+                .filter(|c| c.applies_to(commands))
+                .map(|c| c.variable)
+                .collect()
+        };
+        assert!(set(&npm).contains(&"npm_config_cache"));
+        assert!(
+            !set(&npm)
+                .iter()
+                .any(|v| v.starts_with("npm_config_") && *v != "npm_config_cache")
+        );
+        assert!(set(&pnpm).contains(&"npm_config_store_dir"));
         // Cargo's registry has no variable of its own: the person's, granted, and not a line's.
         assert!(!is_line_cache("~/.cargo/registry"));
     }
