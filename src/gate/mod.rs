@@ -979,8 +979,11 @@ pub fn ask_person(
     line: &str,
     why: &str,
 ) -> Result<()> {
-    // No "allow always" while the config is invalid: the rule could not be added to it.
-    let always = policy::always::offered(decision, line).filter(|_| ctx.config.invalid.is_none());
+    // "Always" only for the question about the decision's own grant (not an escalation's wider
+    // one, nor a run outside the sandbox), and not while the config is invalid: the rule could
+    // not be added to it.
+    let always = policy::always::offered(decision, line)
+        .filter(|_| *grant == decision.grant && ctx.config.invalid.is_none());
     let question = Question {
         line: line.to_owned(),
         cwd: ctx.cwd.to_string_lossy().into_owned(),

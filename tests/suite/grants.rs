@@ -343,6 +343,36 @@ fn escalation_offers_exactly_the_host_the_proxy_refused() {
     assert_eq!(wanted.load(SeqCst), 1, "{seen}");
 }
 
+/// "Always" is offered on the question about the line's own grant only: the escalation that
+/// follows a refusal asks about a wider grant, and its yes is for that run alone.
+#[test]
+fn always_is_not_offered_for_an_escalations_wider_grant() {
+    let lab = Lab::new();
+    let (_, a) = http_server();
+    let (_, b) = http_server();
+    // A `curl` that fetches another host than the one its line names.
+    let other = lab.dir.path().join("other-url");
+    std::fs::write(&other, format!("http://localhost:{b}/")).unwrap();
+    support::write_executable(
+        &lab.dir.path().join("bin/curl"),
+        &format!(
+            "#!/usr/bin/python3\nimport urllib.request\n\
+             url = open({:?}).read()\n\
+             print(urllib.request.urlopen(url, timeout=20).read().decode())\n",
+            other.display().to_string()
+        ),
+    );
+    let (seen, _) = lab.person_runs(&format!("curl http://localhost:{a}/"), &["y", "n"]);
+    let questions: Vec<&str> = seen.split("approval is needed").skip(1).collect();
+    assert_eq!(questions.len(), 2, "{seen}");
+    assert!(
+        questions[0].contains("a = always allow this line"),
+        "{seen}"
+    );
+    assert!(questions[1].contains(&format!("localhost:{b}")), "{seen}");
+    assert!(!questions[1].contains("a = always"), "{seen}");
+}
+
 /// A server a line starts on a port nobody named (a dev server): the sandbox refuses its `bind`,
 /// naming the address; an agent gets that refusal with the missing grant; a person is asked to
 /// run it again once listening on that port on loopback, says yes, and the server is reached
