@@ -55,19 +55,15 @@ pub fn home_relative(dir: &str) -> Option<PathBuf> {
     }
 }
 
-/// Where the lines' package cache `dir` (one of [`crate::policy::needs::LINE_CACHES`], as a grant
-/// spells it: `~/.cache/shellgate-lines/npm`) is for a line in `workspace`: a directory of that
-/// workspace's own (`~/.cache/shellgate-lines/<name>-<hash>/npm`; lines without a workspace
-/// share `no-workspace`). What a line writes there only later lines of the same workspace read,
-/// and those may write the workspace itself: a line in one project cannot choose what an install
-/// in another puts into that project. Any other directory: [`home_relative`].
-pub fn grant_dir(dir: &str, workspace: Option<&Path>) -> Option<PathBuf> {
-    if !crate::policy::needs::is_line_cache(dir) {
-        return home_relative(dir);
-    }
-    let (root, name) = dir.rsplit_once('/')?;
+/// Where the lines' package caches of `workspace` are: `~/.cache/shellgate-lines/<name>-<hash>`,
+/// a directory of that workspace's own (lines without a workspace share `no-workspace`). What a
+/// line writes there only later lines of the same workspace read, and those may write the
+/// workspace itself: a line in one project cannot choose what an install in another puts into
+/// that project. `None` without a home.
+pub fn lines_caches_of(workspace: Option<&Path>) -> Option<PathBuf> {
     let key = match workspace {
         Some(ws) => {
+            use sha2::{Digest, Sha256};
             let base: String = ws
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -76,14 +72,46 @@ pub fn grant_dir(dir: &str, workspace: Option<&Path>) -> Option<PathBuf> {
                 .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
                 .take(32)
                 .collect();
-            use sha2::{Digest, Sha256};
             let digest = Sha256::digest(ws.as_os_str().as_encoded_bytes());
             let hash: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
             format!("{base}-{hash}")
         }
         None => "no-workspace".to_owned(),
     };
-    home_relative(root).map(|r| r.join(key).join(name))
+    home_relative(crate::policy::needs::LINES_CACHES_ROOT).map(|root| root.join(key))
+}
+
+/// A directory as a grant names it, for a line in `workspace`: one of the lines' package caches
+/// (`~/.cache/shellgate-lines/npm`, see [`crate::policy::needs::LINE_CACHES`]) is the workspace's
+/// own ([`lines_caches_of`]); any other is [`home_relative`].
+pub fn grant_dir(dir: &str, workspace: Option<&Path>) -> Option<PathBuf> {
+    match crate::policy::needs::line_cache_name(dir) {
+        Some(name) => lines_caches_of(workspace).map(|root| root.join(name)),
+        None => home_relative(dir),
+    }
+}
+
+/// The lines' package cache `dir` (as a grant names it) of whichever workspace `path` lies in:
+/// that cache's directory, or `None` when `path` is in none (or `dir` is no such cache).
+pub fn lines_cache_holding(dir: &str, path: &Path) -> Option<PathBuf> {
+    let name = crate::policy::needs::line_cache_name(dir)?;
+    let root = home_relative(crate::policy::needs::LINES_CACHES_ROOT)?;
+    let mut parts = path.strip_prefix(&root).ok()?.components();
+    let key = parts.next()?;
+    (parts.next()?.as_os_str() == name).then(|| root.join(key).join(name))
+}
+
+/// Whether `path` lies in the cache directory `dir` (as a grant names it): one of the lines'
+/// caches of any workspace, or the directory itself.
+pub fn in_cache(dir: &str, path: &Path) -> bool {
+    lines_cache_holding(dir, path).is_some()
+        || home_relative(dir).is_some_and(|d| path.starts_with(d))
+}
+
+/// Whether `path` is the cache directory `dir` itself (of any workspace, for the lines' own).
+pub fn is_cache(dir: &str, path: &Path) -> bool {
+    lines_cache_holding(dir, path).is_some_and(|c| c == path)
+        || home_relative(dir).is_some_and(|d| d == path)
 }
 
 /// Makes `path` and its missing parents, readable by the user alone; best effort (a home that
@@ -94,24 +122,6 @@ pub fn make_private_dir(path: &Path) {
         .recursive(true)
         .mode(0o700)
         .create(path);
-}
-
-/// Whether `path` lies in the lines' package cache `dir` of some workspace (see [`grant_dir`]).
-pub fn in_lines_cache(dir: &str, path: &Path) -> bool {
-    let Some((root, name)) = dir
-        .rsplit_once('/')
-        .filter(|_| crate::policy::needs::is_line_cache(dir))
-    else {
-        return false;
-    };
-    let Some(root) = home_relative(root) else {
-        return false;
-    };
-    let mut parts = match path.strip_prefix(&root) {
-        Ok(rest) => rest.components(),
-        Err(_) => return false,
-    };
-    parts.next().is_some() && parts.next().is_some_and(|c| c.as_os_str() == name)
 }
 
 /// The effective user's home directory in the password database, when it has an absolute one.
@@ -189,10 +199,11 @@ mod tests {
             grant_dir("~/.cargo/registry", Some(Path::new("/w/app"))),
             home_relative("~/.cargo/registry")
         );
-        assert!(in_lines_cache(npm, &a));
-        assert!(in_lines_cache(npm, &a.join("_cacache/x")));
-        assert!(!in_lines_cache(npm, a.parent().unwrap()));
-        assert!(!in_lines_cache("~/.cache/shellgate-lines/pip", &a));
-        assert!(!in_lines_cache(npm, &home.join(".npm")));
+        assert!(is_cache(npm, &a) && in_cache(npm, &a));
+        assert!(in_cache(npm, &a.join("_cacache/x")) && !is_cache(npm, &a.join("_cacache")));
+        assert!(!in_cache(npm, a.parent().unwrap()));
+        assert!(!in_cache("~/.cache/shellgate-lines/pip", &a));
+        assert!(!in_cache(npm, &home.join(".npm")));
+        assert!(in_cache("~/.npm", &home.join(".npm/x")) && is_cache("~/.npm", &home.join(".npm")));
     }
 }

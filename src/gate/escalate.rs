@@ -27,11 +27,10 @@ pub(super) fn execute(run: &Decided, grant: &Grant) -> Outcome {
 /// both, and stays.
 pub(super) fn forget_cache_creation(denials: &mut Vec<crate::sandbox::Denial>, on_demand: &Needs) {
     let is_cache = |path: &Path| {
-        on_demand.writable.iter().any(|dir| {
-            crate::paths::in_lines_cache(dir, path)
-                && path.file_name() == Path::new(dir).file_name()
-                || crate::paths::home_relative(dir).is_some_and(|d| d == path)
-        })
+        on_demand
+            .writable
+            .iter()
+            .any(|dir| crate::paths::is_cache(dir, path))
     };
     denials.retain(|d| {
         !matches!(d, crate::sandbox::Denial::Write { path, operation }
@@ -236,10 +235,10 @@ pub(super) fn missing_grant(
     use crate::sandbox::Denial;
     let mut needs = Needs::default();
     let in_a_cache = |path: &Path| {
-        on_demand.writable.iter().any(|dir| {
-            crate::paths::in_lines_cache(dir, path)
-                || crate::paths::home_relative(dir).is_some_and(|d| path.starts_with(d))
-        })
+        on_demand
+            .writable
+            .iter()
+            .any(|dir| crate::paths::in_cache(dir, path))
     };
     let fetched = !on_demand.is_empty()
         && denials.iter().any(|d| match d {

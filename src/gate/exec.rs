@@ -38,26 +38,28 @@ pub(super) fn line_environment(
 }
 
 /// A sandboxed line's package tools use the lines' own caches of its workspace
-/// ([`policy::needs::LINE_CACHES`], [`crate::paths::grant_dir`]: only that workspace's lines read
-/// them, so nothing a line writes there runs outside later), whatever the caller set. They are
-/// made here when missing, so that a tool without the grant finds its cache (read-only) rather
-/// than failing to create it.
+/// ([`policy::needs::LINE_CACHES`], [`crate::paths::lines_caches_of`]: only that workspace's
+/// lines read them, so nothing a line writes there runs outside later), whatever the caller set.
+/// The workspace's caches are made with its first line, so that a tool without the grant finds
+/// its cache (read-only) rather than failing to create it; granted ones are made with the grant.
 fn use_the_lines_caches(
     env: &mut Vec<(OsString, OsString)>,
     workspace: Option<&Path>,
     commands: &[ParsedCommand],
 ) {
-    for cache in policy::needs::LINE_CACHES
-        .iter()
-        .filter(|c| c.applies_to(commands))
-    {
-        let (name, dir) = (cache.variable, cache.dir);
-        let Some(path) = crate::paths::grant_dir(dir, workspace).filter(|p| p.is_absolute()) else {
-            continue;
-        };
-        crate::paths::make_private_dir(&path);
-        env.retain(|(key, _)| key != name);
-        env.push((name.into(), path.into_os_string()));
+    let Some(root) = crate::paths::lines_caches_of(workspace).filter(|r| r.is_absolute()) else {
+        return;
+    };
+    let first = !root.is_dir();
+    for cache in policy::needs::LINE_CACHES.iter() {
+        let path = root.join(cache.name());
+        if first {
+            crate::paths::make_private_dir(&path);
+        }
+        if cache.applies_to(commands) {
+            env.retain(|(key, _)| key != cache.variable);
+            env.push((cache.variable.into(), path.into_os_string()));
+        }
     }
 }
 

@@ -355,7 +355,7 @@ fn always_is_not_offered_for_an_escalations_wider_grant() {
     std::fs::write(&other, format!("http://localhost:{b}/")).unwrap();
     support::write_executable(
         &lab.dir.path().join("bin/curl"),
-        &format!(
+        format!(
             "#!/usr/bin/python3\nimport urllib.request\n\
              url = open({:?}).read()\n\
              print(urllib.request.urlopen(url, timeout=20).read().decode())\n",

@@ -439,12 +439,10 @@ fn zsh_asked_line_runs_only_when_approved() {
     asked_line_runs_only_when_approved("zsh");
 }
 
-/// A line granted a host by name runs with its own proxy in the proxy variables; that proxy is
-/// gone with the line, so the variables never come back into the person's shell (nor are they
-/// offered: applied, they would send every program the shell starts to a closed port).
-fn a_granted_hosts_proxy_stays_in_its_line(shell: &str) {
+/// A server on 127.0.0.1 that answers every request with `served`, for the test's lifetime; its
+/// port.
+fn serve_on_loopback() -> u16 {
     use std::io::{Read, Write};
-    let f = Fixture::new();
     let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = server.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -456,6 +454,15 @@ fn a_granted_hosts_proxy_stays_in_its_line(shell: &str) {
             );
         }
     });
+    port
+}
+
+/// A line granted a host by name runs with its own proxy in the proxy variables; that proxy is
+/// gone with the line, so the variables never come back into the person's shell (nor are they
+/// offered: applied, they would send every program the shell starts to a closed port).
+fn a_granted_hosts_proxy_stays_in_its_line(shell: &str) {
+    let f = Fixture::new();
+    let port = serve_on_loopback();
     let mut sh = f.interactive(shell);
     let (out, status) = sh.run(&format!("curl -s http://localhost:{port}/"), &["y"]);
     assert_eq!(status, 0, "{out}");
@@ -487,19 +494,8 @@ fn zsh_a_granted_hosts_proxy_stays_in_its_line() {
 /// that host; the same line typed again is not asked and reaches it, while the same server under
 /// another name is asked again (the rule holds the line and the name, not the address or port).
 fn always_to_a_host_is_not_asked_again(shell: &str) {
-    use std::io::{Read, Write};
     let f = Fixture::new();
-    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = server.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for mut stream in server.incoming().flatten() {
-            let mut buf = [0u8; 1024];
-            let _ = stream.read(&mut buf);
-            let _ = stream.write_all(
-                b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nserved",
-            );
-        }
-    });
+    let port = serve_on_loopback();
     let mut sh = f.interactive(shell);
     let line = format!("curl -s http://localhost:{port}/health");
     let (out, status) = sh.run(&line, &["a"]);

@@ -412,8 +412,7 @@ fn set_by_the_gate(name: &str, var: &Var) -> bool {
         || crate::policy::needs::LINE_CACHES.iter().any(|cache| {
             let path = std::path::Path::new(value);
             cache.variable == name
-                && crate::paths::in_lines_cache(cache.dir, path)
-                && path.file_name() == std::path::Path::new(cache.dir).file_name()
+                && crate::paths::lines_cache_holding(cache.dir, path).is_some_and(|c| c == path)
         })
 }
 

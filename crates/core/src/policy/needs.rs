@@ -238,6 +238,11 @@ impl LineCache {
         }
     }
 
+    /// The cache's own directory name, beneath each workspace's.
+    pub fn name(&self) -> &'static str {
+        self.dir.rsplit('/').next().unwrap_or(self.dir)
+    }
+
     /// Whether a line running `commands` gets this variable.
     pub fn applies_to(&self, commands: &[Command]) -> bool {
         self.only_for.is_empty()
@@ -258,9 +263,22 @@ const UV_CACHE: &str = "~/.cache/shellgate-lines/uv";
 const GO_MODULES: &str = "~/.cache/shellgate-lines/go-mod";
 const GO_BUILDS: &str = "~/.cache/shellgate-lines/go-build";
 
+/// Where the lines' caches are, as a grant spells it; each workspace has its own directory
+/// beneath it (the binary's `paths::lines_caches_of`).
+pub const LINES_CACHES_ROOT: &str = "~/.cache/shellgate-lines";
+
 /// Whether `dir` (as a grant spells it) is one of the lines' own caches ([`LINE_CACHES`]).
 pub fn is_line_cache(dir: &str) -> bool {
-    LINE_CACHES.iter().any(|cache| cache.dir == dir)
+    line_cache_name(dir).is_some()
+}
+
+/// The name of the lines' cache `dir` (as a grant spells it: `~/.cache/shellgate-lines/npm` is
+/// `npm`), or `None` when it is none of [`LINE_CACHES`].
+pub fn line_cache_name(dir: &str) -> Option<&'static str> {
+    LINE_CACHES
+        .iter()
+        .find(|cache| cache.dir == dir)
+        .map(|cache| cache.name())
 }
 
 /// The public registries of each ecosystem, where its tools fetch from unless configured
@@ -506,6 +524,7 @@ mod tests {
         .flat_map(|l| needs(l).writable)
         .collect();
         for cache in LINE_CACHES {
+            assert_eq!(cache.dir, format!("{LINES_CACHES_ROOT}/{}", cache.name()));
             assert!(
                 all.iter().any(|d| d == cache.dir),
                 "{}: {} unused",
