@@ -1,7 +1,8 @@
 //! `shellgate uninstall`: remove the init lines from the startup files, then the binary with its
-//! completions and manual page. The config and the audit log stay (said where, and how to remove
-//! them). Typed in a hooked shell it is asked about (the `shellgate-tamper` rule) and then runs in
-//! the shell, outside the sandbox, which could write neither the startup files nor the binary.
+//! completions and manual page. The config, the audit log and the lines' package caches stay
+//! (said where, and how to remove them). Typed in a hooked shell it is asked about (the
+//! `shellgate-tamper` rule) and then runs in the shell, outside the sandbox, which could write
+//! neither the startup files nor the binary.
 
 use crate::shell::setup;
 use std::path::PathBuf;
@@ -51,16 +52,19 @@ pub fn run() -> ExitCode {
         }
     }
     let own = crate::paths::own();
+    let lines_caches = crate::paths::home_relative(crate::policy::needs::LINES_CACHES_ROOT);
     let kept: Vec<String> = own
         .config_dir
         .iter()
         .chain(own.state_dir.iter())
+        .chain(lines_caches.iter())
         .filter(|dir| dir.exists())
         .map(|dir| dir.display().to_string())
         .collect();
     if !kept.is_empty() {
         println!(
-            "kept your config and audit log: {} (remove them with: rm -rf {})",
+            "kept your config, audit log and the lines' package caches: {} (remove them with: \
+             rm -rf {})",
             kept.join(", "),
             kept.join(" ")
         );

@@ -40,8 +40,8 @@ pub(super) fn line_environment(
 /// A sandboxed line's package tools use the lines' own caches of its workspace
 /// ([`policy::needs::LINE_CACHES`], [`crate::paths::lines_caches_of`]: only that workspace's
 /// lines read them, so nothing a line writes there runs outside later), whatever the caller set.
-/// The workspace's caches are made with its first line, so that a tool without the grant finds
-/// its cache (read-only) rather than failing to create it; granted ones are made with the grant.
+/// Each is made when missing, so that a tool without the grant finds its cache (read-only)
+/// rather than failing to create it.
 fn use_the_lines_caches(
     env: &mut Vec<(OsString, OsString)>,
     workspace: Option<&Path>,
@@ -50,10 +50,9 @@ fn use_the_lines_caches(
     let Some(root) = crate::paths::lines_caches_of(workspace).filter(|r| r.is_absolute()) else {
         return;
     };
-    let first = !root.is_dir();
     for cache in policy::needs::LINE_CACHES.iter() {
         let path = root.join(cache.name());
-        if first {
+        if !path.is_dir() {
             crate::paths::make_private_dir(&path);
         }
         if cache.applies_to(commands) {

@@ -472,6 +472,44 @@ fn a_build_is_asked_about_only_when_it_fetches() {
     assert!(reached(&registry), "{seen}");
 }
 
+/// `go build` (a stand-in here) writes its build cache on every run — the workspace's lines'
+/// own, granted unasked — and fetches on demand: with its modules cached it runs and nobody is
+/// asked; one that must fetch a module is refused, and the refusal offers go's hosts and the
+/// module cache. The person's own go caches are never written.
+#[test]
+fn a_go_build_writes_its_lines_build_cache_and_fetches_on_demand() {
+    let lab = Lab::new();
+    support::write_executable(
+        &lab.dir.path().join("bin/go"),
+        "#!/bin/bash\n\
+         echo built > \"$GOCACHE/entry\" || exit 1\n\
+         echo \"cache=$GOCACHE\"\n\
+         if [[ -e need-module ]]; then\n\
+           echo module > \"$GOMODCACHE/m\" || exit 1\n\
+         fi\n\
+         echo built\n",
+    );
+    let (code, text) = lab.agent_runs("go build ./...");
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("built"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "cache={}",
+            lab.user.home.join(".cache/shellgate-lines").display()
+        )),
+        "{text}"
+    );
+    assert!(!lab.user.home.join(".cache/go-build").exists());
+    std::fs::write(lab.ws().join("need-module"), "").unwrap();
+    let (code, text) = lab.agent_runs("go build ./...");
+    assert_ne!(code, 0, "{text}");
+    assert!(
+        text.contains("\"network\":[\"proxy.golang.org:443\",\"sum.golang.org:443\"]")
+            && text.contains("~/.cache/shellgate-lines/go-mod"),
+        "the refusal does not offer the fetch's grant: {text}"
+    );
+}
+
 /// `npx TOOL` (real npm): the project's own `node_modules/.bin/TOOL` runs unasked and without the
 /// network, and its own failure is its own (npm's version check and log, off for that run, are not
 /// taken for a fetch); a tool the project lacks fails at once in the sandbox (no retries) and the

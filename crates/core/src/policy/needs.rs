@@ -115,10 +115,19 @@ pub fn on_demand(parsed: &Parsed) -> Needs {
     needs
 }
 
-/// The built-in needs of one command (nothing when it does not need the network).
+/// The built-in needs of one command: its table row when it needs the network; otherwise only the
+/// lines' own cache it writes on every run (go's build cache, the workspace's own: no question
+/// needed, see [`LINE_CACHES`]), or nothing.
 pub fn builtin(c: &Command) -> Needs {
     if needs_network(c).is_none() {
-        return Needs::default();
+        return Needs {
+            writable: if c.program == "go" {
+                vec![GO_BUILDS.to_owned()]
+            } else {
+                Vec::new()
+            },
+            ..Needs::default()
+        };
     }
     table(c)
 }
@@ -487,6 +496,15 @@ mod tests {
         assert_eq!(fetch.writable, ["~/.cargo/registry", "~/.cargo/git"]);
         assert!(on_demand(&parse("cargo fetch", ShellKind::Bash)).is_empty());
         assert!(needs("npm test").is_empty());
+        // Go builds write the workspace's lines' build cache unasked, and fetch on demand.
+        let build = needs("go build ./...");
+        assert!(build.network.is_off() && build.writable == [GO_BUILDS]);
+        let fetch = on_demand(&parse("go test ./...", ShellKind::Bash));
+        assert_eq!(
+            fetch.network,
+            hosts(&["proxy.golang.org:443", "sum.golang.org:443"])
+        );
+        assert_eq!(fetch.writable, [GO_MODULES, GO_BUILDS]);
     }
 
     /// Every package manager that can be told where its cache is writes the lines' own

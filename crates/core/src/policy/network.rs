@@ -233,10 +233,8 @@ pub fn needs_network(c: &Command) -> Option<String> {
                     )
                 )
         }
-        "go" => matches!(
-            first,
-            Some("get" | "install" | "mod" | "build" | "test" | "run" | "generate")
-        ),
+        // `build`, `test`, `run`, `vet` fetch only what the module cache lacks: on demand.
+        "go" => matches!(first, Some("get" | "install" | "mod" | "generate")),
         "gem" => matches!(
             first,
             Some("install" | "update" | "fetch" | "push" | "search")
@@ -431,13 +429,14 @@ pub fn served_port(words: &[&str]) -> Option<u16> {
 /// (the project's own `node_modules/.bin/TOOL` when it has one, else a download). It is not
 /// asked about, and runs without the network; only if the sandbox then refuses it a connection
 /// (or a write inside the cache a fetch fills) is it offered again once with what a fetch needs
-/// (see `gate::missing_grant`). Its writes otherwise stay in the workspace (`target/`), unlike
-/// `go build`'s build cache in the home, which later builds outside would link: `go` is asked
-/// about first.
+/// (see `gate::missing_grant`). Its writes otherwise stay in the workspace (`target/`) or, for
+/// go's build cache, in the lines' own cache of the workspace (`super::needs::LINE_CACHES`),
+/// which no build outside reads.
 pub fn fetches_on_demand(c: &Command) -> bool {
     let words: Vec<&str> = c.argv.iter().map(String::as_str).collect();
     match c.program.as_str() {
         "cargo" => cargo_fetches_on_demand(&words),
+        "go" => matches!(first_word(&words), Some("build" | "test" | "run" | "vet")),
         "npx" => !prints_only(&words) && !runs_a_script(&words),
         "npm" => matches!(first_word(&words), Some("exec" | "x")) && !runs_a_script(&words),
         _ => false,
@@ -576,6 +575,8 @@ mod tests {
         for line in [
             "cargo build",
             "cargo test --workspace",
+            "go build ./...",
+            "go test ./...",
             "cargo clippy --all-targets",
             "cargo build --offline",
             "cargo --version",
@@ -628,6 +629,10 @@ mod tests {
             "npx create-react-app x",
             "npm exec -- eslint .",
             "npm x prettier --check .",
+            "go build ./...",
+            "go test ./...",
+            "go vet ./...",
+            "go run ./cmd/x",
         ] {
             assert!(on_demand(line), "{line}");
         }
@@ -638,7 +643,8 @@ mod tests {
             "cargo install x",
             "cargo add serde",
             "cargo fmt",
-            "go build ./...",
+            "go mod tidy",
+            "go get example.com/x",
             "npm test",
             "npm install",
             "npx --version",
