@@ -21,8 +21,9 @@ pub(super) fn execute(run: &Decided, grant: &Grant) -> Outcome {
     }
 }
 
-/// Drops the refused creation of a cache directory that a fetch on demand fills: npm makes
-/// `~/.npm` on every run and goes on without it, so it explains no failure (`npx tsc` finding
+/// Drops the refused creation of a cache directory that a fetch on demand fills: npm makes its
+/// cache on every run and goes on without it (the lines' caches are made before the line, so
+/// this remains for a cache that is not one of them), so it explains no failure (`npx tsc` finding
 /// type errors keeps its own status) and is no sign of a fetch; a write *inside* the cache is
 /// both, and stays.
 pub(super) fn forget_cache_creation(denials: &mut Vec<crate::sandbox::Denial>, on_demand: &Needs) {

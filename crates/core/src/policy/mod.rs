@@ -391,7 +391,8 @@ fn strictest_flag<'r>(input: &Input<'r>, context: &LineContext) -> Option<Requir
         input.typed_by_a_person
             && matches!(rule.matcher, Matcher::Builtin(check) if CONTAINED_FOR_A_PERSON.contains(&check))
     };
-    // The network a user's own rules already grant is not asked about again.
+    // The network a user's own rules already grant is not asked about again. Judged only for a
+    // line the network rule found (every line reaches this loop; few need the network).
     let declared = |rule: &Rule| {
         matches!(rule.matcher, Matcher::Builtin(BuiltinCheck::NetworkAccess))
             && needs::network_declared_by_user(input.rules, context)
@@ -400,7 +401,7 @@ fn strictest_flag<'r>(input: &Input<'r>, context: &LineContext) -> Option<Requir
     for rule in input
         .rules
         .iter()
-        .filter(|r| r.policy != RulePolicy::Allow && !contained(r) && !declared(r))
+        .filter(|r| r.policy != RulePolicy::Allow && !contained(r))
     {
         // Stricter wins; at the same strictness a user's or project's rule, which names the line
         // more precisely, is reported rather than a built-in one.
@@ -412,7 +413,9 @@ fn strictest_flag<'r>(input: &Input<'r>, context: &LineContext) -> Option<Requir
         if beaten {
             continue;
         }
-        if let Some(found) = rule.finding(context) {
+        if let Some(found) = rule.finding(context)
+            && !declared(rule)
+        {
             best = Some((rule, found));
         }
     }
