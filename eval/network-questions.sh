@@ -7,6 +7,9 @@
 # Then the same lines as a person who answers "always" wherever a question offers it (the rule
 # `check --json` reports as "always" is appended to the scratch config, as the terminal's `a`
 # does): the questions of that first session, and of the next one, when every such rule is in.
+#
+# Both in two workspaces: one with no remote, one whose origin is an https URL (as most are):
+# a git line is judged by where its remote points.
 #   eval/network-questions.sh [path/to/shellgate]   (default: target/debug/shellgate)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -14,9 +17,6 @@ bin=$(realpath "${1:-$here/../target/debug/shellgate}")
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 ws=$scratch/ws
-mkdir -p "$ws" "$scratch/config/shellgate"
-git -C "$ws" init -q
-echo '{"name": "demo"}' >"$ws/package.json"
 export XDG_CONFIG_HOME=$scratch/config
 config=$XDG_CONFIG_HOME/shellgate/config.toml
 
@@ -25,7 +25,7 @@ pass() {
   local remember=$1 label=$2 asked=0 network=0 remembered=0 line verdict rule
   while IFS= read -r line; do
     [[ -z $line || $line == \#* ]] && continue
-    verdict=$(cd "$ws" && "$bin" check --mode ask --json "$line" 2>/dev/null || true)
+    verdict=$(cd "$ws" && { "$bin" check --mode ask --json "$line" 2>/dev/null || true; })
     [[ $verdict == *'"decision":"ask"'* ]] || continue
     asked=$((asked + 1))
     if [[ $verdict == *builtin.network* ]]; then
@@ -56,10 +56,23 @@ if needs:
   echo "$asked $network $remembered"
 }
 
+# A fresh workspace and config; $1: the origin's URL, or nothing for none.
+fresh() {
+  rm -rf "$ws" "$XDG_CONFIG_HOME"
+  mkdir -p "$ws" "$XDG_CONFIG_HOME/shellgate"
+  git -C "$ws" init -q
+  [[ -n $1 ]] && git -C "$ws" remote add origin "$1"
+  echo '{"name": "demo"}' >"$ws/package.json"
+}
+
 lines=$(grep -cv '^\(#.*\)\?$' "$here/developer-lines.txt")
-read -r asked network _ < <(pass no once)
-echo "lines=$lines asked=$asked network=$network"
-read -r asked network remembered < <(pass yes first)
-echo "answering always where offered: first session asked=$asked network=$network (always offered on $remembered)"
-read -r asked network _ < <(pass no next)
-echo "the next session: asked=$asked network=$network"
+for origin in "" https://git.example.com/team/demo.git; do
+  fresh "$origin"
+  echo "== origin: ${origin:-none}"
+  read -r asked network _ < <(pass no once)
+  echo "lines=$lines asked=$asked network=$network"
+  read -r asked network remembered < <(pass yes first)
+  echo "answering always where offered: first session asked=$asked network=$network (always offered on $remembered)"
+  read -r asked network _ < <(pass no next)
+  echo "the next session: asked=$asked network=$network"
+done

@@ -836,6 +836,59 @@ fn a_named_remote_is_judged_by_where_it_points() {
     assert!(decision.get("sockets").is_none(), "{decision}");
 }
 
+/// In a repository with no remotes, `git push`, `git pull` and `git fetch origin` have nowhere to
+/// go: they are not asked about and fail with git's own words (without the judgement by the
+/// repository's config, each needed the network, and an agent with nobody to ask was refused
+/// before git ran). A branch whose remote is a URL still sends git out: the sandbox, which holds
+/// the network, refuses that connection and names it.
+#[test]
+fn a_repository_without_remotes_is_not_asked_about_the_network() {
+    let lab = Lab::new();
+    lab.rule(None);
+    let git = |args: &[&str]| support::git(&lab.ws(), &lab.user.home, args);
+    git(&["commit", "-q", "--allow-empty", "-m", "one"]);
+    for (line, status, says) in [
+        ("git push", 128, "No configured push destination"),
+        ("git pull", 1, "There is no tracking information"),
+        (
+            "git fetch origin",
+            128,
+            "'origin' does not appear to be a git repository",
+        ),
+    ] {
+        let out = lab.command(&["check", "--json", line]).output().unwrap();
+        let decision: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_ne!(decision["decision"], "ask", "{line}: {decision}");
+        assert_eq!(decision["network"], "off", "{line}: {decision}");
+        let (code, text) = lab.agent_runs(line);
+        assert_eq!(code, status, "{line}: {text}");
+        assert!(text.contains(says), "{line}: {text}");
+        assert!(!text.contains("SANDBOX_DENIED"), "{line}: {text}");
+    }
+    // A branch's remote that is a URL: git goes there, the sandbox refuses, and says where.
+    let spare = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = spare.local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/x.git");
+    let branch = String::from_utf8(
+        std::process::Command::new("git")
+            .args(["symbolic-ref", "--short", "HEAD"])
+            .current_dir(lab.ws())
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    git(&["config", &format!("branch.{}.remote", branch.trim()), &url]);
+    git(&[
+        "config",
+        &format!("branch.{}.merge", branch.trim()),
+        "refs/heads/main",
+    ]);
+    let (code, text) = lab.agent_runs("git pull");
+    assert_eq!(code, 217, "{text}");
+    assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
+}
+
 /// A line's processes end with it: one it left running that ends by itself within a moment (git's
 /// detached auto-maintenance after a commit) finishes its work unnoticed; one that does not is
 /// killed, said so, and never does what it was left to do.

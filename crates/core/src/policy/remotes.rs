@@ -149,20 +149,27 @@ const VALUE_OPTIONS: [&str; 22] = [
 
 /// Replaces the remote a git command names (or uses by default) with its URL, in each command of
 /// `parsed` where that can be told for sure.
+///
+/// A repository with no remotes at all has nothing to connect to: git takes the word a command
+/// names for a path on disk (`git fetch origin`: "'origin' does not appear to be a git
+/// repository"), and a command that names none stops before connecting ("No configured push
+/// destination"). There the word is spelled as the path git reads it for (`./origin`), and a
+/// command that names none gets `.`, the repository itself: neither needs the network, and none is
+/// asked for. A URL or `host:path` on the line is left as it is. What could still send git out —
+/// a `url.<base>.insteadOf` rewrite of the word in another config file, a branch whose
+/// `branch.<name>.remote` is a URL — is then refused by the sandbox, which holds the network, and
+/// offered by escalation (the same narrowing as above).
 pub fn resolve(parsed: &mut Parsed, remotes: &Remotes) {
-    if remotes.is_empty() {
-        return;
-    }
     for command in parsed.commands.iter_mut().filter(|c| c.program == "git") {
-        if let Some((at, url)) = resolution(&command.argv, remotes) {
-            let url = url.to_owned();
-            match at {
-                Place::Replace(i) => command.argv[i] = url,
-                Place::Append => command.argv.push(url),
-            }
-            if command.shapes.len() == command.argv.len() - 1 {
-                command.shapes.push(Default::default());
-            }
+        let Some((at, url)) = resolution(&command.argv, remotes) else {
+            continue;
+        };
+        match at {
+            Place::Replace(i) => command.argv[i] = url,
+            Place::Append => command.argv.push(url),
+        }
+        if command.shapes.len() == command.argv.len() - 1 {
+            command.shapes.push(Default::default());
         }
     }
 }
@@ -174,7 +181,7 @@ enum Place {
     Append,
 }
 
-fn resolution<'r>(argv: &[String], remotes: &'r Remotes) -> Option<(Place, &'r str)> {
+fn resolution(argv: &[String], remotes: &Remotes) -> Option<(Place, String)> {
     // The subcommand must be the first word: `git -C DIR push` runs in another repository.
     let subcommand = argv.first()?.as_str();
     if !CONNECTING.contains(&subcommand) {
@@ -189,16 +196,40 @@ fn resolution<'r>(argv: &[String], remotes: &'r Remotes) -> Option<(Place, &'r s
         return None;
     }
     let push = subcommand == "push";
-    match rest.iter().position(|w| !w.starts_with('-')) {
+    let named = rest.iter().position(|w| !w.starts_with('-'));
+    if remotes.is_empty() {
+        return match named {
+            Some(i) if is_a_remote_address(&rest[i]) => None,
+            Some(i) if is_a_path(&rest[i]) => None,
+            Some(i) => Some((Place::Replace(i + 1), format!("./{}", rest[i]))),
+            None => Some((Place::Append, ".".to_owned())),
+        };
+    }
+    match named {
         Some(i) => {
             let url = remotes.url_of(&rest[i], push)?;
-            Some((Place::Replace(i + 1), url))
+            Some((Place::Replace(i + 1), url.to_owned()))
         }
         None => {
             let url = remotes.url_of(remotes.default_name()?, push)?;
-            Some((Place::Append, url))
+            Some((Place::Append, url.to_owned()))
         }
     }
+}
+
+/// A URL (`https://…`, `ssh://…`, `file://…`) or git's `[user@]host:path`: where git goes by
+/// the word itself, not by a remote's name. A colon before any slash makes the scp form (git's
+/// own test; `./a:b` is a path).
+fn is_a_remote_address(word: &str) -> bool {
+    word.contains("://")
+        || word
+            .split_once(':')
+            .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'))
+}
+
+/// A word git reads as a path already (`/srv/r.git`, `./r`, `../r`, `~/r`, `.`, `..`).
+fn is_a_path(word: &str) -> bool {
+    ["/", "./", "../", "~/"].iter().any(|p| word.starts_with(p)) || matches!(word, "." | "..")
 }
 
 #[cfg(test)]
@@ -285,8 +316,32 @@ mod tests {
             let words: Vec<String> = parse(line, ShellKind::Bash).commands[0].argv.clone();
             assert_eq!(resolved(line), words, "{line}");
         }
-        let mut parsed = parse("git push origin", ShellKind::Bash);
-        resolve(&mut parsed, &Remotes::default());
-        assert_eq!(parsed.commands[0].argv, ["push", "origin"]);
+    }
+
+    #[test]
+    fn a_repository_without_remotes_is_reached_as_a_path() {
+        let none = |line: &str| {
+            let mut parsed = parse(line, ShellKind::Bash);
+            resolve(&mut parsed, &Remotes::default());
+            parsed.commands[0].argv.clone()
+        };
+        assert_eq!(none("git push origin main"), ["push", "./origin", "main"]);
+        assert_eq!(none("git fetch origin"), ["fetch", "./origin"]);
+        assert_eq!(none("git pull"), ["pull", "."]);
+        assert_eq!(none("git push -u"), ["push", "-u", "."]);
+        assert_eq!(none("git ls-remote"), ["ls-remote", "."]);
+        // Where git goes by the word itself, or what cannot be told for sure: as written.
+        for line in [
+            "git push https://other.example/x.git main",
+            "git push git@host.example:team/app.git",
+            "git fetch host.example:repo",
+            "git push ../backup.git",
+            "git fetch --all",
+            "git -C ../other push origin",
+            "git clone https://other.example/x.git",
+        ] {
+            let words: Vec<String> = parse(line, ShellKind::Bash).commands[0].argv.clone();
+            assert_eq!(none(line), words, "{line}");
+        }
     }
 }
