@@ -42,6 +42,13 @@ pub struct Args {
     #[arg(long = "host", value_name = "HOST:PORT", conflicts_with = "network",
           value_parser = parse_endpoint)]
     pub host: Vec<crate::policy::endpoint::Endpoint>,
+    /// Without --network: allow TCP connections straight to this host and port (`host:port`,
+    /// `[::1]:port`; repeatable), for clients that read no proxy variable (ssh): shellgate
+    /// resolves the name before the program starts, allows exactly those addresses on that port,
+    /// and gives the program an /etc/hosts naming them.
+    #[arg(long = "direct", value_name = "HOST:PORT", conflicts_with = "network",
+          value_parser = parse_endpoint)]
+    pub direct: Vec<crate::policy::endpoint::Endpoint>,
     /// Without --network: let the program listen on this TCP port, on loopback (repeatable; a
     /// wildcard address becomes 127.0.0.1 or ::1; shellgate makes each bind and listen).
     #[arg(long = "listen", value_name = "PORT", conflicts_with = "network",
@@ -144,7 +151,7 @@ fn spec(args: &Args) -> Result<Spec> {
         spec = spec.unhiding(path);
     }
     spec = spec.with_tcp_ports(&args.tcp_port);
-    spec = spec.with_hosts(&args.host);
+    spec = spec.with_hosts(&args.host).with_direct(&args.direct);
     spec = spec.with_listen(&args.listen);
     spec.unix_sockets.clone_from(&args.unix_socket);
     for protection in &args.drop_protection {

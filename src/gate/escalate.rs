@@ -11,6 +11,9 @@ pub(super) fn execute(run: &Decided, grant: &Grant) -> Outcome {
     match spawn_and_wait(run, grant) {
         Ok(mut ran) => {
             forget_cache_creation(&mut ran.denials, &run.decision.on_demand);
+            if !super::exec::direct_hosts(grant, &run.decision.commands).is_empty() {
+                forget_address_probes(&mut ran.denials);
+            }
             if ran.status.success() || ran.denials.is_empty() {
                 Outcome::Ran(ran.status)
             } else {
@@ -19,6 +22,15 @@ pub(super) fn execute(run: &Decided, grant: &Grant) -> Outcome {
         }
         Err(e) => Outcome::Refused(e),
     }
+}
+
+/// Drops the refused UDP sockets of a line granted hosts it reaches directly (ssh's, see
+/// `sandbox::direct`): their names resolve from the line's own hosts file, without DNS by design,
+/// and what remains is glibc probing the machine's addresses (`AI_ADDRCONFIG`: a UDP socket once
+/// its netlink socket is refused), which explains no failure — ssh failing to log in keeps its
+/// own status — and is no need for the network.
+fn forget_address_probes(denials: &mut Vec<crate::sandbox::Denial>) {
+    denials.retain(|d| !matches!(d, crate::sandbox::Denial::Udp));
 }
 
 /// Drops the refused creation of a cache directory that a fetch on demand fills: npm makes its
@@ -263,9 +275,21 @@ pub(super) fn missing_grant(
     let serves = denials.iter().any(|d| matches!(d, Denial::Listen { .. }));
     for denial in denials {
         match denial {
-            // A port on any host: what a line whose client ignored the proxy would need.
-            Denial::Connect { address } | Denial::Direct { address } => {
+            // A port on any host: what a line without named hosts was refused.
+            Denial::Connect { address } => {
                 needs.network = needs.network.union(&Network::tcp([address.port()]));
+            }
+            // Straight past the proxy: exactly that address (held by address, as ssh's hosts
+            // are), not its port on every host.
+            Denial::Direct { address } => {
+                let endpoint = crate::policy::endpoint::Endpoint::named(
+                    &address.ip().to_string(),
+                    address.port(),
+                );
+                needs.network = needs.network.union(&match endpoint {
+                    Some(endpoint) => Network::to([endpoint]),
+                    None => Network::tcp([address.port()]),
+                });
             }
             // A host the proxy refused: exactly that host and port.
             Denial::Host { host, port } => {

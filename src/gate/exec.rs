@@ -37,6 +37,19 @@ pub(super) fn line_environment(
     line
 }
 
+/// The grant's named hosts that the line's programs reach without a proxy (ssh's and git's over
+/// ssh, see `needs::direct_endpoints`): the sandbox holds those by the addresses it resolves.
+pub(super) fn direct_hosts(
+    grant: &policy::grant::Grant,
+    commands: &[ParsedCommand],
+) -> Vec<policy::endpoint::Endpoint> {
+    let named = grant.network.named_hosts();
+    policy::needs::direct_endpoints(commands)
+        .into_iter()
+        .filter(|e| named.contains(e))
+        .collect()
+}
+
 /// A sandboxed line's package tools use the lines' own caches of its workspace
 /// ([`policy::needs::LINE_CACHES`], [`crate::paths::lines_caches_of`]: only that workspace's
 /// lines read them, so nothing a line writes there runs outside later), whatever the caller set.
@@ -174,6 +187,7 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
         req.workspace,
         &ctx.config.sandbox,
     )?;
+    spec = spec.with_direct(&direct_hosts(grant, &decision.commands));
     spec.host_processes = req.origin == Origin::Hook && acts_on_processes(&decision.commands);
     spec.unix_sockets = granted_sockets(grant, &env);
     use_the_lines_caches(&mut env, spec.workspace.as_deref(), &decision.commands);

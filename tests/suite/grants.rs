@@ -105,7 +105,17 @@ impl Lab {
     ) -> (String, i32) {
         let mut c = self.command(&["run", "--", line]);
         c.envs(env.iter().copied());
-        let mut pty = rexpect::session::spawn_command(c, Some(TIMEOUT_MS)).unwrap();
+        Lab::person_answers(c, line, answers, meanwhile)
+    }
+
+    /// `command` (a `run` of `line`) at a pseudo-terminal, answering each question in turn.
+    fn person_answers(
+        command: Command,
+        line: &str,
+        answers: &[&str],
+        meanwhile: impl Fn(),
+    ) -> (String, i32) {
+        let mut pty = rexpect::session::spawn_command(command, Some(TIMEOUT_MS)).unwrap();
         let mut seen = String::new();
         for answer in answers {
             let (before, matched) = pty
@@ -604,6 +614,72 @@ impl Drop for Agent {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// ssh's grant names its host (not its port on every host): after a person's yes, `ssh -p P
+/// box.test` reaches the server at the addresses shellgate resolved for `box.test` — a name ssh
+/// resolves in the sandbox only from the line's own `/etc/hosts`, which shellgate wrote, as ssh
+/// reads no proxy variable — and another host's address on the same port is refused and named.
+/// The names are the test's own: as root, shellgate runs in a mount namespace whose `/etc/hosts`
+/// the test wrote; unprivileged, the host is granted by address.
+#[test]
+fn ssh_after_a_yes_reaches_its_host_and_no_other() {
+    use std::io::{Read, Write};
+    let lab = Lab::new();
+    let server = TcpListener::bind("127.0.0.2:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    let other = TcpListener::bind(format!("127.0.0.3:{port}")).unwrap();
+    other.set_nonblocking(true).unwrap();
+    let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = served.clone();
+    std::thread::spawn(move || {
+        for mut stream in server.incoming().flatten() {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let _ = stream.write_all(b"SSH-2.0-OpenSSH_9.2 shellgate-test\r\n");
+            let mut hello = [0u8; 64];
+            let _ = stream.read(&mut hello);
+        }
+    });
+    let named = support::geteuid() == 0;
+    let host = if named { "box.test" } else { "127.0.0.2" };
+    let hosts = lab.user.home.join("hosts");
+    std::fs::write(&hosts, "127.0.0.1 localhost\n127.0.0.2 box.test\n").unwrap();
+    let ssh = |host: &str| {
+        format!(
+            "ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+             -p {port} {host} true"
+        )
+    };
+    let person_runs = |line: &str, answers: &[&str]| {
+        let mut c = lab.command(&["run", "--", line]);
+        if named {
+            support::with_hosts_file(&mut c, &hosts);
+        }
+        Lab::person_answers(c, line, answers, || {})
+    };
+    let (seen, code) = person_runs(&ssh(host), &["y"]);
+    assert!(
+        seen.contains(&format!("{host}:{port}")),
+        "the question names the host: {seen}"
+    );
+    assert_eq!(code, 255, "ssh fails on the stand-in's handshake: {seen}");
+    assert!(
+        served.load(std::sync::atomic::Ordering::SeqCst) >= 1,
+        "ssh did not reach {host}: {seen}"
+    );
+    assert!(!seen.contains("did not resolve"), "{seen}");
+    // The same line then reaching another host's address on that port: refused, named (and the
+    // escalation's offer declined).
+    let line = format!(
+        "{}; python3 -c 'import socket; socket.create_connection((\"127.0.0.3\", {port}))'",
+        ssh(host)
+    );
+    let (seen, _) = person_runs(&line, &["y", "n"]);
+    assert!(seen.contains(&format!("127.0.0.3:{port}")), "{seen}");
+    match other.accept() {
+        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+        got => panic!("the other host was reached: {got:?}\n{seen}"),
     }
 }
 

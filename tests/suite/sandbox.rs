@@ -3719,6 +3719,99 @@ fn a_host_grant_reaches_that_name_and_no_other_name_of_its_address() {
     }
 }
 
+/// A host reached without the proxy (ssh's: `--direct`) is reached by the addresses shellgate
+/// resolved for its name, and nothing else on that port: its name resolves in the line from the
+/// line's own `/etc/hosts`, and another name or address on the same port is refused and named.
+/// The control: the same clients without the sandbox reach both servers, and a port grant (what
+/// ssh had before) reaches both too. The names are the test's own (as root, in a mount namespace
+/// of its own); an unprivileged run grants the address.
+#[test]
+fn a_direct_host_is_reached_by_its_resolved_addresses_only() {
+    for who in identities() {
+        let s = Scene::new(who);
+        let hosts = s.root.join("hosts");
+        fs::write(
+            &hosts,
+            "127.0.0.1 localhost\n127.0.0.2 box.test\n127.0.0.3 other.test\n",
+        )
+        .unwrap();
+        let named = geteuid() == 0;
+        let granted_server = tcp_listener("127.0.0.2:0");
+        let port = granted_server.local_addr().unwrap().port();
+        let other_server = tcp_listener(&format!("127.0.0.3:{port}"));
+        let port_text = port.to_string();
+        let (granted, others): (&str, &[&str]) = if named {
+            ("box.test", &["other.test", "127.0.0.3"])
+        } else {
+            ("127.0.0.2", &["127.0.0.3"])
+        };
+        let connect = |run: &mut Run, host: &str| {
+            if named {
+                run.resolving(&hosts);
+            }
+            run.py(TCP_CONNECT, &[host, &port_text])
+        };
+        for host in std::iter::once(&granted).chain(others) {
+            let out = connect(&mut s.bare(), host);
+            assert_eq!(
+                out.stdout().trim(),
+                "connected",
+                "control {host}: {}",
+                out.stderr()
+            );
+        }
+        let grant = format!("{granted}:{port}");
+        let out = connect(
+            s.sandbox().flags(["--tcp-port", port_text.as_str()]),
+            others[0],
+        );
+        assert_eq!(
+            out.stdout().trim(),
+            "connected",
+            "a port grant reaches any host"
+        );
+        while granted_server.accept().is_ok() {}
+        while other_server.accept().is_ok() {}
+        let out = connect(s.sandbox().flags(["--direct", grant.as_str()]), granted);
+        assert_eq!(
+            out.stdout().trim(),
+            "connected",
+            "{who:?}: {}",
+            out.stderr()
+        );
+        assert!(granted_server.accept().is_ok(), "{who:?}: nothing arrived");
+        for host in others {
+            let out = connect(s.sandbox().flags(["--direct", grant.as_str()]), host);
+            assert!(
+                out.stdout().starts_with("denied"),
+                "{who:?} {host}: {}",
+                out.stdout()
+            );
+            assert!(
+                out.stderr()
+                    .contains(&format!("straight to 127.0.0.3:{port}")),
+                "{who:?} {host}: the refusal names the address: {}",
+                out.stderr()
+            );
+        }
+        assert_no_connection(&other_server);
+        if named {
+            // The name resolves from the line's own hosts file, which shellgate wrote.
+            let mut run = s.sandbox();
+            run.resolving(&hosts);
+            let out = run
+                .flags(["--direct", grant.as_str()])
+                .run("head", ["-2", "/etc/hosts"]);
+            assert!(out.stdout().starts_with("# shellgate"), "{}", out.stdout());
+            assert!(
+                out.stdout().contains("127.0.0.2 box.test"),
+                "{}",
+                out.stdout()
+            );
+        }
+    }
+}
+
 /// HTTPS to a granted name goes through the proxy's `CONNECT` and is not opened on the way: the
 /// client checks the server's certificate (a test CA's) against the name it asked for, and gets
 /// the server's answer; a name not granted gets the proxy's refusal instead.

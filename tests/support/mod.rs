@@ -224,6 +224,45 @@ pub fn default_signals(command: &mut Command) -> &mut Command {
     }
 }
 
+/// Whether the test runs as root.
+pub fn geteuid() -> u32 {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() }
+}
+
+/// Runs `command` in a mount namespace of its own whose `/etc/hosts` is `hosts` (names the test
+/// makes up for loopback). Root only: the unshare fails otherwise, and so does the command.
+pub fn with_hosts_file<'c>(command: &'c mut Command, hosts: &Path) -> &'c mut Command {
+    let source = std::ffi::CString::new(hosts.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: between fork and exec: unshare and mount are async-signal-safe system calls, and
+    // their arguments (the C strings) were made before the fork.
+    unsafe {
+        command.pre_exec(move || {
+            let none: *const libc::c_char = std::ptr::null();
+            let ok = libc::unshare(libc::CLONE_NEWNS) == 0
+                && libc::mount(
+                    none,
+                    c"/".as_ptr(),
+                    none,
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    std::ptr::null(),
+                ) == 0
+                && libc::mount(
+                    source.as_ptr(),
+                    c"/etc/hosts".as_ptr(),
+                    none,
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                ) == 0;
+            if ok {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        })
+    }
+}
+
 /// Starts the child in a session of its own: no controlling terminal, as an agent's subprocess
 /// or a CI job has none, whether or not the tests run in a terminal.
 pub fn detach(command: &mut Command) -> &mut Command {

@@ -79,7 +79,11 @@ pub enum Step {
     Proc { target: Target },
     /// A read-only tmpfs holding one empty file and one empty directory, kept in `slot`: the
     /// source of every empty view (attached beneath the private `/dev/shm`, see `PrivateDev`).
-    EmptySource { slot: usize },
+    /// With `hosts`, it also holds the line's `/etc/hosts` with those bytes (see `Hosts`).
+    EmptySource { slot: usize, hosts: Option<Vec<u8>> },
+    /// Cover `target` (the host's `/etc/hosts`) with the read-only hosts file of the source in
+    /// `slot`: the names the line reaches without the proxy, as shellgate resolved them.
+    Hosts { target: Target, slot: usize },
     /// Cover `target` with an empty read-only directory or file from the source in `slot`.
     Hide {
         target: Target,
@@ -346,6 +350,8 @@ const MS_SLAVE: u64 = 1 << 19;
 const EMPTY_FILE: &CStr = c"f";
 /// The name of the empty directory in the empty source.
 const EMPTY_DIR: &CStr = c"d";
+/// The line's `/etc/hosts` in the empty views' source (see [`Step::Hosts`]).
+const HOSTS_FILE: &CStr = c"hosts";
 
 /// A detached copy of the mount at `fd` (recursive), made read-only.
 fn read_only_copy(fd: RawFd, name: &CStr, recursive: bool) -> Result<RawFd, (How, Errno)> {
@@ -457,11 +463,15 @@ fn apply(step: &Step, slots: &mut [RawFd; MAX_SLOTS]) -> Result<(), (How, Errno)
                 }
             }
         }
-        Step::EmptySource { slot } => {
+        Step::EmptySource { slot, hosts } => {
             let attrs = (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) as u32;
             let fs = op(raw::new_fs(c"tmpfs", &[(c"mode", c"0555")], attrs))?;
             let made = op(raw::create_empty_file(fs, EMPTY_FILE, 0o400))
                 .and_then(|()| op(raw::mkdirat(fs, EMPTY_DIR, 0o555)))
+                .and_then(|()| match hosts {
+                    Some(bytes) => op(raw::create_file(fs, HOSTS_FILE, 0o444, bytes)),
+                    None => Ok(()),
+                })
                 .and_then(|()| {
                     op(raw::mount_setattr(
                         fs,
@@ -497,6 +507,16 @@ fn apply(step: &Step, slots: &mut [RawFd; MAX_SLOTS]) -> Result<(), (How, Errno)
                 Shape::File => EMPTY_FILE,
             };
             match read_only_copy(slots[*slot], name, false) {
+                Ok(view) => attach(view, fd),
+                Err(e) => {
+                    raw::close(fd);
+                    Err(e)
+                }
+            }
+        }
+        Step::Hosts { target, slot } => {
+            let fd = open_checked(target, 0)?;
+            match read_only_copy(slots[*slot], HOSTS_FILE, false) {
                 Ok(view) => attach(view, fd),
                 Err(e) => {
                     raw::close(fd);

@@ -265,6 +265,12 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
                 format!("cannot start the proxy for the granted hosts: {e}"),
             )
         })?;
+    // Named hosts reached without the proxy (ssh's): resolved here, before the line starts.
+    let direct = if spec.network {
+        Vec::new()
+    } else {
+        super::direct::resolve(&spec.direct)
+    };
     let sockets = seccomp::Sockets {
         network: spec.network,
         tcp_ports: !spec.tcp_ports.is_empty() || proxy.is_some(),
@@ -287,7 +293,8 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     let (steps, descriptions) = match namespaces {
         Namespaces::Own | Namespaces::OwnWithUser => {
             let terminal = terminals.into_iter().next().map(|(_, target)| target);
-            mount_steps(spec, &plan, &layers, terminal)?
+            let hosts = direct_hosts_file(&direct);
+            mount_steps(spec, &plan, &layers, terminal, hosts)?
         }
         Namespaces::Nested | Namespaces::None => (Vec::new(), Vec::new()),
     };
@@ -307,7 +314,11 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         )
     })?;
     write_notes(spec, &plan, stdio[2]);
-    let scope = write_scope(spec, &plan, sockets, proxy.as_ref())?;
+    note_unresolved(&direct, stdio[2]);
+    let mut scope = write_scope(spec, &plan, sockets, proxy.as_ref())?;
+    scope
+        .addresses
+        .extend(super::direct::socket_addresses(&direct));
     let guard = Guard::new(
         &plan.guarded,
         workspace_repo(spec)
@@ -536,10 +547,35 @@ fn exact_addresses(
 }
 
 /// Whether the line reaches named hosts, through a proxy of its own (not with the whole network,
-/// which reaches them anyway).
+/// which reaches them anyway). A line with only direct hosts (ssh's) has one too: its supervisor
+/// then makes every `connect`, to their addresses (the proxy admits no name).
 fn proxied(spec: &Spec) -> bool {
-    !spec.network && !spec.hosts.is_empty()
+    !spec.network && (!spec.hosts.is_empty() || !spec.direct.is_empty())
 }
+
+/// The line's own `/etc/hosts` for the direct hosts' names (see [`super::direct`]); `None` when
+/// it needs none.
+fn direct_hosts_file(direct: &[super::direct::Resolved]) -> Option<Vec<u8>> {
+    if direct.is_empty() {
+        return None;
+    }
+    super::direct::hosts_file(direct, &super::direct::host_file(Path::new(HOSTS)))
+}
+
+/// Tells the line's stderr which direct hosts did not resolve: the line cannot reach them.
+fn note_unresolved(direct: &[super::direct::Resolved], stderr: RawFd) {
+    for r in direct.iter().filter(|r| r.addresses.is_empty()) {
+        let note = format!(
+            "[shellgate] note: {}:{} was granted, but its name did not resolve here: this line \
+             cannot reach it\n",
+            r.name, r.port
+        );
+        sys::write_raw(stderr, note.as_bytes());
+    }
+}
+
+/// The file whose names the line's own hosts file covers.
+const HOSTS: &str = "/etc/hosts";
 
 // The resources as the kernel numbers them (glibc types them `u32`, musl `c_int`).
 #[allow(clippy::unnecessary_cast)]
@@ -879,6 +915,7 @@ fn mount_steps(
     plan: &Plan,
     layers: &[(Layer, OwnedFd, Target)],
     terminal: Option<Target>,
+    hosts: Option<Vec<u8>>,
 ) -> Result<(Vec<Step>, Vec<String>)> {
     let mut steps = vec![(
         Step::MakeRootSlave,
@@ -932,11 +969,19 @@ fn mount_steps(
         };
         steps.push(step);
     }
-    let empty_source = (!plan.hidden.is_empty()).then_some(writable.len());
+    // The line's own hosts file covers the host's only where that is a file of its own (a
+    // link or a missing one: no names then, and ssh's hosts do not resolve: fail closed).
+    let hosts_target = std::fs::canonicalize(HOSTS)
+        .ok()
+        .and_then(|path| open_target(&path).ok())
+        .filter(|_| hosts.is_some());
+    let hosts = hosts.filter(|_| hosts_target.is_some());
+    let empty_source = (!plan.hidden.is_empty() || hosts.is_some()).then_some(writable.len());
     if let Some(slot) = empty_source {
         steps.push((
-            Step::EmptySource { slot },
-            "make the empty view that hides credential stores".to_owned(),
+            Step::EmptySource { slot, hosts },
+            "make the empty view that hides credential stores (and the line's hosts file)"
+                .to_owned(),
         ));
     }
     let dev = open_target(Path::new("/dev")).map_err(|e| unopenable(Path::new("/dev"), &e))?;
@@ -971,6 +1016,12 @@ fn mount_steps(
                 format!("keep {} read-only", path.display()),
             ));
         }
+    }
+    if let (Some(slot), Some(target)) = (empty_source, hosts_target) {
+        steps.push((
+            Step::Hosts { target, slot },
+            "cover /etc/hosts with the line's own (the hosts it reaches directly)".to_owned(),
+        ));
     }
     if let Some(source) = empty_source {
         for path in &plan.hidden {

@@ -36,6 +36,7 @@ pub(crate) use shellgate_core::{error, mode, own_env, parse};
 pub mod abi;
 mod child;
 pub mod credentials;
+pub mod direct;
 mod git;
 pub mod gitconfig;
 pub mod guard;

@@ -195,6 +195,13 @@ pub struct Spec {
     /// the proxy and nowhere else, and the proxy resolves and reaches exactly these names.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<shellgate_core::policy::endpoint::Endpoint>,
+    /// With the network off: named hosts reached **without** the proxy, by clients that read no
+    /// proxy variable (ssh): shellgate resolves each name before the line starts, the supervisor
+    /// connects the line's sockets straight to those addresses on that port and to nothing else
+    /// of theirs, and the line's `/etc/hosts` gives the name exactly those addresses (see
+    /// `sandbox::direct`). Only exact names and addresses; sorted, deduplicated.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub direct: Vec<shellgate_core::policy::endpoint::Endpoint>,
     /// With the network off: TCP ports the program may listen on, on loopback (sorted,
     /// deduplicated, never 0). Every `bind` and `listen` is made by the supervisor, on its copy
     /// of the socket, after checking the port and the address (a wildcard becomes loopback);
@@ -332,6 +339,7 @@ impl Spec {
             network: false,
             tcp_ports: Vec::new(),
             hosts: Vec::new(),
+            direct: Vec::new(),
             listen: Vec::new(),
             unix_sockets: Vec::new(),
             read_only_trees: Vec::new(),
@@ -419,6 +427,20 @@ impl Spec {
             .collect();
         self.hosts.sort();
         self.hosts.dedup();
+        self
+    }
+
+    /// TCP connections straight to the exact named hosts of `endpoints`, by the addresses
+    /// shellgate resolves for them (see [`Spec::direct`]), with the network off.
+    pub fn with_direct(mut self, endpoints: &[shellgate_core::policy::endpoint::Endpoint]) -> Spec {
+        use shellgate_core::policy::endpoint::Host;
+        self.direct = endpoints
+            .iter()
+            .filter(|e| matches!(e.host, Some(Host::Exact(_))))
+            .cloned()
+            .collect();
+        self.direct.sort();
+        self.direct.dedup();
         self
     }
 

@@ -441,6 +441,30 @@ pub fn create_empty_file(dir: RawFd, name: &CStr, mode: libc::mode_t) -> Result<
     Ok(())
 }
 
+/// `openat(dir, name, O_CREAT | O_EXCL | O_WRONLY, mode)`, `bytes` written whole, closed: a new
+/// file holding `bytes` (a short or failed write is an error, `EIO` when the kernel gave none).
+pub fn create_file(dir: RawFd, name: &CStr, mode: libc::mode_t, bytes: &[u8]) -> Result<(), Errno> {
+    let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
+    let fd = openat(dir, name, flags, mode)?;
+    let mut rest = bytes;
+    let mut result = Ok(());
+    while !rest.is_empty() {
+        match write(fd, rest) {
+            Ok(n) if n > 0 => rest = &rest[n..],
+            Ok(_) => {
+                result = Err(libc::EIO);
+                break;
+            }
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
+        }
+    }
+    close(fd);
+    result
+}
+
 /// `prlimit64(0, resource, {value, value}, NULL)`: this process's soft and hard limit.
 pub fn set_own_rlimit(resource: u32, value: u64) -> Result<(), Errno> {
     let limit = [value, value];

@@ -156,16 +156,18 @@ fn table(c: &Command) -> Needs {
         "go" => (registry(GO), &[GO_MODULES, GO_BUILDS]),
         "gem" | "bundle" => (registry(GEMS), &["~/.gem", "~/.bundle"]),
         "git" => (Some(git_endpoints(&words)), &[]),
-        // ssh takes no proxy: its port, on any host.
-        "ssh" | "scp" | "sftp" | "rsync" => {
-            (Some(vec![Endpoint::any(ssh_port(&c.program, &words))]), &[])
-        }
+        // ssh takes no proxy: its hosts by name are reached directly (see
+        // [`direct_endpoints`]); its port on any host where a host cannot be told.
+        "ssh" | "scp" | "sftp" | "rsync" => (Some(ssh_endpoints(&c.program, &words)), &[]),
         "curl" | "wget" => (url_endpoints(&words), &[]),
         _ => (None, &[]),
     };
     // A registry or index named on the line (`--registry URL`, `-i URL`) is where it fetches too.
     let endpoints = endpoints.map(|mut list| {
-        if !matches!(c.program.as_str(), "git" | "curl" | "wget") {
+        if !matches!(
+            c.program.as_str(),
+            "git" | "curl" | "wget" | "ssh" | "scp" | "sftp" | "rsync"
+        ) {
             list.extend(url_endpoints(&words).into_iter().flatten());
         }
         list
@@ -314,6 +316,178 @@ fn registry(hosts: &[&str]) -> Option<Vec<Endpoint>> {
     )
 }
 
+/// The named hosts of `commands` that their programs reach without a proxy: ssh's, scp's, sftp's
+/// and rsync's hosts, and git's remotes over ssh (`user@host:path`, `ssh://`). ssh reads no proxy
+/// variable, so the sandbox holds these by address instead: shellgate resolves each name before
+/// the line starts, lets the line connect straight to those addresses on that port, and gives it
+/// an `/etc/hosts` where the name has exactly those addresses (`sandbox::Spec::direct`). ssh
+/// routes nothing by name, so an address stands for the name there; on HTTPS it would not (one
+/// address serves many names), which is why every other named host goes through the proxy.
+pub fn direct_endpoints(commands: &[Command]) -> Vec<Endpoint> {
+    let mut direct: Vec<Endpoint> = Vec::new();
+    for c in commands {
+        let words: Vec<&str> = c.argv.iter().map(String::as_str).collect();
+        let endpoints = match c.program.as_str() {
+            "ssh" | "scp" | "sftp" | "rsync" if needs_network(c).is_some() => {
+                ssh_endpoints(&c.program, &words)
+            }
+            "git" if needs_network(c).is_some() => {
+                words.iter().filter_map(|w| git_ssh_endpoint(w)).collect()
+            }
+            _ => Vec::new(),
+        };
+        direct.extend(endpoints.into_iter().filter(|e| e.host.is_some()));
+    }
+    direct.sort();
+    direct.dedup();
+    direct
+}
+
+/// Where an ssh-family command connects: each of its hosts by name on its port, when every host
+/// can be told ([`ssh_hosts`]); its port on any host otherwise.
+fn ssh_endpoints(program: &str, words: &[&str]) -> Vec<Endpoint> {
+    let port = ssh_port(program, words);
+    let named: Option<Vec<Endpoint>> = ssh_hosts(program, words)
+        .filter(|hosts| !hosts.is_empty())
+        .and_then(|hosts| hosts.iter().map(|h| Endpoint::named(h, port)).collect());
+    named.unwrap_or_else(|| vec![Endpoint::any(port)])
+}
+
+/// The options of each ssh-family program that take the next word as their value.
+fn ssh_value_options(program: &str) -> &'static str {
+    match program {
+        "scp" => "cDFiJlOoPSX",
+        "sftp" => "BbcDFiJlOoPRSs",
+        _ => "BbcDEeFIiJLlmOoPpQRSWw",
+    }
+}
+
+/// The hosts an ssh-family command connects to, as the line spells them: ssh's destination
+/// (`[user@]host`, `ssh://[user@]host[:port]`), scp's and sftp's remote operands
+/// (`[user@]host:path`), rsync's (`[user@]host:path`). `None` where ssh may go elsewhere or
+/// somewhere the line does not say: a jump host or proxy command (`-J`, `-o ProxyJump=`,
+/// `-o ProxyCommand=`), a host name set apart from the destination (`-o HostName=`), a config
+/// file of the line's own (`-F`), rsync's own remote shell (`-e`, `--rsh`) or daemon
+/// (`host::module`, `rsync://`), or an operand the shell expands at run time. (An alias in the
+/// person's `~/.ssh/config` is named as typed: its `HostName` does not resolve in the sandbox,
+/// and ssh fails there; see docs/sandbox.md.)
+fn ssh_hosts(program: &str, words: &[&str]) -> Option<Vec<String>> {
+    let values = ssh_value_options(program);
+    let elsewhere = |option: &str| {
+        let key = option.split(['=', ' ']).next().unwrap_or_default();
+        ["proxyjump", "proxycommand", "hostname"].contains(&key.to_ascii_lowercase().as_str())
+    };
+    let mut operands: Vec<&str> = Vec::new();
+    let mut rest = words.iter().copied();
+    while let Some(word) = rest.next() {
+        if word.contains('$') || word.contains('`') {
+            return None;
+        }
+        if program == "rsync" && word.starts_with("--") {
+            if word == "--rsh" || word.starts_with("--rsh=") {
+                return None;
+            }
+            continue;
+        }
+        let Some(flags) = word.strip_prefix('-').filter(|f| !f.is_empty()) else {
+            operands.push(word);
+            if program == "ssh" {
+                break;
+            }
+            continue;
+        };
+        if program == "rsync" {
+            if flags.contains('e') {
+                return None;
+            }
+            continue;
+        }
+        // A cluster of flags; the first that takes a value takes the rest of the word, or the
+        // next word.
+        for (at, flag) in flags.char_indices() {
+            if !values.contains(flag) {
+                continue;
+            }
+            let glued = &flags[at + flag.len_utf8()..];
+            let value = if glued.is_empty() {
+                rest.next().unwrap_or_default()
+            } else {
+                glued
+            };
+            if flag == 'J' || flag == 'F' || (flag == 'o' && elsewhere(value)) {
+                return None;
+            }
+            break;
+        }
+    }
+    let mut hosts = Vec::new();
+    for operand in operands {
+        let host = match program {
+            "ssh" => Some(ssh_destination_host(operand)?),
+            "sftp" => Some(ssh_destination_host(
+                operand.split_once(':').map_or(operand, |(h, _)| h),
+            )?),
+            _ => remote_operand_host(operand, program == "rsync")?,
+        };
+        hosts.extend(host);
+    }
+    Some(hosts)
+}
+
+/// The host of ssh's destination: `[user@]host` or `ssh://[user@]host[:port]`.
+fn ssh_destination_host(destination: &str) -> Option<String> {
+    let authority = match destination.strip_prefix("ssh://") {
+        Some(rest) => {
+            let authority = rest.split('/').next()?;
+            let host_port = authority.rsplit('@').next()?;
+            return Some(match host_port.strip_prefix('[') {
+                Some(v6) => v6.split(']').next()?.to_owned(),
+                None => host_port.split(':').next()?.to_owned(),
+            });
+        }
+        None => destination,
+    };
+    let host = authority.rsplit('@').next()?;
+    (!host.is_empty() && !host.contains(['/', ':']) || host.parse::<std::net::Ipv6Addr>().is_ok())
+        .then(|| host.to_owned())
+}
+
+/// The host of an scp or rsync operand: `Some(None)` for a local path (`./a:b`, `/x`, no colon),
+/// `Some(Some(host))` for `[user@]host:path` (`[v6]:path` too, and `scp://[user@]host[:port]/`),
+/// `None` for what cannot be told (rsync's daemon, `host::module` and `rsync://`).
+fn remote_operand_host(operand: &str, rsync: bool) -> Option<Option<String>> {
+    if rsync && (operand.starts_with("rsync://") || operand.contains("::")) {
+        return None;
+    }
+    if let Some(rest) = operand.strip_prefix("scp://") {
+        return ssh_destination_host(&format!("ssh://{rest}")).map(Some);
+    }
+    if let Some(v6) = operand.rsplit('@').next().and_then(|h| h.strip_prefix('[')) {
+        let (host, after) = v6.split_once(']')?;
+        return after.starts_with(':').then(|| Some(host.to_owned()));
+    }
+    match operand.split_once(':') {
+        Some((head, _)) if !head.is_empty() && !head.contains('/') => {
+            Some(Some(head.rsplit('@').next()?.to_owned()))
+        }
+        _ => Some(None),
+    }
+}
+
+/// A git remote over ssh by name: `[user@]host:path` or `ssh://` / `git+ssh://` with its port.
+fn git_ssh_endpoint(word: &str) -> Option<Endpoint> {
+    if is_scp_like(word) {
+        let (authority, _) = word.split_once(':')?;
+        return Endpoint::named(authority.rsplit('@').next()?, 22);
+    }
+    let (scheme, rest) = word.split_once("://")?;
+    if !matches!(scheme.to_ascii_lowercase().as_str(), "ssh" | "git+ssh") {
+        return None;
+    }
+    let host = ssh_destination_host(&format!("ssh://{rest}"))?;
+    Endpoint::named(&host, url_port(word)?)
+}
+
 /// The port ssh connects to, as the line spells it: `-p PORT` (`-P` for scp and sftp), `-o
 /// Port=PORT`, or an `ssh://host:PORT` URL; 22 otherwise (a port only known at run time, in a
 /// config file or inside rsync's `-e` command is then refused, and the escalation names it).
@@ -348,8 +522,9 @@ fn ssh_port(program: &str, words: &[&str]) -> u16 {
 }
 
 /// git talks HTTPS or SSH to its remotes (`git://` is 9418), as its URLs say when they are on the
-/// line: an HTTP(S) URL's host by name (git takes the proxy), SSH's port on any host (ssh takes
-/// none); a named remote may be either, on any host.
+/// line: an HTTP(S) URL's host by name (git takes the proxy), an SSH one's host by name too
+/// (reached directly, see [`direct_endpoints`]); a remote the line names by a name whose URL is
+/// not known may be either, on any host.
 fn git_endpoints(words: &[&str]) -> Vec<Endpoint> {
     let urls: Vec<&&str> = words
         .iter()
@@ -357,12 +532,7 @@ fn git_endpoints(words: &[&str]) -> Vec<Endpoint> {
         .collect();
     let mut endpoints: Vec<Endpoint> = urls
         .iter()
-        .filter_map(|u| {
-            if is_scp_like(u) {
-                return Some(Endpoint::any(22));
-            }
-            url_endpoint(u)
-        })
+        .filter_map(|u| git_ssh_endpoint(u).or_else(|| url_endpoint(u)))
         .collect();
     endpoints.sort();
     endpoints.dedup();
@@ -597,25 +767,59 @@ mod tests {
         );
         assert_eq!(
             needs("git clone git@example.invalid:r.git").network,
-            Network::tcp([22])
+            hosts(&["example.invalid:22"])
+        );
+        assert_eq!(
+            needs("git fetch ssh://git@example.invalid:2222/r.git").network,
+            hosts(&["example.invalid:2222"])
         );
         assert_eq!(needs("git pull").network, Network::tcp([22, 443]));
-        assert_eq!(needs("ssh host uptime").network, Network::tcp([22]));
-        // ssh's port as the line spells it.
-        for (line, port) in [
-            ("ssh -p 2222 127.0.0.1 true", 2222),
-            ("ssh -p2222 host", 2222),
-            ("ssh -o Port=2200 host", 2200),
-            ("ssh -oPort=2201 host", 2201),
-            ("scp -P 2022 f host:", 2022),
-            ("sftp -P 2023 host", 2023),
-            ("ssh ssh://git@host:2424", 2424),
-            ("ssh -p \"$PORT\" host", 22),
-            ("ssh -v host", 22),
+        assert_eq!(needs("ssh host uptime").network, hosts(&["host:22"]));
+        // ssh's host and port as the line spells them.
+        for (line, endpoint) in [
+            ("ssh -p 2222 127.0.0.1 true", "127.0.0.1:2222"),
+            ("ssh -p2222 host", "host:2222"),
+            ("ssh -o Port=2200 host", "host:2200"),
+            ("ssh -oPort=2201 dev@host", "host:2201"),
+            ("ssh -vA -i key host ls", "host:22"),
+            ("scp -P 2022 f host:", "host:2022"),
+            ("scp -r dir me@box.example:/srv", "box.example:22"),
+            ("scp 'me@[::1]:f' .", "[::1]:22"),
+            ("sftp -P 2023 host", "host:2023"),
+            ("sftp me@host:dir", "host:22"),
+            ("ssh ssh://git@host:2424", "host:2424"),
+            ("rsync -av src/ host:/srv/", "host:22"),
+            ("ssh -v host", "host:22"),
         ] {
-            assert_eq!(needs(line).network, Network::tcp([port]), "{line}");
+            assert_eq!(needs(line).network, hosts(&[endpoint]), "{line}");
             assert_eq!(needs(line).sockets, ["ssh-agent"], "{line}");
         }
+        // Where the host cannot be told from the line: the port on any host, as before.
+        for (line, port) in [
+            ("ssh -p \"$PORT\" \"$HOST\"", 22),
+            ("ssh -J jump host", 22),
+            ("ssh -o ProxyCommand='nc %h %p' host", 22),
+            ("ssh -oHostName=other host", 22),
+            ("ssh -F ./config host", 22),
+            ("rsync -ave 'ssh -p 2' src/ host:/srv/", 22),
+            ("rsync --rsh=ssh src/ host:/srv/", 22),
+            ("rsync -av host::module/ dst/", 22),
+        ] {
+            assert_eq!(needs(line).network, Network::tcp([port]), "{line}");
+        }
+        // Reached directly (ssh takes no proxy): ssh's hosts, git's over ssh; not https.
+        let direct = |line: &str| direct_endpoints(&parse(line, ShellKind::Bash).commands);
+        assert_eq!(
+            direct("ssh -p 2222 dev@box.example true; curl https://a.example/"),
+            [Endpoint::parse("box.example:2222").unwrap()]
+        );
+        assert_eq!(
+            direct("git push git@code.example:team/app.git"),
+            [Endpoint::parse("code.example:22").unwrap()]
+        );
+        assert!(direct("git fetch https://code.example/app.git").is_empty());
+        assert!(direct("ssh -J jump host").is_empty());
+        assert!(direct("ssh-keygen -l -f key.pub").is_empty());
         // ssh and git over ssh ask for the person's agent with port 22; https does not.
         assert_eq!(needs("ssh host uptime").sockets, ["ssh-agent"]);
         assert_eq!(needs("git push origin main").sockets, ["ssh-agent"]);
