@@ -94,6 +94,7 @@ fn bench(c: &mut Criterion) {
         reviewer_configured: false,
         typed_by_a_person: false,
         remotes: None,
+        registries: None,
     };
     let mode = resolve(Some("ask"), Modes::default(), SessionFacts::default());
     let decide = |line: &str| {

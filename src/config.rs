@@ -331,6 +331,7 @@ impl Config {
             reviewer_configured: self.reviewer.is_some(),
             typed_by_a_person: false,
             remotes: None,
+            registries: None,
         }
     }
 

@@ -23,6 +23,7 @@ pub mod git_config;
 pub mod mode_change;
 pub mod panel;
 pub mod paths;
+pub mod registries;
 pub mod review;
 pub mod session;
 pub mod shell;

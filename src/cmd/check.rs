@@ -97,12 +97,14 @@ fn check_line(bytes: &[u8], args: &CheckArgs, cwd: &Path) -> CheckReport {
         Err(e) => return plain(context_refusal(e)),
     };
     let remotes = crate::git_config::remotes_for_line(bytes, cwd);
+    let registries = crate::registries::for_line(bytes, cwd, crate::env::get());
     let mut decision = policy::decide_bytes(
         bytes,
         args.shell,
         &cwd.to_string_lossy(),
         policy::PolicyConfig {
             remotes: remotes.as_ref(),
+            registries: registries.as_ref(),
             ..ctx.config.policy()
         },
         &ctx.resolved,

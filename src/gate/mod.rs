@@ -268,6 +268,7 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
     }
     let cwd = req.cwd.to_string_lossy();
     let remotes = crate::git_config::remotes_for_line(req.bytes, req.cwd);
+    let registries = crate::registries::for_line(req.bytes, req.cwd, crate::env::get());
     let decision = policy::decide_bytes(
         req.bytes,
         req.shell,
@@ -275,6 +276,7 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
         policy::PolicyConfig {
             typed_by_a_person: typed_by_a_person(ctx, req),
             remotes: remotes.as_ref(),
+            registries: registries.as_ref(),
             ..ctx.config.policy()
         },
         &ctx.resolved,

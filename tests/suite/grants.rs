@@ -310,6 +310,87 @@ fn http_server() -> (std::sync::Arc<std::sync::atomic::AtomicUsize>, u16) {
     (count, port)
 }
 
+/// A stand-in npm registry on loopback: every request is answered with the packument of `demo`
+/// (version 1.2.3), counted.
+fn npm_registry() -> (std::sync::Arc<std::sync::atomic::AtomicUsize>, u16) {
+    use std::io::{BufRead, BufReader, Write};
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        for stream in l.incoming().flatten() {
+            let mut reader = BufReader::new(stream);
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                line.clear();
+            }
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let body = format!(
+                "{{\"name\":\"demo\",\"dist-tags\":{{\"latest\":\"1.2.3\"}},\"versions\":\
+                 {{\"1.2.3\":{{\"name\":\"demo\",\"version\":\"1.2.3\",\"dist\":\
+                 {{\"tarball\":\"http://127.0.0.1:{port}/demo-1.2.3.tgz\"}}}}}}}}"
+            );
+            let _ = reader.get_mut().write_all(
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                     Connection: close\r\n\r\n{body}",
+                    body.len()
+                )
+                .as_bytes(),
+            );
+        }
+    });
+    (count, port)
+}
+
+/// The registry a project's `.npmrc` names is the host an npm line is granted: the question
+/// names it, not the public registry, and after a yes real npm reaches it (a stand-in registry
+/// on loopback). Without the judgement by the project's configuration the grant was the public
+/// registry's, and npm's request was refused by the line's proxy.
+#[test]
+fn a_projects_npmrc_registry_is_the_host_granted() {
+    let lab = Lab::new();
+    assert!(
+        Path::new("/usr/bin/npm").exists(),
+        "npm is installed: .ci/run installs it"
+    );
+    let (served, port) = npm_registry();
+    let ws = lab.ws();
+    std::fs::write(ws.join("package.json"), "{\"name\": \"app\"}\n").unwrap();
+    std::fs::write(
+        ws.join(".npmrc"),
+        format!("registry=http://127.0.0.1:{port}/\n"),
+    )
+    .unwrap();
+    let network = |line: &str| {
+        let out = lab.command(&["check", "--json", line]).output().unwrap();
+        let decision: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        decision["network"].clone()
+    };
+    assert_eq!(
+        network("npm view demo version"),
+        serde_json::json!([format!("127.0.0.1:{port}")])
+    );
+    let (seen, code) = lab.person_runs("npm view demo version", &["y"]);
+    assert_eq!(code, 0, "{seen}");
+    assert!(seen.contains("1.2.3"), "{seen}");
+    assert!(
+        served.load(std::sync::atomic::Ordering::SeqCst) >= 1,
+        "the registry was not reached: {seen}"
+    );
+    // A registry the line names itself is the one npm uses; without the project's, the public.
+    assert_eq!(
+        network("npm view demo --registry=https://other.example/"),
+        serde_json::json!(["other.example:443"])
+    );
+    std::fs::remove_file(ws.join(".npmrc")).unwrap();
+    assert_eq!(
+        network("npm view demo version"),
+        serde_json::json!(["registry.npmjs.org:443"])
+    );
+}
+
 /// A line granted one host by name (a user rule's `needs`) whose program asks for another: the
 /// line's proxy refuses it, the agent is told exactly that `host:port` is missing, and a person's
 /// yes runs it again with it — and the request arrives only then.

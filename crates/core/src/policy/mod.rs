@@ -22,6 +22,7 @@ pub mod needs;
 pub mod network;
 pub mod own_commands;
 pub mod own_config;
+pub mod registries;
 pub mod remotes;
 pub mod rules;
 pub mod secrets;
@@ -177,6 +178,8 @@ pub struct PolicyConfig<'a> {
     pub typed_by_a_person: bool,
     /// See [`Input::remotes`]; the gate reads them, the config never names them.
     pub remotes: Option<&'a remotes::Remotes>,
+    /// See [`Input::registries`]; the gate reads them, the config never names them.
+    pub registries: Option<&'a registries::Registries>,
 }
 
 /// Everything a decision depends on.
@@ -196,6 +199,9 @@ pub struct Input<'a> {
     /// The remotes of the repository the line runs in (read by the binary's `git_config`): a git line that
     /// names one is judged by where it points ([`remotes::resolve`]).
     pub remotes: Option<&'a remotes::Remotes>,
+    /// The registries and indexes configured for the line's package tools (read by the binary's
+    /// `registries`): a package line is judged as fetching from them ([`registries::resolve`]).
+    pub registries: Option<&'a registries::Registries>,
 }
 
 /// The rules a line a person types in their own hooked shell is not asked about:
@@ -263,6 +269,7 @@ pub fn decide_bytes_routing(
         reviewer_configured,
         typed_by_a_person: false,
         remotes: None,
+        registries: None,
     };
     decide_bytes(bytes, shell, cwd, policy, mode)
 }
@@ -285,6 +292,7 @@ pub fn decide_bytes(
             reviewer_configured: policy.reviewer_configured,
             typed_by_a_person: policy.typed_by_a_person,
             remotes: policy.remotes,
+            registries: policy.registries,
         }),
         Err(rejection) => {
             Decision::refused(rejection.code(), Route::Intake, rejection.reason(), mode)
@@ -297,6 +305,9 @@ pub fn decide(input: &Input) -> Decision {
     let mut parsed = parse::parse(input.line.as_str(), input.shell);
     if let Some(remotes) = input.remotes {
         remotes::resolve(&mut parsed, remotes);
+    }
+    if let Some(registries) = input.registries {
+        registries::resolve(&mut parsed, registries);
     }
     let requirement = requirement(input, &parsed);
     let (decision, code, mut reason, route) = route_by_mode(&requirement, input);

@@ -162,12 +162,18 @@ fn table(c: &Command) -> Needs {
         "curl" | "wget" => (url_endpoints(&words), &[]),
         _ => (None, &[]),
     };
-    // A registry or index named on the line (`--registry URL`, `-i URL`) is where it fetches too.
+    // A registry or index named on the line (`--registry URL`, `-i URL`, or configured for the
+    // project and written into the line, see [`super::registries`]) is where it fetches: in place
+    // of the public one when it replaces it, beside it otherwise (a scoped registry, an extra
+    // index).
     let endpoints = endpoints.map(|mut list| {
         if !matches!(
             c.program.as_str(),
             "git" | "curl" | "wget" | "ssh" | "scp" | "sftp" | "rsync"
         ) {
+            if words.iter().any(|w| super::registries::is_replacing(w)) {
+                list.clear();
+            }
             list.extend(url_endpoints(&words).into_iter().flatten());
         }
         list
@@ -554,11 +560,23 @@ fn is_scp_like(word: &str) -> bool {
 /// Where the literal URLs on the line go; `None` (the whole network) when there is none, or one
 /// whose port cannot be told.
 fn url_endpoints(words: &[&str]) -> Option<Vec<Endpoint>> {
-    let urls: Vec<&&str> = words.iter().filter(|w| w.contains("://")).collect();
+    let urls: Vec<&str> = words
+        .iter()
+        .map(|w| glued_value(w))
+        .filter(|w| w.contains("://"))
+        .collect();
     if urls.is_empty() {
         return None;
     }
     urls.iter().map(|u| url_endpoint(u)).collect()
+}
+
+/// An option's value glued to it (`--registry=URL` → `URL`); any other word as it is.
+fn glued_value(word: &str) -> &str {
+    match word.split_once('=') {
+        Some((option, value)) if option.starts_with('-') && !option.contains("://") => value,
+        _ => word,
+    }
 }
 
 /// Where a URL goes: an HTTP(S) URL's host by name and its port (clients take the proxy there);
@@ -647,16 +665,26 @@ mod tests {
         assert!(needs("cargo build --release").is_empty());
         let fetch = on_demand(&parse("cargo build --release && ls", ShellKind::Bash));
         assert_eq!(fetch.network, crates);
+        // A registry or index the line names replaces the public one (npm, pip and uv then
+        // fetch there only); an extra one is beside it; glued or not.
         assert_eq!(
             needs("npm view x --registry https://registry.yarnpkg.com/").network,
-            hosts(&["registry.npmjs.org:443", "registry.yarnpkg.com:443"])
+            hosts(&["registry.yarnpkg.com:443"])
+        );
+        assert_eq!(
+            needs("npm install --registry=https://npm.corp.example/").network,
+            hosts(&["npm.corp.example:443"])
         );
         assert_eq!(
             needs("pip install -i https://mirror.example/simple x").network,
+            hosts(&["mirror.example:443"])
+        );
+        assert_eq!(
+            needs("pip install --extra-index-url=https://extra.example/simple x").network,
             hosts(&[
                 "pypi.org:443",
                 "files.pythonhosted.org:443",
-                "mirror.example:443"
+                "extra.example:443"
             ])
         );
         assert_eq!(

@@ -27,6 +27,7 @@ impl TestConfig {
             reviewer_configured: self.reviewer,
             typed_by_a_person: false,
             remotes: None,
+            registries: None,
         }
     }
 }

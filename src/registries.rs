@@ -1,0 +1,322 @@
+//! What the decision needs to know of where a line's package tools fetch from: the registries and
+//! indexes the person or the project configured ([`crate::policy::registries`]), read where the
+//! tools read them. Reading is all this does: nothing here runs npm or pip.
+//!
+//! - npm (and npx, pnpm, yarn, bun, which read the same files): `npm_config_registry` in the
+//!   environment (any case, as npm reads it), else the project's `.npmrc` (beside the nearest
+//!   `package.json` above the working directory), else the user's (`npm_config_userconfig`, else
+//!   `~/.npmrc`); scoped registries (`@scope:registry=`) from all of them.
+//! - pip: `PIP_INDEX_URL` and `PIP_EXTRA_INDEX_URL`, else its config files, the later overriding
+//!   the earlier (`/etc/xdg/pip/pip.conf`, `/etc/pip.conf`, `~/.pip/pip.conf`,
+//!   `~/.config/pip/pip.conf`, the virtualenv's `pip.conf`; only `PIP_CONFIG_FILE` when set),
+//!   `[global]` then `[install]`.
+//! - uv: `UV_DEFAULT_INDEX` (or `UV_INDEX_URL`) and `UV_INDEX` (or `UV_EXTRA_INDEX_URL`).
+//!
+//! Files are read as git's config is ([`crate::git_config::read_config`]: a regular file, not
+//! through a final symlink, without blocking, at most 1 MiB). A value that names a variable
+//! (`${NPM_REGISTRY}`) is not expanded and not used. What is not read here (uv's `uv.toml` and
+//! `pyproject.toml` indexes, yarn's `.yarnrc.yml`, a variable set on the line itself) only
+//! narrows the grant: the proxy refuses the host, named, and escalation offers it.
+
+use crate::env::Env;
+use crate::git_config::read_config;
+use crate::policy::registries::Registries;
+use std::path::{Path, PathBuf};
+
+/// The registries configured for the tools `line` may run in `cwd`; `None` when the line names
+/// none of them (most lines: nothing is read) or nothing is configured.
+pub fn for_line(line: &[u8], cwd: &Path, env: &Env) -> Option<Registries> {
+    let names = |word: &str| line.windows(word.len()).any(|w| w == word.as_bytes());
+    let npm = ["npm", "npx", "pnpm", "yarn", "bun"]
+        .iter()
+        .any(|w| names(w));
+    let python = ["pip", "python", "uv"].iter().any(|w| names(w));
+    let mut registries = Registries::default();
+    if npm {
+        read_npm(cwd, env, &mut registries);
+    }
+    if python {
+        read_pip(env, &mut registries);
+        read_uv(env, &mut registries);
+    }
+    (!registries.is_empty()).then_some(registries)
+}
+
+fn read_npm(cwd: &Path, env: &Env, registries: &mut Registries) {
+    let from_env = env
+        .vars()
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("npm_config_registry"))
+        .and_then(|(_, v)| v.to_str())
+        .and_then(usable);
+    let project = cwd
+        .ancestors()
+        .find(|dir| dir.join("package.json").is_file())
+        .map(|dir| dir.join(".npmrc"));
+    let user = env
+        .vars()
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("npm_config_userconfig"))
+        .map(|(_, v)| PathBuf::from(v))
+        .or_else(|| env.home().map(|h| h.join(".npmrc")));
+    let files: Vec<String> = [project, user]
+        .into_iter()
+        .flatten()
+        .filter_map(|f| read_config(&f))
+        .collect();
+    registries.npm = from_env.or_else(|| {
+        files
+            .iter()
+            .find_map(|text| npmrc_value(text, |key| key == "registry"))
+    });
+    for text in &files {
+        for url in npmrc_values(text, |key| {
+            key.starts_with('@') && key.ends_with(":registry")
+        }) {
+            if !registries.npm_scoped.contains(&url) {
+                registries.npm_scoped.push(url);
+            }
+        }
+    }
+}
+
+/// The first value of a key `wanted` accepts in an `.npmrc`'s text.
+fn npmrc_value(text: &str, wanted: impl Fn(&str) -> bool) -> Option<String> {
+    npmrc_values(text, wanted).into_iter().next()
+}
+
+/// Every usable value of the keys `wanted` accepts (`key=value` lines; `;` and `#` start
+/// comments).
+fn npmrc_values(text: &str, wanted: impl Fn(&str) -> bool) -> Vec<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with(';') && !l.starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .filter(|(key, _)| wanted(key.trim()))
+        .filter_map(|(_, value)| usable(value.trim().trim_matches('"')))
+        .collect()
+}
+
+/// Where a configured URL goes, as `scheme://host[:port]/`: no user or password (a registry URL
+/// may carry a token, and an `.npmrc` or `pip.conf` in the home is a hidden credential store —
+/// what is read here goes into questions, the log and `check --json`), no path. `None` when it
+/// names a variable (not expanded here) or is no URL.
+fn usable(value: &str) -> Option<String> {
+    if value.contains('$') {
+        return None;
+    }
+    let (scheme, rest) = value.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host_port = authority.rsplit('@').next()?;
+    (!scheme.is_empty() && !host_port.is_empty()).then(|| format!("{scheme}://{host_port}/"))
+}
+
+fn read_pip(env: &Env, registries: &mut Registries) {
+    let mut index: Option<String> = None;
+    let mut extra: Vec<String> = Vec::new();
+    let files: Vec<PathBuf> = match env.absolute("PIP_CONFIG_FILE") {
+        Some(file) => vec![file],
+        None => {
+            let home = env.home();
+            let xdg = env
+                .absolute("XDG_CONFIG_HOME")
+                .or_else(|| home.as_ref().map(|h| h.join(".config")));
+            [
+                Some(PathBuf::from("/etc/xdg/pip/pip.conf")),
+                Some(PathBuf::from("/etc/pip.conf")),
+                home.map(|h| h.join(".pip/pip.conf")),
+                xdg.map(|x| x.join("pip/pip.conf")),
+                env.absolute("VIRTUAL_ENV").map(|v| v.join("pip.conf")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect()
+        }
+    };
+    for text in files.iter().filter_map(|f| read_config(f)) {
+        for section in ["global", "install"] {
+            if let Some(url) = ini_value(&text, section, "index-url").and_then(|v| usable(&v)) {
+                index = Some(url);
+            }
+            if let Some(list) = ini_value(&text, section, "extra-index-url") {
+                extra = list.split_whitespace().filter_map(usable).collect();
+            }
+        }
+    }
+    if let Some(url) = env
+        .var("PIP_INDEX_URL")
+        .and_then(|v| v.to_str())
+        .and_then(usable)
+    {
+        index = Some(url);
+    }
+    if let Some(list) = env.var("PIP_EXTRA_INDEX_URL").and_then(|v| v.to_str()) {
+        extra = list.split_whitespace().filter_map(usable).collect();
+    }
+    registries.pip_index = index;
+    registries.pip_extra = extra;
+}
+
+/// The value of `key` in `[section]` of an ini file's text (pip's config), with its continuation
+/// lines (indented) joined by a space.
+fn ini_value(text: &str, section: &str, key: &str) -> Option<String> {
+    let mut current = String::new();
+    let mut value: Option<String> = None;
+    let mut in_value = false;
+    for raw in text.lines() {
+        let line = raw.trim();
+        if line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            current = name.trim().to_owned();
+            in_value = false;
+            continue;
+        }
+        if in_value && raw.starts_with([' ', '\t']) && !line.is_empty() {
+            if let Some(v) = value.as_mut() {
+                v.push(' ');
+                v.push_str(line);
+            }
+            continue;
+        }
+        in_value = false;
+        let Some((k, v)) = line.split_once(['=', ':']) else {
+            continue;
+        };
+        if current == section && k.trim() == key {
+            value = Some(v.trim().to_owned());
+            in_value = true;
+        }
+    }
+    value
+}
+
+fn read_uv(env: &Env, registries: &mut Registries) {
+    let text = |name: &str| env.var(name).and_then(|v| v.to_str());
+    registries.uv_index = text("UV_DEFAULT_INDEX")
+        .or_else(|| text("UV_INDEX_URL"))
+        .and_then(usable);
+    // `UV_INDEX` entries may be named (`name=URL`).
+    registries.uv_extra = text("UV_INDEX")
+        .or_else(|| text("UV_EXTRA_INDEX_URL"))
+        .map(|list| {
+            list.split_whitespace()
+                .map(|e| e.split_once('=').map_or(e, |(_, url)| url))
+                .filter_map(usable)
+                .collect()
+        })
+        .unwrap_or_default();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    fn env(vars: &[(&str, &str)]) -> Env {
+        Env::from_vars(
+            vars.iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn npm_reads_the_projects_npmrc_then_the_users() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("app");
+        std::fs::create_dir_all(project.join("src")).unwrap();
+        std::fs::write(project.join("package.json"), "{}").unwrap();
+        std::fs::write(
+            project.join(".npmrc"),
+            "; the team's\nregistry = https://npm.corp.example/\n@gh:registry=https://npm.pkg.github.com/\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join(".npmrc"),
+            "registry=https://user.example/\n//npm.corp.example/:_authToken=${TOKEN}\n",
+        )
+        .unwrap();
+        let home = dir.path().to_str().unwrap();
+        let found = for_line(
+            b"npm install",
+            &project.join("src"),
+            &env(&[("HOME", home)]),
+        )
+        .unwrap();
+        assert_eq!(found.npm.as_deref(), Some("https://npm.corp.example/"));
+        assert_eq!(found.npm_scoped, ["https://npm.pkg.github.com/"]);
+        // A token in the URL never leaves the file.
+        std::fs::write(
+            project.join(".npmrc"),
+            "registry=https://me:s3cret@npm.corp.example:8443/repo/npm/\n",
+        )
+        .unwrap();
+        let found = for_line(b"npm install", &project, &env(&[("HOME", home)])).unwrap();
+        assert_eq!(found.npm.as_deref(), Some("https://npm.corp.example:8443/"));
+        // The environment first; a value naming a variable is not used.
+        let found = for_line(
+            b"npm ci",
+            &project,
+            &env(&[
+                ("HOME", home),
+                ("NPM_CONFIG_REGISTRY", "https://env.example/"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(found.npm.as_deref(), Some("https://env.example/"));
+        std::fs::write(project.join(".npmrc"), "registry=${REG}\n").unwrap();
+        let found = for_line(b"npm ci", &project, &env(&[("HOME", home)])).unwrap();
+        assert_eq!(found.npm.as_deref(), Some("https://user.example/"));
+        // A line that runs none of the tools reads nothing.
+        assert!(for_line(b"ls -la", &project, &env(&[("HOME", home)])).is_none());
+    }
+
+    #[test]
+    fn pip_reads_its_config_files_then_its_variables() {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = dir.path().join("pip.conf");
+        std::fs::write(
+            &conf,
+            "[global]\nindex-url = https://__token__:abc@pypi.corp.example/simple\nextra-index-url =\n    https://a.example/simple\n    https://b.example/simple\n",
+        )
+        .unwrap();
+        let file = conf.to_str().unwrap();
+        let found = for_line(
+            b"pip install x",
+            dir.path(),
+            &env(&[("PIP_CONFIG_FILE", file)]),
+        )
+        .unwrap();
+        assert_eq!(
+            found.pip_index.as_deref(),
+            Some("https://pypi.corp.example/")
+        );
+        assert_eq!(
+            found.pip_extra,
+            ["https://a.example/", "https://b.example/"]
+        );
+        let found = for_line(
+            b"python3 -m pip install x",
+            dir.path(),
+            &env(&[
+                ("PIP_CONFIG_FILE", file),
+                ("PIP_INDEX_URL", "https://env.example/simple"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(found.pip_index.as_deref(), Some("https://env.example/"));
+        let found = for_line(
+            b"uv sync",
+            dir.path(),
+            &env(&[
+                ("UV_DEFAULT_INDEX", "https://uv.example/simple"),
+                ("UV_INDEX", "x=https://x.example/simple"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(found.uv_index.as_deref(), Some("https://uv.example/"));
+        assert_eq!(found.uv_extra, ["https://x.example/"]);
+    }
+}
