@@ -145,17 +145,20 @@ fn capture() -> Env {
     Env::from_vars(std::env::vars_os().collect())
 }
 
+/// An environment of these variables (tests).
+#[cfg(test)]
+pub fn of(vars: &[(&str, &str)]) -> Env {
+    Env::from_vars(
+        vars.iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
+    use super::of as env;
     use super::*;
-
-    fn env(vars: &[(&str, &str)]) -> Env {
-        Env::from_vars(
-            vars.iter()
-                .map(|(k, v)| (OsString::from(k), OsString::from(v)))
-                .collect(),
-        )
-    }
 
     #[test]
     fn shellgates_variables_are_typed_once() {

@@ -212,15 +212,7 @@ fn read_uv(env: &Env, registries: &mut Registries) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ffi::OsString;
-
-    fn env(vars: &[(&str, &str)]) -> Env {
-        Env::from_vars(
-            vars.iter()
-                .map(|(k, v)| (OsString::from(k), OsString::from(v)))
-                .collect(),
-        )
-    }
+    use crate::env::of as env;
 
     #[test]
     fn npm_reads_the_projects_npmrc_then_the_users() {

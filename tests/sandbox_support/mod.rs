@@ -401,34 +401,7 @@ impl Run {
         if geteuid() != 0 {
             return false;
         }
-        let source = std::ffi::CString::new(hosts.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: between fork and exec: unshare and mount are async-signal-safe system calls,
-        // and their arguments (the C strings) were made before the fork.
-        unsafe {
-            self.command.pre_exec(move || {
-                let none: *const libc::c_char = std::ptr::null();
-                let ok = libc::unshare(libc::CLONE_NEWNS) == 0
-                    && libc::mount(
-                        none,
-                        c"/".as_ptr(),
-                        none,
-                        libc::MS_REC | libc::MS_PRIVATE,
-                        std::ptr::null(),
-                    ) == 0
-                    && libc::mount(
-                        source.as_ptr(),
-                        c"/etc/hosts".as_ptr(),
-                        none,
-                        libc::MS_BIND,
-                        std::ptr::null(),
-                    ) == 0;
-                if ok {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::last_os_error())
-                }
-            });
-        }
+        crate::support::with_hosts_file(&mut self.command, hosts);
         true
     }
 

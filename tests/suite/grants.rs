@@ -289,6 +289,14 @@ fn escalation_runs_a_refused_connection_again_once_with_that_port() {
 
 /// An HTTP server on loopback answering every request `served`, counting them.
 fn http_server() -> (std::sync::Arc<std::sync::atomic::AtomicUsize>, u16) {
+    http_server_answering(|_| ("text/plain", "served".to_owned()))
+}
+
+/// An HTTP server on loopback answering every request with `answer(its port)` (a content type
+/// and a body), counting them.
+fn http_server_answering(
+    answer: fn(u16) -> (&'static str, String),
+) -> (std::sync::Arc<std::sync::atomic::AtomicUsize>, u16) {
     use std::io::{BufRead, BufReader, Write};
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
@@ -302,8 +310,14 @@ fn http_server() -> (std::sync::Arc<std::sync::atomic::AtomicUsize>, u16) {
                 line.clear();
             }
             seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let (kind, body) = answer(port);
             let _ = reader.get_mut().write_all(
-                b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nserved",
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\
+                     Connection: close\r\n\r\n{body}",
+                    body.len()
+                )
+                .as_bytes(),
             );
         }
     });
@@ -313,35 +327,14 @@ fn http_server() -> (std::sync::Arc<std::sync::atomic::AtomicUsize>, u16) {
 /// A stand-in npm registry on loopback: every request is answered with the packument of `demo`
 /// (version 1.2.3), counted.
 fn npm_registry() -> (std::sync::Arc<std::sync::atomic::AtomicUsize>, u16) {
-    use std::io::{BufRead, BufReader, Write};
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let seen = count.clone();
-    std::thread::spawn(move || {
-        for stream in l.incoming().flatten() {
-            let mut reader = BufReader::new(stream);
-            let mut line = String::new();
-            while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
-                line.clear();
-            }
-            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let body = format!(
-                "{{\"name\":\"demo\",\"dist-tags\":{{\"latest\":\"1.2.3\"}},\"versions\":\
-                 {{\"1.2.3\":{{\"name\":\"demo\",\"version\":\"1.2.3\",\"dist\":\
-                 {{\"tarball\":\"http://127.0.0.1:{port}/demo-1.2.3.tgz\"}}}}}}}}"
-            );
-            let _ = reader.get_mut().write_all(
-                format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-                     Connection: close\r\n\r\n{body}",
-                    body.len()
-                )
-                .as_bytes(),
-            );
-        }
-    });
-    (count, port)
+    http_server_answering(|port| {
+        let body = format!(
+            "{{\"name\":\"demo\",\"dist-tags\":{{\"latest\":\"1.2.3\"}},\"versions\":\
+             {{\"1.2.3\":{{\"name\":\"demo\",\"version\":\"1.2.3\",\"dist\":\
+             {{\"tarball\":\"http://127.0.0.1:{port}/demo-1.2.3.tgz\"}}}}}}}}"
+        );
+        ("application/json", body)
+    })
 }
 
 /// The registry a project's `.npmrc` names is the host an npm line is granted: the question
