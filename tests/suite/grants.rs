@@ -289,13 +289,13 @@ fn escalation_runs_a_refused_connection_again_once_with_that_port() {
 
 /// An HTTP server on loopback answering every request `served`, counting them.
 fn http_server() -> (std::sync::Arc<std::sync::atomic::AtomicUsize>, u16) {
-    http_server_answering(|_| ("text/plain", "served".to_owned()))
+    http_server_answering(|_, _| ("text/plain", b"served".to_vec()))
 }
 
-/// An HTTP server on loopback answering every request with `answer(its port)` (a content type
-/// and a body), counting them.
+/// An HTTP server on loopback answering every request with `answer(its port, the request's
+/// path)` (a content type and a body), counting them.
 fn http_server_answering(
-    answer: fn(u16) -> (&'static str, String),
+    answer: fn(u16, &str) -> (&'static str, Vec<u8>),
 ) -> (std::sync::Arc<std::sync::atomic::AtomicUsize>, u16) {
     use std::io::{BufRead, BufReader, Write};
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -305,36 +305,123 @@ fn http_server_answering(
     std::thread::spawn(move || {
         for stream in l.incoming().flatten() {
             let mut reader = BufReader::new(stream);
-            let mut line = String::new();
-            while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+            let mut request = String::new();
+            let _ = reader.read_line(&mut request);
+            let mut line = request.clone();
+            while line != "\r\n" && !line.is_empty() {
                 line.clear();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
             }
             seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let (kind, body) = answer(port);
-            let _ = reader.get_mut().write_all(
-                format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\
-                     Connection: close\r\n\r\n{body}",
-                    body.len()
-                )
-                .as_bytes(),
+            let path = request.split_whitespace().nth(1).unwrap_or("/");
+            // Only GET is served (npm's audit POSTs are not found).
+            let (status, kind, body) = if request.starts_with("GET ") {
+                let (kind, body) = answer(port, path);
+                ("200 OK", kind, body)
+            } else {
+                ("404 Not Found", "text/plain", Vec::new())
+            };
+            // Cacheable for a while, as registries serve their packages.
+            let head = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\
+                 Cache-Control: public, max-age=300\r\nConnection: close\r\n\r\n",
+                body.len()
             );
+            let _ = reader.get_mut().write_all(head.as_bytes());
+            let _ = reader.get_mut().write_all(&body);
         }
     });
     (count, port)
 }
 
-/// A stand-in npm registry on loopback: every request is answered with the packument of `demo`
-/// (version 1.2.3), counted.
+/// A stand-in npm registry on loopback, counting requests: the packument of `demo` (version
+/// 1.2.3) for any path but its tarball's, and the tarball [`DEMO_TARBALL`] names (made by `npm
+/// pack` in the test; an empty body before).
 fn npm_registry() -> (std::sync::Arc<std::sync::atomic::AtomicUsize>, u16) {
-    http_server_answering(|port| {
+    http_server_answering(|port, path| {
+        if path.ends_with(".tgz") {
+            let tarball = DEMO_TARBALL.get().cloned().unwrap_or_default();
+            return (
+                "application/octet-stream",
+                std::fs::read(tarball).unwrap_or_default(),
+            );
+        }
         let body = format!(
             "{{\"name\":\"demo\",\"dist-tags\":{{\"latest\":\"1.2.3\"}},\"versions\":\
              {{\"1.2.3\":{{\"name\":\"demo\",\"version\":\"1.2.3\",\"dist\":\
-             {{\"tarball\":\"http://127.0.0.1:{port}/demo-1.2.3.tgz\"}}}}}}}}"
+             {{\"tarball\":\"http://127.0.0.1:{port}/demo/-/demo-1.2.3.tgz\"}}}}}}}}"
         );
-        ("application/json", body)
+        ("application/json", body.into_bytes())
     })
+}
+
+/// The `demo` package's tarball the stand-in registry serves.
+static DEMO_TARBALL: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// `npm ci` fetches only what the lines' npm cache lacks: after one approved `npm install demo`
+/// (from a stand-in registry: the cache and the lockfile filled), `npm ci` reinstalls with nobody
+/// to ask, without the network, and the registry sees nothing; in a workspace whose lines' cache
+/// is empty it is refused, with the registry's grant offered. Before, `npm ci` needed the
+/// network every time, and an agent with nobody to ask was refused.
+#[test]
+fn npm_ci_installs_from_the_lines_cache_unasked() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let lab = Lab::new();
+    assert!(
+        Path::new("/usr/bin/npm").exists(),
+        "npm is installed: .ci/run installs it"
+    );
+    let package = lab.dir.path().join("demo-package");
+    std::fs::create_dir_all(&package).unwrap();
+    std::fs::write(
+        package.join("package.json"),
+        "{\"name\": \"demo\", \"version\": \"1.2.3\"}\n",
+    )
+    .unwrap();
+    std::fs::write(package.join("index.js"), "module.exports = 42;\n").unwrap();
+    let packed = Command::new("npm")
+        .args(["pack", "--silent"])
+        .current_dir(&package)
+        .env("npm_config_cache", lab.dir.path().join("pack-cache"))
+        .output()
+        .unwrap();
+    assert!(packed.status.success(), "{packed:?}");
+    DEMO_TARBALL.get_or_init(|| package.join("demo-1.2.3.tgz"));
+    let (served, port) = npm_registry();
+    let ws = lab.ws();
+    std::fs::write(
+        ws.join("package.json"),
+        "{\"name\": \"app\", \"version\": \"1.0.0\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join(".npmrc"),
+        format!("registry=http://127.0.0.1:{port}/\n"),
+    )
+    .unwrap();
+    let (seen, code) = lab.person_runs("npm install demo", &["y"]);
+    assert_eq!(code, 0, "{seen}");
+    assert!(ws.join("node_modules/demo/index.js").exists(), "{seen}");
+    assert!(ws.join("package-lock.json").exists(), "{seen}");
+    let before = served.load(SeqCst);
+    std::fs::remove_dir_all(ws.join("node_modules")).unwrap();
+    let (code, text) = lab.agent_runs("npm ci");
+    assert_eq!(code, 0, "{text}");
+    assert!(ws.join("node_modules/demo/index.js").exists(), "{text}");
+    assert_eq!(
+        served.load(SeqCst),
+        before,
+        "npm ci reached the registry: {text}"
+    );
+    // The lines' cache empty (another workspace's would be): refused, the fetch's grant offered.
+    let caches = lab.user.home.join(".cache/shellgate-lines");
+    std::fs::remove_dir_all(&caches).unwrap();
+    let (code, text) = lab.agent_runs("npm ci");
+    assert_eq!(code, 217, "{text}");
+    assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
+    assert_eq!(served.load(SeqCst), before, "{text}");
 }
 
 /// The registry a project's `.npmrc` names is the host an npm line is granted: the question

@@ -668,27 +668,48 @@ fn network_denied() -> Vec<(Sys, Deny)> {
     // reported, then refused.
     table.push((Connect, Deny::Reported));
     table.push((Bind, Deny::Reported));
-    // The one option a server sets before its `bind` (Node's libuv, Python's socketserver), so
-    // that the `bind` is reached and reported: the address-reuse switches, nothing else.
-    let reuse = |option: libc::c_int| ArgCheck::Equals {
-        arg: 2,
-        value: option as u32,
-    };
-    table.push((
-        Setsockopt,
-        Deny::Checked(vec![
-            (
-                ArgCheck::NotEquals {
-                    arg: 1,
-                    value: libc::SOL_SOCKET as u32,
-                },
-                Refusal::Denied,
-            ),
-            (reuse(libc::SO_REUSEADDR), Refusal::Allowed),
-            (reuse(libc::SO_REUSEPORT), Refusal::Allowed),
-            (ArgCheck::Any, Refusal::Denied),
-        ]),
-    ));
+    // The options a server sets before its `bind` (Node's libuv, Python's socketserver) and a
+    // client before its `connect` (Node's HTTP agents: no delay, keep-alive and its timings), so
+    // that the `bind` or `connect` is reached and reported — refused at the option, a client
+    // fails with a bare `EPERM` that names nothing and offers no grant. By level and number:
+    // socket-level and TCP-level options only, numbers 0 to 7, 9 and 15, each harmless at either
+    // level on a socket that can reach no one: TCP_NODELAY, TCP_MAXSEG, TCP_CORK, TCP_KEEPIDLE,
+    // TCP_KEEPINTVL, TCP_KEEPCNT, TCP_SYNCNT, TCP_DEFER_ACCEPT, TCP_THIN_LINEAR_TIMEOUTS;
+    // SO_DEBUG (which needs CAP_NET_ADMIN), SO_REUSEADDR, SO_TYPE and SO_ERROR (which cannot be
+    // set), SO_DONTROUTE, SO_BROADCAST, SO_SNDBUF (within the kernel's limit), SO_KEEPALIVE,
+    // SO_REUSEPORT. Not TCP Fast Open's (which would connect from `sendto`), not TCP_ULP or
+    // TCP_REPAIR, not a device, a mark or a priority. Two masked checks hold 0–3 and 4–7 (the
+    // filter must stay under 256 instructions).
+    let low_bits = !3u32;
+    let options: Vec<(ArgCheck, Refusal)> = vec![
+        (
+            ArgCheck::NotIn {
+                arg: 1,
+                values: [libc::SOL_SOCKET as u32, libc::IPPROTO_TCP as u32],
+            },
+            Refusal::Denied,
+        ),
+        (
+            ArgCheck::MaskedEquals {
+                arg: 2,
+                mask: low_bits,
+                value: 0,
+            },
+            Refusal::Allowed,
+        ),
+        (
+            ArgCheck::MaskedEquals {
+                arg: 2,
+                mask: low_bits,
+                value: 4,
+            },
+            Refusal::Allowed,
+        ),
+        (ArgCheck::Equals { arg: 2, value: 9 }, Refusal::Allowed),
+        (ArgCheck::Equals { arg: 2, value: 15 }, Refusal::Allowed),
+        (ArgCheck::Any, Refusal::Denied),
+    ];
+    table.push((Setsockopt, Deny::Checked(options)));
     // `send()` is `sendto(fd, buf, len, flags, NULL, 0)`: like `write()` on an already connected
     // socket. Only an explicit destination address (argument 4) reaches somewhere new, and TCP
     // Fast Open connects from `sendto`/`sendmsg` with `MSG_FASTOPEN`.
@@ -1599,8 +1620,12 @@ mod tests {
                         args[slot] = value;
                         let call = Call::raw(arch, nr, &args);
                         // Any-bit tests (namespace flags, set-id mode bits): the reference only
-                        // knows the lowest bit. Compared on their own below.
+                        // knows the lowest bit; setsockopt's ordered checks (a level refused, then
+                        // options allowed by masked number, then the rest refused) it cannot
+                        // express. Compared on their own below and in
+                        // `reaching_out_is_denied_without_network_only`.
                         if [
+                            Sys::Setsockopt,
                             Sys::Socket,
                             Sys::Clone,
                             Sys::Unshare,
@@ -1968,15 +1993,35 @@ mod tests {
                 assert_eq!(verdict(arch, false, sys, &[3]), EPERM, "{sys:?}");
                 assert_eq!(verdict(arch, true, sys, &[3]), ALLOW, "{sys:?}");
             }
-            // A server's address-reuse option is set, so that its `bind` is reached (and
-            // reported); every other option stays refused.
+            // A server's address-reuse option and a client's no-delay and keep-alive are set,
+            // so that its `bind` or `connect` is reached (and reported); every other option, and
+            // every other level, stays refused.
             let sol_socket = libc::SOL_SOCKET as u64;
+            let tcp = libc::IPPROTO_TCP as u64;
             for (level, option, expected) in [
                 (sol_socket, libc::SO_REUSEADDR as u64, ALLOW),
                 (sol_socket, libc::SO_REUSEPORT as u64, ALLOW),
+                (sol_socket, libc::SO_KEEPALIVE as u64, ALLOW),
+                (tcp, libc::TCP_NODELAY as u64, ALLOW),
+                (tcp, libc::TCP_KEEPIDLE as u64, ALLOW),
+                (tcp, libc::TCP_KEEPINTVL as u64, ALLOW),
+                (tcp, libc::TCP_KEEPCNT as u64, ALLOW),
+                (tcp, 0, ALLOW),
+                (tcp, 7, ALLOW),
+                (sol_socket, 8, EPERM),
+                (sol_socket, 10, EPERM),
+                (sol_socket, 16, EPERM),
+                (tcp, 0x1_0000_0004, ALLOW),
+                (tcp, 0x104, EPERM),
                 (sol_socket, libc::SO_BINDTODEVICE as u64, EPERM),
                 (sol_socket, libc::SO_MARK as u64, EPERM),
-                (libc::IPPROTO_TCP as u64, libc::SO_REUSEADDR as u64, EPERM),
+                (sol_socket, libc::SO_RCVBUF as u64, EPERM),
+                (tcp, libc::TCP_FASTOPEN_CONNECT as u64, EPERM),
+                (tcp, libc::TCP_FASTOPEN as u64, EPERM),
+                (tcp, libc::TCP_ULP as u64, EPERM),
+                (tcp, libc::TCP_REPAIR as u64, EPERM),
+                (libc::IPPROTO_IP as u64, libc::TCP_NODELAY as u64, EPERM),
+                (libc::IPPROTO_IPV6 as u64, libc::SO_REUSEADDR as u64, EPERM),
             ] {
                 let args = [3, level, option, 0, 4];
                 assert_eq!(verdict(arch, false, Sys::Setsockopt, &args), expected);

@@ -116,16 +116,18 @@ pub fn on_demand(parsed: &Parsed) -> Needs {
 }
 
 /// The built-in needs of one command: its table row when it needs the network; otherwise only the
-/// lines' own cache it writes on every run (go's build cache, the workspace's own: no question
-/// needed, see [`LINE_CACHES`]), or nothing.
+/// lines' own cache it writes on every run (go's build cache; npm's, which npm rewrites as it
+/// reads it — its index is compacted in place — and which `npm ci` installs from: the
+/// workspace's own, no question needed, see [`LINE_CACHES`]), or nothing.
 pub fn builtin(c: &Command) -> Needs {
     if needs_network(c).is_none() {
+        let cache = match c.program.as_str() {
+            "go" => Some(GO_BUILDS),
+            "npm" | "npx" => Some(NPM_CACHE),
+            _ => None,
+        };
         return Needs {
-            writable: if c.program == "go" {
-                vec![GO_BUILDS.to_owned()]
-            } else {
-                Vec::new()
-            },
+            writable: cache.iter().map(|d| (*d).to_owned()).collect(),
             ..Needs::default()
         };
     }
@@ -693,7 +695,10 @@ mod tests {
         );
         assert_eq!(fetch.writable, ["~/.cargo/registry", "~/.cargo/git"]);
         assert!(on_demand(&parse("cargo fetch", ShellKind::Bash)).is_empty());
-        assert!(needs("npm test").is_empty());
+        // npm's own lines write the workspace's lines' npm cache unasked (npm rewrites it as it
+        // reads it), and nothing else.
+        let test = needs("npm test");
+        assert!(test.network.is_off() && test.writable == [NPM_CACHE]);
         // Go builds write the workspace's lines' build cache unasked, and fetch on demand.
         let build = needs("go build ./...");
         assert!(build.network.is_off() && build.writable == [GO_BUILDS]);
@@ -720,7 +725,12 @@ mod tests {
             "uv sync",
             "go mod download",
         ] {
-            let written = needs(line).writable;
+            // `npm ci` fetches only what the lines' cache lacks: that fetch's needs.
+            let written = if line == "npm ci" {
+                on_demand(&parse(line, ShellKind::Bash)).writable
+            } else {
+                needs(line).writable
+            };
             assert!(!written.is_empty(), "{line}");
             assert!(
                 written.iter().all(|d| is_line_cache(d)),

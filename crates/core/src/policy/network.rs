@@ -154,6 +154,9 @@ pub fn needs_network(c: &Command) -> Option<String> {
                     && words.iter().any(|w| matches!(*w, "update" | "prune")))
                 || (first == Some("remote") && words.contains(&"show") && !words.contains(&"-n"))
         }
+        // `npm ci` installs what the lockfile pins, which the lines' npm cache may already hold:
+        // it fetches on demand ([`fetches_on_demand`]).
+        "npm" | "pnpm" if program == "npm" && first == Some("ci") => false,
         "npm" | "pnpm" => {
             matches!(
                 first,
@@ -425,8 +428,10 @@ pub fn served_port(words: &[&str]) -> Option<u16> {
 }
 
 /// A command that reaches the network only to fetch what its cache or the project lacks: a
-/// build (`cargo build`, `check`, `clippy`, `test`, `run`, `doc` …), or `npx TOOL` / `npm exec`
-/// (the project's own `node_modules/.bin/TOOL` when it has one, else a download). It is not
+/// build (`cargo build`, `check`, `clippy`, `test`, `run`, `doc` …), `npx TOOL` / `npm exec`
+/// (the project's own `node_modules/.bin/TOOL` when it has one, else a download), or `npm ci`
+/// (the packages its lockfile pins, by their checksums, from the lines' npm cache when an earlier
+/// install put them there; it removes `node_modules` first, as it always does). It is not
 /// asked about, and runs without the network; only if the sandbox then refuses it a connection
 /// (or a write inside the cache a fetch fills) is it offered again once with what a fetch needs
 /// (see `gate::missing_grant`). Its writes otherwise stay in the workspace (`target/`) or, for
@@ -438,7 +443,10 @@ pub fn fetches_on_demand(c: &Command) -> bool {
         "cargo" => cargo_fetches_on_demand(&words),
         "go" => matches!(first_word(&words), Some("build" | "test" | "run" | "vet")),
         "npx" => !prints_only(&words) && !runs_a_script(&words),
-        "npm" => matches!(first_word(&words), Some("exec" | "x")) && !runs_a_script(&words),
+        "npm" => {
+            (matches!(first_word(&words), Some("exec" | "x")) && !runs_a_script(&words))
+                || first_word(&words) == Some("ci")
+        }
         _ => false,
     }
 }
@@ -450,12 +458,16 @@ pub fn fetches_on_demand(c: &Command) -> bool {
 /// removes old ones on every run: the lookup is off for that run and the log goes to `/dev/null`
 /// (where npm gives up on it without a word; `logs-max=0` would still remove the old logs), so
 /// that a project tool's own failure (`npx tsc` finding type errors) is not taken for a fetch.
-/// Set by the gate; a person's shell never takes them back (`shell::state::changes`).
-pub const FAIL_FETCHES_AT_ONCE: [(&str, &str); 4] = [
+/// And npm takes what its cache holds as it is (`prefer-offline`: no request to check that a
+/// cached package document is still the newest; what is missing is still fetched, and refused):
+/// `npm ci` installs the lockfile's packages from the cache, and `npx TOOL` runs the version the
+/// cache has. Set by the gate; a person's shell never takes them back (`shell::state::changes`).
+pub const FAIL_FETCHES_AT_ONCE: [(&str, &str); 5] = [
     ("CARGO_NET_RETRY", "0"),
     ("npm_config_fetch_retries", "0"),
     ("npm_config_update_notifier", "false"),
     ("npm_config_logs_dir", "/dev/null"),
+    ("npm_config_prefer_offline", "true"),
 ];
 
 /// `npx -c SCRIPT`, `npm exec --call=SCRIPT`: a shell script npm runs, which the parser does not
@@ -539,7 +551,6 @@ mod tests {
             "rsync -a rsync://host/x .",
             "npm install",
             "npm i left-pad",
-            "npm ci",
             "pip install requests",
             "python3 -m pip install x",
             "python3 -m http.server 8000",
@@ -575,6 +586,7 @@ mod tests {
         for line in [
             "cargo build",
             "cargo test --workspace",
+            "npm ci",
             "go build ./...",
             "go test ./...",
             "cargo clippy --all-targets",
