@@ -969,12 +969,13 @@ fn mount_steps(
         };
         steps.push(step);
     }
-    // The line's own hosts file covers the host's only where that is a file of its own (a
-    // link or a missing one: no names then, and ssh's hosts do not resolve: fail closed).
-    let hosts_target = std::fs::canonicalize(HOSTS)
-        .ok()
-        .and_then(|path| open_target(&path).ok())
-        .filter(|_| hosts.is_some());
+    // Only a line with direct hosts looks at the machine's hosts file: covered where it really
+    // is (a link to it is followed); a missing one gets no cover, and ssh's names then do not
+    // resolve in the line: fail closed.
+    let hosts_target = hosts
+        .as_ref()
+        .and_then(|_| std::fs::canonicalize(HOSTS).ok())
+        .and_then(|path| open_target(&path).ok());
     let hosts = hosts.filter(|_| hosts_target.is_some());
     let empty_source = (!plan.hidden.is_empty() || hosts.is_some()).then_some(writable.len());
     if let Some(slot) = empty_source {

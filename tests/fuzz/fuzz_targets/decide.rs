@@ -18,6 +18,7 @@ fuzz_target!(|data: &[u8]| {
         reviewer_configured: false,
         typed_by_a_person: false,
         remotes: None,
+        registries: None,
     };
     for shell in [ShellKind::Bash, ShellKind::Pwsh] {
         let _ = decide_bytes(data, shell, "/w", policy, &mode);
