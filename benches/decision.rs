@@ -95,6 +95,7 @@ fn bench(c: &mut Criterion) {
         typed_by_a_person: false,
         remotes: None,
         registries: None,
+        ssh: None,
     };
     let mode = resolve(Some("ask"), Modes::default(), SessionFacts::default());
     let decide = |line: &str| {

@@ -332,6 +332,7 @@ impl Config {
             typed_by_a_person: false,
             remotes: None,
             registries: None,
+            ssh: None,
         }
     }
 

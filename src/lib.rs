@@ -28,6 +28,7 @@ pub mod review;
 pub mod session;
 pub mod shell;
 pub mod spec;
+pub mod ssh_config;
 pub mod term;
 pub mod wrap;
 

@@ -98,6 +98,7 @@ fn check_line(bytes: &[u8], args: &CheckArgs, cwd: &Path) -> CheckReport {
     };
     let remotes = crate::git_config::remotes_for_line(bytes, cwd);
     let registries = crate::registries::for_line(bytes, cwd, crate::env::get());
+    let ssh = crate::ssh_config::for_line(bytes);
     let mut decision = policy::decide_bytes(
         bytes,
         args.shell,
@@ -105,6 +106,7 @@ fn check_line(bytes: &[u8], args: &CheckArgs, cwd: &Path) -> CheckReport {
         policy::PolicyConfig {
             remotes: remotes.as_ref(),
             registries: registries.as_ref(),
+            ssh: ssh.as_ref(),
             ..ctx.config.policy()
         },
         &ctx.resolved,

@@ -269,6 +269,7 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
     let cwd = req.cwd.to_string_lossy();
     let remotes = crate::git_config::remotes_for_line(req.bytes, req.cwd);
     let registries = crate::registries::for_line(req.bytes, req.cwd, crate::env::get());
+    let ssh = crate::ssh_config::for_line(req.bytes);
     let decision = policy::decide_bytes(
         req.bytes,
         req.shell,
@@ -277,6 +278,7 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
             typed_by_a_person: typed_by_a_person(ctx, req),
             remotes: remotes.as_ref(),
             registries: registries.as_ref(),
+            ssh: ssh.as_ref(),
             ..ctx.config.policy()
         },
         &ctx.resolved,

@@ -233,27 +233,39 @@ pub fn geteuid() -> u32 {
 /// Runs `command` in a mount namespace of its own whose `/etc/hosts` is `hosts` (names the test
 /// makes up for loopback). Root only: the unshare fails otherwise, and so does the command.
 pub fn with_hosts_file<'c>(command: &'c mut Command, hosts: &Path) -> &'c mut Command {
-    let source = std::ffi::CString::new(hosts.as_os_str().as_encoded_bytes()).unwrap();
+    with_binds(command, &[(hosts, Path::new("/etc/hosts"))])
+}
+
+/// Runs `command` in a mount namespace of its own where each `(source, target)` is bound over
+/// its target (the test's own `/etc/hosts`; its home over the password database's, which ssh
+/// reads its config from). Root only: the unshare fails otherwise, and so does the command.
+pub fn with_binds<'c>(command: &'c mut Command, binds: &[(&Path, &Path)]) -> &'c mut Command {
+    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    let binds: Vec<(std::ffi::CString, std::ffi::CString)> =
+        binds.iter().map(|(s, t)| (c(s), c(t))).collect();
     // SAFETY: between fork and exec: unshare and mount are async-signal-safe system calls, and
-    // their arguments (the C strings) were made before the fork.
+    // their arguments (the C strings) were made before the fork; nothing is allocated.
     unsafe {
         command.pre_exec(move || {
             let none: *const libc::c_char = std::ptr::null();
-            let ok = libc::unshare(libc::CLONE_NEWNS) == 0
+            let mut ok = libc::unshare(libc::CLONE_NEWNS) == 0
                 && libc::mount(
                     none,
                     c"/".as_ptr(),
                     none,
                     libc::MS_REC | libc::MS_PRIVATE,
                     std::ptr::null(),
-                ) == 0
-                && libc::mount(
-                    source.as_ptr(),
-                    c"/etc/hosts".as_ptr(),
-                    none,
-                    libc::MS_BIND,
-                    std::ptr::null(),
                 ) == 0;
+            for (source, target) in &binds {
+                ok = ok
+                    && libc::mount(
+                        source.as_ptr(),
+                        target.as_ptr(),
+                        none,
+                        libc::MS_BIND,
+                        std::ptr::null(),
+                    ) == 0;
+            }
             if ok {
                 Ok(())
             } else {

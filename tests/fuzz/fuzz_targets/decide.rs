@@ -19,6 +19,7 @@ fuzz_target!(|data: &[u8]| {
         typed_by_a_person: false,
         remotes: None,
         registries: None,
+        ssh: None,
     };
     for shell in [ShellKind::Bash, ShellKind::Pwsh] {
         let _ = decide_bytes(data, shell, "/w", policy, &mode);

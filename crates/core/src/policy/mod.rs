@@ -26,6 +26,7 @@ pub mod registries;
 pub mod remotes;
 pub mod rules;
 pub mod secrets;
+pub mod ssh_config;
 
 use crate::error::Code;
 use crate::intake::{self, Line};
@@ -180,6 +181,8 @@ pub struct PolicyConfig<'a> {
     pub remotes: Option<&'a remotes::Remotes>,
     /// See [`Input::registries`]; the gate reads them, the config never names them.
     pub registries: Option<&'a registries::Registries>,
+    /// See [`Input::ssh`]; the gate reads it, the config never names it.
+    pub ssh: Option<&'a ssh_config::SshConfig>,
 }
 
 /// Everything a decision depends on.
@@ -202,6 +205,9 @@ pub struct Input<'a> {
     /// The registries and indexes configured for the line's package tools (read by the binary's
     /// `registries`): a package line is judged as fetching from them ([`registries::resolve`]).
     pub registries: Option<&'a registries::Registries>,
+    /// The person's ssh config (read by the binary's `ssh_config`): `ssh ALIAS` is judged where
+    /// the alias goes ([`ssh_config::resolve`]).
+    pub ssh: Option<&'a ssh_config::SshConfig>,
 }
 
 /// The rules a line a person types in their own hooked shell is not asked about:
@@ -270,6 +276,7 @@ pub fn decide_bytes_routing(
         typed_by_a_person: false,
         remotes: None,
         registries: None,
+        ssh: None,
     };
     decide_bytes(bytes, shell, cwd, policy, mode)
 }
@@ -293,6 +300,7 @@ pub fn decide_bytes(
             typed_by_a_person: policy.typed_by_a_person,
             remotes: policy.remotes,
             registries: policy.registries,
+            ssh: policy.ssh,
         }),
         Err(rejection) => {
             Decision::refused(rejection.code(), Route::Intake, rejection.reason(), mode)
@@ -308,6 +316,9 @@ pub fn decide(input: &Input) -> Decision {
     }
     if let Some(registries) = input.registries {
         registries::resolve(&mut parsed, registries);
+    }
+    if let Some(ssh) = input.ssh {
+        ssh_config::resolve(&mut parsed, ssh);
     }
     let requirement = requirement(input, &parsed);
     let (decision, code, mut reason, route) = route_by_mode(&requirement, input);

@@ -376,9 +376,9 @@ fn ssh_value_options(program: &str) -> &'static str {
 /// somewhere the line does not say: a jump host or proxy command (`-J`, `-o ProxyJump=`,
 /// `-o ProxyCommand=`), a host name set apart from the destination (`-o HostName=`), a config
 /// file of the line's own (`-F`), rsync's own remote shell (`-e`, `--rsh`) or daemon
-/// (`host::module`, `rsync://`), or an operand the shell expands at run time. (An alias in the
-/// person's `~/.ssh/config` is named as typed: its `HostName` does not resolve in the sandbox,
-/// and ssh fails there; see docs/sandbox.md.)
+/// (`host::module`, `rsync://`), or an operand the shell expands at run time. An alias in the
+/// person's `~/.ssh/config` has already been written as where it goes
+/// ([`super::ssh_config::resolve`]) when the config could be followed.
 fn ssh_hosts(program: &str, words: &[&str]) -> Option<Vec<String>> {
     let values = ssh_value_options(program);
     let elsewhere = |option: &str| {

@@ -28,6 +28,7 @@ impl TestConfig {
             typed_by_a_person: false,
             remotes: None,
             registries: None,
+            ssh: None,
         }
     }
 }
