@@ -20,23 +20,23 @@
 
 use crate::env::Env;
 use crate::git_config::read_config;
-use crate::policy::registries::Registries;
+use crate::parse::Command;
+use crate::policy::registries::{Fetcher, Registries, fetcher};
 use std::path::{Path, PathBuf};
 
-/// The registries configured for the tools `line` may run in `cwd`; `None` when the line names
-/// none of them (most lines: nothing is read) or nothing is configured.
-pub fn for_line(line: &[u8], cwd: &Path, env: &Env) -> Option<Registries> {
-    let names = |word: &str| line.windows(word.len()).any(|w| w == word.as_bytes());
-    let npm = ["npm", "npx", "pnpm", "yarn", "bun"]
-        .iter()
-        .any(|w| names(w));
-    let python = ["pip", "python", "uv"].iter().any(|w| names(w));
+/// The registries configured for the package tools among `commands` that fetch
+/// ([`crate::policy::registries::fetcher`]) in `cwd`; `None` when none of them fetches (most
+/// lines: nothing is read) or nothing is configured.
+pub fn for_commands(commands: &[Command], cwd: &Path, env: &Env) -> Option<Registries> {
+    let kinds: Vec<Fetcher> = commands.iter().filter_map(fetcher).collect();
     let mut registries = Registries::default();
-    if npm {
+    if kinds.contains(&Fetcher::Npm) {
         read_npm(cwd, env, &mut registries);
     }
-    if python {
+    if kinds.contains(&Fetcher::Pip) {
         read_pip(env, &mut registries);
+    }
+    if kinds.contains(&Fetcher::Uv) {
         read_uv(env, &mut registries);
     }
     (!registries.is_empty()).then_some(registries)
@@ -213,6 +213,13 @@ fn read_uv(env: &Env, registries: &mut Registries) {
 mod tests {
     use super::*;
     use crate::env::of as env;
+
+    /// What a line's commands read, as the gate asks after its first decision.
+    fn for_line(line: &[u8], cwd: &Path, env: &Env) -> Option<Registries> {
+        let text = std::str::from_utf8(line).unwrap();
+        let parsed = crate::parse::parse(text, crate::parse::ShellKind::Bash);
+        for_commands(&parsed.commands, cwd, env)
+    }
 
     #[test]
     fn npm_reads_the_projects_npmrc_then_the_users() {

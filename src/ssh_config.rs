@@ -1,14 +1,18 @@
 //! The person's `~/.ssh/config`, for the decision on `ssh ALIAS`
 //! ([`crate::policy::ssh_config`]). Read as git's config is ([`crate::git_config::read_config`]:
 //! a regular file, not through a final symlink, without blocking, at most 1 MiB), only for a line
-//! that names `ssh`; nothing here runs ssh (`ssh -G` would: `Match exec` runs commands).
+//! with an ssh that connects; nothing here runs ssh (`ssh -G` would: `Match exec` runs commands).
 
+use crate::parse::Command;
 use crate::policy::ssh_config::SshConfig;
 
-/// The person's ssh config when `line` may run ssh and the file can be read; `None` otherwise.
-/// ssh reads it beneath the password database's home, not `$HOME`; so does this.
-pub fn for_line(line: &[u8]) -> Option<SshConfig> {
-    if !line.windows(3).any(|w| w == b"ssh") {
+/// The person's ssh config when one of `commands` is an ssh that connects and the file can be
+/// read; `None` otherwise. ssh reads it beneath the password database's home, not `$HOME`; so
+/// does this.
+pub fn for_commands(commands: &[Command]) -> Option<SshConfig> {
+    let connects =
+        |c: &Command| c.program == "ssh" && crate::policy::network::needs_network(c).is_some();
+    if !commands.iter().any(connects) {
         return None;
     }
     let file = crate::paths::password_home()?.join(".ssh/config");

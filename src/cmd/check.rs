@@ -96,21 +96,8 @@ fn check_line(bytes: &[u8], args: &CheckArgs, cwd: &Path) -> CheckReport {
         Ok(ctx) => ctx,
         Err(e) => return plain(context_refusal(e)),
     };
-    let remotes = crate::git_config::remotes_for_line(bytes, cwd);
-    let registries = crate::registries::for_line(bytes, cwd, crate::env::get());
-    let ssh = crate::ssh_config::for_line(bytes);
-    let mut decision = policy::decide_bytes(
-        bytes,
-        args.shell,
-        &cwd.to_string_lossy(),
-        policy::PolicyConfig {
-            remotes: remotes.as_ref(),
-            registries: registries.as_ref(),
-            ssh: ssh.as_ref(),
-            ..ctx.config.policy()
-        },
-        &ctx.resolved,
-    );
+    let mut decision =
+        crate::gate::decide_line(bytes, args.shell, cwd, ctx.config.policy(), &ctx.resolved);
     // Under an invalid config the decision is the strictest policy's; its note names the file.
     if let Some(invalid) = &ctx.config.invalid {
         decision.note = Some(crate::config::invalid_notice(invalid));

@@ -11,7 +11,11 @@ pub(super) fn execute(run: &Decided, grant: &Grant) -> Outcome {
     match spawn_and_wait(run, grant) {
         Ok(mut ran) => {
             forget_cache_creation(&mut ran.denials, &run.decision.on_demand);
-            if !super::exec::direct_hosts(grant, &run.decision.commands).is_empty() {
+            let probed = ran
+                .denials
+                .iter()
+                .any(|d| matches!(d, crate::sandbox::Denial::Udp));
+            if probed && !super::exec::direct_hosts(grant, &run.decision.commands).is_empty() {
                 forget_address_probes(&mut ran.denials);
             }
             if ran.status.success() || ran.denials.is_empty() {

@@ -44,6 +44,9 @@ pub(super) fn direct_hosts(
     commands: &[ParsedCommand],
 ) -> Vec<policy::endpoint::Endpoint> {
     let named = grant.network.named_hosts();
+    if named.is_empty() {
+        return Vec::new();
+    }
     policy::needs::direct_endpoints(commands)
         .into_iter()
         .filter(|e| named.contains(e))

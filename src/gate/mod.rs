@@ -259,6 +259,38 @@ fn tell_invalid_config(ctx: &Context, req: &LineRequest) {
     }
 }
 
+/// Decides a line with what its tools' own configuration says: the repository's remotes (read
+/// only for a line that may connect to one); and, read only when that decision finds a command
+/// that fetches with them, the registries configured for its package tools and the person's ssh
+/// config — then the line is decided again with them. Most lines read nothing, and only a line
+/// that fetches is decided twice.
+pub fn decide_line(
+    bytes: &[u8],
+    shell: crate::parse::ShellKind,
+    cwd: &Path,
+    policy: policy::PolicyConfig<'_>,
+    mode: &crate::mode::Resolved,
+) -> Decision {
+    let text = cwd.to_string_lossy();
+    let remotes = crate::git_config::remotes_for_line(bytes, cwd);
+    let first = policy::PolicyConfig {
+        remotes: remotes.as_ref(),
+        ..policy
+    };
+    let decision = policy::decide_bytes(bytes, shell, &text, first, mode);
+    let registries = crate::registries::for_commands(&decision.commands, cwd, crate::env::get());
+    let ssh = crate::ssh_config::for_commands(&decision.commands);
+    if registries.is_none() && ssh.is_none() {
+        return decision;
+    }
+    let configured = policy::PolicyConfig {
+        registries: registries.as_ref(),
+        ssh: ssh.as_ref(),
+        ..first
+    };
+    policy::decide_bytes(bytes, shell, &text, configured, mode)
+}
+
 /// The line's decision and what became of it, in a loaded context; and whether the person or
 /// agent was told that the config is invalid ([`tell_invalid_config`]).
 fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcome, bool) {
@@ -267,18 +299,12 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
         return (Outcome::Refused(e), false);
     }
     let cwd = req.cwd.to_string_lossy();
-    let remotes = crate::git_config::remotes_for_line(req.bytes, req.cwd);
-    let registries = crate::registries::for_line(req.bytes, req.cwd, crate::env::get());
-    let ssh = crate::ssh_config::for_line(req.bytes);
-    let decision = policy::decide_bytes(
+    let decision = decide_line(
         req.bytes,
         req.shell,
-        &cwd,
+        req.cwd,
         policy::PolicyConfig {
             typed_by_a_person: typed_by_a_person(ctx, req),
-            remotes: remotes.as_ref(),
-            registries: registries.as_ref(),
-            ssh: ssh.as_ref(),
             ..ctx.config.policy()
         },
         &ctx.resolved,

@@ -45,6 +45,33 @@ impl Registries {
 /// npm's programs, which read `.npmrc`.
 const NPM_FAMILY: [&str; 7] = ["npm", "npx", "pnpm", "pnpx", "yarn", "bun", "bunx"];
 
+/// Which configuration a command fetches with, when it fetches at all (it needs the network, or
+/// fetches on demand): only such commands are judged with a configured registry, so that
+/// `npm test` or `python3 script.py` is judged — and matched by a user's rule — as typed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fetcher {
+    Npm,
+    Pip,
+    Uv,
+}
+
+/// The [`Fetcher`] of `command`, or `None`.
+pub fn fetcher(command: &crate::parse::Command) -> Option<Fetcher> {
+    let program = command.program.as_str();
+    let kind = if NPM_FAMILY.contains(&program) {
+        Fetcher::Npm
+    } else if matches!(program, "pip" | "pip3") || program.starts_with("python") {
+        Fetcher::Pip
+    } else if matches!(program, "uv" | "uvx") {
+        Fetcher::Uv
+    } else {
+        return None;
+    };
+    let fetches = super::network::needs_network(command).is_some()
+        || super::network::fetches_on_demand(command);
+    fetches.then_some(kind)
+}
+
 /// The options by which a line names the registry or index that replaces the public one.
 pub const REPLACING: [&str; 4] = ["--registry", "-i", "--index-url", "--default-index"];
 
@@ -64,31 +91,29 @@ pub fn resolve(parsed: &mut Parsed, registries: &Registries) {
         return;
     }
     for command in parsed.commands.iter_mut() {
-        let program = command.program.as_str();
+        let Some(kind) = fetcher(command) else {
+            continue;
+        };
         let (main, main_flag, extra, extra_flag): (&Option<String>, &str, &[String], &str) =
-            if NPM_FAMILY.contains(&program) {
-                (
+            match kind {
+                Fetcher::Npm => (
                     &registries.npm,
                     "--registry",
                     &registries.npm_scoped,
                     "--scoped-registry",
-                )
-            } else if matches!(program, "pip" | "pip3") || program.starts_with("python") {
-                (
+                ),
+                Fetcher::Pip => (
                     &registries.pip_index,
                     "--index-url",
                     &registries.pip_extra,
                     "--extra-index-url",
-                )
-            } else if matches!(program, "uv" | "uvx") {
-                (
+                ),
+                Fetcher::Uv => (
                     &registries.uv_index,
                     "--default-index",
                     &registries.uv_extra,
                     "--index",
-                )
-            } else {
-                continue;
+                ),
             };
         if command.argv.iter().any(|w| is_replacing(w)) {
             continue;
@@ -150,6 +175,11 @@ mod tests {
         assert_eq!(
             resolved("pip install -i https://other.example/simple x", &registries),
             [vec!["install", "-i", "https://other.example/simple", "x"]]
+        );
+        // A command that fetches nothing is judged as typed.
+        assert_eq!(
+            resolved("npm test && python3 script.py", &registries),
+            [vec!["test"], vec!["script.py"]]
         );
         // Nothing configured: nothing written.
         assert_eq!(
