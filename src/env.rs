@@ -128,7 +128,40 @@ static ENV: OnceLock<Env> = OnceLock::new();
 pub fn init() -> &'static Env {
     let env = ENV.get_or_init(capture);
     crate::sandbox::set_process_env(env.own.sandbox.clone());
+    forget_resolver_variables();
     env
+}
+
+/// The variables through which a caller steers the C library's resolver: `HOSTALIASES` (a file
+/// renaming single-label names), `LOCALDOMAIN` (the search list), `RES_OPTIONS` (`ndots`, which
+/// sends a dotted name through the search list first), `RESOLV_HOST_CONF` (another host.conf).
+const RESOLVER_VARIABLES: [&str; 4] = [
+    "HOSTALIASES",
+    "LOCALDOMAIN",
+    "RES_OPTIONS",
+    "RESOLV_HOST_CONF",
+];
+
+/// Takes the resolver's variables out of this process's own environment, after it was read
+/// (lines still inherit them: [`Env::vars`] is the copy). shellgate resolves the names a grant
+/// holds (the proxy's `CONNECT` hosts, ssh's direct hosts, the reviewer's endpoint) in this
+/// process, and glibc's resolver reads these variables from the process environment: a caller
+/// whose environment a line can shape (an agent's shell; a line's spelled-out `export` applied
+/// back to a hooked shell) could otherwise make a granted name resolve to an address of its
+/// choosing (`HOSTALIASES` naming `registry` as `evil.example`; `LOCALDOMAIN=evil.example
+/// RES_OPTIONS=ndots:5` trying `registry.npmjs.org.evil.example` first). Without them a name
+/// means what the machine's `/etc/hosts`, `/etc/resolv.conf` and `/etc/nsswitch.conf` say.
+/// (musl's resolver reads none of them; the glibc build is the one this closes.)
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the one place the binary changes its own environment"
+)]
+fn forget_resolver_variables() {
+    for name in RESOLVER_VARIABLES {
+        // SAFETY: `init` runs first in `main`, before any other thread exists (nothing reads or
+        // writes the environment concurrently); in unit tests it is not called.
+        unsafe { std::env::remove_var(name) };
+    }
 }
 
 /// The environment as start-up read it. (In unit tests, where `main` does not run, the first

@@ -405,6 +405,16 @@ impl Run {
         true
     }
 
+    /// Binds each `(source, target)` over its target for this run (root only; `false`
+    /// otherwise, and nothing is bound).
+    pub fn binding(&mut self, binds: &[(&Path, &Path)]) -> bool {
+        if geteuid() != 0 {
+            return false;
+        }
+        crate::support::with_binds(&mut self.command, binds);
+        true
+    }
+
     /// Runs `program args`.
     pub fn run<I, S>(&mut self, program: &str, args: I) -> Outcome
     where

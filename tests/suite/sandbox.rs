@@ -3812,6 +3812,97 @@ fn a_direct_host_is_reached_by_its_resolved_addresses_only() {
     }
 }
 
+/// A granted name means what the machine's resolver says, not what the caller's environment
+/// steers it to: with `HOSTALIASES` naming `sgalias` as `box.test` (which the test's DNS server
+/// answers with 127.0.0.2, where a server listens), a direct grant of `sgalias` resolves to
+/// nothing (the server knows no `sgalias`), and the line reaches nothing. The control: a client
+/// outside the sandbox follows the alias and connects. Root only: the test's own hosts file and
+/// resolver configuration, in a mount namespace of its own, point at the test's DNS server on
+/// 127.0.0.1:53; no query goes anywhere else.
+#[test]
+fn a_granted_name_is_not_resolved_through_the_callers_alias_variables() {
+    if geteuid() != 0 {
+        return;
+    }
+    let dns = UdpSocket::bind("127.0.0.1:53").expect("the test's DNS server on 127.0.0.1:53");
+    std::thread::spawn(move || answer_dns(&dns, "box.test", [127, 0, 0, 2]));
+    for who in identities() {
+        let s = Scene::new(who);
+        let hosts = s.root.join("hosts");
+        fs::write(&hosts, "127.0.0.1 localhost\n").unwrap();
+        let resolv = s.root.join("resolv.conf");
+        fs::write(
+            &resolv,
+            "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n",
+        )
+        .unwrap();
+        let aliases = s.root.join("aliases");
+        fs::write(&aliases, "sgalias box.test\n").unwrap();
+        let server = tcp_listener("127.0.0.2:0");
+        let port = server.local_addr().unwrap().port().to_string();
+        let binds: [(&Path, &Path); 2] = [
+            (&hosts, Path::new("/etc/hosts")),
+            (&resolv, Path::new("/etc/resolv.conf")),
+        ];
+        let connect = |run: &mut Run| {
+            assert!(run.binding(&binds));
+            run.env("HOSTALIASES", &aliases)
+                .py(TCP_CONNECT, &["sgalias", &port])
+        };
+        let out = connect(&mut s.bare());
+        assert_eq!(
+            out.stdout().trim(),
+            "connected",
+            "control: {}",
+            out.stderr()
+        );
+        while server.accept().is_ok() {}
+        let grant = format!("sgalias:{port}");
+        let out = connect(s.sandbox().flags(["--direct", grant.as_str()]));
+        assert!(
+            out.stdout().starts_with("denied"),
+            "{who:?}: the alias steered the grant: {} {}",
+            out.stdout(),
+            out.stderr()
+        );
+        assert_no_connection(&server);
+    }
+}
+
+/// A DNS server for one name: an `A` query for `name` is answered with `address`; every other
+/// query gets "no such name". Serves until the test process ends.
+fn answer_dns(socket: &UdpSocket, name: &str, address: [u8; 4]) {
+    let wire: Vec<u8> = name
+        .split('.')
+        .flat_map(|label| std::iter::once(label.len() as u8).chain(label.bytes()))
+        .chain([0])
+        .collect();
+    let mut query = [0u8; 512];
+    while let Ok((n, from)) = socket.recv_from(&mut query) {
+        // Header (12 bytes), then the question: the name, its type and class (4 bytes).
+        let Some(question) = query.get(12..n) else {
+            continue;
+        };
+        let Some(end) = question.iter().position(|&b| b == 0) else {
+            continue;
+        };
+        let Some(asked) = question.get(..end + 5) else {
+            continue;
+        };
+        let known = asked[..=end].eq_ignore_ascii_case(&wire);
+        let is_a = asked[end + 1..end + 3] == [0, 1];
+        let mut reply = vec![query[0], query[1], 0x81, if known { 0x80 } else { 0x83 }];
+        reply.extend_from_slice(&[0, 1, 0, u8::from(known && is_a), 0, 0, 0, 0]);
+        reply.extend_from_slice(asked);
+        if known && is_a {
+            // A pointer to the question's name, type A, class IN, TTL 0, four bytes.
+            reply.extend_from_slice(&[0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 0, 0, 4]);
+            reply.extend_from_slice(&address);
+        }
+        let _ = socket.send_to(&reply, from);
+    }
+}
+
 /// HTTPS to a granted name goes through the proxy's `CONNECT` and is not opened on the way: the
 /// client checks the server's certificate (a test CA's) against the name it asked for, and gets
 /// the server's answer; a name not granted gets the proxy's refusal instead.
