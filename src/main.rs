@@ -21,6 +21,14 @@
 
 use std::process::ExitCode;
 
+/// The allocator: dlmalloc, which keeps the memory it got from the kernel. musl's maps and unmaps
+/// a page for nearly every size class a short process touches — about sixty `mmap`/`munmap`
+/// pairs, each with its page fault, for one line — and glibc's is no better a fit for a process
+/// that lives for one line. It takes one lock; shellgate allocates nothing between a fork or
+/// clone and the exec that follows (docs/sandbox.md), so the lock is never inherited held.
+#[global_allocator]
+static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+
 /// The C entry point (see the module's documentation).
 #[cfg(not(test))]
 #[unsafe(no_mangle)]
