@@ -66,41 +66,42 @@ pub fn hidden_paths(homes: &[PathBuf], extra: &[PathBuf], unhide: &[PathBuf]) ->
 /// Every store in `home` and every copy of one (of `~/.ssh` too), found by listing each directory that holds
 /// stores once and matching its entries by name (a copy's name is not known in advance). Most
 /// stores do not exist: a directory whose first component is not in the home's listing is not
-/// looked at. A directory that cannot be listed whole has its stores' own names checked instead.
+/// looked at, nor is one that is not there when it is opened. A directory that cannot be listed
+/// whole has its stores' own names checked instead.
 fn stores_in(home: &Path) -> Vec<PathBuf> {
     let mut by_dir: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for rel in home_stores() {
         let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
         by_dir.entry(dir).or_default().push(name);
     }
-    let top = entry_names(home);
-    let mut found: Vec<PathBuf> = top
-        .iter()
-        .flatten()
-        .filter(|n| *n != ".ssh" && is_copy_name(&n.to_string_lossy(), ".ssh"))
-        .map(|n| home.join(n))
-        .collect();
+    let top = listing(home);
+    let mut found: Vec<PathBuf> = match &top {
+        Listing::Names(names) => names
+            .iter()
+            .filter(|n| *n != ".ssh" && is_copy_name(&n.to_string_lossy(), ".ssh"))
+            .map(|n| home.join(n))
+            .collect(),
+        Listing::Absent | Listing::Unreadable => Vec::new(),
+    };
     for (dir, names) in by_dir {
         let first = dir.split('/').next().unwrap_or(dir);
-        if !dir.is_empty()
-            && top
-                .as_ref()
-                .is_some_and(|t| !t.contains(std::ffi::OsStr::new(first)))
-        {
-            continue;
-        }
         let path = if dir.is_empty() {
             home.to_path_buf()
         } else {
             home.join(dir)
         };
-        let listed = if dir.is_empty() {
-            top.clone()
-        } else {
-            entry_names(&path)
+        let listed = match &top {
+            Listing::Absent => Listing::Absent,
+            Listing::Names(top)
+                if !dir.is_empty() && !top.contains(std::ffi::OsStr::new(first)) =>
+            {
+                Listing::Absent
+            }
+            _ if dir.is_empty() => top.clone(),
+            _ => listing(&path),
         };
         match listed {
-            Some(entries) => found.extend(
+            Listing::Names(entries) => found.extend(
                 entries
                     .iter()
                     .filter(|entry| {
@@ -109,20 +110,38 @@ fn stores_in(home: &Path) -> Vec<PathBuf> {
                     })
                     .map(|entry| path.join(entry)),
             ),
-            None => found.extend(names.iter().map(|name| path.join(name))),
+            Listing::Absent => {}
+            Listing::Unreadable => found.extend(names.iter().map(|name| path.join(name))),
         }
     }
     found
 }
 
-/// The names in `dir`, or `None` when it cannot be listed whole (an entry that fails to read
-/// must not make a store look absent).
-fn entry_names(dir: &Path) -> Option<HashSet<OsString>> {
-    std::fs::read_dir(dir)
-        .ok()?
+/// What listing a directory of stores found.
+#[derive(Debug, Clone)]
+enum Listing {
+    /// Every name in it.
+    Names(HashSet<OsString>),
+    /// It is not there (`ENOENT`; `ENOTDIR`: a file where a directory would be): nothing in it
+    /// to hide.
+    Absent,
+    /// It is there but cannot be listed whole (`EACCES` on a directory one may still search; an
+    /// entry that fails to read): its stores may exist, and must not look absent.
+    Unreadable,
+}
+
+fn listing(dir: &Path) -> Listing {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {
+            return Listing::Absent;
+        }
+        Err(_) => return Listing::Unreadable,
+    };
+    entries
         .map(|entry| entry.map(|entry| entry.file_name()))
         .collect::<std::io::Result<_>>()
-        .ok()
+        .map_or(Listing::Unreadable, Listing::Names)
 }
 
 /// The entries of `~/.ssh` that are not known to be public (a copy of `~/.ssh` beside it,
@@ -245,5 +264,40 @@ mod tests {
         fs::create_dir_all(&real).unwrap();
         std::os::unix::fs::symlink(&real, home.join(".aws")).unwrap();
         assert_eq!(hidden_paths(&[home], &[], &[]), vec![real]);
+    }
+
+    /// Only a directory that is not there is taken for one without stores: any other failure to
+    /// list it keeps its stores' names, each then looked at on its own.
+    #[test]
+    fn only_a_directory_that_is_not_there_holds_no_stores() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        fs::write(root.join("file"), "").unwrap();
+        assert!(matches!(listing(&root.join("missing")), Listing::Absent));
+        assert!(matches!(listing(&root.join("file/x")), Listing::Absent));
+        // ENAMETOOLONG: there may be something there.
+        assert!(matches!(
+            listing(&root.join("x".repeat(300))),
+            Listing::Unreadable
+        ));
+        assert!(matches!(listing(&root), Listing::Names(n) if n.len() == 1));
+    }
+
+    /// A directory one may search but not list (`--x`) still has its stores hidden, by name.
+    /// (Root lists every directory; the unprivileged run checks the fallback.)
+    #[test]
+    fn a_store_beneath_a_directory_that_cannot_be_listed_is_hidden() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let home = fs::canonicalize(dir.path()).unwrap();
+        fs::create_dir_all(home.join(".config/pip")).unwrap();
+        fs::write(home.join(".config/pip/pip.conf"), "token").unwrap();
+        fs::set_permissions(home.join(".config/pip"), fs::Permissions::from_mode(0o111)).unwrap();
+        let hidden = hidden_paths(std::slice::from_ref(&home), &[], &[]);
+        fs::set_permissions(home.join(".config/pip"), fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(
+            hidden.contains(&home.join(".config/pip/pip.conf")),
+            "{hidden:?}"
+        );
     }
 }
