@@ -25,6 +25,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 /// The furthest back an appender looks for the last event before declaring the log damaged.
@@ -36,6 +37,9 @@ pub struct Session {
     id: SessionId,
     path: PathBuf,
     file: File,
+    /// The event this process appended last, with the log's length just after it: while the
+    /// length is the same, the next append links to it without reading it back.
+    appended: Mutex<Option<(u64, LastEvent)>>,
 }
 
 impl Session {
@@ -77,6 +81,7 @@ impl Session {
             id,
             path: path.to_path_buf(),
             file,
+            appended: Mutex::new(None),
         })
     }
 
@@ -110,7 +115,14 @@ impl Session {
         body.scrub();
         let _lock = FileLock::acquire(&self.file, LockKind::Exclusive, LOCK_DEADLINE)
             .map_err(|err| unavailable("lock", &self.path, &err))?;
-        let tail = read_tail(&self.file).map_err(|err| unavailable("read", &self.path, &err))?;
+        let len = self
+            .file
+            .metadata()
+            .map_err(|err| unavailable("read", &self.path, &err))?
+            .len();
+        let tail = self
+            .tail(len)
+            .map_err(|err| unavailable("read", &self.path, &err))?;
         let (seq, prev) = match &tail.last {
             Some(last) => (last.seq + 1, last.hash.clone()),
             None => (0, genesis_hash(&self.id)),
@@ -138,7 +150,34 @@ impl Session {
         (&self.file)
             .write_all(&buf)
             .map_err(|err| unavailable("write", &self.path, &err))?;
+        self.remember(len + buf.len() as u64, &buf, &event);
         Ok(event)
+    }
+
+    /// The log's last event, under the exclusive lock: the one this process appended last while
+    /// the log's length is what it was just after (only an append grows a log, and only under
+    /// this lock; nothing shortens one), else read from the file.
+    fn tail(&self, len: u64) -> io::Result<Tail> {
+        let appended = self.appended.lock().unwrap_or_else(|e| e.into_inner());
+        match appended.as_ref() {
+            Some((at, last)) if *at == len => Ok(Tail {
+                last: Some(last.clone()),
+                ends_torn: false,
+            }),
+            _ => read_tail(&self.file, len),
+        }
+    }
+
+    /// Keeps `event`, just written whole as `written` (its line, after a newline that ended a
+    /// torn one) under the lock, which left the log `len` bytes long, for the next append.
+    fn remember(&self, len: u64, written: &[u8], event: &Event) {
+        let line = written.strip_prefix(b"\n").unwrap_or(written);
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        let last = LastEvent {
+            seq: event.seq,
+            hash: sha256_hex(line),
+        };
+        *self.appended.lock().unwrap_or_else(|e| e.into_inner()) = Some((len, last));
     }
 
     /// Reads every event of this session.
@@ -172,6 +211,7 @@ pub fn genesis_hash(session: &SessionId) -> String {
 }
 
 /// The last event of a log, as an appender needs it.
+#[derive(Debug, Clone)]
 struct LastEvent {
     seq: u64,
     hash: String,
@@ -184,8 +224,7 @@ struct Tail {
 }
 
 /// Finds the last event of the file by reading backwards from its end.
-fn read_tail(file: &File) -> io::Result<Tail> {
-    let len = file.metadata()?.len();
+fn read_tail(file: &File, len: u64) -> io::Result<Tail> {
     if len == 0 {
         return Ok(Tail {
             last: None,
@@ -541,6 +580,31 @@ mod tests {
         assert!(verify_bytes(&bytes, session.id()).is_intact());
         let mode = fs::metadata(session.path()).unwrap().mode() & 0o777;
         assert_eq!(mode, 0o600);
+    }
+
+    /// Two writers of one log (two processes' handles): each links to the other's last event,
+    /// not to the one it appended itself before the other wrote, and a torn line left between
+    /// two appends of one writer is ended before its next event.
+    #[test]
+    fn a_writer_links_to_what_another_appended_since() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (first, second) = (session_in(tmp.path()), session_in(tmp.path()));
+        first.append(None, switch(false)).unwrap();
+        second.append(None, switch(true)).unwrap();
+        let third = first.append(None, switch(false)).unwrap();
+        assert_eq!(third.seq, 2);
+        first.append(None, switch(true)).unwrap();
+        OpenOptions::new()
+            .append(true)
+            .open(first.path())
+            .unwrap()
+            .write_all(br#"{"v":1,"seq":4,"ti"#)
+            .unwrap();
+        let fifth = first.append(None, switch(false)).unwrap();
+        assert_eq!(fifth.seq, 4);
+        let bytes = fs::read(first.path()).unwrap();
+        assert!(verify_bytes(&bytes, first.id()).is_intact());
+        assert_eq!(first.read().unwrap().events.len(), 5);
     }
 
     #[test]
