@@ -9,8 +9,8 @@
 //! 1. the snapshot is read ([`State`]) and written as the input script `TOKEN.in`;
 //! 2. the line goes through the gate like every other ([`crate::broker::route`]), run by the real
 //!    shell as `-c RUNNER`: the runner sources the input, sets `$?` and `PIPESTATUS` to the
-//!    previous line's, `eval`s the line, and dumps the state after it on descriptor 3, a pipe
-//!    read here while the line runs;
+//!    previous line's, `eval`s the line, and dumps the state after it on descriptor 3, a sealed
+//!    memory file read here after the line ([`state_file`]);
 //! 3. the changes are sorted ([`crate::shell::state::treatment`]), the person is asked about
 //!    the ones that need a yes, and `TOKEN.apply` is written: the changes to make, the line's
 //!    status and `PIPESTATUS`, or — for a line that runs in the shell itself — the `eval` of that
@@ -300,17 +300,16 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
         Origin::Hook,
         Execution::ShellArgs(args),
     );
-    let (reader, writer) = pipe()?;
-    let collector = std::thread::spawn(move || collect(reader, Limits::DEFAULT.total_bytes));
-    let passed = [(writer.as_fd(), 3)];
+    let limit = Limits::DEFAULT.total_bytes;
+    let state_file = state_file(limit)?;
+    let passed = [(state_file.as_fd(), 3)];
     let side = ShellSide {
         passed: if no_state { &[] } else { &passed },
         shadowed: &shadowed,
         ..crate::shell::side(call.shell, Origin::Hook)
     };
     let outcome = crate::broker::route(&request, &side);
-    drop(writer);
-    let dump = collector.join().unwrap_or(Collected::TooLong);
+    let dump = collected(&state_file, limit);
     match outcome {
         Outcome::Refused(e) => Ok((print_refusal(&e, Reader::Person), Apply::nothing())),
         Outcome::RunInShell { once_outside } => {
@@ -708,6 +707,13 @@ fn apply_changes(
             );
             return Apply::nothing();
         }
+        Collected::Unreadable(e) => {
+            crate::approval::tell(&format!(
+                "shellgate: the line's shell state could not be read back ({e}); none of it was \
+                 applied to this shell\n"
+            ));
+            return Apply::nothing();
+        }
     };
     let after = match State::parse(dialect, &bytes, Limits::DEFAULT) {
         Ok(after) => without_credentials(after),
@@ -806,36 +812,58 @@ fn treatment(dialect: Dialect, change: &Change, cx: &state::Context) -> Treatmen
 enum Collected {
     Bytes(Vec<u8>),
     TooLong,
+    /// The file could not be read back (the reason).
+    Unreadable(String),
 }
 
-/// Reads the line's state from the pipe while the line runs (it may be larger than the pipe's
-/// buffer, and a writer blocked on a full pipe would never finish), up to `limit`; the rest is
-/// read and dropped so that the writer is never blocked.
-fn collect(reader: OwnedFd, limit: usize) -> Collected {
-    let mut file = std::fs::File::from(reader);
-    let mut bytes = Vec::new();
-    let mut chunk = [0u8; 65536];
-    let mut too_long = false;
-    loop {
-        match file.read(&mut chunk) {
+/// The file the line's state is written to (descriptor 3 of the line's shell): a memory file of
+/// `limit` bytes that can neither grow nor shrink, so a line cannot make it larger than that.
+/// A file rather than a pipe: bash writes its dump a line at a time (stdout is line-buffered),
+/// and every write into a pipe woke the reader, about 180 times for a small shell.
+fn state_file(limit: usize) -> Result<OwnedFd> {
+    use nix::fcntl::{FcntlArg, SealFlag, fcntl};
+    use nix::sys::memfd::{MFdFlags, memfd_create};
+    let failed = |what: &str, e: nix::Error| {
+        Error::internal(format!(
+            "cannot make the file for the line's state ({what}): {e}"
+        ))
+    };
+    let file = memfd_create(
+        c"shellgate-state",
+        MFdFlags::MFD_CLOEXEC | MFdFlags::MFD_ALLOW_SEALING,
+    )
+    .map_err(|e| failed("memfd_create", e))?;
+    let size = i64::try_from(limit).map_err(|_| failed("size", nix::Error::EOVERFLOW))?;
+    nix::unistd::ftruncate(&file, size).map_err(|e| failed("ftruncate", e))?;
+    let seals = SealFlag::F_SEAL_GROW | SealFlag::F_SEAL_SHRINK | SealFlag::F_SEAL_SEAL;
+    fcntl(&file, FcntlArg::F_ADD_SEALS(seals)).map_err(|e| failed("seals", e))?;
+    Ok(file)
+}
+
+/// What the line's shell wrote to [`state_file`]: the bytes before the file's offset, which the
+/// shell's writes moved (it shares this descriptor's offset). A dump that reached the end of
+/// the file did not fit.
+fn collected(file: &OwnedFd, limit: usize) -> Collected {
+    let end = match nix::unistd::lseek(file, 0, nix::unistd::Whence::SeekCur) {
+        Ok(end) => usize::try_from(end).unwrap_or(usize::MAX),
+        Err(e) => return Collected::Unreadable(format!("its length: {e}")),
+    };
+    if end >= limit {
+        return Collected::TooLong;
+    }
+    let mut bytes = vec![0u8; end];
+    let mut filled = 0;
+    while filled < end {
+        let offset = i64::try_from(filled).unwrap_or(i64::MAX);
+        match nix::sys::uio::pread(file, &mut bytes[filled..], offset) {
             Ok(0) => break,
-            Ok(n) if bytes.len() + n <= limit => bytes.extend_from_slice(&chunk[..n]),
-            Ok(_) => too_long = true,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => break,
+            Ok(n) => filled += n,
+            Err(nix::Error::EINTR) => {}
+            Err(e) => return Collected::Unreadable(e.to_string()),
         }
     }
-    if too_long {
-        Collected::TooLong
-    } else {
-        Collected::Bytes(bytes)
-    }
-}
-
-fn pipe() -> Result<(OwnedFd, OwnedFd)> {
-    let (reader, writer) = std::io::pipe()
-        .map_err(|e| Error::internal(format!("cannot make a pipe for the line's state: {e}")))?;
-    Ok((reader.into(), writer.into()))
+    bytes.truncate(filled);
+    Collected::Bytes(bytes)
 }
 
 /// Creates (0700) and returns this shell's private directory, `shells/SESSION-PID` in shellgate's
@@ -870,6 +898,29 @@ pub fn prepare_dir(pid: i32) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The state file holds what the shell wrote before its offset, and cannot be made longer
+    /// than the bound: a write past it stops at the bound, which reads as a state too long.
+    #[test]
+    fn the_state_file_holds_at_most_its_bound() {
+        use std::io::Write;
+        let file = state_file(4096).unwrap();
+        let mut writer = std::fs::File::from(file.try_clone().unwrap());
+        writer.write_all(b"shellgate-bash-state 1\0").unwrap();
+        assert!(
+            matches!(collected(&file, 4096), Collected::Bytes(b) if b == b"shellgate-bash-state 1\0")
+        );
+        let past = writer.write_all(&[b'a'; 8192]);
+        assert!(past.is_err(), "the file grew past its bound");
+        assert_eq!(
+            std::fs::File::from(file.try_clone().unwrap())
+                .metadata()
+                .unwrap()
+                .len(),
+            4096
+        );
+        assert!(matches!(collected(&file, 4096), Collected::TooLong));
+    }
 
     #[test]
     fn a_background_line_runs_in_the_foreground_of_its_sandbox() {

@@ -1343,6 +1343,35 @@ fn zsh_ctrl_c_stops_a_sandboxed_line() {
     ctrl_c_stops_a_sandboxed_line("zsh");
 }
 
+/// A line's state comes back within a bound (8 MiB): a line that leaves a larger variable has
+/// none of its changes applied, says so, and the shell goes on; a line within the bound has its
+/// changes applied.
+fn a_state_larger_than_the_bound_is_not_applied(shell: &str) {
+    let f = Fixture::new();
+    let mut sh = f.interactive(shell);
+    let out = sh.line("big=$(head -c 9000000 /dev/zero | tr '\\0' a); small=1");
+    assert!(
+        out.contains("the line's shell state was too large to read"),
+        "{out}"
+    );
+    let out = sh.line("echo \"big=${#big} small=${small-unset}\"");
+    assert!(out.contains("big=0 small=unset"), "{out}");
+    sh.line("big=$(head -c 100000 /dev/zero | tr '\\0' a); small=1");
+    let out = sh.line("echo \"big=${#big} small=${small-unset}\"");
+    assert!(out.contains("big=100000 small=1"), "{out}");
+}
+
+#[test]
+fn bash_a_state_larger_than_the_bound_is_not_applied() {
+    a_state_larger_than_the_bound_is_not_applied("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_a_state_larger_than_the_bound_is_not_applied() {
+    a_state_larger_than_the_bound_is_not_applied("zsh");
+}
+
 fn history_records_lines_as_typed(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
