@@ -10,12 +10,18 @@
 //!   the earlier (`/etc/xdg/pip/pip.conf`, `/etc/pip.conf`, `~/.pip/pip.conf`,
 //!   `~/.config/pip/pip.conf`, the virtualenv's `pip.conf`; only `PIP_CONFIG_FILE` when set),
 //!   `[global]` then `[install]`.
-//! - uv: `UV_DEFAULT_INDEX` (or `UV_INDEX_URL`) and `UV_INDEX` (or `UV_EXTRA_INDEX_URL`).
+//! - uv: `UV_DEFAULT_INDEX` (or `UV_INDEX_URL`) and `UV_INDEX` (or `UV_EXTRA_INDEX_URL`), then its
+//!   config files as uv finds them ([`uv_config_files`]): the project's (the nearest `uv.toml`, or
+//!   `pyproject.toml` with a `[tool.uv]` table, above the working directory), the user's
+//!   (`uv/uv.toml` in `XDG_CONFIG_HOME` or `~/.config`) and the system's (`/etc/uv/uv.toml`); only
+//!   `UV_CONFIG_FILE` when set, none with `UV_NO_CONFIG`. From each, `[[index]]` (the one with
+//!   `default = true` replaces PyPI, the others are beside it), `index-url`, `extra-index-url` and
+//!   `find-links`; a value in an earlier file wins, lists are joined in that order.
 //!
 //! Files are read as git's config is ([`crate::git_config::read_config`]: a regular file, not
 //! through a final symlink, without blocking, at most 1 MiB). A value that names a variable
 //! (`${NPM_REGISTRY}`) is not expanded and not used. What is not read here (uv's `uv.toml` and
-//! `pyproject.toml` indexes, yarn's `.yarnrc.yml`, a variable set on the line itself) only
+//! yarn's `.yarnrc.yml`, a variable set on the line itself) only
 //! narrows the grant: the proxy refuses the host, named, and escalation offers it.
 
 use crate::env::Env;
@@ -37,7 +43,7 @@ pub fn for_commands(commands: &[Command], cwd: &Path, env: &Env) -> Option<Regis
         read_pip(env, &mut registries);
     }
     if kinds.contains(&Fetcher::Uv) {
-        read_uv(env, &mut registries);
+        read_uv(cwd, env, &mut registries);
     }
     (!registries.is_empty()).then_some(registries)
 }
@@ -192,13 +198,13 @@ fn ini_value(text: &str, section: &str, key: &str) -> Option<String> {
     value
 }
 
-fn read_uv(env: &Env, registries: &mut Registries) {
+fn read_uv(cwd: &Path, env: &Env, registries: &mut Registries) {
     let text = |name: &str| env.var(name).and_then(|v| v.to_str());
-    registries.uv_index = text("UV_DEFAULT_INDEX")
+    let mut default = text("UV_DEFAULT_INDEX")
         .or_else(|| text("UV_INDEX_URL"))
         .and_then(usable);
     // `UV_INDEX` entries may be named (`name=URL`).
-    registries.uv_extra = text("UV_INDEX")
+    let mut extra: Vec<String> = text("UV_INDEX")
         .or_else(|| text("UV_EXTRA_INDEX_URL"))
         .map(|list| {
             list.split_whitespace()
@@ -207,6 +213,111 @@ fn read_uv(env: &Env, registries: &mut Registries) {
                 .collect()
         })
         .unwrap_or_default();
+    for table in uv_config_files(cwd, env) {
+        let found = uv_indexes(&table);
+        default = default.or(found.default);
+        for url in found.extra {
+            if !extra.contains(&url) {
+                extra.push(url);
+            }
+        }
+    }
+    if let Some(url) = &default {
+        extra.retain(|e| e != url);
+    }
+    registries.uv_index = default;
+    registries.uv_extra = extra;
+}
+
+/// uv's configuration tables, the first winning: `UV_CONFIG_FILE` alone when set; none with
+/// `UV_NO_CONFIG`; else the project's (in the nearest directory above `cwd` with a `uv.toml`, or
+/// a `pyproject.toml` holding `[tool.uv]`: a `pyproject.toml` without one is passed over), the
+/// user's and the system's. A file that is not valid TOML is skipped, as if absent.
+fn uv_config_files(cwd: &Path, env: &Env) -> Vec<toml::Table> {
+    let set = |name: &str| {
+        env.var(name)
+            .and_then(|v| v.to_str())
+            .is_some_and(|v| !v.is_empty() && !matches!(v, "0" | "false"))
+    };
+    let parse = |path: &Path| -> Option<toml::Table> { read_config(path)?.parse().ok() };
+    if let Some(file) = env.absolute("UV_CONFIG_FILE") {
+        return parse(&file).into_iter().collect();
+    }
+    if set("UV_NO_CONFIG") {
+        return Vec::new();
+    }
+    let mut tables = Vec::new();
+    for dir in cwd.ancestors() {
+        if let Some(table) = parse(&dir.join("uv.toml")) {
+            tables.push(table);
+            break;
+        }
+        let in_pyproject = parse(&dir.join("pyproject.toml"))
+            .and_then(|mut t| t.remove("tool"))
+            .and_then(|tool| match tool {
+                toml::Value::Table(mut tool) => tool.remove("uv"),
+                _ => None,
+            });
+        if let Some(toml::Value::Table(table)) = in_pyproject {
+            tables.push(table);
+            break;
+        }
+    }
+    let xdg = env
+        .absolute("XDG_CONFIG_HOME")
+        .or_else(|| env.home().map(|h| h.join(".config")));
+    let user = xdg.map(|x| x.join("uv/uv.toml"));
+    let system = Some(PathBuf::from("/etc/uv/uv.toml"));
+    tables.extend(
+        [user, system]
+            .into_iter()
+            .flatten()
+            .filter_map(|f| parse(&f)),
+    );
+    tables
+}
+
+/// The indexes one uv configuration table names.
+#[derive(Debug, Default)]
+struct UvIndexes {
+    /// The index that replaces PyPI: the `[[index]]` with `default = true`, else `index-url`.
+    default: Option<String>,
+    /// Every other `[[index]]`, `extra-index-url` and `find-links` URL.
+    extra: Vec<String>,
+}
+
+fn uv_indexes(table: &toml::Table) -> UvIndexes {
+    let mut found = UvIndexes::default();
+    let strings = |key: &str| -> Vec<String> {
+        match table.get(key) {
+            Some(toml::Value::Array(items)) => items
+                .iter()
+                .filter_map(|v| v.as_str())
+                .filter_map(usable)
+                .collect(),
+            Some(toml::Value::String(one)) => usable(one).into_iter().collect(),
+            _ => Vec::new(),
+        }
+    };
+    if let Some(toml::Value::Array(indexes)) = table.get("index") {
+        for index in indexes.iter().filter_map(|i| i.as_table()) {
+            let Some(url) = index.get("url").and_then(|u| u.as_str()).and_then(usable) else {
+                continue;
+            };
+            let is_default = index.get("default").and_then(|d| d.as_bool()) == Some(true);
+            if is_default && found.default.is_none() {
+                found.default = Some(url);
+            } else {
+                found.extra.push(url);
+            }
+        }
+    }
+    if found.default.is_none() {
+        found.default = strings("index-url").into_iter().next();
+    }
+    found.extra.extend(strings("extra-index-url"));
+    found.extra.extend(strings("find-links"));
+    found
 }
 
 #[cfg(test)]
@@ -270,6 +381,86 @@ mod tests {
         assert_eq!(found.npm.as_deref(), Some("https://user.example/"));
         // A line that runs none of the tools reads nothing.
         assert!(for_line(b"ls -la", &project, &env(&[("HOME", home)])).is_none());
+    }
+
+    /// uv: the project's `pyproject.toml` (`[[tool.uv.index]]`), or its `uv.toml`, then the
+    /// user's `uv.toml`; the variables first; none with `UV_NO_CONFIG`.
+    #[test]
+    fn uv_reads_the_projects_and_the_users_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("app");
+        std::fs::create_dir_all(project.join("src/pkg")).unwrap();
+        std::fs::write(
+            project.join("pyproject.toml"),
+            "[project]\nname = \"app\"\n\n[[tool.uv.index]]\nname = \"pytorch-cpu\"\n\
+             url = \"https://download.pytorch.org/whl/cpu\"\nexplicit = true\n",
+        )
+        .unwrap();
+        // A pyproject.toml without [tool.uv] (a package inside) is passed over.
+        std::fs::write(
+            project.join("src/pkg/pyproject.toml"),
+            "[project]\nname = \"pkg\"\n",
+        )
+        .unwrap();
+        let config = dir.path().join("config");
+        std::fs::create_dir_all(config.join("uv")).unwrap();
+        std::fs::write(
+            config.join("uv/uv.toml"),
+            "[[index]]\nurl = \"https://u:p@pypi.corp.example/simple\"\ndefault = true\n",
+        )
+        .unwrap();
+        let xdg = config.to_str().unwrap();
+        let found = for_line(
+            b"uv sync",
+            &project.join("src/pkg"),
+            &env(&[("XDG_CONFIG_HOME", xdg)]),
+        )
+        .unwrap();
+        assert_eq!(
+            found.uv_index.as_deref(),
+            Some("https://pypi.corp.example/")
+        );
+        assert_eq!(found.uv_extra, ["https://download.pytorch.org/"]);
+        // The project's own uv.toml is its configuration; a default index there wins.
+        std::fs::write(
+            project.join("uv.toml"),
+            "index-url = \"https://mirror.example/simple\"\nextra-index-url = [\"https://extra.example/simple\"]\n",
+        )
+        .unwrap();
+        let found = for_line(
+            b"uv pip install x",
+            &project,
+            &env(&[("XDG_CONFIG_HOME", xdg)]),
+        )
+        .unwrap();
+        assert_eq!(found.uv_index.as_deref(), Some("https://mirror.example/"));
+        assert_eq!(found.uv_extra, ["https://extra.example/"]);
+        // The variables come first; UV_NO_CONFIG reads no file.
+        let found = for_line(
+            b"uv sync",
+            &project,
+            &env(&[
+                ("XDG_CONFIG_HOME", xdg),
+                ("UV_DEFAULT_INDEX", "https://env.example/simple"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(found.uv_index.as_deref(), Some("https://env.example/"));
+        assert!(
+            for_line(
+                b"uv sync",
+                &project,
+                &env(&[("XDG_CONFIG_HOME", xdg), ("UV_NO_CONFIG", "1")]),
+            )
+            .is_none()
+        );
+        // Not valid TOML: as if absent.
+        std::fs::write(project.join("uv.toml"), "index-url = [").unwrap();
+        let found = for_line(b"uv sync", &project, &env(&[("XDG_CONFIG_HOME", xdg)])).unwrap();
+        assert_eq!(
+            found.uv_index.as_deref(),
+            Some("https://pypi.corp.example/")
+        );
     }
 
     #[test]

@@ -471,6 +471,46 @@ fn a_projects_npmrc_registry_is_the_host_granted() {
     );
 }
 
+/// The indexes a project's `pyproject.toml` names for uv (`[[tool.uv.index]]`) are granted to a
+/// uv line beside PyPI, and one marked `default = true` in its `uv.toml` replaces PyPI: the
+/// question and `check --json` name them. Before, only uv's variables were read, and such an
+/// index was refused by the line's proxy and offered after a failed run.
+#[test]
+fn a_projects_uv_indexes_are_the_hosts_granted() {
+    let lab = Lab::new();
+    let ws = lab.ws();
+    std::fs::write(
+        ws.join("pyproject.toml"),
+        "[project]\nname = \"app\"\n\n[[tool.uv.index]]\nname = \"torch\"\n\
+         url = \"https://download.pytorch.org/whl/cpu\"\n",
+    )
+    .unwrap();
+    let network = |line: &str| {
+        let out = lab.command(&["check", "--json", line]).output().unwrap();
+        let decision: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        decision["network"].clone()
+    };
+    assert_eq!(
+        network("uv sync"),
+        serde_json::json!([
+            "download.pytorch.org:443",
+            "files.pythonhosted.org:443",
+            "pypi.org:443"
+        ])
+    );
+    std::fs::write(
+        ws.join("uv.toml"),
+        "[[index]]\nurl = \"https://pypi.corp.example/simple\"\ndefault = true\n",
+    )
+    .unwrap();
+    assert_eq!(
+        network("uv sync"),
+        serde_json::json!(["pypi.corp.example:443"])
+    );
+    // A command that fetches nothing is judged as typed, with no network.
+    assert_eq!(network("uv --version"), serde_json::json!("off"));
+}
+
 /// A line granted one host by name (a user rule's `needs`) whose program asks for another: the
 /// line's proxy refuses it, the agent is told exactly that `host:port` is missing, and a person's
 /// yes runs it again with it — and the request arrives only then.
