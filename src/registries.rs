@@ -6,6 +6,10 @@
 //!   environment (any case, as npm reads it), else the project's `.npmrc` (beside the nearest
 //!   `package.json` above the working directory), else the user's (`npm_config_userconfig`, else
 //!   `~/.npmrc`); scoped registries (`@scope:registry=`) from all of them.
+//! - yarn 2 and later: `YARN_NPM_REGISTRY_SERVER`, else `npmRegistryServer` of the nearest
+//!   `.yarnrc.yml` above the working directory that sets it, else the home's; scoped registries
+//!   from their `npmScopes` ([`yarnrc_registries`] reads that block-style subset of YAML and
+//!   nothing else). Without any `.yarnrc.yml`, yarn 1 reads npm's configuration: npm's values.
 //! - pip: `PIP_INDEX_URL` and `PIP_EXTRA_INDEX_URL`, else its config files, the later overriding
 //!   the earlier (`/etc/xdg/pip/pip.conf`, `/etc/pip.conf`, `~/.pip/pip.conf`,
 //!   `~/.config/pip/pip.conf`, the virtualenv's `pip.conf`; only `PIP_CONFIG_FILE` when set),
@@ -21,7 +25,7 @@
 //! Files are read as git's config is ([`crate::git_config::read_config`]: a regular file, not
 //! through a final symlink, without blocking, at most 1 MiB). A value that names a variable
 //! (`${NPM_REGISTRY}`) is not expanded and not used. What is not read here (uv's `uv.toml` and
-//! yarn's `.yarnrc.yml`, a variable set on the line itself) only
+//! a `.yarnrc.yml` written in YAML's flow style, a variable set on the line itself) only
 //! narrows the grant: the proxy refuses the host, named, and escalation offers it.
 
 use crate::env::Env;
@@ -36,8 +40,11 @@ use std::path::{Path, PathBuf};
 pub fn for_commands(commands: &[Command], cwd: &Path, env: &Env) -> Option<Registries> {
     let kinds: Vec<Fetcher> = commands.iter().filter_map(fetcher).collect();
     let mut registries = Registries::default();
-    if kinds.contains(&Fetcher::Npm) {
+    if kinds.contains(&Fetcher::Npm) || kinds.contains(&Fetcher::Yarn) {
         read_npm(cwd, env, &mut registries);
+    }
+    if kinds.contains(&Fetcher::Yarn) {
+        read_yarn(cwd, env, &mut registries);
     }
     if kinds.contains(&Fetcher::Pip) {
         read_pip(env, &mut registries);
@@ -87,6 +94,63 @@ fn read_npm(cwd: &Path, env: &Env, registries: &mut Registries) {
 }
 
 /// The first value of a key `wanted` accepts in an `.npmrc`'s text.
+fn read_yarn(cwd: &Path, env: &Env, registries: &mut Registries) {
+    let files: Vec<String> = cwd
+        .ancestors()
+        .map(|dir| dir.join(".yarnrc.yml"))
+        .chain(env.home().map(|h| h.join(".yarnrc.yml")))
+        .filter_map(|f| read_config(&f))
+        .collect();
+    if files.is_empty() {
+        // yarn 1 (no `.yarnrc.yml`) reads npm's configuration.
+        registries.yarn = registries.npm.clone();
+        registries.yarn_scoped = registries.npm_scoped.clone();
+        return;
+    }
+    let from_env = env
+        .var("YARN_NPM_REGISTRY_SERVER")
+        .and_then(|v| v.to_str())
+        .and_then(usable);
+    let read: Vec<(Option<String>, Vec<String>)> =
+        files.iter().map(|t| yarnrc_registries(t)).collect();
+    registries.yarn = from_env.or_else(|| read.iter().find_map(|(main, _)| main.clone()));
+    for url in read.into_iter().flat_map(|(_, scoped)| scoped) {
+        if !registries.yarn_scoped.contains(&url) {
+            registries.yarn_scoped.push(url);
+        }
+    }
+}
+
+/// `npmRegistryServer` at the top of a `.yarnrc.yml`, and each `npmRegistryServer` inside its
+/// `npmScopes` block, as usable URLs. Block style only (`key: value`, nesting by indentation,
+/// `#` comments); anything else is not read, which only narrows the grant.
+fn yarnrc_registries(text: &str) -> (Option<String>, Vec<String>) {
+    let mut main = None;
+    let mut scoped = Vec::new();
+    let mut top = "";
+    for raw in text.lines() {
+        let line = raw.split(" #").next().unwrap_or(raw);
+        let content = line.trim();
+        if content.is_empty() || content.starts_with('#') {
+            continue;
+        }
+        let Some((key, value)) = content.split_once(':') else {
+            continue;
+        };
+        let key = key.trim().trim_matches(['"', '\'']);
+        let value = value.trim().trim_matches(['"', '\'']);
+        if !raw.starts_with([' ', '\t']) {
+            top = key;
+            if key == "npmRegistryServer" {
+                main = usable(value);
+            }
+        } else if top == "npmScopes" && key == "npmRegistryServer" {
+            scoped.extend(usable(value));
+        }
+    }
+    (main, scoped)
+}
+
 fn npmrc_value(text: &str, wanted: impl Fn(&str) -> bool) -> Option<String> {
     npmrc_values(text, wanted).into_iter().next()
 }
@@ -381,6 +445,50 @@ mod tests {
         assert_eq!(found.npm.as_deref(), Some("https://user.example/"));
         // A line that runs none of the tools reads nothing.
         assert!(for_line(b"ls -la", &project, &env(&[("HOME", home)])).is_none());
+    }
+
+    /// yarn 2+: the nearest `.yarnrc.yml`'s `npmRegistryServer` and `npmScopes`; without one,
+    /// npm's configuration (yarn 1 reads `.npmrc`). npm itself keeps `.npmrc`'s.
+    #[test]
+    fn yarn_reads_its_yarnrc_else_npms_configuration() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("app");
+        std::fs::create_dir_all(project.join("web")).unwrap();
+        std::fs::write(project.join("package.json"), "{}").unwrap();
+        std::fs::write(
+            project.join(".npmrc"),
+            "registry=https://npm.corp.example/\n",
+        )
+        .unwrap();
+        let home = dir.path().to_str().unwrap();
+        let found = for_line(b"yarn install", &project, &env(&[("HOME", home)])).unwrap();
+        assert_eq!(found.yarn.as_deref(), Some("https://npm.corp.example/"));
+        std::fs::write(
+            project.join(".yarnrc.yml"),
+            "# the team's\nnodeLinker: node-modules\nnpmRegistryServer: \"https://yarn.corp.example\"\n\
+             npmScopes:\n  corp:\n    npmRegistryServer: 'https://scoped.example/npm/' # ours\n\
+             \x20   npmAuthToken: x\nyarnPath: .yarn/releases/yarn.cjs\n",
+        )
+        .unwrap();
+        let found = for_line(
+            b"yarn install && npm install",
+            &project.join("web"),
+            &env(&[("HOME", home)]),
+        )
+        .unwrap();
+        assert_eq!(found.yarn.as_deref(), Some("https://yarn.corp.example/"));
+        assert_eq!(found.yarn_scoped, ["https://scoped.example/"]);
+        assert_eq!(found.npm.as_deref(), Some("https://npm.corp.example/"));
+        let found = for_line(
+            b"yarn add left-pad",
+            &project,
+            &env(&[
+                ("HOME", home),
+                ("YARN_NPM_REGISTRY_SERVER", "https://env.example/"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(found.yarn.as_deref(), Some("https://env.example/"));
     }
 
     /// uv: the project's `pyproject.toml` (`[[tool.uv.index]]`), or its `uv.toml`, then the

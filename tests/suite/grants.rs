@@ -471,6 +471,41 @@ fn a_projects_npmrc_registry_is_the_host_granted() {
     );
 }
 
+/// The registry a project's `.yarnrc.yml` names (yarn 2 and later) is the host a yarn line is
+/// granted; npm in the same project keeps its `.npmrc`'s.
+#[test]
+fn a_projects_yarnrc_registry_is_the_host_granted_to_yarn() {
+    let lab = Lab::new();
+    let ws = lab.ws();
+    std::fs::write(ws.join("package.json"), "{\"name\": \"app\"}\n").unwrap();
+    let network = |line: &str| {
+        let out = lab.command(&["check", "--json", line]).output().unwrap();
+        let decision: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        decision["network"].clone()
+    };
+    assert_eq!(
+        network("yarn install"),
+        serde_json::json!([
+            "registry.npmjs.org:443",
+            "registry.yarnpkg.com:443",
+            "repo.yarnpkg.com:443"
+        ])
+    );
+    std::fs::write(
+        ws.join(".yarnrc.yml"),
+        "npmRegistryServer: \"https://yarn.corp.example\"\n",
+    )
+    .unwrap();
+    assert_eq!(
+        network("yarn install"),
+        serde_json::json!(["yarn.corp.example:443"])
+    );
+    assert_eq!(
+        network("npm install"),
+        serde_json::json!(["registry.npmjs.org:443"])
+    );
+}
+
 /// The indexes a project's `pyproject.toml` names for uv (`[[tool.uv.index]]`) are granted to a
 /// uv line beside PyPI, and one marked `default = true` in its `uv.toml` replaces PyPI: the
 /// question and `check --json` name them. Before, only uv's variables were read, and such an

@@ -1,6 +1,6 @@
 //! Where a line's package tools fetch from when the person or the project configured it: npm's
-//! `registry` (and scoped registries) from `.npmrc` files and `npm_config_registry`, pip's and
-//! uv's index from their variables and pip's config files.
+//! `registry` (and scoped registries) from `.npmrc` files and `npm_config_registry`, yarn's from
+//! `.yarnrc.yml`, pip's and uv's index from their variables and config files.
 //!
 //! As with git's remotes ([`super::remotes`]), the binary reads what the tool reads (the policy
 //! reads no files: `src/registries.rs`), and [`resolve`] writes it into the line's commands the way
@@ -26,6 +26,10 @@ pub struct Registries {
     pub npm: Option<String>,
     /// npm's scoped registries (`@scope:registry=`), each used beside `npm`'s.
     pub npm_scoped: Vec<String>,
+    /// yarn's registry: `npmRegistryServer` of a `.yarnrc.yml` (yarn 2 and later), else npm's.
+    pub yarn: Option<String>,
+    /// yarn's scoped registries (`npmScopes`), else npm's.
+    pub yarn_scoped: Vec<String>,
     /// pip's `index-url`.
     pub pip_index: Option<String>,
     /// pip's `extra-index-url`s.
@@ -43,7 +47,7 @@ impl Registries {
 }
 
 /// npm's programs, which read `.npmrc`.
-const NPM_FAMILY: [&str; 7] = ["npm", "npx", "pnpm", "pnpx", "yarn", "bun", "bunx"];
+const NPM_FAMILY: [&str; 6] = ["npm", "npx", "pnpm", "pnpx", "bun", "bunx"];
 
 /// Which configuration a command fetches with, when it fetches at all (it needs the network, or
 /// fetches on demand): only such commands are judged with a configured registry, so that
@@ -51,6 +55,8 @@ const NPM_FAMILY: [&str; 7] = ["npm", "npx", "pnpm", "pnpx", "yarn", "bun", "bun
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fetcher {
     Npm,
+    /// yarn: its `.yarnrc.yml`, else (yarn 1) npm's configuration.
+    Yarn,
     Pip,
     Uv,
 }
@@ -60,6 +66,8 @@ pub fn fetcher(command: &crate::parse::Command) -> Option<Fetcher> {
     let program = command.program.as_str();
     let kind = if NPM_FAMILY.contains(&program) {
         Fetcher::Npm
+    } else if program == "yarn" {
+        Fetcher::Yarn
     } else if matches!(program, "pip" | "pip3") || program.starts_with("python") {
         Fetcher::Pip
     } else if matches!(program, "uv" | "uvx") {
@@ -100,6 +108,12 @@ pub fn resolve(parsed: &mut Parsed, registries: &Registries) {
                     &registries.npm,
                     "--registry",
                     &registries.npm_scoped,
+                    "--scoped-registry",
+                ),
+                Fetcher::Yarn => (
+                    &registries.yarn,
+                    "--registry",
+                    &registries.yarn_scoped,
                     "--scoped-registry",
                 ),
                 Fetcher::Pip => (
