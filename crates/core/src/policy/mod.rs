@@ -26,6 +26,7 @@ pub mod registries;
 pub mod remotes;
 pub mod rules;
 pub mod secrets;
+pub mod ssh_args;
 pub mod ssh_config;
 
 use crate::error::Code;

@@ -354,86 +354,32 @@ pub fn direct_endpoints(commands: &[Command]) -> Vec<Endpoint> {
 /// Where an ssh-family command connects: each of its hosts by name on its port, when every host
 /// can be told ([`ssh_hosts`]); its port on any host otherwise.
 fn ssh_endpoints(program: &str, words: &[&str]) -> Vec<Endpoint> {
-    let port = ssh_port(program, words);
-    let named: Option<Vec<Endpoint>> = ssh_hosts(program, words)
+    let args = super::ssh_args::scan(program, words);
+    let port = ssh_port(&args);
+    let named: Option<Vec<Endpoint>> = ssh_hosts(program, &args)
         .filter(|hosts| !hosts.is_empty())
         .and_then(|hosts| hosts.iter().map(|h| Endpoint::named(h, port)).collect());
     named.unwrap_or_else(|| vec![Endpoint::any(port)])
 }
 
-/// The options of each ssh-family program that take the next word as their value.
-fn ssh_value_options(program: &str) -> &'static str {
-    match program {
-        "scp" => "cDFiJlOoPSX",
-        "sftp" => "BbcDFiJlOoPRSs",
-        _ => "BbcDEeFIiJLlmOoPpQRSWw",
-    }
-}
-
 /// The hosts an ssh-family command connects to, as the line spells them: ssh's destination
 /// (`[user@]host`, `ssh://[user@]host[:port]`), scp's and sftp's remote operands
 /// (`[user@]host:path`), rsync's (`[user@]host:path`). `None` where ssh may go elsewhere or
-/// somewhere the line does not say: a jump host or proxy command (`-J`, `-o ProxyJump=`,
-/// `-o ProxyCommand=`), a host name set apart from the destination (`-o HostName=`), a config
-/// file of the line's own (`-F`), rsync's own remote shell (`-e`, `--rsh`) or daemon
-/// (`host::module`, `rsync://`), or an operand the shell expands at run time. An alias in the
-/// person's `~/.ssh/config` has already been written as where it goes
-/// ([`super::ssh_config::resolve`]) when the config could be followed.
-fn ssh_hosts(program: &str, words: &[&str]) -> Option<Vec<String>> {
-    let values = ssh_value_options(program);
-    let elsewhere = |option: &str| {
-        let key = option.split(['=', ' ']).next().unwrap_or_default();
-        ["proxyjump", "proxycommand", "hostname"].contains(&key.to_ascii_lowercase().as_str())
-    };
-    let mut operands: Vec<&str> = Vec::new();
-    let mut rest = words.iter().copied();
-    while let Some(word) = rest.next() {
-        if word.contains('$') || word.contains('`') {
-            return None;
-        }
-        if program == "rsync" && word.starts_with("--") {
-            if word == "--rsh" || word.starts_with("--rsh=") {
-                return None;
-            }
-            continue;
-        }
-        let Some(flags) = word.strip_prefix('-').filter(|f| !f.is_empty()) else {
-            operands.push(word);
-            if program == "ssh" {
-                break;
-            }
-            continue;
-        };
-        if program == "rsync" {
-            if flags.contains('e') {
-                return None;
-            }
-            continue;
-        }
-        // A cluster of flags; the first that takes a value takes the rest of the word, or the
-        // next word.
-        for (at, flag) in flags.char_indices() {
-            if !values.contains(flag) {
-                continue;
-            }
-            let glued = &flags[at + flag.len_utf8()..];
-            let value = if glued.is_empty() {
-                rest.next().unwrap_or_default()
-            } else {
-                glued
-            };
-            if flag == 'J' || flag == 'F' || (flag == 'o' && elsewhere(value)) {
-                return None;
-            }
-            break;
-        }
+/// somewhere the line does not say ([`super::ssh_args::SshArgs::elsewhere`]: a jump host, a proxy
+/// command, a host name set apart from the destination, a config file of the line's own, rsync's
+/// own remote shell), to rsync's daemon (`host::module`, `rsync://`), or where a word is expanded
+/// at run time. An alias in the person's `~/.ssh/config` has already been written as where it
+/// goes ([`super::ssh_config::resolve`]) when the config could be followed.
+fn ssh_hosts(program: &str, args: &super::ssh_args::SshArgs) -> Option<Vec<String>> {
+    if args.elsewhere || args.expanded {
+        return None;
     }
     let mut hosts = Vec::new();
-    for operand in operands {
+    for (_, operand) in &args.operands {
         let host = match program {
             "ssh" => Some(ssh_destination_host(operand)?),
             "sftp" => Some(ssh_destination_host(
-                operand.split_once(':').map_or(operand, |(h, _)| h),
+                operand.split_once(':').map_or(*operand, |(h, _)| h),
             )?),
             _ => remote_operand_host(operand, program == "rsync")?,
         };
@@ -499,34 +445,15 @@ fn git_ssh_endpoint(word: &str) -> Option<Endpoint> {
 /// The port ssh connects to, as the line spells it: `-p PORT` (`-P` for scp and sftp), `-o
 /// Port=PORT`, or an `ssh://host:PORT` URL; 22 otherwise (a port only known at run time, in a
 /// config file or inside rsync's `-e` command is then refused, and the escalation names it).
-fn ssh_port(program: &str, words: &[&str]) -> u16 {
-    let flag = if matches!(program, "scp" | "sftp") {
-        "-P"
-    } else {
-        "-p"
-    };
-    let number = |v: &str| v.parse::<u16>().ok().filter(|p| *p != 0);
-    let option = |v: &str| v.strip_prefix("Port=").and_then(number);
-    let mut rest = words.iter().copied();
-    while let Some(word) = rest.next() {
-        let port = if word == flag {
-            rest.next().and_then(number)
-        } else if word == "-o" {
-            rest.next().and_then(option)
-        } else if let Some(glued) = word.strip_prefix(flag).filter(|v| !v.is_empty()) {
-            number(glued)
-        } else if let Some(glued) = word.strip_prefix("-o").filter(|v| !v.is_empty()) {
-            option(glued)
-        } else if word.starts_with("ssh://") {
-            url_port(word)
-        } else {
-            None
-        };
-        if let Some(port) = port {
-            return port;
-        }
-    }
-    22
+fn ssh_port(args: &super::ssh_args::SshArgs) -> u16 {
+    args.port
+        .or_else(|| {
+            args.operands
+                .iter()
+                .find(|(_, w)| w.starts_with("ssh://"))
+                .and_then(|(_, w)| url_port(w))
+        })
+        .unwrap_or(22)
 }
 
 /// git talks HTTPS or SSH to its remotes (`git://` is 9418), as its URLs say when they are on the
@@ -828,6 +755,10 @@ mod tests {
             ("ssh ssh://git@host:2424", "host:2424"),
             ("rsync -av src/ host:/srv/", "host:22"),
             ("ssh -v host", "host:22"),
+            // Clustered flags; the remote command's own `-p` is not ssh's.
+            ("ssh -vp2222 host", "host:2222"),
+            ("ssh host ls -p 3000", "host:22"),
+            ("ssh -o 'Port 2203' host", "host:2203"),
         ] {
             assert_eq!(needs(line).network, hosts(&[endpoint]), "{line}");
             assert_eq!(needs(line).sockets, ["ssh-agent"], "{line}");

@@ -173,9 +173,6 @@ fn glob(pattern: &str, name: &str) -> bool {
     pi == p.len()
 }
 
-/// ssh's options that take the next word as their value.
-const VALUE_OPTIONS: &str = "BbcDEeFIiJLlmOoPpQRSWw";
-
 /// Writes where each `ssh ALIAS` command really goes into `parsed` (see the module).
 pub fn resolve(parsed: &mut Parsed, config: &SshConfig) {
     for command in parsed.commands.iter_mut().filter(|c| c.program == "ssh") {
@@ -209,38 +206,16 @@ pub fn resolve(parsed: &mut Parsed, config: &SshConfig) {
     }
 }
 
-/// ssh's destination among its words, and whether the line gives a port itself; `None` when it
-/// cannot be told (a word the shell expands, no destination).
+/// ssh's destination among its words ([`super::ssh_args`]), and whether the line gives a port
+/// itself; `None` when it cannot be told (a word the shell expands, no destination).
 fn destination(argv: &[String]) -> Option<(usize, bool)> {
-    let mut has_port = false;
-    let mut i = 0;
-    while i < argv.len() {
-        let word = argv[i].as_str();
-        if word.contains('$') || word.contains('`') {
-            return None;
-        }
-        let Some(flags) = word.strip_prefix('-').filter(|f| !f.is_empty()) else {
-            return Some((i, has_port));
-        };
-        let mut skip = 1;
-        for (at, flag) in flags.char_indices() {
-            if !VALUE_OPTIONS.contains(flag) {
-                continue;
-            }
-            let glued = &flags[at + flag.len_utf8()..];
-            let value = if glued.is_empty() {
-                skip = 2;
-                argv.get(i + 1).map(String::as_str).unwrap_or_default()
-            } else {
-                glued
-            };
-            has_port |=
-                flag == 'p' || (flag == 'o' && value.to_ascii_lowercase().starts_with("port"));
-            break;
-        }
-        i += skip;
+    let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let args = super::ssh_args::scan("ssh", &words);
+    if args.expanded {
+        return None;
     }
-    None
+    let (at, _) = args.operands.first()?;
+    Some((*at, args.sets_port))
 }
 
 #[cfg(test)]
