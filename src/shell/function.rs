@@ -440,7 +440,10 @@ fn global_alias_in(line: &str, state: &State) -> bool {
 
 /// The end of the input script: the line, shellgate's helpers, and (foreground only) the state
 /// after the line on descriptor 3, from an EXIT trap so that `exit` in the line still reports it.
-/// Descriptor 3 is moved out of the line's reach first (neither the line nor its programs get it).
+/// Descriptor 3 is moved to a number of 10 or more first, out of the way of the line's own
+/// redirections; the line's programs still inherit it (bash cannot mark it close-on-exec, and
+/// descriptor 3 stays open where the input is sourced), which gives them nothing the line's shell
+/// does not have: what comes back is untrusted and bounded (see [`state_file`]).
 pub fn runner_prelude(dialect: Dialect, line: &str, background: bool) -> String {
     let line = state::quote(line);
     match (dialect, background) {
