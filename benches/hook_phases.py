@@ -15,7 +15,6 @@ Usage: benches/hook_phases.py BINARY ROUNDS
 """
 
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -92,24 +91,9 @@ def main(argv):
         phases.clear_probes()
         phases.set_probes(binary)
         try:
-            subprocess.run(
-                ["perf", "record", "-q", "-a", "-o", data, "-e", f"{phases.GROUP}:*",
-                 "-e", "sched:sched_process_exec", "-e", "sched:sched_process_exit",
-                 "-e", "sched:sched_process_fork", "-e", "syscalls:sys_enter_clone",
-                 "-e", "syscalls:sys_exit_clone", "--", "python3", driver, home, ws, str(rounds)],
-                check=True,
-            )
-            out = subprocess.run(["perf", "script", "-i", data, "-F",
-                                  "comm,pid,tid,time,event,trace"],
-                                 capture_output=True, text=True, check=True).stdout
+            events = phases.record_while(["python3", driver, home, ws, str(rounds)], data)
         finally:
             phases.clear_probes()
-    events = []
-    for line in out.splitlines():
-        m = re.match(r"\s*(.+?)\s+(\d+)/(\d+)\s+([\d.]+):\s+(\S+):\s*(.*)", line)
-        if m:
-            comm, pid, _tid, t, name, rest = m.groups()
-            events.append((float(t) * 1000, int(pid), name.split(":")[-1], rest, comm))
     lines = [launch for launch in phases.launches(events, binary)
              if any(label.startswith("main:hookrun#") for _, label in launch)
              and any(label.startswith("program:sched_process_exec#") for _, label in launch)]

@@ -111,11 +111,17 @@ def clear_probes():
 def record(commands, rounds, data):
     turn = "; ".join(f"{c} >/dev/null 2>&1; sleep 0.02" for c in commands)
     script = f"for i in $(seq {rounds}); do {turn}; done"
+    return record_while(["sh", "-c", script], data)
+
+
+def record_while(command, data):
+    """The probes' and the kernel's process events, system-wide, while `command` runs: a list of
+    (time in ms, pid, event, its text, comm)."""
     subprocess.run(
         ["perf", "record", "-q", "-a", "-o", data, "-e", f"{GROUP}:*",
          "-e", "sched:sched_process_exec", "-e", "sched:sched_process_exit",
          "-e", "sched:sched_process_fork", "-e", "syscalls:sys_enter_clone",
-         "-e", "syscalls:sys_exit_clone", "--", "sh", "-c", script],
+         "-e", "syscalls:sys_exit_clone", "--", *command],
         check=True,
     )
     out = subprocess.run(["perf", "script", "-i", data, "-F", "comm,pid,tid,time,event,trace"],

@@ -424,6 +424,13 @@ fn npm_ci_installs_from_the_lines_cache_unasked() {
     assert_eq!(served.load(SeqCst), before, "{text}");
 }
 
+/// The network `shellgate check --json LINE` reports for a line in the lab's workspace.
+fn checked_network(lab: &Lab, line: &str) -> serde_json::Value {
+    let out = lab.command(&["check", "--json", line]).output().unwrap();
+    let decision: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    decision["network"].clone()
+}
+
 /// The registry a project's `.npmrc` names is the host an npm line is granted: the question
 /// names it, not the public registry, and after a yes real npm reaches it (a stand-in registry
 /// on loopback). Without the judgement by the project's configuration the grant was the public
@@ -443,11 +450,7 @@ fn a_projects_npmrc_registry_is_the_host_granted() {
         format!("registry=http://127.0.0.1:{port}/\n"),
     )
     .unwrap();
-    let network = |line: &str| {
-        let out = lab.command(&["check", "--json", line]).output().unwrap();
-        let decision: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        decision["network"].clone()
-    };
+    let network = |line: &str| checked_network(&lab, line);
     assert_eq!(
         network("npm view demo version"),
         serde_json::json!([format!("127.0.0.1:{port}")])
@@ -478,11 +481,7 @@ fn a_projects_yarnrc_registry_is_the_host_granted_to_yarn() {
     let lab = Lab::new();
     let ws = lab.ws();
     std::fs::write(ws.join("package.json"), "{\"name\": \"app\"}\n").unwrap();
-    let network = |line: &str| {
-        let out = lab.command(&["check", "--json", line]).output().unwrap();
-        let decision: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        decision["network"].clone()
-    };
+    let network = |line: &str| checked_network(&lab, line);
     assert_eq!(
         network("yarn install"),
         serde_json::json!([
@@ -520,11 +519,7 @@ fn a_projects_uv_indexes_are_the_hosts_granted() {
          url = \"https://download.pytorch.org/whl/cpu\"\n",
     )
     .unwrap();
-    let network = |line: &str| {
-        let out = lab.command(&["check", "--json", line]).output().unwrap();
-        let decision: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        decision["network"].clone()
-    };
+    let network = |line: &str| checked_network(&lab, line);
     assert_eq!(
         network("uv sync"),
         serde_json::json!([
