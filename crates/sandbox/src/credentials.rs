@@ -65,17 +65,16 @@ pub fn hidden_paths(homes: &[PathBuf], extra: &[PathBuf], unhide: &[PathBuf]) ->
 
 /// Every store in `home` and every copy of one (of `~/.ssh` too), found by listing each directory that holds
 /// stores once and matching its entries by name (a copy's name is not known in advance). Most
-/// stores do not exist: a directory whose first component is not in the home's listing is not
-/// looked at, nor is one that is not there when it is opened. A directory that cannot be listed
-/// whole has its stores' own names checked instead.
+/// stores do not exist: a directory is opened only when its parent's listing has its name
+/// ([`Listings`]), and one that cannot be listed whole has its stores' own names checked instead.
 fn stores_in(home: &Path) -> Vec<PathBuf> {
     let mut by_dir: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for rel in home_stores() {
         let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
         by_dir.entry(dir).or_default().push(name);
     }
-    let top = listing(home);
-    let mut found: Vec<PathBuf> = match &top {
+    let mut listings = Listings::new(home);
+    let mut found: Vec<PathBuf> = match listings.of("") {
         Listing::Names(names) => names
             .iter()
             .filter(|n| *n != ".ssh" && is_copy_name(&n.to_string_lossy(), ".ssh"))
@@ -84,23 +83,12 @@ fn stores_in(home: &Path) -> Vec<PathBuf> {
         Listing::Absent | Listing::Unreadable => Vec::new(),
     };
     for (dir, names) in by_dir {
-        let first = dir.split('/').next().unwrap_or(dir);
         let path = if dir.is_empty() {
             home.to_path_buf()
         } else {
             home.join(dir)
         };
-        let listed = match &top {
-            Listing::Absent => Listing::Absent,
-            Listing::Names(top)
-                if !dir.is_empty() && !top.contains(std::ffi::OsStr::new(first)) =>
-            {
-                Listing::Absent
-            }
-            _ if dir.is_empty() => top.clone(),
-            _ => listing(&path),
-        };
-        match listed {
+        match listings.of(dir) {
             Listing::Names(entries) => found.extend(
                 entries
                     .iter()
@@ -115,6 +103,41 @@ fn stores_in(home: &Path) -> Vec<PathBuf> {
         }
     }
     found
+}
+
+/// The listings of a home's directories (`""` is the home), each made once: a directory whose
+/// name is not in its parent's listing is absent without being opened (`~/.config/helm` when
+/// `~/.config` has no `helm`); one beneath a directory that cannot be listed is opened.
+struct Listings<'a> {
+    home: &'a Path,
+    made: std::collections::HashMap<String, Listing>,
+}
+
+impl<'a> Listings<'a> {
+    fn new(home: &'a Path) -> Listings<'a> {
+        Listings {
+            home,
+            made: std::collections::HashMap::new(),
+        }
+    }
+
+    /// The listing of `dir`, relative to the home (components separated by `/`).
+    fn of(&mut self, dir: &str) -> &Listing {
+        if !self.made.contains_key(dir) {
+            let listing = match dir.rsplit_once('/').unwrap_or(("", dir)) {
+                _ if dir.is_empty() => listing(self.home),
+                (parent, name) => match self.of(parent) {
+                    Listing::Absent => Listing::Absent,
+                    Listing::Names(names) if !names.contains(std::ffi::OsStr::new(name)) => {
+                        Listing::Absent
+                    }
+                    Listing::Names(_) | Listing::Unreadable => listing(&self.home.join(dir)),
+                },
+            };
+            self.made.insert(dir.to_owned(), listing);
+        }
+        &self.made[dir]
+    }
 }
 
 /// What listing a directory of stores found.
@@ -295,6 +318,22 @@ mod tests {
         fs::set_permissions(home.join(".config/pip"), fs::Permissions::from_mode(0o111)).unwrap();
         let hidden = hidden_paths(std::slice::from_ref(&home), &[], &[]);
         fs::set_permissions(home.join(".config/pip"), fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(
+            hidden.contains(&home.join(".config/pip/pip.conf")),
+            "{hidden:?}"
+        );
+        // A directory beneath one that cannot be listed is still opened and listed.
+        fs::create_dir_all(home.join(".config/gcloud")).unwrap();
+        fs::write(home.join(".config/gcloud/credentials.db"), "token").unwrap();
+        fs::set_permissions(home.join(".config"), fs::Permissions::from_mode(0o111)).unwrap();
+        let hidden = hidden_paths(std::slice::from_ref(&home), &[], &[]);
+        fs::set_permissions(home.join(".config"), fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(
+            hidden
+                .iter()
+                .any(|h| home.join(".config/gcloud/credentials.db").starts_with(h)),
+            "{hidden:?}"
+        );
         assert!(
             hidden.contains(&home.join(".config/pip/pip.conf")),
             "{hidden:?}"
