@@ -2,14 +2,14 @@
 //! indexes the person or the project configured ([`crate::policy::registries`]), read where the
 //! tools read them. Reading is all this does: nothing here runs npm or pip.
 //!
-//! - npm (and npx, pnpm, yarn, bun, which read the same files): `npm_config_registry` in the
+//! - npm (and npx, pnpm, bun, which read the same files): `npm_config_registry` in the
 //!   environment (any case, as npm reads it), else the project's `.npmrc` (beside the nearest
 //!   `package.json` above the working directory), else the user's (`npm_config_userconfig`, else
 //!   `~/.npmrc`); scoped registries (`@scope:registry=`) from all of them.
 //! - yarn 2 and later: `YARN_NPM_REGISTRY_SERVER`, else `npmRegistryServer` of the nearest
 //!   `.yarnrc.yml` above the working directory that sets it, else the home's; scoped registries
 //!   from their `npmScopes` ([`yarnrc_registries`] reads that block-style subset of YAML and
-//!   nothing else). Without any `.yarnrc.yml`, yarn 1 reads npm's configuration: npm's values.
+//!   nothing else). Without any `.yarnrc.yml`, yarn 1 reads npm's configuration, as npm's.
 //! - pip: `PIP_INDEX_URL` and `PIP_EXTRA_INDEX_URL`, else its config files, the later overriding
 //!   the earlier (`/etc/xdg/pip/pip.conf`, `/etc/pip.conf`, `~/.pip/pip.conf`,
 //!   `~/.config/pip/pip.conf`, the virtualenv's `pip.conf`; only `PIP_CONFIG_FILE` when set),
@@ -24,8 +24,8 @@
 //!
 //! Files are read as git's config is ([`crate::git_config::read_config`]: a regular file, not
 //! through a final symlink, without blocking, at most 1 MiB). A value that names a variable
-//! (`${NPM_REGISTRY}`) is not expanded and not used. What is not read here (uv's `uv.toml` and
-//! a `.yarnrc.yml` written in YAML's flow style, a variable set on the line itself) only
+//! (`${NPM_REGISTRY}`) is not expanded and not used. What is not read here (a `.yarnrc.yml`
+//! written in YAML's flow style, a variable set on the line itself) only
 //! narrows the grant: the proxy refuses the host, named, and escalation offers it.
 
 use crate::env::Env;
@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 pub fn for_commands(commands: &[Command], cwd: &Path, env: &Env) -> Option<Registries> {
     let kinds: Vec<Fetcher> = commands.iter().filter_map(fetcher).collect();
     let mut registries = Registries::default();
-    if kinds.contains(&Fetcher::Npm) || kinds.contains(&Fetcher::Yarn) {
+    if kinds.contains(&Fetcher::Npm) {
         read_npm(cwd, env, &mut registries);
     }
     if kinds.contains(&Fetcher::Yarn) {
@@ -83,17 +83,22 @@ fn read_npm(cwd: &Path, env: &Env, registries: &mut Registries) {
             .find_map(|text| npmrc_value(text, |key| key == "registry"))
     });
     for text in &files {
-        for url in npmrc_values(text, |key| {
+        let scoped = npmrc_values(text, |key| {
             key.starts_with('@') && key.ends_with(":registry")
-        }) {
-            if !registries.npm_scoped.contains(&url) {
-                registries.npm_scoped.push(url);
-            }
+        });
+        add_new(&mut registries.npm_scoped, scoped);
+    }
+}
+
+/// Adds each of `urls` that `list` does not hold yet, in order.
+fn add_new(list: &mut Vec<String>, urls: impl IntoIterator<Item = String>) {
+    for url in urls {
+        if !list.contains(&url) {
+            list.push(url);
         }
     }
 }
 
-/// The first value of a key `wanted` accepts in an `.npmrc`'s text.
 fn read_yarn(cwd: &Path, env: &Env, registries: &mut Registries) {
     let files: Vec<String> = cwd
         .ancestors()
@@ -103,8 +108,10 @@ fn read_yarn(cwd: &Path, env: &Env, registries: &mut Registries) {
         .collect();
     if files.is_empty() {
         // yarn 1 (no `.yarnrc.yml`) reads npm's configuration.
-        registries.yarn = registries.npm.clone();
-        registries.yarn_scoped = registries.npm_scoped.clone();
+        let mut npm = Registries::default();
+        read_npm(cwd, env, &mut npm);
+        registries.yarn = npm.npm;
+        registries.yarn_scoped = npm.npm_scoped;
         return;
     }
     let from_env = env
@@ -114,11 +121,10 @@ fn read_yarn(cwd: &Path, env: &Env, registries: &mut Registries) {
     let read: Vec<(Option<String>, Vec<String>)> =
         files.iter().map(|t| yarnrc_registries(t)).collect();
     registries.yarn = from_env.or_else(|| read.iter().find_map(|(main, _)| main.clone()));
-    for url in read.into_iter().flat_map(|(_, scoped)| scoped) {
-        if !registries.yarn_scoped.contains(&url) {
-            registries.yarn_scoped.push(url);
-        }
-    }
+    add_new(
+        &mut registries.yarn_scoped,
+        read.into_iter().flat_map(|(_, scoped)| scoped),
+    );
 }
 
 /// `npmRegistryServer` at the top of a `.yarnrc.yml`, and each `npmRegistryServer` inside its
@@ -151,6 +157,7 @@ fn yarnrc_registries(text: &str) -> (Option<String>, Vec<String>) {
     (main, scoped)
 }
 
+/// The first value of a key `wanted` accepts in an `.npmrc`'s text.
 fn npmrc_value(text: &str, wanted: impl Fn(&str) -> bool) -> Option<String> {
     npmrc_values(text, wanted).into_iter().next()
 }
@@ -280,11 +287,7 @@ fn read_uv(cwd: &Path, env: &Env, registries: &mut Registries) {
     for table in uv_config_files(cwd, env) {
         let found = uv_indexes(&table);
         default = default.or(found.default);
-        for url in found.extra {
-            if !extra.contains(&url) {
-                extra.push(url);
-            }
-        }
+        add_new(&mut extra, found.extra);
     }
     if let Some(url) = &default {
         extra.retain(|e| e != url);
@@ -296,7 +299,8 @@ fn read_uv(cwd: &Path, env: &Env, registries: &mut Registries) {
 /// uv's configuration tables, the first winning: `UV_CONFIG_FILE` alone when set; none with
 /// `UV_NO_CONFIG`; else the project's (in the nearest directory above `cwd` with a `uv.toml`, or
 /// a `pyproject.toml` holding `[tool.uv]`: a `pyproject.toml` without one is passed over), the
-/// user's and the system's. A file that is not valid TOML is skipped, as if absent.
+/// user's and the system's. A file that is not valid TOML gives nothing (uv refuses it); a project
+/// `uv.toml` that is one still ends the search for the project's, as uv's does.
 fn uv_config_files(cwd: &Path, env: &Env) -> Vec<toml::Table> {
     let set = |name: &str| {
         env.var(name)
@@ -312,8 +316,9 @@ fn uv_config_files(cwd: &Path, env: &Env) -> Vec<toml::Table> {
     }
     let mut tables = Vec::new();
     for dir in cwd.ancestors() {
-        if let Some(table) = parse(&dir.join("uv.toml")) {
-            tables.push(table);
+        let uv_toml = dir.join("uv.toml");
+        if uv_toml.is_file() {
+            tables.extend(parse(&uv_toml));
             break;
         }
         let in_pyproject = parse(&dir.join("pyproject.toml"))
@@ -562,13 +567,15 @@ mod tests {
             )
             .is_none()
         );
-        // Not valid TOML: as if absent.
+        // Not valid TOML: nothing from it, and the project's search ends there (uv refuses
+        // it; the pyproject.toml beside it is not the project's configuration).
         std::fs::write(project.join("uv.toml"), "index-url = [").unwrap();
         let found = for_line(b"uv sync", &project, &env(&[("XDG_CONFIG_HOME", xdg)])).unwrap();
         assert_eq!(
             found.uv_index.as_deref(),
             Some("https://pypi.corp.example/")
         );
+        assert!(found.uv_extra.is_empty(), "{:?}", found.uv_extra);
     }
 
     #[test]
