@@ -26,7 +26,7 @@ use crate::gate::{self, Execution, LineRequest, Origin, Outcome, ShellSide};
 use crate::parse::ShellKind;
 use crate::shell::state::{self, Change, Dialect, Limits, State, Treatment};
 use std::io::Read;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -301,15 +301,18 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
         Execution::ShellArgs(args),
     );
     let limit = Limits::DEFAULT.total_bytes;
-    let state_file = state_file(limit)?;
-    let passed = [(state_file.as_fd(), 3)];
+    let state_file = if no_state {
+        None
+    } else {
+        Some(state_file(limit)?)
+    };
+    let passed: Vec<(BorrowedFd, RawFd)> = state_file.iter().map(|f| (f.as_fd(), 3)).collect();
     let side = ShellSide {
-        passed: if no_state { &[] } else { &passed },
+        passed: &passed,
         shadowed: &shadowed,
         ..crate::shell::side(call.shell, Origin::Hook)
     };
     let outcome = crate::broker::route(&request, &side);
-    let dump = collected(&state_file, limit);
     match outcome {
         Outcome::Refused(e) => Ok((print_refusal(&e, Reader::Person), Apply::nothing())),
         Outcome::RunInShell { once_outside } => {
@@ -324,10 +327,11 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
         }
         Outcome::Ran(status) => {
             let code = gate::exit_code(&status);
-            if no_state || !known {
-                // Without the state the line started from there is nothing to compare with.
+            // Without the state the line started from there is nothing to compare with.
+            let Some(file) = state_file.as_ref().filter(|_| known) else {
                 return Ok((code, Apply::nothing()));
-            }
+            };
+            let dump = collected(file, limit);
             let typed = state::Typed::of(&crate::parse::parse(line, call.shell));
             let held = held_values(&files.held, &before);
             let cx = Seen {
