@@ -207,11 +207,12 @@ pub fn resolve(parsed: &mut Parsed, config: &SshConfig) {
 }
 
 /// ssh's destination among its words ([`super::ssh_args`]), and whether the line gives a port
-/// itself; `None` when it cannot be told (a word the shell expands, no destination).
+/// itself; `None` when it cannot be told (a word the shell expands, no destination) or the words
+/// say ssh goes elsewhere (`-F` names another config; `-J`, `-o ProxyCommand=`): judged as typed.
 fn destination(argv: &[String]) -> Option<(usize, bool)> {
     let words: Vec<&str> = argv.iter().map(String::as_str).collect();
     let args = super::ssh_args::scan("ssh", &words);
-    if args.expanded {
+    if args.expanded || args.elsewhere {
         return None;
     }
     let (at, _) = args.operands.first()?;
@@ -268,6 +269,9 @@ Host *
             ("ssh jump.corp", vec!["-p", "22", "jump.corp"]),
             ("ssh jumped ls", vec!["jumped", "ls"]),
             ("ssh \"$HOST\"", vec!["$HOST"]),
+            // ssh reads the line's own config instead, or goes through a jump host.
+            ("ssh -F ./cfg box", vec!["-F", "./cfg", "box"]),
+            ("ssh -J bastion box", vec!["-J", "bastion", "box"]),
         ] {
             assert_eq!(resolved(line, CONFIG), expected, "{line}");
         }
