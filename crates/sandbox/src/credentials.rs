@@ -141,7 +141,7 @@ impl<'a> Listings<'a> {
 }
 
 /// What listing a directory of stores found.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 enum Listing {
     /// Every name in it.
     Names(HashSet<OsString>),
