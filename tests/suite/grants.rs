@@ -1294,3 +1294,45 @@ fn the_homes_hidden_directories_are_never_granted() {
         assert!(!exists(&target));
     }
 }
+
+/// cargo reading only its index (`cargo update`, a stand-in here) runs with a cargo home of the
+/// workspace's lines, which its grant writes; the person's `~/.cargo/registry`, which their own
+/// builds compile from, stays read-only to it (with the grant it had before — the person's
+/// registry — the stand-in's plant would land there). Its question offers "always", and the
+/// same line then runs unasked; another cargo line is still asked.
+#[test]
+fn cargo_reading_its_index_writes_the_lines_cargo_home_and_may_be_always_allowed() {
+    let lab = Lab::new();
+    let registry = lab.user.home.join(".cargo/registry");
+    std::fs::create_dir_all(&registry).unwrap();
+    support::write_executable(
+        &lab.dir.path().join("bin/cargo"),
+        "#!/bin/bash\n\
+         echo \"home=$CARGO_HOME\"\n\
+         mkdir -p \"$CARGO_HOME/registry/index\" && echo idx > \"$CARGO_HOME/registry/index/entry\" \\\n\
+           && echo 'index written'\n\
+         echo plant 2>/dev/null > \"$HOME/.cargo/registry/planted\" && echo 'registry planted'\n\
+         exit 0\n",
+    );
+    let (seen, code) = lab.person_runs("cargo update", &["a"]);
+    assert_eq!(code, 0, "{seen}");
+    assert!(
+        seen.contains("~/.cache/shellgate-lines/cargo-home") && seen.contains("a = always"),
+        "the question: {seen}"
+    );
+    let lines_caches = lab.user.home.join(".cache/shellgate-lines");
+    assert!(
+        seen.contains(&format!("home={}", lines_caches.display()))
+            && seen.contains("index written"),
+        "{seen}"
+    );
+    assert!(!seen.contains("registry planted"), "{seen}");
+    assert!(!registry.join("planted").exists());
+    let (code, text) = lab.agent_runs("cargo update");
+    assert_eq!(code, 0, "the same line is asked again: {text}");
+    assert!(text.contains("index written"), "{text}");
+    let (code, text) = lab.agent_runs("cargo fetch");
+    assert_ne!(code, 0, "{text}");
+    assert!(text.contains("APPROVAL_UNAVAILABLE"), "{text}");
+    assert!(!registry.join("planted").exists());
+}

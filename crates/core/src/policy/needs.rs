@@ -150,6 +150,9 @@ fn table(c: &Command) -> Needs {
         "pnpm" | "pnpx" => (registry(NPM), &[PNPM_STORE, PNPM_CACHE]),
         "yarn" => (registry(YARN), &[YARN_CACHE, YARN_GLOBAL]),
         "bun" | "bunx" => (registry(NPM), &[BUN_CACHE]),
+        "cargo" if super::network::cargo_reads_only_the_index(c) => {
+            (registry(CRATES), &[CARGO_HOME_OF_LINES])
+        }
         "cargo" => (registry(CRATES), &["~/.cargo/registry", "~/.cargo/git"]),
         "pip" | "pip3" => (registry(PYPI), &[PIP_CACHE]),
         "python" | "python3" => (registry(PYPI), &[PIP_CACHE]),
@@ -208,12 +211,25 @@ fn table(c: &Command) -> Needs {
 /// of its workspace's lines (set by the gate, never taken back into a person's shell; the binary's
 /// `paths::grant_dir` places each in a directory of the workspace's own), and a grant writes
 /// those: what a line writes there only later lines of that workspace read, and those may already
-/// write the workspace the tools install into. The person's caches stay read-only to lines; a first install in the sandbox
-/// downloads what their cache already had. Cargo keeps its registry in `CARGO_HOME` with its
-/// config and installed programs, so it has no such variable: its grant still writes
-/// `~/.cargo/registry`, and `a` is not offered for it.
-pub const LINE_CACHES: [LineCache; 10] = [
+/// write the workspace the tools install into. The person's caches stay read-only to lines; a
+/// first install in the sandbox downloads what their cache already had.
+///
+/// Cargo keeps its registry in `CARGO_HOME` with its config and installed programs, and has no
+/// variable for the registry alone. A line whose cargo reads only the index
+/// ([`super::network::cargo_reads_only_the_index`]: `cargo add`, `update` …) gets a cargo home
+/// of the lines' own: it downloads no crate, so what it fetched is never built, and it needs
+/// nothing else of the person's cargo home (cargo still reads `~/.cargo/config.toml` as the
+/// config of an ancestor directory when the workspace is in the home; a workspace elsewhere
+/// goes without it). A build that fetches still writes the person's `~/.cargo/registry` — its
+/// later builds, inside the sandbox or out, compile what it fetched — and `a` is not offered
+/// for it.
+pub const LINE_CACHES: [LineCache; 11] = [
     LineCache::every_line("npm_config_cache", NPM_CACHE),
+    LineCache {
+        variable: "CARGO_HOME",
+        dir: CARGO_HOME_OF_LINES,
+        lines: Lines::ReadingOnlyTheCargoIndex,
+    },
     // npm warns about an `npm_config_*` setting it does not know on every run: pnpm's own only
     // go to lines that run pnpm.
     LineCache::only_for("npm_config_store_dir", PNPM_STORE, &["pnpm", "pnpx"]),
@@ -228,12 +244,24 @@ pub const LINE_CACHES: [LineCache; 10] = [
 ];
 
 /// One of the lines' package caches: the variable that points a tool at it, the directory as a
-/// grant spells it, and the programs whose lines get the variable (all lines when none).
+/// grant spells it, and the lines that get the variable.
 #[derive(Debug, Clone, Copy)]
 pub struct LineCache {
     pub variable: &'static str,
     pub dir: &'static str,
-    pub only_for: &'static [&'static str],
+    pub lines: Lines,
+}
+
+/// Which lines get a cache's variable.
+#[derive(Debug, Clone, Copy)]
+pub enum Lines {
+    /// Every sandboxed line.
+    Every,
+    /// Lines that run one of these programs.
+    Running(&'static [&'static str]),
+    /// Lines with a cargo command that reads only the index
+    /// ([`super::network::cargo_reads_only_the_index`]).
+    ReadingOnlyTheCargoIndex,
 }
 
 impl LineCache {
@@ -241,7 +269,7 @@ impl LineCache {
         LineCache {
             variable,
             dir,
-            only_for: &[],
+            lines: Lines::Every,
         }
     }
 
@@ -253,7 +281,7 @@ impl LineCache {
         LineCache {
             variable,
             dir,
-            only_for: programs,
+            lines: Lines::Running(programs),
         }
     }
 
@@ -264,14 +292,20 @@ impl LineCache {
 
     /// Whether a line running `commands` gets this variable.
     pub fn applies_to(&self, commands: &[Command]) -> bool {
-        self.only_for.is_empty()
-            || commands
+        match self.lines {
+            Lines::Every => true,
+            Lines::Running(programs) => commands
                 .iter()
-                .any(|c| self.only_for.contains(&c.program.as_str()))
+                .any(|c| programs.contains(&c.program.as_str())),
+            Lines::ReadingOnlyTheCargoIndex => commands
+                .iter()
+                .any(super::network::cargo_reads_only_the_index),
+        }
     }
 }
 
 const NPM_CACHE: &str = "~/.cache/shellgate-lines/npm";
+const CARGO_HOME_OF_LINES: &str = "~/.cache/shellgate-lines/cargo-home";
 const PNPM_STORE: &str = "~/.cache/shellgate-lines/pnpm-store";
 const PNPM_CACHE: &str = "~/.cache/shellgate-lines/pnpm";
 const YARN_CACHE: &str = "~/.cache/shellgate-lines/yarn";
@@ -584,6 +618,16 @@ mod tests {
         let n = needs("cargo fetch");
         assert_eq!(n.network, crates);
         assert_eq!(n.writable, ["~/.cargo/registry", "~/.cargo/git"]);
+        // cargo reading only its index: the lines' own cargo home, never the person's.
+        for line in [
+            "cargo add serde",
+            "cargo +nightly update -p x",
+            "cargo info serde",
+        ] {
+            let n = needs(line);
+            assert_eq!(n.network, crates, "{line}");
+            assert_eq!(n.writable, [CARGO_HOME_OF_LINES], "{line}");
+        }
         assert_eq!(
             needs("pip install -r requirements.txt").writable,
             ["~/.cache/shellgate-lines/pip"]
@@ -672,6 +716,7 @@ mod tests {
             "pip install x",
             "uv sync",
             "go get x",
+            "cargo update",
         ]
         .iter()
         .flat_map(|l| needs(l).writable)
@@ -702,6 +747,18 @@ mod tests {
                 .any(|v| v.starts_with("npm_config_") && *v != "npm_config_cache")
         );
         assert!(set(&pnpm).contains(&"npm_config_store_dir"));
+        // The lines' cargo home goes to a line with a cargo command that reads only the index
+        // (all of its cargo commands then use it), never to a build's alone.
+        for (line, home) in [
+            ("cargo update", true),
+            ("cargo update && cargo build", true),
+            ("cargo build", false),
+            ("cargo fetch", false),
+            ("npm ci", false),
+        ] {
+            let commands = parse(line, ShellKind::Bash).commands;
+            assert_eq!(set(&commands).contains(&"CARGO_HOME"), home, "{line}");
+        }
         // Cargo's registry has no variable of its own: the person's, granted, and not a line's.
         assert!(!is_line_cache("~/.cargo/registry"));
     }

@@ -230,6 +230,7 @@ pub fn needs_network(c: &Command) -> Option<String> {
                             | "publish"
                             | "add"
                             | "search"
+                            | "info"
                             | "login"
                             | "generate-lockfile"
                             | "vendor"
@@ -477,6 +478,20 @@ fn runs_a_script(words: &[&str]) -> bool {
         .iter()
         .take_while(|w| **w != "--")
         .any(|w| matches!(*w, "-c" | "--call") || w.starts_with("--call="))
+}
+
+/// A cargo command that talks to its registry only to read the index — it resolves versions
+/// and writes the manifest or the lockfile (`cargo add`, `update`, `generate-lockfile`) or
+/// prints what it found (`search`, `info`) — and downloads no crate, so builds nothing from
+/// what it fetched: such a line gets a cargo home of the lines' own (see
+/// `super::needs::LINE_CACHES`), never the person's.
+pub fn cargo_reads_only_the_index(c: &Command) -> bool {
+    let words: Vec<&str> = c.argv.iter().map(String::as_str).collect();
+    c.program == "cargo"
+        && matches!(
+            first_word(&words),
+            Some("add" | "update" | "generate-lockfile" | "search" | "info")
+        )
 }
 
 fn cargo_fetches_on_demand(words: &[&str]) -> bool {

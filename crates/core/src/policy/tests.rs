@@ -637,6 +637,13 @@ fn always_is_offered_for_named_hosts_and_listening_ports_only() {
             r#"{"line":"npm install","needs":{"network":["registry.npmjs.org:443"],"writable":["~/.cache/shellgate-lines/npm"]}}"#
         )
     );
+    // cargo reading only its index writes a cargo home of the lines' own.
+    assert_eq!(
+        offered("cargo add serde").as_deref(),
+        Some(
+            r#"{"line":"cargo add serde","needs":{"network":["crates.io:443","index.crates.io:443","static.crates.io:443"],"writable":["~/.cache/shellgate-lines/cargo-home"]}}"#
+        )
+    );
     // Asked by default: the program, with nothing declared.
     assert_eq!(
         always::offered(
@@ -649,7 +656,8 @@ fn always_is_offered_for_named_hosts_and_listening_ports_only() {
     );
     for line in [
         // A cache outside the workspace that the person's own builds compile later.
-        "cargo add serde",
+        "cargo fetch",
+        "cargo add serde && cargo fetch",
         // A port on any host, or the whole network.
         "ssh host uptime",
         "curl \"$URL\"",
