@@ -32,7 +32,7 @@ pass() {
       network=$((network + 1))
       echo "$label network: $line" >&2
     else
-      echo "$label other:   $line" >&2
+      echo "$label other:   $line ($(sed -n "s/.*\"rule\":\"\([^\"]*\)\".*/\1/p" <<<"$verdict"))" >&2
     fi
     if [[ $remember == yes && $verdict == *'"always":'* ]]; then
       rule=$(python3 -c '

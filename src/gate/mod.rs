@@ -696,7 +696,11 @@ fn run_decided(
     line: &str,
 ) -> Outcome {
     let (decider, grant) = match authorize(ctx, req, decision, line, request) {
-        Ok((decider, grant)) => (decider, grant.allowed_by(decider == Decider::Person)),
+        Ok((decider, grant)) => {
+            let a_person = decider == Decider::Person
+                || (decider == Decider::Rule && decision.a_persons_standing_yes);
+            (decider, grant.allowed_by(a_person))
+        }
         Err(e) => {
             let logged = record(
                 ctx,

@@ -951,6 +951,73 @@ fn ssh_after_a_yes_reaches_its_host_and_no_other() {
     );
 }
 
+/// "Always" to an ssh line that names its host: the person's answer writes a rule for exactly
+/// that line with its host and the agent's socket, and the same line then reaches the host with
+/// nobody asked (an agent's run); another remote command to the same host is asked as before.
+#[test]
+fn always_to_an_ssh_line_reaches_its_host_unasked() {
+    use std::io::{Read, Write};
+    let lab = Lab::new();
+    let dir = tempfile::tempdir().unwrap();
+    let agent = Agent::start(dir.path(), "granted");
+    let server = TcpListener::bind("127.0.0.2:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = served.clone();
+    std::thread::spawn(move || {
+        for mut stream in server.incoming().flatten() {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let _ = stream.write_all(b"SSH-2.0-OpenSSH_9.2 shellgate-test\r\n");
+            let mut hello = [0u8; 64];
+            let _ = stream.read(&mut hello);
+        }
+    });
+    let ssh = |command: &str| {
+        format!(
+            "ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+             -p {port} 127.0.0.2 {command}"
+        )
+    };
+    let (seen, code) = lab.person_runs_with(
+        &[("SSH_AUTH_SOCK", &agent.socket)],
+        &ssh("true"),
+        &["a"],
+        || {},
+    );
+    assert!(seen.contains("a = always"), "{seen}");
+    assert_ne!(code, 0, "ssh fails on the stand-in's handshake: {seen}");
+    assert!(seen.contains("Connection closed by 127.0.0.2"), "{seen}");
+    let config = std::fs::read_to_string(lab.user.config().join("shellgate/config.toml")).unwrap();
+    assert!(
+        config.contains("field = \"line\"") && config.contains("sockets = [\"ssh-agent\"]"),
+        "{config}"
+    );
+    let unasked = |line: &str| {
+        let mut c = lab.command(&["run", "--", line]);
+        c.env("SSH_AUTH_SOCK", &agent.socket);
+        support::detach(&mut c);
+        let out = c.stdin(Stdio::null()).output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), text)
+    };
+    let before = served.load(std::sync::atomic::Ordering::SeqCst);
+    let (_, text) = unasked(&ssh("true"));
+    assert!(text.contains("Connection closed by 127.0.0.2"), "{text}");
+    assert!(!text.contains("APPROVAL"), "{text}");
+    assert!(
+        served.load(std::sync::atomic::Ordering::SeqCst) > before,
+        "the host was not reached: {text}"
+    );
+    let before = served.load(std::sync::atomic::Ordering::SeqCst);
+    let (_, text) = unasked(&ssh("id"));
+    assert!(text.contains("APPROVAL_UNAVAILABLE"), "{text}");
+    assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), before);
+}
+
 /// The ssh agent's socket is a grant a person gives: after a yes the line reaches exactly the
 /// agent its caller's `SSH_AUTH_SOCK` names (`ssh-add -l` lists the key: the supervisor made the
 /// connection), never another agent the line names itself; without a person (a rule's allow)
@@ -1011,13 +1078,33 @@ fn the_ssh_agent_is_reached_only_after_a_persons_yes() {
     let (seen, code) = with_agent("ssh-add -l", &["y"]);
     assert_ne!(code, 0, "{seen}");
     assert!(!seen.contains("other (ED25519)"), "{seen}");
-    // Allowed by a rule, with nobody to say yes: no socket.
+    // Allowed by a rule on the program, with nobody to say yes: no socket.
     std::fs::write(&config, rule("allow")).unwrap();
+    let unasked = || {
+        let mut c = lab.command(&["run", "--", "ssh-add -l"]);
+        c.env("SSH_AUTH_SOCK", &agent.socket);
+        support::detach(&mut c);
+        c.stdin(Stdio::null()).output().unwrap()
+    };
+    let out = unasked();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    // The person's own rule for exactly this line, declaring the socket (what an "always"
+    // answer writes): a yes to the line for good, and the agent is reached unasked.
+    let agent = Agent::start(dir.path(), "always");
+    std::fs::write(
+        &config,
+        "[[rules]]\nid = \"always-agent\"\npattern = \"^ssh-add\\\\x{20}-l$\"\n\
+         field = \"line\"\npolicy = \"allow\"\nreason = \"always\"\n\
+         needs = { sockets = [\"ssh-agent\"] }\n",
+    )
+    .unwrap();
     let mut c = lab.command(&["run", "--", "ssh-add -l"]);
     c.env("SSH_AUTH_SOCK", &agent.socket);
     support::detach(&mut c);
     let out = c.stdin(Stdio::null()).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(text.contains("always (ED25519)"), "{out:?}");
 }
 
 /// The person's "no" to an escalation is recorded like every other decision; a log that cannot

@@ -22,6 +22,7 @@ pub mod shell_args;
 pub mod shell_vars;
 pub use pwsh::is_valid_powershell;
 mod unwrap;
+pub use unwrap::SSH_REMOTE_COMMAND;
 pub mod words;
 mod wrappers;
 

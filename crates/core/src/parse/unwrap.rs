@@ -1228,6 +1228,11 @@ fn source(args: &[Word]) -> Step {
     }
 }
 
+/// What a line's `opaque` says of `ssh HOST CMD…`: CMD runs on another machine, which the
+/// parser does not look into (an "always" answer may still be offered for it, see
+/// `policy::always`).
+pub const SSH_REMOTE_COMMAND: &str = "`ssh` runs a command on another machine";
+
 /// `ssh HOST CMD…` runs CMD on another machine.
 fn ssh(args: &[Word]) -> Step {
     const VALUE_OPTS: &str = "BbcDEeFIiJLlmOoPpQRSWw";
@@ -1248,7 +1253,7 @@ fn ssh(args: &[Word]) -> Step {
         i += 1;
     }
     if operands >= 2 {
-        Step::Opaque("`ssh` runs a command on another machine".to_owned())
+        Step::Opaque(SSH_REMOTE_COMMAND.to_owned())
     } else {
         Step::Final
     }

@@ -13,14 +13,20 @@
 //!   line, not the program, so no other line of the program is widened: `git status` stays
 //!   read-only, `git commit` gets no network.
 //!
-//! Not offered where the need is a port on any host or the whole network (ssh, `curl "$URL"`: a
-//! rule would reach every host); where the line is handed a credential variable or socket, which
-//! only a person's yes to that line passes; nor where it writes a directory outside the workspace
+//! ssh, scp, sftp and rsync to hosts by name are offered it too, with the ssh agent's socket
+//! they sign with: the rule is the person's own for exactly that line and declares the socket,
+//! which makes it a yes to the line for good ([`super::needs::a_persons_standing_yes`]); ssh's
+//! remote command is part of the line's text.
+//!
+//! Not offered where the need is a port on any host or the whole network (ssh past a jump host,
+//! `curl "$URL"`: a rule would reach every host); where the line is handed a credential variable,
+//! or a socket other than ssh's agent for ssh itself (git over ssh: its remote comes from the
+//! repository), which only a person's yes to that line passes; nor where it writes a directory outside the workspace
 //! other than the lines' own package caches ([`super::needs::LINE_CACHES`], which only lines
 //! read) — cargo's `~/.cargo/registry`, which the person's own builds compile outside the sandbox
 //! as they find it: each time that is a question about the line itself.
 
-use super::grant::{Needs, Network};
+use super::grant::{Needs, Network, SSH_AGENT};
 use super::rules::NETWORK_RULE;
 use super::{Decision, Route, Verdict};
 use serde::Serialize;
@@ -50,8 +56,14 @@ pub enum Scope {
 /// `None` when the question offers only "once".
 pub fn offered(decision: &Decision, line: &str) -> Option<Always> {
     let program = decision.commands.first()?.program.clone();
+    // ssh's remote command is the line's text, run where the parser does not look: the same
+    // for good as the yes once.
+    let opaque_but_remote = decision
+        .opaque
+        .iter()
+        .all(|o| program == "ssh" && o == crate::parse::SSH_REMOTE_COMMAND);
     let one_program = !program.is_empty()
-        && decision.opaque.is_empty()
+        && opaque_but_remote
         && decision.hook_state.is_empty()
         && decision
             .commands
@@ -73,6 +85,9 @@ pub fn offered(decision: &Decision, line: &str) -> Option<Always> {
     }
 }
 
+/// The programs that sign with the person's ssh agent and reach hosts by name.
+const SSH_FAMILY: [&str; 4] = ["ssh", "scp", "sftp", "rsync"];
+
 /// The built-in needs of the line's commands, when a rule may declare them for good.
 fn network_needs(decision: &Decision) -> Option<Needs> {
     let mut needs = Needs::default();
@@ -88,9 +103,20 @@ fn network_needs(decision: &Decision) -> Option<Needs> {
         .writable
         .iter()
         .all(|dir| super::needs::is_line_cache(dir));
-    let nothing_personal = needs.env.is_empty()
-        && needs.sockets.is_empty()
+    // The ssh agent's socket, for ssh to hosts by name: the rule is a yes to exactly this line,
+    // which is what passes it (`needs::a_persons_standing_yes`) — only while the text says what
+    // runs (`ssh host "$CMD"` runs whatever the variable holds then). No credential variable.
+    let ssh_family = decision
+        .commands
+        .iter()
+        .all(|c| SSH_FAMILY.contains(&c.program.as_str()) && !c.args_dynamic && !c.extra_args);
+    let personal_held = needs.env.is_empty()
         && decision.grant.env.is_empty()
-        && decision.grant.sockets.is_empty();
-    (named_only && nothing_outside && nothing_personal).then_some(needs)
+        && decision
+            .grant
+            .sockets
+            .iter()
+            .chain(&needs.sockets)
+            .all(|s| ssh_family && s == SSH_AGENT);
+    (named_only && nothing_outside && personal_held).then_some(needs)
 }

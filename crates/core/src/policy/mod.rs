@@ -142,6 +142,12 @@ pub struct Decision {
     /// Why the effective mode differs from the requested one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Allowed by the person's own rule for exactly this line, which declares every credential
+    /// variable and socket the grant passes (what an "always" answer writes, see [`always`]): a
+    /// person's yes to the line for good, so they are passed as on a yes at the terminal
+    /// ([`Grant::allowed_by`]). False for every other decision.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub a_persons_standing_yes: bool,
 }
 
 impl Decision {
@@ -163,6 +169,7 @@ impl Decision {
             harness: None,
             harness_write: None,
             note: mode.note.clone(),
+            a_persons_standing_yes: false,
         }
     }
 }
@@ -360,6 +367,21 @@ pub fn decide(input: &Input) -> Decision {
     } else {
         Needs::default()
     };
+    let context = rules::LineContext {
+        line: input.line.as_str(),
+        cwd: input.cwd,
+        parsed: &parsed,
+        shell: input.shell,
+        network: input.mode.network,
+    };
+    let a_persons_standing_yes = decision == Verdict::Allow
+        && requirement.need == Need::Allowed
+        && needs::a_persons_standing_yes(
+            input.rules,
+            requirement.rule.as_deref(),
+            &context,
+            &grant,
+        );
     Decision {
         decision,
         code,
@@ -376,6 +398,7 @@ pub fn decide(input: &Input) -> Decision {
         harness: parsed.harness,
         harness_write: parsed.harness_write,
         note: input.mode.note.clone(),
+        a_persons_standing_yes,
     }
 }
 
@@ -416,9 +439,15 @@ fn strictest_flag<'r>(input: &Input<'r>, context: &LineContext) -> Option<Requir
     };
     // The network a user's own rules already grant is not asked about again. Judged only for a
     // line the network rule found (every line reaches this loop; few need the network).
-    let declared = |rule: &Rule| {
-        matches!(rule.matcher, Matcher::Builtin(BuiltinCheck::NetworkAccess))
-            && needs::network_declared_by_user(input.rules, context)
+    // Nor is ssh's remote command, on a line the person's own rule allows exactly.
+    let declared = |rule: &Rule| match rule.matcher {
+        Matcher::Builtin(BuiltinCheck::NetworkAccess) => {
+            needs::network_declared_by_user(input.rules, context)
+        }
+        Matcher::Builtin(BuiltinCheck::Opaque) => {
+            needs::remote_command_allowed_by_user(input.rules, context)
+        }
+        _ => false,
     };
     let mut best: Option<(&Rule, String)> = None;
     for rule in input

@@ -53,18 +53,7 @@ pub fn network_declared_by_user(rules: &[Rule], context: &LineContext) -> bool {
         .any(|p| super::known_safe::is_network_path(p));
     let standing =
         |rule: &&Rule| declares_needs(rule) && rule.policy == super::rules::RulePolicy::Allow;
-    let line_rules: Vec<&Needs> = rules
-        .iter()
-        .filter(standing)
-        .filter(|r| {
-            matches!(
-                r.matcher,
-                super::rules::Matcher::Regex {
-                    field: super::rules::Field::Line,
-                    ..
-                }
-            ) && r.finding(context).is_some()
-        })
+    let line_rules: Vec<&Needs> = persons_line_rules(rules, context)
         .filter_map(|r| r.needs.as_ref())
         .collect();
     !opens_a_connection
@@ -74,19 +63,96 @@ pub fn network_declared_by_user(rules: &[Rule], context: &LineContext) -> bool {
             .filter(|c| needs_network(c).is_some())
             .all(|c| {
                 let needed = builtin(c);
-                line_rules.iter().any(|declared| holds(declared, &needed))
+                line_rules
+                    .iter()
+                    .any(|declared| holds(declared, &needed, Personal::Declared))
                     || rules.iter().filter(standing).any(|rule| {
                         super::allows_command(rule, c)
-                            && rule.needs.as_ref().is_some_and(|d| holds(d, &needed))
+                            && rule
+                                .needs
+                                .as_ref()
+                                .is_some_and(|d| holds(d, &needed, Personal::Refused))
                     })
             })
 }
 
-/// Whether `declared` gives everything `needed` asks for, and `needed` asks for nothing that only
-/// a person's yes to a line passes (credential variables, sockets).
-fn holds(declared: &Needs, needed: &Needs) -> bool {
-    needed.env.is_empty()
-        && needed.sockets.is_empty()
+/// The person's own `allow` rules for exactly the line of `context` (`field = "line"`, what an
+/// "always" answer writes).
+fn persons_line_rules<'r>(
+    rules: &'r [Rule],
+    context: &LineContext,
+) -> impl Iterator<Item = &'r Rule> {
+    rules.iter().filter(|rule| {
+        declares_needs(rule)
+            && rule.policy == super::rules::RulePolicy::Allow
+            && matches!(
+                rule.matcher,
+                super::rules::Matcher::Regex {
+                    field: super::rules::Field::Line,
+                    ..
+                }
+            )
+            && rule.finding(context).is_some()
+    })
+}
+
+/// Whether all the opaque check finds on the line is ssh's remote command
+/// ([`crate::parse::SSH_REMOTE_COMMAND`]: its text is on the line, run on the other machine)
+/// and the person's own rule for exactly this line allows it: the rule an "always" answer to it
+/// wrote ([`super::always`]), which is a yes to that text for good.
+pub fn remote_command_allowed_by_user(rules: &[Rule], context: &LineContext) -> bool {
+    let parsed = context.parsed;
+    !parsed.opaque.is_empty()
+        && parsed
+            .opaque
+            .iter()
+            .all(|o| o == crate::parse::SSH_REMOTE_COMMAND)
+        && super::rules::lookalike_program(&parsed.commands).is_none()
+        && persons_line_rules(rules, context).next().is_some()
+}
+
+/// Whether a rule may hold what only a person's yes to a line passes (credential variables,
+/// sockets): the person's own rule for exactly that line may, when it declares them (what an
+/// "always" answer writes, see [`super::always`]); a rule on a program or its arguments, which
+/// other lines match too, never.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Personal {
+    Declared,
+    Refused,
+}
+
+/// Whether the rule `id` that allowed the line of `context` is the person's own rule for exactly
+/// that line (`field = "line"`) and declares every credential variable and socket `grant`
+/// passes: a person's yes to the line for good (see `Decision::a_persons_standing_yes`).
+pub fn a_persons_standing_yes(
+    rules: &[Rule],
+    id: Option<&str>,
+    context: &LineContext,
+    grant: &super::grant::Grant,
+) -> bool {
+    let Some(id) = id else {
+        return false;
+    };
+    let passes = !grant.env.is_empty() || !grant.sockets.is_empty();
+    passes
+        && persons_line_rules(rules, context).any(|rule| {
+            rule.id == id
+                && rule.needs.as_ref().is_some_and(|declared| {
+                    grant.env.iter().all(|v| declared.env.contains(v))
+                        && grant.sockets.iter().all(|s| declared.sockets.contains(s))
+                })
+        })
+}
+
+/// Whether `declared` gives everything `needed` asks for; what only a person's yes to a line
+/// passes (credential variables, sockets) only where `personal` lets a rule declare it.
+fn holds(declared: &Needs, needed: &Needs, personal: Personal) -> bool {
+    let passed = |needed: &[String], declared: &[String]| match personal {
+        Personal::Declared => needed.iter().all(|n| declared.contains(n)),
+        Personal::Refused => needed.is_empty(),
+    };
+    passed(&needed.env, &declared.env)
+        && passed(&needed.sockets, &declared.sockets)
         && needed.network.intersection(&declared.network) == needed.network
         && needed.listen.is_subset(&declared.listen)
         && needed

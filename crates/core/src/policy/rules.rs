@@ -294,7 +294,7 @@ impl BuiltinCheck {
 
 /// `./ls`, `bin/cat`, `/tmp/x/git`: a file named like a program known to only read, which is not
 /// that program. Running it is obfuscation: what it does is whatever the file holds.
-fn lookalike_program(commands: &[Command]) -> Option<String> {
+pub(super) fn lookalike_program(commands: &[Command]) -> Option<String> {
     commands
         .iter()
         .find(|c| {

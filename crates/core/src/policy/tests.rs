@@ -644,6 +644,14 @@ fn always_is_offered_for_named_hosts_and_listening_ports_only() {
             r#"{"line":"cargo add serde","needs":{"network":["crates.io:443","index.crates.io:443","static.crates.io:443"],"writable":["~/.cache/shellgate-lines/cargo-home"]}}"#
         )
     );
+    // ssh to a host by name: the host and the agent's socket, its remote command in the text.
+    assert_eq!(
+        offered("ssh host uptime").as_deref(),
+        Some(
+            r#"{"line":"ssh host uptime","needs":{"network":["host:22"],"sockets":["ssh-agent"]}}"#
+        )
+    );
+    assert!(offered("rsync -av src/ host:/srv/").is_some());
     // Asked by default: the program, with nothing declared.
     assert_eq!(
         always::offered(
@@ -659,8 +667,12 @@ fn always_is_offered_for_named_hosts_and_listening_ports_only() {
         "cargo fetch",
         "cargo add serde && cargo fetch",
         // A port on any host, or the whole network.
-        "ssh host uptime",
+        "ssh -J jump host uptime",
         "curl \"$URL\"",
+        // A remote command only known at run time; git over ssh (its remote is the
+        // repository's); the agent for another program than ssh's.
+        "ssh host \"$CMD\"",
+        "git push git@host.example:r.git",
         "git pull",
         // Two programs, or a credential variable the line names.
         "curl https://a.example/ && wget https://b.example/",
@@ -671,4 +683,60 @@ fn always_is_offered_for_named_hosts_and_listening_ports_only() {
     ] {
         assert_eq!(offered(line), None, "{line}");
     }
+}
+
+/// The person's own rule for exactly an ssh line, declaring its host and the agent's socket (what
+/// "always" writes), allows that line unasked — its remote command too — and is a yes to it for
+/// good: the socket is passed. A rule on the program declaring the same, or a project's rule,
+/// is not; nor does the line rule hold another line.
+#[test]
+fn a_persons_rule_for_an_ssh_line_passes_the_agent_to_that_line_only() {
+    let needs = r#"network = ["host:22"]
+sockets = ["ssh-agent"]"#;
+    let mut by_line = TestConfig::builtin();
+    let mut rule = regex_rule(
+        "user-allow-line",
+        Field::Line,
+        &format!("^{}$", regex::escape("ssh host uptime")),
+        RulePolicy::Allow,
+    );
+    rule.needs = Some(toml::from_str(needs).unwrap());
+    by_line.rules.push(rule.clone());
+    let allowed = decide_in("ssh host uptime", "ask", &by_line);
+    assert_eq!(allowed.decision, Verdict::Allow, "{allowed:?}");
+    assert!(allowed.a_persons_standing_yes, "{allowed:?}");
+    assert_eq!(allowed.grant.sockets, ["ssh-agent"]);
+    for other in [
+        "ssh host id",
+        "ssh host uptime; ssh host id",
+        "./ssh host uptime",
+    ] {
+        let d = decide_in(other, "ask", &by_line);
+        assert_eq!(d.decision, Verdict::Ask, "{other}");
+        assert!(!d.a_persons_standing_yes, "{other}");
+    }
+    // Without the socket declared, the rule does not hold what the line needs.
+    let mut no_socket = TestConfig::builtin();
+    let mut bare = rule.clone();
+    bare.needs = Some(toml::from_str(r#"network = ["host:22"]"#).unwrap());
+    no_socket.rules.push(bare);
+    assert_eq!(
+        decide_in("ssh host uptime", "ask", &no_socket).decision,
+        Verdict::Ask
+    );
+    // A project's rule for the line: it may not declare needs at all.
+    let mut project = TestConfig::builtin();
+    let mut theirs = rule.clone();
+    theirs.source = RuleSource::Project("/p".into());
+    project.rules.push(theirs);
+    assert_eq!(
+        decide_in("ssh host uptime", "ask", &project).decision,
+        Verdict::Ask
+    );
+    // A rule on the program: it widens every ssh line, so it never passes the agent.
+    let mut by_program = TestConfig::builtin();
+    by_program.rules.push(rule_with_needs("ssh", needs));
+    let d = decide_in("ssh host id", "ask", &by_program);
+    assert_eq!(d.decision, Verdict::Ask, "{d:?}");
+    assert!(!d.a_persons_standing_yes);
 }
