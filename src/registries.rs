@@ -21,6 +21,12 @@
 //!   `UV_CONFIG_FILE` when set, none with `UV_NO_CONFIG`. From each, `[[index]]` (the one with
 //!   `default = true` replaces PyPI, the others are beside it), `index-url`, `extra-index-url` and
 //!   `find-links`; a value in an earlier file wins, lists are joined in that order.
+//! - cargo: `.cargo/config.toml` (or `.cargo/config`) in the working directory and each above
+//!   it, then the cargo home's ([`cargo_config_files`]); crates.io's source replacement (a
+//!   mirror's index, or a vendored directory on this machine: nothing fetched) and the other
+//!   registries' indexes ([`read_cargo`]). A registry's download host, which its index's
+//!   `config.json` names, is not read: a download from another host than the index's is refused,
+//!   named, and offered by escalation.
 //!
 //! Files are read as git's config is ([`crate::git_config::read_config`]: a regular file, not
 //! through a final symlink, without blocking, at most 1 MiB). A value that names a variable
@@ -51,6 +57,9 @@ pub fn for_commands(commands: &[Command], cwd: &Path, env: &Env) -> Option<Regis
     }
     if kinds.contains(&Fetcher::Uv) {
         read_uv(cwd, env, &mut registries);
+    }
+    if kinds.contains(&Fetcher::Cargo) {
+        read_cargo(cwd, env, &mut registries);
     }
     (!registries.is_empty()).then_some(registries)
 }
@@ -389,6 +398,82 @@ fn uv_indexes(table: &toml::Table) -> UvIndexes {
     found
 }
 
+/// cargo's configuration tables, the first winning as cargo merges them: `.cargo/config.toml`
+/// (or the older `.cargo/config`) in `cwd` and each directory above it, then the cargo home's
+/// (`CARGO_HOME`, else `~/.cargo`) when it is not one of those. A file that is not valid TOML
+/// gives nothing (cargo refuses it).
+fn cargo_config_files(cwd: &Path, env: &Env) -> Vec<toml::Table> {
+    let home = env
+        .absolute("CARGO_HOME")
+        .or_else(|| env.home().map(|h| h.join(".cargo")));
+    let mut dirs: Vec<PathBuf> = cwd.ancestors().map(|d| d.join(".cargo")).collect();
+    if let Some(home) = home
+        && !dirs.contains(&home)
+    {
+        dirs.push(home);
+    }
+    dirs.iter()
+        .filter_map(|dir| {
+            ["config.toml", "config"]
+                .iter()
+                .find_map(|name| read_config(&dir.join(name)))
+        })
+        .filter_map(|text| text.parse::<toml::Table>().ok())
+        .collect()
+}
+
+/// How many `replace-with` steps are followed (a mirror of a mirror); a longer chain, or a loop,
+/// is not judged by (cargo refuses a loop).
+const REPLACEMENT_STEPS: usize = 4;
+
+/// cargo's source replacement of crates.io (`[source.crates-io] replace-with = "NAME"`, then
+/// `[source.NAME]`: `registry = URL`, a `sparse+` URL or a git index's, or `local-registry` /
+/// `directory`, which are on this machine) and its other registries (`[registries.NAME] index`).
+/// Only what is written in the files: `CARGO_REGISTRIES_*` variables are not read.
+fn read_cargo(cwd: &Path, env: &Env, registries: &mut Registries) {
+    let tables = cargo_config_files(cwd, env);
+    let source = |name: &str| -> Option<&toml::Table> {
+        tables
+            .iter()
+            .find_map(|t| t.get("source")?.as_table()?.get(name)?.as_table())
+    };
+    let mut name = "crates-io".to_owned();
+    for _ in 0..REPLACEMENT_STEPS {
+        let Some(next) = source(&name)
+            .and_then(|s| s.get("replace-with"))
+            .and_then(toml::Value::as_str)
+        else {
+            break;
+        };
+        name = next.to_owned();
+        let Some(table) = source(&name) else {
+            break;
+        };
+        if table.contains_key("local-registry") || table.contains_key("directory") {
+            registries.cargo_local = true;
+            break;
+        }
+        if let Some(url) = table.get("registry").and_then(toml::Value::as_str) {
+            registries.cargo_index = cargo_url(url);
+            break;
+        }
+    }
+    for table in &tables {
+        let named = table.get("registries").and_then(toml::Value::as_table);
+        let indexes = named.into_iter().flat_map(|r| r.values()).filter_map(|r| {
+            r.get("index")
+                .and_then(toml::Value::as_str)
+                .and_then(cargo_url)
+        });
+        add_new(&mut registries.cargo_extra, indexes.collect::<Vec<_>>());
+    }
+}
+
+/// A cargo index URL as [`usable`] gives it, its protocol prefix (`sparse+`) taken off.
+fn cargo_url(url: &str) -> Option<String> {
+    usable(url.strip_prefix("sparse+").unwrap_or(url))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,6 +484,56 @@ mod tests {
         let text = std::str::from_utf8(line).unwrap();
         let parsed = crate::parse::parse(text, crate::parse::ShellKind::Bash);
         for_commands(&parsed.commands, cwd, env)
+    }
+
+    /// cargo: the nearest config's source replacement of crates.io wins over the home's; other
+    /// registries from all of them; a vendored crates.io is on this machine.
+    #[test]
+    fn cargo_reads_its_config_files_nearest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("app");
+        std::fs::create_dir_all(project.join(".cargo")).unwrap();
+        std::fs::create_dir_all(project.join("src")).unwrap();
+        let home = dir.path().join("cargo-home");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(
+            home.join("config.toml"),
+            "[source.crates-io]\nreplace-with = \"mirror\"\n\n[source.mirror]\n\
+             registry = \"sparse+https://u:tok@mirror.example/api/index/\"\n\n\
+             [registries.corp]\nindex = \"sparse+https://cargo.corp.example/index/\"\n",
+        )
+        .unwrap();
+        let vars = [
+            ("CARGO_HOME", home.to_str().unwrap()),
+            ("HOME", "/nonexistent"),
+        ];
+        let found = for_line(b"cargo build", &project.join("src"), &env(&vars)).unwrap();
+        assert_eq!(
+            found.cargo_index.as_deref(),
+            Some("https://mirror.example/")
+        );
+        assert_eq!(found.cargo_extra, ["https://cargo.corp.example/"]);
+        assert!(!found.cargo_local);
+        // The project's own config: a mirror of a mirror, then a vendored directory.
+        std::fs::write(
+            project.join(".cargo/config.toml"),
+            "[source.crates-io]\nreplace-with = \"team\"\n\n[source.team]\n\
+             replace-with = \"vendored-sources\"\n\n[source.vendored-sources]\n\
+             directory = \"vendor\"\n",
+        )
+        .unwrap();
+        let found = for_line(b"cargo fetch", &project, &env(&vars)).unwrap();
+        assert!(found.cargo_local);
+        assert_eq!(found.cargo_index, None);
+        // A line that runs no cargo that fetches reads nothing.
+        assert!(for_line(b"cargo fmt", &project, &env(&vars)).is_none());
+        // Not valid TOML: nothing from that file.
+        std::fs::write(project.join(".cargo/config.toml"), "[source").unwrap();
+        let found = for_line(b"cargo fetch", &project, &env(&vars)).unwrap();
+        assert_eq!(
+            found.cargo_index.as_deref(),
+            Some("https://mirror.example/")
+        );
     }
 
     #[test]

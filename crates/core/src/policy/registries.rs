@@ -1,6 +1,7 @@
 //! Where a line's package tools fetch from when the person or the project configured it: npm's
 //! `registry` (and scoped registries) from `.npmrc` files and `npm_config_registry`, yarn's from
-//! `.yarnrc.yml`, pip's and uv's index from their variables and config files.
+//! `.yarnrc.yml`, pip's and uv's index from their variables and config files, cargo's source
+//! replacement and registries from its `.cargo/config.toml` files.
 //!
 //! As with git's remotes ([`super::remotes`]), the binary reads what the tool reads (the policy
 //! reads no files: `src/registries.rs`), and [`resolve`] writes it into the line's commands the way
@@ -38,6 +39,14 @@ pub struct Registries {
     pub uv_index: Option<String>,
     /// uv's other indexes (`UV_INDEX`, `UV_EXTRA_INDEX_URL`).
     pub uv_extra: Vec<String>,
+    /// cargo's index in place of crates.io's (`[source.crates-io] replace-with` a registry
+    /// source: a mirror).
+    pub cargo_index: Option<String>,
+    /// cargo's other registries (`[registries.NAME] index`), beside it.
+    pub cargo_extra: Vec<String>,
+    /// crates.io replaced by a source on this machine (`local-registry`, `directory`: what
+    /// `cargo vendor` configures): cargo fetches nothing from it.
+    pub cargo_local: bool,
 }
 
 impl Registries {
@@ -59,6 +68,8 @@ pub enum Fetcher {
     Yarn,
     Pip,
     Uv,
+    /// cargo: its `.cargo/config.toml` files.
+    Cargo,
 }
 
 /// The [`Fetcher`] of `command`, or `None`.
@@ -72,6 +83,8 @@ pub fn fetcher(command: &crate::parse::Command) -> Option<Fetcher> {
         Fetcher::Pip
     } else if matches!(program, "uv" | "uvx") {
         Fetcher::Uv
+    } else if program == "cargo" {
+        Fetcher::Cargo
     } else {
         return None;
     };
@@ -128,11 +141,22 @@ pub fn resolve(parsed: &mut Parsed, registries: &Registries) {
                     &registries.uv_extra,
                     "--index",
                 ),
+                Fetcher::Cargo => (
+                    &registries.cargo_index,
+                    "--index-url",
+                    &registries.cargo_extra,
+                    "--extra-index-url",
+                ),
             };
         if command.argv.iter().any(|w| is_replacing(w)) {
             continue;
         }
         let mut words: Vec<String> = Vec::new();
+        // crates.io vendored on this machine: cargo fetches none of it, as with `--offline`
+        // (another registry it fetches from is refused by the sandbox, and named).
+        if kind == Fetcher::Cargo && registries.cargo_local && main.is_none() {
+            words.push("--offline".to_owned());
+        }
         if let Some(url) = main {
             words.push(format!("{main_flag}={url}"));
         }
@@ -194,6 +218,32 @@ mod tests {
         assert_eq!(
             resolved("npm test && python3 script.py", &registries),
             [vec!["test"], vec!["script.py"]]
+        );
+        // cargo: a mirror in place of crates.io, another registry beside it; crates.io
+        // vendored on this machine is judged as offline.
+        let cargo = Registries {
+            cargo_index: Some("https://mirror.example/".into()),
+            cargo_extra: vec!["https://corp.example/".into()],
+            ..Registries::default()
+        };
+        assert_eq!(
+            resolved("cargo fetch && cargo fmt", &cargo),
+            [
+                vec![
+                    "fetch",
+                    "--index-url=https://mirror.example/",
+                    "--extra-index-url=https://corp.example/"
+                ],
+                vec!["fmt"],
+            ]
+        );
+        let vendored = Registries {
+            cargo_local: true,
+            ..Registries::default()
+        };
+        assert_eq!(
+            resolved("cargo build", &vendored),
+            [vec!["build", "--offline"]]
         );
         // Nothing configured: nothing written.
         assert_eq!(
