@@ -474,6 +474,79 @@ fn a_projects_npmrc_registry_is_the_host_granted() {
     );
 }
 
+/// The mirror a project's `.cargo/config.toml` replaces crates.io with is the host a cargo line is
+/// granted: `check --json` and the question name it, and after a yes real cargo resolves the
+/// project's dependency from it (a stand-in sparse index on loopback) in the lines' own cargo
+/// home. Before, the grant was crates.io's and cargo's request was refused by the line's proxy.
+#[test]
+fn a_projects_cargo_mirror_is_the_host_granted() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let lab = Lab::new();
+    let cargo = PathBuf::from(std::env::var_os("CARGO").expect("cargo test sets CARGO"));
+    let (served, port) = http_server_answering(|port, path| {
+        let body = if path.ends_with("/index/config.json") {
+            format!("{{\"dl\":\"http://127.0.0.1:{port}/dl\"}}")
+        } else if path.ends_with("/index/de/mo/demo") {
+            format!(
+                "{{\"name\":\"demo\",\"vers\":\"1.0.0\",\"deps\":[],\"cksum\":\"{}\",\
+                 \"features\":{{}},\"yanked\":false}}\n",
+                "0".repeat(64)
+            )
+        } else {
+            String::new()
+        };
+        ("application/json", body.into_bytes())
+    });
+    let ws = lab.ws();
+    std::fs::create_dir_all(ws.join(".cargo")).unwrap();
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("src/lib.rs"), "").unwrap();
+    std::fs::write(
+        ws.join("Cargo.toml"),
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [dependencies]\ndemo = \"1\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join(".cargo/config.toml"),
+        format!(
+            "[source.crates-io]\nreplace-with = \"mirror\"\n\n[source.mirror]\n\
+             registry = \"sparse+http://127.0.0.1:{port}/index/\"\n"
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        checked_network(&lab, "cargo generate-lockfile"),
+        serde_json::json!([format!("127.0.0.1:{port}")])
+    );
+    let path = format!(
+        "{}:{}:/usr/bin:/bin",
+        lab.dir.path().join("bin").display(),
+        cargo.parent().unwrap().display()
+    );
+    let (seen, code) = lab.person_runs_with(
+        &[("PATH", Path::new(&path))],
+        "cargo generate-lockfile",
+        &["y"],
+        || {},
+    );
+    assert!(seen.contains(&format!("127.0.0.1:{port}")), "{seen}");
+    assert_eq!(code, 0, "{seen}");
+    assert!(
+        served.load(SeqCst) >= 1,
+        "the mirror was not reached: {seen}"
+    );
+    let lock = std::fs::read_to_string(ws.join("Cargo.lock")).unwrap_or_default();
+    assert!(lock.contains("name = \"demo\""), "{lock}\n{seen}");
+    // The index went to the lines' cargo home; the home has no ~/.cargo of the line's making.
+    assert!(!lab.user.home.join(".cargo").exists());
+    let caches = std::fs::read_dir(lab.user.home.join(".cache/shellgate-lines")).unwrap();
+    let indexed = caches
+        .flatten()
+        .any(|ws| ws.path().join("cargo-home/registry/index").is_dir());
+    assert!(indexed, "{seen}");
+}
+
 /// The registry a project's `.yarnrc.yml` names (yarn 2 and later) is the host a yarn line is
 /// granted; npm in the same project keeps its `.npmrc`'s.
 #[test]
