@@ -6,12 +6,15 @@
 use crate::parse::Command;
 use crate::policy::ssh_config::SshConfig;
 
-/// The person's ssh config when one of `commands` is an ssh that connects and the file can be
+/// The person's ssh config when one of `commands` is an ssh, scp, sftp or rsync that connects and
+/// the file can be
 /// read; `None` otherwise. ssh reads it beneath the password database's home, not `$HOME`; so
 /// does this.
 pub fn for_commands(commands: &[Command]) -> Option<SshConfig> {
-    let connects =
-        |c: &Command| c.program == "ssh" && crate::policy::network::needs_network(c).is_some();
+    let connects = |c: &Command| {
+        matches!(c.program.as_str(), "ssh" | "scp" | "sftp" | "rsync")
+            && crate::policy::network::needs_network(c).is_some()
+    };
     if !commands.iter().any(connects) {
         return None;
     }

@@ -1022,6 +1022,19 @@ fn ssh_after_a_yes_reaches_its_host_and_no_other() {
         served.load(std::sync::atomic::Ordering::SeqCst) > before,
         "the alias's host was not reached: {seen}"
     );
+    // scp to the alias: judged where it goes too, one yes, and the host reached.
+    let before = served.load(std::sync::atomic::Ordering::SeqCst);
+    std::fs::write(lab.ws().join("f"), "x").unwrap();
+    let copy = "scp -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+                f box:/tmp/";
+    let (seen, _) = person_runs(copy, &["y"]);
+    assert!(seen.contains(&format!("{host}:{port}")), "{seen}");
+    assert!(!seen.contains("box:22"), "{seen}");
+    assert_eq!(seen.matches("approval is needed").count(), 1, "{seen}");
+    assert!(
+        served.load(std::sync::atomic::Ordering::SeqCst) > before,
+        "scp did not reach the alias's host: {seen}"
+    );
 }
 
 /// "Always" to an ssh line that names its host: the person's answer writes a rule for exactly
@@ -1059,7 +1072,8 @@ fn always_to_an_ssh_line_reaches_its_host_unasked() {
     );
     assert!(seen.contains("a = always"), "{seen}");
     assert_ne!(code, 0, "ssh fails on the stand-in's handshake: {seen}");
-    assert!(seen.contains("Connection closed by 127.0.0.2"), "{seen}");
+    // ssh's own words on the stand-in's handshake: "Connection closed" or "reset".
+    assert!(seen.contains(" by 127.0.0.2 port"), "{seen}");
     let config = std::fs::read_to_string(lab.user.config().join("shellgate/config.toml")).unwrap();
     assert!(
         config.contains("field = \"line\"") && config.contains("sockets = [\"ssh-agent\"]"),
@@ -1079,7 +1093,7 @@ fn always_to_an_ssh_line_reaches_its_host_unasked() {
     };
     let before = served.load(std::sync::atomic::Ordering::SeqCst);
     let (_, text) = unasked(&ssh("true"));
-    assert!(text.contains("Connection closed by 127.0.0.2"), "{text}");
+    assert!(text.contains(" by 127.0.0.2 port"), "{text}");
     assert!(!text.contains("APPROVAL"), "{text}");
     assert!(
         served.load(std::sync::atomic::Ordering::SeqCst) > before,

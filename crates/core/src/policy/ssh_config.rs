@@ -13,7 +13,8 @@
 //! select is not known without running or reading more), nor an alias whose blocks set
 //! `ProxyJump` or `ProxyCommand` or whose `HostName` holds a token other than `%h`; those lines
 //! are judged as typed, and the sandbox then refuses ssh's real connection, named, and escalation
-//! offers exactly its address. Only `ssh` itself; scp, sftp and rsync are judged as typed.
+//! offers exactly its address. scp, sftp and rsync are judged where their alias operands go
+//! as far as one line can say it ([`resolve_copy`]).
 
 use crate::parse::Parsed;
 
@@ -173,8 +174,16 @@ fn glob(pattern: &str, name: &str) -> bool {
     pi == p.len()
 }
 
-/// Writes where each `ssh ALIAS` command really goes into `parsed` (see the module).
+/// Writes where each `ssh ALIAS` command (and scp's, sftp's and rsync's alias operands, see
+/// [`resolve_copy`]) really goes into `parsed` (see the module).
 pub fn resolve(parsed: &mut Parsed, config: &SshConfig) {
+    for command in parsed
+        .commands
+        .iter_mut()
+        .filter(|c| matches!(c.program.as_str(), "scp" | "sftp" | "rsync"))
+    {
+        resolve_copy(command, config);
+    }
     for command in parsed.commands.iter_mut().filter(|c| c.program == "ssh") {
         let Some((at, has_port)) = destination(&command.argv) else {
             continue;
@@ -203,6 +212,88 @@ pub fn resolve(parsed: &mut Parsed, config: &SshConfig) {
         while command.shapes.len() < command.argv.len() {
             command.shapes.push(Default::default());
         }
+    }
+}
+
+/// scp's and rsync's remote operands (`[user@]host:path`) and sftp's destination
+/// (`[user@]host[:path]`) that name an alias, written as where they go, and the port the config
+/// gives them as `-P N` (scp, sftp) when the line gives none. One port serves all of a line's
+/// operands, so operands whose ports differ leave the line as typed; so does an rsync line whose
+/// port is not 22 (rsync carries a port only in its own remote shell, `-e 'ssh -p N'`), and any
+/// line whose words say ssh goes elsewhere or are expanded at run time.
+fn resolve_copy(command: &mut crate::parse::Command, config: &SshConfig) {
+    let words: Vec<&str> = command.argv.iter().map(String::as_str).collect();
+    let args = super::ssh_args::scan(&command.program, &words);
+    if args.expanded || args.elsewhere {
+        return;
+    }
+    let sftp = command.program == "sftp";
+    let mut rewritten: Vec<(usize, String)> = Vec::new();
+    let mut ports: Vec<u16> = Vec::new();
+    for (at, operand) in &args.operands {
+        let Some(remote) = Remote::of(operand, sftp) else {
+            continue;
+        };
+        let target = config.target(remote.host);
+        ports.push(target.as_ref().and_then(|t| t.port).unwrap_or(22));
+        if let Some(host_name) = target.and_then(|t| t.host_name) {
+            rewritten.push((*at, remote.with_host(&host_name)));
+        }
+    }
+    let port = match ports.split_first() {
+        Some((first, rest)) if rest.iter().all(|p| p == first) => Some(*first),
+        Some(_) => return,
+        None => None,
+    };
+    let port_word = port.filter(|p| !args.sets_port && *p != 22);
+    if command.program == "rsync" && port_word.is_some() {
+        return;
+    }
+    for (at, word) in rewritten {
+        command.argv[at] = word;
+    }
+    if let Some(port) = port_word {
+        command.argv.insert(0, port.to_string());
+        command.argv.insert(0, "-P".to_owned());
+    }
+    while command.shapes.len() < command.argv.len() {
+        command.shapes.push(Default::default());
+    }
+}
+
+/// A remote operand of scp, sftp or rsync, split around its host.
+struct Remote<'a> {
+    /// `user@`, or nothing.
+    user: &'a str,
+    host: &'a str,
+    /// `:path`, or nothing (sftp).
+    rest: &'a str,
+}
+
+impl<'a> Remote<'a> {
+    /// `[user@]host:path` (sftp: `[user@]host[:path]`); `None` for a local path, a URL
+    /// (`scp://`, `rsync://`), rsync's daemon (`host::module`) or a bracketed IPv6 address.
+    fn of(operand: &'a str, sftp: bool) -> Option<Remote<'a>> {
+        if operand.contains("://") || operand.contains("::") || operand.contains('[') {
+            return None;
+        }
+        let (head, rest) = match operand.find(':') {
+            Some(at) => (&operand[..at], &operand[at..]),
+            None if sftp => (operand, ""),
+            None => return None,
+        };
+        if head.is_empty() || head.contains('/') {
+            return None;
+        }
+        let (user, host) = match head.rfind('@') {
+            Some(at) => (&head[..=at], &head[at + 1..]),
+            None => ("", head),
+        };
+        (!host.is_empty()).then_some(Remote { user, host, rest })
+    }
+
+    fn with_host(&self, host: &str) -> String {
+        format!("{}{host}{}", self.user, self.rest)
     }
 }
 
@@ -278,6 +369,49 @@ Host *
         // A config that uses Match or Include is not followed.
         let unsure = format!("Include ~/.ssh/more\n{CONFIG}");
         assert_eq!(resolved("ssh box", &unsure), ["box"]);
+    }
+
+    /// scp, sftp and rsync: each remote operand that is an alias, where it goes, with its port
+    /// (one for the line); what cannot be carried is left as typed.
+    #[test]
+    fn copies_to_an_alias_are_judged_where_they_go() {
+        assert_eq!(
+            resolved("scp -r dist me@box:/srv/app", CONFIG),
+            ["-P", "2222", "-r", "dist", "me@127.0.0.1:/srv/app"]
+        );
+        assert_eq!(
+            resolved("scp db.corp:/var/log/x.log .", CONFIG),
+            ["db.corp.example.com:/var/log/x.log", "."]
+        );
+        assert_eq!(resolved("sftp box", CONFIG), ["-P", "2222", "127.0.0.1"]);
+        assert_eq!(
+            resolved("rsync -av src/ db.corp:/srv/", CONFIG),
+            ["-av", "src/", "db.corp.example.com:/srv/"]
+        );
+        // The line's own port wins; local paths stay.
+        assert_eq!(
+            resolved("scp -P 2200 ./a:b box:/tmp", CONFIG),
+            ["-P", "2200", "./a:b", "127.0.0.1:/tmp"]
+        );
+        for (line, expected) in [
+            // rsync has no word for ssh's port but its remote shell.
+            ("rsync -av src/ box:/srv/", vec!["-av", "src/", "box:/srv/"]),
+            // Two ports for one line.
+            ("scp box:/a db.corp:/b", vec!["box:/a", "db.corp:/b"]),
+            // Elsewhere, expanded, a daemon, behind a jump host.
+            (
+                "scp -J bastion f box:/tmp",
+                vec!["-J", "bastion", "f", "box:/tmp"],
+            ),
+            ("scp f \"$H\":/tmp", vec!["f", "$H:/tmp"]),
+            (
+                "rsync -av src/ box::module",
+                vec!["-av", "src/", "box::module"],
+            ),
+            ("scp f jumped:/tmp", vec!["f", "jumped:/tmp"]),
+        ] {
+            assert_eq!(resolved(line, CONFIG), expected, "{line}");
+        }
     }
 
     #[test]
