@@ -257,19 +257,21 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
     } else {
         line
     };
-    let mut input = state::render_input(dialect, &before);
-    if files.history.exists() {
-        let file = state::quote(&files.history.to_string_lossy());
-        input.push_str(&match dialect {
-            Dialect::Bash => format!("builtin history -c; builtin history -r {file}\n"),
-            // zsh locks every history file it reads, and this one lies where the sandbox lets
-            // nothing write: it reads it anyway, after a "locking failed" the person need not see.
-            Dialect::Zsh => format!("builtin fc -R {file} 2>/dev/null\n"),
-        });
-    }
     // Inside a wrapped agent the `wrap` broker runs the line, and its protocol carries no
     // descriptors: the line runs with the shell's state, and gives none back.
-    let no_state = call.background || crate::broker::broker_path().is_some();
+    let under_wrap = crate::broker::broker_path().is_some();
+    let no_state = call.background || under_wrap;
+    // A line that needs none of the shell's state and changes none of it runs without it, and
+    // only its status comes back (see `stateless`).
+    let stateless = known
+        && !no_state
+        && !files.history.exists()
+        && super::stateless::needs_no_state(
+            dialect,
+            text,
+            &crate::parse::parse(text, call.shell),
+            &before,
+        );
     if no_state && !call.background {
         note_once(
             call.dir,
@@ -278,19 +280,11 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
              not applied\n",
         );
     }
-    input.push_str(&runner_prelude(dialect, text, no_state));
-    crate::audit::paths::write_private(&files.input, input.as_bytes())
-        .map_err(|e| Error::internal(format!("cannot write the line's input: {e}")))?;
-    let runner = runner(dialect, &files.input, &before.status, no_state);
-    let args: Vec<std::ffi::OsString> = match dialect {
-        Dialect::Bash => vec![
-            "--noprofile".into(),
-            "--norc".into(),
-            "-c".into(),
-            runner.into(),
-            "bash".into(),
-        ],
-        Dialect::Zsh => vec!["-f".into(), "-c".into(), runner.into(), "zsh".into()],
+    let args = if stateless {
+        shell_args(dialect, super::stateless::runner(dialect), Some(text))
+    } else {
+        let runner = write_input(dialect, files, &before, text, no_state)?;
+        shell_args(dialect, &runner, None)
     };
     let cwd = crate::session::working_dir(None);
     let request = LineRequest::new(
@@ -300,7 +294,11 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
         Origin::Hook,
         Execution::ShellArgs(args),
     );
-    let limit = Limits::DEFAULT.total_bytes;
+    let limit = if stateless {
+        STATUS_BYTES
+    } else {
+        Limits::DEFAULT.total_bytes
+    };
     let state_file = if no_state {
         None
     } else {
@@ -332,8 +330,11 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
                 return Ok((code, Apply::nothing()));
             };
             let dump = collected(file, limit);
-            let typed = state::Typed::of(&crate::parse::parse(line, call.shell));
             let held = held_values(&files.held, &before);
+            if stateless {
+                return Ok((code, status_only(code, dump)));
+            }
+            let typed = state::Typed::of(&crate::parse::parse(line, call.shell));
             let cx = Seen {
                 typed: &typed,
                 held: &held,
@@ -341,6 +342,62 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
             Ok((code, apply_changes(dialect, code, &before, dump, &cx)))
         }
     }
+}
+
+/// The bound on what a stateless line's runner reports: its `$?` and `PIPESTATUS`.
+const STATUS_BYTES: usize = 4096;
+
+/// The apply of a stateless line: its `PIPESTATUS`, when the runner reported the line's status.
+fn status_only(code: u8, dump: Collected) -> Apply {
+    let reported = match dump {
+        Collected::Bytes(bytes) => super::stateless::reported_status(&bytes),
+        Collected::TooLong | Collected::Unreadable(_) => Vec::new(),
+    };
+    Apply::After {
+        script: String::new(),
+        pipestatus: pipestatus(code, &reported),
+    }
+}
+
+/// The sandboxed shell's arguments: `-c RUNNER`, `$0`, and the line as `$1` when given.
+fn shell_args(dialect: Dialect, runner: &str, line: Option<&str>) -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = match dialect {
+        Dialect::Bash => vec![
+            "--noprofile".into(),
+            "--norc".into(),
+            "-c".into(),
+            runner.into(),
+            "bash".into(),
+        ],
+        Dialect::Zsh => vec!["-f".into(), "-c".into(), runner.into(), "zsh".into()],
+    };
+    args.extend(line.map(std::ffi::OsString::from));
+    args
+}
+
+/// Writes the input script (the person's state, the history when the line mentions it, the
+/// runner's prelude) and returns the runner that sources it.
+fn write_input(
+    dialect: Dialect,
+    files: &Files,
+    before: &State,
+    text: &str,
+    no_state: bool,
+) -> Result<String> {
+    let mut input = state::render_input(dialect, before);
+    if files.history.exists() {
+        let file = state::quote(&files.history.to_string_lossy());
+        input.push_str(&match dialect {
+            Dialect::Bash => format!("builtin history -c; builtin history -r {file}\n"),
+            // zsh locks every history file it reads, and this one lies where the sandbox lets
+            // nothing write: it reads it anyway, after a "locking failed" the person need not see.
+            Dialect::Zsh => format!("builtin fc -R {file} 2>/dev/null\n"),
+        });
+    }
+    input.push_str(&runner_prelude(dialect, text, no_state));
+    crate::audit::paths::write_private(&files.input, input.as_bytes())
+        .map_err(|e| Error::internal(format!("cannot write the line's input: {e}")))?;
+    Ok(runner(dialect, &files.input, &before.status, no_state))
 }
 
 /// The shell's state without the variables that carry credentials
@@ -790,7 +847,16 @@ fn apply_changes(
         }
     }
     let script = state::render_apply(dialect, &silent, before);
-    let pipestatus = match after.status.as_slice() {
+    Apply::After {
+        script,
+        pipestatus: pipestatus(code, &after.status),
+    }
+}
+
+/// The line's `PIPESTATUS` as the apply script sets it, from `$?` and each element as the line's
+/// shell reported them: only when its `$?` is the status the line ended with.
+fn pipestatus(code: u8, reported: &[i32]) -> Option<String> {
+    match reported {
         [last, pipes @ ..] if i32::from(code) == *last && !pipes.is_empty() => Some(
             pipes
                 .iter()
@@ -799,8 +865,7 @@ fn apply_changes(
                 .join(" "),
         ),
         _ => None,
-    };
-    Apply::After { script, pipestatus }
+    }
 }
 
 fn treatment(dialect: Dialect, change: &Change, cx: &state::Context) -> Treatment {

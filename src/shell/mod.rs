@@ -7,6 +7,7 @@ pub mod prompt_path;
 pub mod setup;
 pub mod shape;
 pub mod state;
+pub mod stateless;
 pub mod templates;
 
 use crate::parse::ShellKind;

@@ -1240,6 +1240,20 @@ fn status_is_the_lines(shell: &str) {
     );
     let out = sh.line(&format!("echo \"ps-{pipestatus}\""));
     assert!(out.contains("ps-0 5"), "{out}");
+    // Programs only: the line needs none of the shell's state and runs without it
+    // (`shell::stateless`); its status and PIPESTATUS are the line's all the same.
+    assert_eq!(sh.run("/bin/false | /bin/true | /bin/false", &[]).1, 1);
+    let out = sh.line(&format!("echo \"ps-{pipestatus}\""));
+    assert!(out.contains("ps-1 0 1"), "{out}");
+    // An option that changes how such a line runs takes the state along.
+    std::fs::write(f.ws.join("kept"), "old\n").unwrap();
+    sh.line(if shell == "bash" {
+        "set -o noclobber"
+    } else {
+        "setopt noclobber"
+    });
+    assert_ne!(sh.run("/bin/ls > kept", &[]).1, 0);
+    assert_eq!(std::fs::read_to_string(f.ws.join("kept")).unwrap(), "old\n");
 }
 
 #[test]
