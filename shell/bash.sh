@@ -39,6 +39,8 @@ elif [[ $- == *i* ]]; then
   __shellgate_histnum=''
   # The line the Enter binding handed to __shellgate_run (empty token: none pending).
   __shellgate_token=''
+  # The token of that line, while PS0 may let it through without its check (__shellgate_take).
+  builtin declare -gA __shellgate_taken
   __shellgate_line=''
   __shellgate_word=''
   __shellgate_alias=''
@@ -89,6 +91,7 @@ elif [[ $- == *i* ]]; then
   # Bound to Enter: collects the text readline accepted, across PS2 continuation lines, and hands
   # a complete line typed at the prompt to __shellgate_run.
   __shellgate_capture() {
+    __shellgate_untake
     __shellgate_unpin
     __shellgate_heal
     [[ -x $__shellgate_bin ]] || return 0
@@ -180,6 +183,19 @@ elif [[ $- == *i* ]]; then
     BASH_ALIASES[$word]=$__shellgate_alias
     __shellgate_expect=$READLINE_LINE
     __shellgate_rl=$READLINE_LINE
+    # PS0 lets exactly this line through without forking its check when the line bash runs is
+    # the one set up here: nothing but readline runs between this binding and PS0, and history
+    # expansion, the one change bash makes to an accepted line, cannot apply to it (a
+    # continuation line runs the binding again, which clears this first).
+    if [[ -z $__shellgate_hist || ( $READLINE_LINE != *'!'* && $READLINE_LINE != '^'* ) ]]; then
+      __shellgate_taken[$__shellgate_token]=''
+    fi
+  }
+
+  # No line is let through PS0 unchecked: an associative array again, empty (whatever it was).
+  __shellgate_untake() {
+    builtin unset __shellgate_taken
+    builtin declare -gA __shellgate_taken
   }
 
   # Puts back the person's alias the line's first word had (or none).
@@ -218,6 +234,7 @@ elif [[ $- == *i* ]]; then
     fi
     __shellgate_tok=$__shellgate_token
     __shellgate_token=''
+    __shellgate_untake
     __shellgate_restore
     __shellgate_bg=''
     if [[ $BASHPID == "$$" ]]; then
@@ -313,6 +330,7 @@ elif [[ $- == *i* ]]; then
     __shellgate_gen=$((__shellgate_gen + 1))
     __shellgate_rl=''
     __shellgate_token=''
+    __shellgate_untake
     __shellgate_restore
     __shellgate_fixhist
     [[ $- == *H* ]] && __shellgate_hist=1 || __shellgate_hist=''
@@ -408,7 +426,9 @@ elif [[ $- == *i* ]]; then
 
   __shellgate_heal
   [[ $- == *H* ]] && __shellgate_hist=1 || __shellgate_hist=''
-  PS0='$(__shellgate_ps0)'"${PS0-}"
+  # The backstop, forked for every line but the one the Enter binding took (see
+  # __shellgate_take): the token is digits, or 0 for none, which is never taken.
+  PS0='${__shellgate_taken[${__shellgate_token:-0}]-$(__shellgate_ps0)}'"${PS0-}"
   if [[ -o emacs || -o vi ]]; then
     for __shellgate_map in emacs vi-insert vi-command; do
       builtin bind -m "$__shellgate_map" -x '"\C-x\C-_S\a": __shellgate_capture'
@@ -420,7 +440,7 @@ elif [[ $- == *i* ]]; then
   fi
   readonly PS0 __shellgate_bin __shellgate_dir __shellgate_prefix __shellgate_plain
   readonly -f __shellgate_capture __shellgate_expand __shellgate_take __shellgate_restore __shellgate_fixhist \
-    __shellgate_run __shellgate_pipe __shellgate_ret __shellgate_dump \
+    __shellgate_run __shellgate_pipe __shellgate_ret __shellgate_dump __shellgate_untake \
     __shellgate_heal __shellgate_precmd __shellgate_ps0 __shellgate_mark __shellgate_gone __shellgate_pin __shellgate_unpin __shellgate_outside_end
 else
   # A script file or standard input: its text is not known here, so it is refused unless it runs
