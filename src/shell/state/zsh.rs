@@ -184,36 +184,37 @@ fn parse_one<'a>(
                 }
                 add_var(&mut state, name, kind, Value::Assoc(pairs), limits)?;
             }
+            // One function, alias or option a record: what a shell whose hook was loaded
+            // before the lists below (an older shellgate) still writes.
             "F" => {
                 let (name, body) = (next()?, next()?);
-                function_bytes += body.len();
-                if function_bytes > limits.functions_bytes {
-                    state.functions_omitted = true;
-                    state.functions.clear();
-                } else if !state.functions_omitted && valid_function_name(name) {
-                    state.functions.insert(name.to_owned(), body.to_owned());
-                }
+                add_function(&mut state, &mut function_bytes, name, body, limits);
             }
             "L" => {
-                let (kind, name, value) = (next()?, next()?, next()?);
-                let kind = match kind {
-                    "a" => AliasKind::Regular,
-                    "g" => AliasKind::Global,
-                    "s" => AliasKind::Suffix,
-                    _ => return Err(DumpError("an unknown kind of alias".into())),
-                };
-                if state.aliases.len() < limits.entries {
-                    state
-                        .aliases
-                        .insert((kind, name.to_owned()), value.to_owned());
-                }
+                let (kind, name, value) = (alias_kind(next()?)?, next()?, next()?);
+                add_alias(&mut state, kind, name, value, limits);
             }
             "O" => {
                 let (name, on) = (next()?, next()?);
-                if name.bytes().all(|b| b.is_ascii_lowercase()) && state.options.len() < 1024 {
-                    state
-                        .options
-                        .insert((OptionKind::Set, name.to_owned()), on == "on");
+                add_option(&mut state, name, on);
+            }
+            "FS" => {
+                for _ in 0..pairs(next()?, limits)? {
+                    let (name, body) = (next()?, next()?);
+                    add_function(&mut state, &mut function_bytes, name, body, limits);
+                }
+            }
+            "LS" => {
+                let kind = alias_kind(next()?)?;
+                for _ in 0..pairs(next()?, limits)? {
+                    let (name, value) = (next()?, next()?);
+                    add_alias(&mut state, kind, name, value, limits);
+                }
+            }
+            "OS" => {
+                for _ in 0..pairs(next()?, limits)? {
+                    let (name, on) = (next()?, next()?);
+                    add_option(&mut state, name, on);
                 }
             }
             "U" => {
@@ -244,6 +245,58 @@ fn parse_one<'a>(
                 )));
             }
         }
+    }
+}
+
+/// The number of name and value pairs a record's field count says it holds.
+fn pairs(field: &str, limits: Limits) -> Result<usize, DumpError> {
+    let fields = count(field, limits)?;
+    if fields % 2 == 1 {
+        return Err(DumpError(
+            "a list in the shell state has an odd number of fields".into(),
+        ));
+    }
+    Ok(fields / 2)
+}
+
+fn add_function(
+    state: &mut State,
+    function_bytes: &mut usize,
+    name: &str,
+    body: &str,
+    limits: Limits,
+) {
+    *function_bytes += body.len();
+    if *function_bytes > limits.functions_bytes {
+        state.functions_omitted = true;
+        state.functions.clear();
+    } else if !state.functions_omitted && valid_function_name(name) {
+        state.functions.insert(name.to_owned(), body.to_owned());
+    }
+}
+
+fn alias_kind(field: &str) -> Result<AliasKind, DumpError> {
+    match field {
+        "a" => Ok(AliasKind::Regular),
+        "g" => Ok(AliasKind::Global),
+        "s" => Ok(AliasKind::Suffix),
+        _ => Err(DumpError("an unknown kind of alias".into())),
+    }
+}
+
+fn add_alias(state: &mut State, kind: AliasKind, name: &str, value: &str, limits: Limits) {
+    if state.aliases.len() < limits.entries {
+        state
+            .aliases
+            .insert((kind, name.to_owned()), value.to_owned());
+    }
+}
+
+fn add_option(state: &mut State, name: &str, on: &str) {
+    if name.bytes().all(|b| b.is_ascii_lowercase()) && state.options.len() < 1024 {
+        state
+            .options
+            .insert((OptionKind::Set, name.to_owned()), on == "on");
     }
 }
 
@@ -599,21 +652,27 @@ mod tests {
             "#",
             "integer-readonly-special",
             "0",
-            "F",
+            "FS",
+            "2",
             "greet",
             "\tprint hi",
-            "L",
+            "LS",
             "a",
+            "2",
             "ll",
             "ls -l",
-            "L",
+            "LS",
             "g",
+            "2",
             "G",
             "| grep",
-            "O",
+            "LS",
+            "s",
+            "0",
+            "OS",
+            "4",
             "autocd",
             "on",
-            "O",
             "interactive",
             "on",
             "U",
@@ -652,6 +711,25 @@ mod tests {
         );
         assert!(!input.contains("interactive"), "{input}");
         assert!(input.contains("builtin umask 022"), "{input}");
+    }
+
+    /// A shell whose hook an older shellgate loaded writes a record per function, alias and
+    /// option: still read.
+    #[test]
+    fn a_dump_of_single_records_is_read() {
+        let bytes = dump(&[
+            HEADER, "F", "greet", "print hi", "L", "g", "G", "| grep", "O", "autocd", "on", "E",
+        ]);
+        let state = State::parse(super::super::Dialect::Zsh, &bytes, Limits::DEFAULT).unwrap();
+        assert!(state.functions.contains_key("greet"));
+        assert!(state.aliases.contains_key(&(AliasKind::Global, "G".into())));
+        assert_eq!(
+            state.options.get(&(OptionKind::Set, "autocd".into())),
+            Some(&true)
+        );
+        // A list whose field count is odd is refused.
+        let odd = dump(&[HEADER, "FS", "1", "greet", "E"]);
+        assert!(State::parse(super::super::Dialect::Zsh, &odd, Limits::DEFAULT).is_err());
     }
 
     #[test]
