@@ -263,15 +263,14 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
     let no_state = call.background || under_wrap;
     // A line that needs none of the shell's state and changes none of it runs without it, and
     // only its status comes back (see `stateless`).
+    let parsed = crate::parse::parse(text, call.shell);
     let stateless = known
         && !no_state
         && !files.history.exists()
-        && super::stateless::needs_no_state(
-            dialect,
-            text,
-            &crate::parse::parse(text, call.shell),
-            &before,
-        );
+        && super::stateless::needs_no_state(dialect, text, &parsed, &before);
+    // One command: its status is all there is to report, and the shell runs it by `exec`, as
+    // `bash -c` does for `run` (the runner's status report would keep the shell waiting).
+    let one_command = stateless && parsed.commands.len() == 1;
     if no_state && !call.background {
         note_once(
             call.dir,
@@ -280,7 +279,9 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
              not applied\n",
         );
     }
-    let args = if stateless {
+    let args = if one_command {
+        shell_args(dialect, text, None)
+    } else if stateless {
         shell_args(dialect, super::stateless::runner(dialect), Some(text))
     } else {
         let runner = write_input(dialect, files, &before, text, no_state)?;
@@ -299,7 +300,7 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
     } else {
         Limits::DEFAULT.total_bytes
     };
-    let state_file = if no_state {
+    let state_file = if no_state || one_command {
         None
     } else {
         Some(state_file(limit)?)
@@ -325,15 +326,17 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
         }
         Outcome::Ran(status) => {
             let code = gate::exit_code(&status);
+            if stateless {
+                held_values(&files.held, &before);
+                let reported = state_file.as_ref().map(|file| collected(file, limit));
+                return Ok((code, status_only(code, reported)));
+            }
             // Without the state the line started from there is nothing to compare with.
             let Some(file) = state_file.as_ref().filter(|_| known) else {
                 return Ok((code, Apply::nothing()));
             };
             let dump = collected(file, limit);
             let held = held_values(&files.held, &before);
-            if stateless {
-                return Ok((code, status_only(code, dump)));
-            }
             let typed = state::Typed::of(&crate::parse::parse(line, call.shell));
             let cx = Seen {
                 typed: &typed,
@@ -347,11 +350,12 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
 /// The bound on what a stateless line's runner reports: its `$?` and `PIPESTATUS`.
 const STATUS_BYTES: usize = 4096;
 
-/// The apply of a stateless line: its `PIPESTATUS`, when the runner reported the line's status.
-fn status_only(code: u8, dump: Collected) -> Apply {
+/// The apply of a stateless line: its `PIPESTATUS`, when the runner reported the line's status
+/// (a line of one command has no runner: its status is all of it).
+fn status_only(code: u8, dump: Option<Collected>) -> Apply {
     let reported = match dump {
-        Collected::Bytes(bytes) => super::stateless::reported_status(&bytes),
-        Collected::TooLong | Collected::Unreadable(_) => Vec::new(),
+        Some(Collected::Bytes(bytes)) => super::stateless::reported_status(&bytes),
+        _ => Vec::new(),
     };
     Apply::After {
         script: String::new(),
