@@ -264,13 +264,16 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
     // A line that needs none of the shell's state and changes none of it runs without it, and
     // only its status comes back (see `stateless`).
     let parsed = crate::parse::parse(text, call.shell);
-    let stateless = known
-        && !no_state
-        && !files.history.exists()
-        && super::stateless::needs_no_state(dialect, text, &parsed, &before);
-    // One command: its status is all there is to report, and the shell runs it by `exec`, as
-    // `bash -c` does for `run` (the runner's status report would keep the shell waiting).
-    let one_command = stateless && parsed.commands.len() == 1;
+    let plan = (known && !no_state && !files.history.exists())
+        .then(|| super::stateless::plan(dialect, text, &parsed, &before))
+        .flatten();
+    let stateless = plan.is_some();
+    // One command and no alias to define: its status is all there is to report, and the shell
+    // runs it by `exec`, as `bash -c` does for `run` (the runner's status report would keep the
+    // shell waiting).
+    let one_command = plan
+        .as_ref()
+        .is_some_and(|p| p.aliases.is_empty() && parsed.commands.len() == 1);
     if no_state && !call.background {
         note_once(
             call.dir,
@@ -281,8 +284,13 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
     }
     let args = if one_command {
         shell_args(dialect, text, None)
-    } else if stateless {
-        shell_args(dialect, super::stateless::runner(dialect), Some(text))
+    } else if let Some(plan) = &plan {
+        let runner = format!(
+            "{}{}",
+            super::stateless::alias_definitions(dialect, plan),
+            super::stateless::runner(dialect)
+        );
+        shell_args(dialect, &runner, Some(text))
     } else {
         let runner = write_input(dialect, files, &before, text, no_state)?;
         shell_args(dialect, &runner, None)

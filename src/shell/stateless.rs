@@ -5,9 +5,12 @@
 //!
 //! Why such a line behaves as it would with the state (the argument, one class at a time):
 //! - **What it runs.** Every command is a program looked up on `PATH` (or by its path), or one of
-//!   a few builtins that read no state ([`PURE_BUILTINS`]); none is an alias, a function, a
-//!   disabled builtin, a shell keyword, or a builtin that reads or sets the shell's state. `PATH`
-//!   and every other exported variable are in the line's environment either way.
+//!   a few builtins that read no state ([`PURE_BUILTINS`]); none is a function, a disabled
+//!   builtin, a shell keyword, or a builtin that reads or sets the shell's state. An alias is
+//!   one of the person's plain ones (`ls='ls --color=auto'`: one command of literal words, to a
+//!   program or another such alias): it is defined for the line ([`Plan::aliases`]), the one part
+//!   of the state that goes along. `PATH` and every other exported variable are in the line's
+//!   environment either way.
 //! - **What its words become.** No expansion that reads the shell's state: no `$` (variables,
 //!   `$?`, command and arithmetic substitution), no backquote, no `~` (the home, zsh's named
 //!   directories), no glob or brace characters (whose meaning the shell's options change), no
@@ -79,12 +82,20 @@ const DEFAULTS_ZSH: [(OptionKind, &str, bool); 11] = [
 /// The functions a shell runs for a command it cannot find.
 const NOT_FOUND_HANDLERS: [&str; 2] = ["command_not_found_handle", "command_not_found_handler"];
 
-/// Whether `line` (parsed as `parsed`), typed in a shell whose state is `before`, needs none of
-/// that state and changes none of it (see the module).
-pub fn needs_no_state(dialect: Dialect, line: &str, parsed: &Parsed, before: &State) -> bool {
-    words_need_no_state(dialect, line)
+/// How a stateless line runs: the person's aliases it uses, defined first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// Name and value of each alias the line's commands expand, in the order to define them.
+    pub aliases: Vec<(String, String)>,
+}
+
+/// How `line` (parsed as `parsed`), typed in a shell whose state is `before`, runs without that
+/// state; `None` when it needs it or changes it (see the module).
+pub fn plan(dialect: Dialect, line: &str, parsed: &Parsed, before: &State) -> Option<Plan> {
+    let mut plan = Plan::default();
+    let free = words_need_no_state(dialect, line)
         && changes_nothing(parsed)
-        && commands_are_programs(dialect, parsed, before)
+        && commands_are_programs(dialect, parsed, before, &mut plan)
         && options_are_defaults(dialect, before)
         && !NOT_FOUND_HANDLERS
             .iter()
@@ -93,7 +104,13 @@ pub fn needs_no_state(dialect: Dialect, line: &str, parsed: &Parsed, before: &St
             .aliases
             .keys()
             .any(|(kind, _)| matches!(kind, AliasKind::Global | AliasKind::Suffix))
-        && !sets_what_the_gate_sets(before)
+        && !sets_what_the_gate_sets(before);
+    free.then_some(plan)
+}
+
+/// Whether `line` needs none of the state of a shell whose state is `before` ([`plan`]).
+pub fn needs_no_state(dialect: Dialect, line: &str, parsed: &Parsed, before: &State) -> bool {
+    plan(dialect, line, parsed, before).is_some()
 }
 
 /// Whether the person's shell has a variable the gate sets for a line (a build's fetch settings,
@@ -134,19 +151,69 @@ fn changes_nothing(parsed: &Parsed) -> bool {
         && !parsed.commands.is_empty()
 }
 
-fn commands_are_programs(dialect: Dialect, parsed: &Parsed, before: &State) -> bool {
-    let builtin = |name: &str| match dialect {
-        Dialect::Bash => crate::shell::state::bash::BUILTINS.contains(&name),
-        Dialect::Zsh => crate::shell::state::zsh::BUILTINS.contains(&name),
-    };
+fn commands_are_programs(
+    dialect: Dialect,
+    parsed: &Parsed,
+    before: &State,
+    plan: &mut Plan,
+) -> bool {
     let shadowed = before.shadowing_names();
     parsed.commands.iter().all(|c| {
         !c.program.is_empty()
             && !c.calls_line_function
-            && !shadowed.contains(&c.program)
-            && (!builtin(&c.program) || PURE_BUILTINS.contains(&c.program.as_str()))
-            && c.via.iter().all(|v| !builtin(v) && !shadowed.contains(v))
+            && c.via
+                .iter()
+                .all(|v| !builtin(dialect, v) && !shadowed.contains(v))
+            && runs_a_program(dialect, &c.program, before, &shadowed, plan, 0)
     })
+}
+
+fn builtin(dialect: Dialect, name: &str) -> bool {
+    match dialect {
+        Dialect::Bash => crate::shell::state::bash::BUILTINS.contains(&name),
+        Dialect::Zsh => crate::shell::state::zsh::BUILTINS.contains(&name),
+    }
+}
+
+/// How deep an alias may lead to another.
+const ALIAS_DEPTH: usize = 4;
+
+/// Whether the command word `name` runs a program (or a pure builtin): directly, or through the
+/// person's aliases, each of which is then added to `plan`. An alias is followed only when its
+/// value is one command of literal words, as a line must be, that does not end in a blank
+/// (which would expand the next word too); its first word is then the name, unless it is the
+/// alias itself (not expanded again).
+fn runs_a_program(
+    dialect: Dialect,
+    name: &str,
+    before: &State,
+    shadowed: &[String],
+    plan: &mut Plan,
+    depth: usize,
+) -> bool {
+    if let Some(value) = before.aliases.get(&(AliasKind::Regular, name.to_owned())) {
+        let first = value.split_whitespace().next().unwrap_or_default();
+        let plain = depth < ALIAS_DEPTH
+            && !value.ends_with(char::is_whitespace)
+            && !value.contains(|c: char| ";|&<>()\\'\"\n".contains(c))
+            && words_need_no_state(dialect, value);
+        let follows = plain
+            && (first == name
+                && !before.functions.contains_key(name)
+                && program_or_pure(dialect, name, before)
+                || first != name
+                    && runs_a_program(dialect, first, before, shadowed, plan, depth + 1));
+        if follows && !plan.aliases.iter().any(|(n, _)| n == name) {
+            plan.aliases.push((name.to_owned(), value.clone()));
+        }
+        return follows;
+    }
+    !shadowed.iter().any(|n| n == name) && program_or_pure(dialect, name, before)
+}
+
+fn program_or_pure(dialect: Dialect, name: &str, before: &State) -> bool {
+    !before.disabled.iter().any(|n| n == name)
+        && (!builtin(dialect, name) || PURE_BUILTINS.contains(&name))
 }
 
 fn options_are_defaults(dialect: Dialect, before: &State) -> bool {
@@ -160,6 +227,25 @@ fn options_are_defaults(dialect: Dialect, before: &State) -> bool {
             .get(&(*kind, (*name).to_owned()))
             .is_none_or(|on| on == default)
     })
+}
+
+/// What the sandboxed shell runs first for a line with aliases: alias expansion on (bash turns
+/// it off in `-c`), and each alias, on lines of their own before the line is parsed.
+pub fn alias_definitions(dialect: Dialect, plan: &Plan) -> String {
+    if plan.aliases.is_empty() {
+        return String::new();
+    }
+    let mut out = match dialect {
+        Dialect::Bash => "builtin shopt -s expand_aliases\n".to_owned(),
+        Dialect::Zsh => String::new(),
+    };
+    for (name, value) in &plan.aliases {
+        out.push_str(&format!(
+            "builtin alias -- {}\n",
+            crate::shell::state::quote(&format!("{name}={value}"))
+        ));
+    }
+    out
 }
 
 /// The program the sandboxed shell runs with `-c` for such a line, which is its first argument:
@@ -270,11 +356,49 @@ mod tests {
     #[test]
     fn the_persons_aliases_functions_and_options_take_the_state_along() {
         let alias = state_with(|s| {
-            s.aliases
-                .insert((AliasKind::Regular, "ls".into()), "ls --color".into());
+            for (name, value) in [
+                ("ls", "ls --color=auto"),
+                ("ll", "ls -l"),
+                ("g", "git"),
+                ("up", "cd .."),
+                ("lsd", "ls $HOME"),
+                ("pager", "less "),
+                ("both", "ls; ls"),
+                ("greet", "hi"),
+            ] {
+                s.aliases
+                    .insert((AliasKind::Regular, name.into()), value.into());
+            }
+            s.functions.insert("hi".into(), "hi() { :; }".into());
         });
-        assert!(!free(Dialect::Bash, "ls -a", &alias));
-        assert!(free(Dialect::Bash, "git status", &alias));
+        let planned = |line: &str| {
+            plan(Dialect::Bash, line, &parse(line, ShellKind::Bash), &alias).map(|p| p.aliases)
+        };
+        let pair = |n: &str, v: &str| (n.to_owned(), v.to_owned());
+        // Aliases of plain words to programs are defined for the line, one leading to another.
+        assert_eq!(planned("ls -a"), Some(vec![pair("ls", "ls --color=auto")]));
+        assert_eq!(
+            planned("ll src"),
+            Some(vec![pair("ls", "ls --color=auto"), pair("ll", "ls -l")])
+        );
+        assert_eq!(planned("git status"), Some(vec![]));
+        assert_eq!(
+            planned("g log | ls"),
+            Some(vec![pair("g", "git"), pair("ls", "ls --color=auto")])
+        );
+        // To a builtin that sets state, with an expansion, ending in a blank, two commands, a
+        // function: the state goes along.
+        for line in ["up", "lsd", "pager x", "both", "greet"] {
+            assert_eq!(planned(line), None, "{line}");
+        }
+        let definitions = alias_definitions(
+            Dialect::Bash,
+            &plan(Dialect::Bash, "ls", &parse("ls", ShellKind::Bash), &alias).unwrap(),
+        );
+        assert_eq!(
+            definitions,
+            "builtin shopt -s expand_aliases\nbuiltin alias -- 'ls=ls --color=auto'\n"
+        );
         let function = state_with(|s| {
             s.functions.insert("git".into(), "git() { :; }".into());
         });

@@ -1256,6 +1256,35 @@ fn status_is_the_lines(shell: &str) {
     assert_eq!(std::fs::read_to_string(f.ws.join("kept")).unwrap(), "old\n");
 }
 
+/// The stock aliases people have (Debian's `~/.bashrc`: `alias ls='ls --color=auto'`) go with a
+/// line that otherwise needs none of the shell's state (`shell::stateless`): defined for it, one
+/// leading to another, and nothing else of the state.
+fn a_persons_plain_aliases_go_with_a_stateless_line(shell: &str) {
+    let f = Fixture::with_rc("alias ls='ls -F'\nalias ll='ls -1'\n");
+    std::fs::create_dir_all(f.ws.join("sub")).unwrap();
+    let mut sh = f.interactive(shell);
+    let out = sh.line("ls");
+    assert!(out.contains("sub/"), "the alias was not applied: {out}");
+    let out = sh.line("ll");
+    assert!(
+        out.contains("sub/"),
+        "the alias's alias was not applied: {out}"
+    );
+    let out = sh.line("ll | cat");
+    assert!(out.contains("sub/"), "{out}");
+}
+
+#[test]
+fn bash_a_persons_plain_aliases_go_with_a_stateless_line() {
+    a_persons_plain_aliases_go_with_a_stateless_line("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_a_persons_plain_aliases_go_with_a_stateless_line() {
+    a_persons_plain_aliases_go_with_a_stateless_line("zsh");
+}
+
 #[test]
 fn bash_status_is_the_lines() {
     status_is_the_lines("bash");
