@@ -47,8 +47,9 @@ const KEYWORDS: [&str; 12] = [
 ];
 
 /// bash's `set -o` options that change how a line of programs runs or what its status is, and
-/// their value in `bash --norc -c`.
-const DEFAULTS_BASH: [(OptionKind, &str, bool); 13] = [
+/// their value in `bash --norc -c`. (`extglob`, which bash-completion turns on, is not among
+/// them: its patterns need `?`, `*`, `+(`, `@(` or `!`, none of which such a line has.)
+const DEFAULTS_BASH: [(OptionKind, &str, bool); 12] = [
     (OptionKind::Set, "errexit", false),
     (OptionKind::Set, "noclobber", false),
     (OptionKind::Set, "nounset", false),
@@ -61,7 +62,6 @@ const DEFAULTS_BASH: [(OptionKind, &str, bool); 13] = [
     (OptionKind::Set, "keyword", false),
     (OptionKind::Set, "onecmd", false),
     (OptionKind::Shopt, "autocd", false),
-    (OptionKind::Shopt, "extglob", false),
 ];
 
 /// zsh's options of the same kind (as `$options` names them), and their value in `zsh -f -c`.
@@ -414,6 +414,12 @@ mod tests {
                 .insert((AliasKind::Global, "G".into()), "| grep".into());
         });
         assert!(!free(Dialect::Zsh, "ls G x", &global));
+        let completion = state_with(|s| {
+            s.options
+                .insert((OptionKind::Shopt, "extglob".into()), true);
+        });
+        assert!(free(Dialect::Bash, "ls -a", &completion));
+        assert!(!free(Dialect::Bash, "ls !(x)", &completion));
         for (kind, name, on) in [
             (OptionKind::Set, "pipefail", true),
             (OptionKind::Set, "errexit", true),
