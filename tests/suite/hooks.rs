@@ -1285,6 +1285,20 @@ fn zsh_a_persons_plain_aliases_go_with_a_stateless_line() {
     a_persons_plain_aliases_go_with_a_stateless_line("zsh");
 }
 
+/// A function with an extended pattern (bash-completion's, which Debian's skeleton loads, are
+/// such) goes into the sandbox with `extglob` on before it is parsed: it was a syntax error that
+/// stopped the input there, and every line that took the state failed.
+#[test]
+fn bash_functions_with_extended_patterns_reach_lines() {
+    let f = Fixture::with_rc(
+        "shopt -s extglob\nmatch_dir() { case $1 in --!(no-*)dir*) echo matched ;; *) echo no ;; esac; }\n",
+    );
+    let mut sh = f.interactive("bash");
+    let out = sh.line("match_dir --xdir");
+    assert!(out.contains("matched"), "{out}");
+    assert!(!out.contains("syntax error"), "{out}");
+}
+
 #[test]
 fn bash_status_is_the_lines() {
     status_is_the_lines("bash");

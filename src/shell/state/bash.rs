@@ -550,6 +550,16 @@ pub(super) fn render_input(state: &State) -> String {
         out.push_str(&declare(name, var, &var.attrs.raw, ""));
         out.push('\n');
     }
+    // bash parses an extended pattern only while `extglob` is on, and a function's text is parsed
+    // when it is defined: bash-completion's functions (`--!(no-*)dir*)`) were a syntax error that
+    // stopped the input there, before the line's own helpers.
+    if state
+        .options
+        .get(&(OptionKind::Shopt, "extglob".to_owned()))
+        == Some(&true)
+    {
+        out.push_str("builtin shopt -s extglob\n");
+    }
     if !state.functions_omitted {
         for (name, text) in &state.functions {
             if !name.starts_with("__shellgate") {
