@@ -1014,10 +1014,12 @@ pub fn ask_person(
     why: &str,
 ) -> Result<()> {
     // "Always" only for the question about the decision's own grant (not an escalation's wider
-    // one, nor a run outside the sandbox), and not while the config is invalid: the rule could
-    // not be added to it.
+    // one, nor a run outside the sandbox: the rule would allow the line in the sandbox, and a
+    // person's line that works only outside it — ssh, git's remotes — is asked again each time),
+    // and not while the config is invalid: the rule could not be added to it.
+    let outside = grant.sandbox == SandboxPolicy::FullAccess;
     let always = policy::always::offered(decision, line)
-        .filter(|_| *grant == decision.grant && ctx.config.invalid.is_none());
+        .filter(|_| *grant == decision.grant && !outside && ctx.config.invalid.is_none());
     let question = Question {
         line: line.to_owned(),
         cwd: ctx.cwd.to_string_lossy().into_owned(),

@@ -921,20 +921,10 @@ impl Drop for Agent {
     }
 }
 
-/// ssh's grant names its host (not its port on every host): after a person's yes, `ssh -p P
-/// box.test` reaches the server at the addresses shellgate resolved for `box.test` — a name ssh
-/// resolves in the sandbox only from the line's own `/etc/hosts`, which shellgate wrote, as ssh
-/// reads no proxy variable — and another host's address on the same port is refused and named.
-/// The names are the test's own: as root, shellgate runs in a mount namespace whose `/etc/hosts`
-/// the test wrote; unprivileged, the host is granted by address.
-#[test]
-fn ssh_after_a_yes_reaches_its_host_and_no_other() {
+/// A stand-in ssh server on `server`: it sends an ssh banner to each connection, reads the
+/// client's, and hangs up (ssh then fails its handshake), counting the connections.
+fn ssh_stand_in(server: TcpListener) -> std::sync::Arc<std::sync::atomic::AtomicUsize> {
     use std::io::{Read, Write};
-    let lab = Lab::new();
-    let server = TcpListener::bind("127.0.0.2:0").unwrap();
-    let port = server.local_addr().unwrap().port();
-    let other = TcpListener::bind(format!("127.0.0.3:{port}")).unwrap();
-    other.set_nonblocking(true).unwrap();
     let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let count = served.clone();
     std::thread::spawn(move || {
@@ -945,6 +935,23 @@ fn ssh_after_a_yes_reaches_its_host_and_no_other() {
             let _ = stream.read(&mut hello);
         }
     });
+    served
+}
+
+/// ssh's grant names its host (not its port on every host): after a person's yes, `ssh -p P
+/// box.test` reaches the server at the addresses shellgate resolved for `box.test` — a name ssh
+/// resolves in the sandbox only from the line's own `/etc/hosts`, which shellgate wrote, as ssh
+/// reads no proxy variable — and another host's address on the same port is refused and named.
+/// The names are the test's own: as root, shellgate runs in a mount namespace whose `/etc/hosts`
+/// the test wrote; unprivileged, the host is granted by address.
+#[test]
+fn ssh_after_a_yes_reaches_its_host_and_no_other() {
+    let lab = Lab::new();
+    let server = TcpListener::bind("127.0.0.2:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    let other = TcpListener::bind(format!("127.0.0.3:{port}")).unwrap();
+    other.set_nonblocking(true).unwrap();
+    let served = ssh_stand_in(server);
     let named = support::geteuid() == 0;
     let host = if named { "box.test" } else { "127.0.0.2" };
     let hosts = lab.user.home.join("hosts");
@@ -1042,22 +1049,12 @@ fn ssh_after_a_yes_reaches_its_host_and_no_other() {
 /// nobody asked (an agent's run); another remote command to the same host is asked as before.
 #[test]
 fn always_to_an_ssh_line_reaches_its_host_unasked() {
-    use std::io::{Read, Write};
     let lab = Lab::new();
     let dir = tempfile::tempdir().unwrap();
     let agent = Agent::start(dir.path(), "granted");
     let server = TcpListener::bind("127.0.0.2:0").unwrap();
     let port = server.local_addr().unwrap().port();
-    let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let count = served.clone();
-    std::thread::spawn(move || {
-        for mut stream in server.incoming().flatten() {
-            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let _ = stream.write_all(b"SSH-2.0-OpenSSH_9.2 shellgate-test\r\n");
-            let mut hello = [0u8; 64];
-            let _ = stream.read(&mut hello);
-        }
-    });
+    let served = ssh_stand_in(server);
     let ssh = |command: &str| {
         format!(
             "ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \

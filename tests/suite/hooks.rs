@@ -3106,6 +3106,11 @@ fn ssh_reaches_the_persons_agent_after_a_yes(shell: &str) {
         1,
         "the person's ssh did not reach their agent: {out}"
     );
+    // A run outside the sandbox offers no "always": the rule would allow the line in the
+    // sandbox, and in this shell the line is asked as a run outside each time.
+    let (out, _) = sh.run_answering_outside("ssh -o BatchMode=yes -p 9 127.0.0.1 true", "n");
+    assert!(out.contains("outside the sandbox, in this shell"), "{out}");
+    assert!(!out.contains("a = always"), "{out}");
 }
 
 #[test]

@@ -334,6 +334,13 @@ pub fn decide(input: &Input) -> Decision {
     // shellgate's own config, which no sandbox lets a line write, runs outside the sandbox once a
     // person approves it (see `own_config`); anything else in the mode's sandbox (none only in
     // a confirmed Full access mode), with what its commands need.
+    let context = rules::LineContext {
+        line: input.line.as_str(),
+        cwd: input.cwd,
+        parsed: &parsed,
+        shell: input.shell,
+        network: input.mode.network,
+    };
     let grant = if requirement.need == Need::ReadOnly {
         Grant::base(SandboxPolicy::ReadOnly, false)
     } else if decision == Verdict::Ask && own_config::only_edits_own_config(&parsed) {
@@ -349,13 +356,6 @@ pub fn decide(input: &Input) -> Decision {
         );
         Grant::base(SandboxPolicy::FullAccess, true)
     } else {
-        let context = rules::LineContext {
-            line: input.line.as_str(),
-            cwd: input.cwd,
-            parsed: &parsed,
-            shell: input.shell,
-            network: input.mode.network,
-        };
         Grant::base(input.mode.sandbox, input.mode.network).with_needs(&needs::of_line(
             input.rules,
             &context,
@@ -366,13 +366,6 @@ pub fn decide(input: &Input) -> Decision {
         needs::on_demand(&parsed)
     } else {
         Needs::default()
-    };
-    let context = rules::LineContext {
-        line: input.line.as_str(),
-        cwd: input.cwd,
-        parsed: &parsed,
-        shell: input.shell,
-        network: input.mode.network,
     };
     let a_persons_standing_yes = decision == Verdict::Allow
         && requirement.need == Need::Allowed
