@@ -398,8 +398,8 @@ fn uv_indexes(table: &toml::Table) -> UvIndexes {
     found
 }
 
-/// cargo's configuration tables, the first winning as cargo merges them: `.cargo/config.toml`
-/// (or the older `.cargo/config`) in `cwd` and each directory above it, then the cargo home's
+/// cargo's configuration tables, the first winning as cargo merges them: `.cargo/config` (or
+/// `.cargo/config.toml`) in `cwd` and each directory above it, then the cargo home's
 /// (`CARGO_HOME`, else `~/.cargo`) when it is not one of those. A file that is not valid TOML
 /// gives nothing (cargo refuses it).
 fn cargo_config_files(cwd: &Path, env: &Env) -> Vec<toml::Table> {
@@ -414,7 +414,8 @@ fn cargo_config_files(cwd: &Path, env: &Env) -> Vec<toml::Table> {
     }
     dirs.iter()
         .filter_map(|dir| {
-            ["config.toml", "config"]
+            // cargo takes the older name when both are there.
+            ["config", "config.toml"]
                 .iter()
                 .find_map(|name| read_config(&dir.join(name)))
         })

@@ -240,16 +240,6 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
     let before = without_credentials(before);
     let line = std::str::from_utf8(call.line)
         .map_err(|_| Error::new(Code::InputRejected, "the line is not valid UTF-8"))?;
-    let mut shadowed = before.shadowing_names();
-    if dialect == Dialect::Zsh && global_alias_in(line, &before) {
-        // A global alias expands anywhere on the line: no word is what it looks like.
-        shadowed.extend(
-            crate::parse::parse(line, call.shell)
-                .commands
-                .into_iter()
-                .map(|c| c.program),
-        );
-    }
     // A background line is already a job of the shell: inside the sandbox it runs in the
     // foreground of its own shell (with `&` there it would end with that shell).
     let text = if call.background {
@@ -257,13 +247,20 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
     } else {
         line
     };
+    // Parsed once here for all that follows (`text` is the line but for a background line's
+    // `&`, which changes none of its commands).
+    let parsed = crate::parse::parse(text, call.shell);
+    let mut shadowed = before.shadowing_names();
+    if dialect == Dialect::Zsh && global_alias_in(line, &before) {
+        // A global alias expands anywhere on the line: no word is what it looks like.
+        shadowed.extend(parsed.commands.iter().map(|c| c.program.clone()));
+    }
     // Inside a wrapped agent the `wrap` broker runs the line, and its protocol carries no
     // descriptors: the line runs with the shell's state, and gives none back.
     let under_wrap = crate::broker::broker_path().is_some();
     let no_state = call.background || under_wrap;
     // A line that needs none of the shell's state and changes none of it runs without it, and
     // only its status comes back (see `stateless`).
-    let parsed = crate::parse::parse(text, call.shell);
     let plan = (known && !no_state && !files.history.exists())
         .then(|| super::stateless::plan(dialect, text, &parsed, &before))
         .flatten();
@@ -345,7 +342,7 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
             };
             let dump = collected(file, limit);
             let held = held_values(&files.held, &before);
-            let typed = state::Typed::of(&crate::parse::parse(line, call.shell));
+            let typed = state::Typed::of(&parsed);
             let cx = Seen {
                 typed: &typed,
                 held: &held,
@@ -362,7 +359,7 @@ const STATUS_BYTES: usize = 4096;
 /// (a line of one command has no runner: its status is all of it).
 fn status_only(code: u8, dump: Option<Collected>) -> Apply {
     let reported = match dump {
-        Some(Collected::Bytes(bytes)) => super::stateless::reported_status(&bytes),
+        Some(Collected::Bytes(bytes)) => state::statuses(&String::from_utf8_lossy(&bytes)),
         _ => Vec::new(),
     };
     Apply::After {

@@ -108,11 +108,6 @@ pub fn plan(dialect: Dialect, line: &str, parsed: &Parsed, before: &State) -> Op
     free.then_some(plan)
 }
 
-/// Whether `line` needs none of the state of a shell whose state is `before` ([`plan`]).
-pub fn needs_no_state(dialect: Dialect, line: &str, parsed: &Parsed, before: &State) -> bool {
-    plan(dialect, line, parsed, before).is_some()
-}
-
 /// Whether the person's shell has a variable the gate sets for a line (a build's fetch settings,
 /// the lines' package caches): with the state, the person's value is restored over the gate's,
 /// as the person set it; without it, the gate's would stand.
@@ -157,14 +152,13 @@ fn commands_are_programs(
     before: &State,
     plan: &mut Plan,
 ) -> bool {
-    let shadowed = before.shadowing_names();
     parsed.commands.iter().all(|c| {
         !c.program.is_empty()
             && !c.calls_line_function
             && c.via
                 .iter()
-                .all(|v| !builtin(dialect, v) && !shadowed.contains(v))
-            && runs_a_program(dialect, &c.program, before, &shadowed, plan, 0)
+                .all(|v| !builtin(dialect, v) && !before.shadows(v))
+            && runs_a_program(dialect, &c.program, before, plan, 0)
     })
 }
 
@@ -187,7 +181,6 @@ fn runs_a_program(
     dialect: Dialect,
     name: &str,
     before: &State,
-    shadowed: &[String],
     plan: &mut Plan,
     depth: usize,
 ) -> bool {
@@ -201,14 +194,13 @@ fn runs_a_program(
             && (first == name
                 && !before.functions.contains_key(name)
                 && program_or_pure(dialect, name, before)
-                || first != name
-                    && runs_a_program(dialect, first, before, shadowed, plan, depth + 1));
+                || first != name && runs_a_program(dialect, first, before, plan, depth + 1));
         if follows && !plan.aliases.iter().any(|(n, _)| n == name) {
             plan.aliases.push((name.to_owned(), value.clone()));
         }
         return follows;
     }
-    !shadowed.iter().any(|n| n == name) && program_or_pure(dialect, name, before)
+    !before.shadows(name) && program_or_pure(dialect, name, before)
 }
 
 fn program_or_pure(dialect: Dialect, name: &str, before: &State) -> bool {
@@ -269,14 +261,6 @@ pub fn runner(dialect: Dialect) -> &'static str {
     }
 }
 
-/// `$?` and each `PIPESTATUS` element as the runner reported them (`"1 0 1"`), when they are
-/// numbers; empty otherwise.
-pub fn reported_status(bytes: &[u8]) -> Vec<i32> {
-    let text = String::from_utf8_lossy(bytes);
-    let numbers: Option<Vec<i32>> = text.split_whitespace().map(|n| n.parse().ok()).collect();
-    numbers.unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,7 +277,7 @@ mod tests {
             Dialect::Bash => ShellKind::Bash,
             Dialect::Zsh => ShellKind::Zsh,
         };
-        needs_no_state(dialect, line, &parse(line, shell), before)
+        plan(dialect, line, &parse(line, shell), before).is_some()
     }
 
     #[test]
@@ -454,9 +438,10 @@ mod tests {
 
     #[test]
     fn the_reported_status_is_numbers_or_nothing() {
-        assert_eq!(reported_status(b"1 0 1"), [1, 0, 1]);
-        assert_eq!(reported_status(b"0"), [0]);
-        assert!(reported_status(b"1 x").is_empty());
-        assert!(reported_status(b"").is_empty());
+        use crate::shell::state::statuses;
+        assert_eq!(statuses("1 0 1"), [1, 0, 1]);
+        assert_eq!(statuses("0"), [0]);
+        assert!(statuses("1 x").is_empty());
+        assert!(statuses("").is_empty());
     }
 }

@@ -73,7 +73,13 @@ impl Lab {
 
     /// `shellgate run -- LINE` as an agent runs it: no terminal, nothing on standard input.
     fn agent_runs(&self, line: &str) -> (i32, String) {
+        self.agent_runs_with(&[], line)
+    }
+
+    /// [`Lab::agent_runs`] with these variables set for `run`.
+    fn agent_runs_with(&self, env: &[(&str, &Path)], line: &str) -> (i32, String) {
         let mut c = self.command(&["run", "--", line]);
+        c.envs(env.iter().copied());
         support::detach(&mut c);
         let out = c.stdin(Stdio::null()).output().unwrap();
         let text = format!(
@@ -1076,18 +1082,7 @@ fn always_to_an_ssh_line_reaches_its_host_unasked() {
         config.contains("field = \"line\"") && config.contains("sockets = [\"ssh-agent\"]"),
         "{config}"
     );
-    let unasked = |line: &str| {
-        let mut c = lab.command(&["run", "--", line]);
-        c.env("SSH_AUTH_SOCK", &agent.socket);
-        support::detach(&mut c);
-        let out = c.stdin(Stdio::null()).output().unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (out.status.code(), text)
-    };
+    let unasked = |line: &str| lab.agent_runs_with(&[("SSH_AUTH_SOCK", &agent.socket)], line);
     let before = served.load(std::sync::atomic::Ordering::SeqCst);
     let (_, text) = unasked(&ssh("true"));
     assert!(text.contains(" by 127.0.0.2 port"), "{text}");
@@ -1164,14 +1159,8 @@ fn the_ssh_agent_is_reached_only_after_a_persons_yes() {
     assert!(!seen.contains("other (ED25519)"), "{seen}");
     // Allowed by a rule on the program, with nobody to say yes: no socket.
     std::fs::write(&config, rule("allow")).unwrap();
-    let unasked = || {
-        let mut c = lab.command(&["run", "--", "ssh-add -l"]);
-        c.env("SSH_AUTH_SOCK", &agent.socket);
-        support::detach(&mut c);
-        c.stdin(Stdio::null()).output().unwrap()
-    };
-    let out = unasked();
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let (code, text) = lab.agent_runs_with(&[("SSH_AUTH_SOCK", &agent.socket)], "ssh-add -l");
+    assert_eq!(code, 2, "{text}");
     // The person's own rule for exactly this line, declaring the socket (what an "always"
     // answer writes): a yes to the line for good, and the agent is reached unasked.
     let agent = Agent::start(dir.path(), "always");
@@ -1182,13 +1171,9 @@ fn the_ssh_agent_is_reached_only_after_a_persons_yes() {
          needs = { sockets = [\"ssh-agent\"] }\n",
     )
     .unwrap();
-    let mut c = lab.command(&["run", "--", "ssh-add -l"]);
-    c.env("SSH_AUTH_SOCK", &agent.socket);
-    support::detach(&mut c);
-    let out = c.stdin(Stdio::null()).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(text.contains("always (ED25519)"), "{out:?}");
+    let (code, text) = lab.agent_runs_with(&[("SSH_AUTH_SOCK", &agent.socket)], "ssh-add -l");
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("always (ED25519)"), "{text}");
 }
 
 /// The person's "no" to an escalation is recorded like every other decision; a log that cannot

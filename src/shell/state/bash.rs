@@ -94,11 +94,7 @@ pub(super) fn parse(dump: &[u8], limits: Limits) -> Result<State, DumpError> {
         .filter(|n| valid_identifier(n))
         .map(str::to_owned)
         .collect();
-    state.status = super::utf8(status)?
-        .split_ascii_whitespace()
-        .take(256)
-        .filter_map(|s| s.parse().ok())
-        .collect();
+    state.status = super::statuses(super::utf8(status)?);
     Ok(state)
 }
 

@@ -107,6 +107,17 @@ pub struct State {
     pub status: Vec<i32>,
 }
 
+/// `$?` then each `PIPESTATUS` element, as a shell wrote them (`"1 0 1"`): at most 256, each a
+/// number, or none at all.
+pub fn statuses(text: &str) -> Vec<i32> {
+    let numbers: Option<Vec<i32>> = text
+        .split_ascii_whitespace()
+        .take(256)
+        .map(|n| n.parse().ok())
+        .collect();
+    numbers.unwrap_or_default()
+}
+
 /// Bounds on what is read: the shell's own dump, and the untrusted one from the sandbox.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -157,6 +168,15 @@ impl State {
             Dialect::Bash => bash::parse(dump, limits),
             Dialect::Zsh => zsh::parse(dump, limits),
         }
+    }
+
+    /// Whether `name` is one of [`State::shadowing_names`], looked up without listing them.
+    pub fn shadows(&self, name: &str) -> bool {
+        self.aliases
+            .contains_key(&(AliasKind::Regular, name.to_owned()))
+            || self.functions.contains_key(name)
+            || self.disabled.iter().any(|d| d == name)
+            || self.vars.get(name).is_some_and(|v| v.attrs.arithmetic)
     }
 
     /// Names that, in this shell, are not what they look like: aliases, functions and builtins

@@ -232,11 +232,7 @@ fn parse_one<'a>(
                 }
             }
             "S" => {
-                state.status = next()?
-                    .split_ascii_whitespace()
-                    .take(256)
-                    .filter_map(|s| s.parse().ok())
-                    .collect();
+                state.status = super::statuses(next()?);
             }
             other => {
                 return Err(DumpError(format!(
