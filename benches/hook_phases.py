@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Where a line typed in a hooked bash spends its time inside `shellgate hook`, phase by phase.
+"""Where a line typed in a hooked shell spends its time inside `shellgate hook`, phase by phase.
 
-A hooked interactive bash in a pseudo-terminal (a scratch HOME whose .bashrc loads the hook of
-BINARY) is sent `ls -a` ROUNDS times while `perf record -a` records uprobes on shellgate's
+A hooked interactive bash (or zsh) in a pseudo-terminal (a scratch HOME whose .bashrc or .zshrc
+loads the hook of BINARY) is sent `ls -a` ROUNDS times while `perf record -a` records uprobes on shellgate's
 functions and the kernel's exec, fork and exit events, as benches/phases.py does (same probes,
 plus the hook's own entry points). Each row is the median over the lines of the time between two
 events of the same `shellgate hook` process or of its sandbox's processes (the sandboxed bash is
@@ -11,7 +11,10 @@ binding, PS0's command substitution, the state dump before the line, the apply s
 is outside these rows: compare the total with benches/hooks.sh's per-line figures.
 
 Needs root, perf, nm and readelf, and a binary with its symbol table (see benches/phases.py).
-Usage: benches/hook_phases.py BINARY ROUNDS
+After the phases (rows a stateless or directly started line has no events for show `--`), every
+event's median time from the hook process's start, in order.
+
+Usage: benches/hook_phases.py BINARY ROUNDS [bash|zsh]
 """
 
 import os
@@ -26,17 +29,21 @@ import phases  # noqa: E402  (the probes, the recording's parser and the launche
 phases.FUNCTIONS.update({
     "hookrun": "shellgate::shell::function::run",
     "route": "shellgate::broker::route",
+    "held": "shellgate::shell::function::held_values",
+    "splan": "shellgate::shell::stateless::plan",
+    "lparse": "shellgate_core::parse::parse",
+    "wpriv": "shellgate::audit::paths::write_private",
 })
 
 DRIVER = """
 import os, pty, select, sys, time
-home, ws, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+home, ws, rounds, shell = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 env = {"HOME": home, "PATH": "/usr/bin:/bin", "TERM": "xterm",
        "XDG_STATE_HOME": home + "/.state", "XDG_CONFIG_HOME": home + "/.config"}
 pid, fd = pty.fork()
 if pid == 0:
     os.chdir(ws)
-    os.execvpe("bash", ["bash", "-i"], env)
+    os.execvpe(shell, [shell, "-i"], env)
 def drain(seconds):
     end = time.time() + seconds
     while time.time() < end:
@@ -72,17 +79,19 @@ PHASES = [
 
 
 def main(argv):
-    if len(argv) != 3:
+    if len(argv) not in (3, 4):
         sys.exit(__doc__)
     binary, rounds = os.path.realpath(argv[1]), int(argv[2])
-    init = subprocess.run([binary, "init", "bash"], capture_output=True, text=True,
+    shell = argv[3] if len(argv) == 4 else "bash"
+    phases.FUNCTIONS["stateparse"] = f"shellgate::shell::state::{shell}::parse"
+    init = subprocess.run([binary, "init", shell], capture_output=True, text=True,
                           check=True).stdout
     with tempfile.TemporaryDirectory(dir="/var/tmp") as scratch:
         home, ws = os.path.join(scratch, "home"), os.path.join(scratch, "ws")
         os.makedirs(home)
         os.makedirs(ws)
         subprocess.run(["git", "init", "-q", ws], check=True)
-        with open(os.path.join(home, ".bashrc"), "w") as rc:
+        with open(os.path.join(home, ".bashrc" if shell == "bash" else ".zshrc"), "w") as rc:
             rc.write("PS1='$ '\n" + init)
         driver = os.path.join(scratch, "driver.py")
         with open(driver, "w") as f:
@@ -91,13 +100,13 @@ def main(argv):
         phases.clear_probes()
         phases.set_probes(binary)
         try:
-            events = phases.record_while(["python3", driver, home, ws, str(rounds)], data)
+            events = phases.record_while(["python3", driver, home, ws, str(rounds), shell], data)
         finally:
             phases.clear_probes()
     lines = [launch for launch in phases.launches(events, binary)
              if any(label.startswith("main:hookrun#") for _, label in launch)
              and any(label.startswith("program:sched_process_exec#") for _, label in launch)]
-    print(f"shellgate hook, a typed `ls -a` in bash ({len(lines)} lines; medians)")
+    print(f"shellgate hook, a typed `ls -a` in {shell} ({len(lines)} lines; medians)")
     for start, end, what in PHASES:
         spans = []
         for launch in lines:
@@ -108,6 +117,20 @@ def main(argv):
                 spans.append(first[end] - first[start])
         shown = f"{statistics.median(spans):7.3f} ms" if spans else "     --   "
         print(f"  {shown}  {what}")
+    # Every event's median time from the hook process's exec, in order: where the rest goes.
+    print("timeline (ms from the hook's exec, medians):")
+    offsets = {}
+    for launch in lines:
+        first = {}
+        for t, label in launch:
+            first.setdefault(label.rsplit("#", 1)[0], t)
+        start = first.get("main:sched_process_exec")
+        if start is None:
+            continue
+        for label, t in first.items():
+            offsets.setdefault(label, []).append(t - start)
+    for label, spans in sorted(offsets.items(), key=lambda kv: statistics.median(kv[1])):
+        print(f"  {statistics.median(spans):7.3f}  {label}")
 
 
 if __name__ == "__main__":

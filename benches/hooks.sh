@@ -7,15 +7,17 @@
 #   - sandbox:     shellgate sandbox -- bash -c 'ls -a'   (the OS sandbox only)
 #   - run:         shellgate run -- 'ls -a'               (the whole path a hook takes: session log,
 #                                                          decision, 4 audit events, sandbox, bash)
-#   - run-nolog:   as run, without a session (a new log per line, as a bare `run` does)
+#   - run-pipe:    shellgate run -- 'ls -a | cat'         (a line a shell must run)
 # Prints medians, the time added over bare and the ratio to bare, all from that same run.
 #
 # Then, per line typed in an interactive shell (benches/hooks_interactive.py: bash -i and zsh -i
 # in a pseudo-terminal, Enter to the next prompt): the shell with the README's init line and the
-# same shell without it, taking turns line by line; medians, p95 and the ratio from that run.
+# same shell without it, taking turns line by line; medians, p95 and the ratio from that run, and
+# for `ls -a` and `ls -a | cat` the ratio to `run` of the same line above ("x run").
 #
 # Usage: benches/hooks.sh              (build first: ./install.sh, or cargo build --release)
 #   RUNS=500 benches/hooks.sh
+#   STARTUP=completion|omz benches/hooks.sh   (heavier startup files in both shells, see below)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -50,6 +52,7 @@ hyperfine -N --warmup 20 --runs "$runs" --export-json "$work/result.json" --styl
     --command-name "check" "$bin check -- 'ls -a'" \
     --command-name "sandbox" "$bin sandbox -- bash -c 'ls -a'" \
     --command-name "run" "$bin run -- 'ls -a'" \
+    --command-name "run-pipe" "$bin run -- 'ls -a | cat'" \
     >"$work/hyperfine.log"
 events=$(wc -l <"$XDG_STATE_HOME/shellgate/sessions/bench-session.jsonl")
 
@@ -71,12 +74,32 @@ echo
 echo "per line in an interactive shell (ms, Enter to the next prompt; $((runs / 5)) lines each):"
 init_bash=$(grep -m1 '^eval "$("$HOME/.local/bin/shellgate" init bash ' "$root/README.md")
 init_zsh=$(grep -m1 '^eval "$("$HOME/.local/bin/shellgate" init zsh ' "$root/README.md")
+# The startup files both variants share (STARTUP): none; Debian's bash-completion and `ls`
+# alias, zsh's compinit ("completion"); and with oh-my-zsh's autocd and global aliases ("omz").
+case ${STARTUP:-plain} in
+    plain) bash_rc=() zsh_rc=() ;;
+    completion | omz)
+        bash_rc=('. /usr/share/bash-completion/bash_completion' "alias ls='ls --color=auto'")
+        zsh_rc=('autoload -U compinit; compinit -u')
+        if [[ $STARTUP == omz ]]; then
+            zsh_rc+=('setopt auto_cd auto_pushd' "alias -g ...='../..'" "alias -g ....='../../..'"
+                "alias ls='ls --color=tty'" "alias ll='ls -lh'" "alias gst='git status'")
+        fi
+        ;;
+    *) echo "hooks.sh: STARTUP is plain, completion or omz" >&2; exit 1 ;;
+esac
 for variant in bare hooked; do
     mkdir -p "$HOME/$variant"
-    printf '%s\n' "PS1='[\$?]BENCH\\#\$ '" >"$HOME/$variant/.bashrc"
-    printf '%s\n' "PS1='[%?]BENCH%!\$ '" >"$HOME/$variant/.zshrc"
+    printf '%s\n' "${bash_rc[@]}" "PS1='[\$?]BENCH\\#\$ '" >"$HOME/$variant/.bashrc"
+    printf '%s\n' "${zsh_rc[@]}" "PS1='[%?]BENCH%!\$ '" >"$HOME/$variant/.zshrc"
 done
 printf '%s\n' "$init_bash" >>"$HOME/hooked/.bashrc"
 printf '%s\n' "$init_zsh" >>"$HOME/hooked/.zshrc"
 unset SHELLGATE_SESSION
+# The `run` rows' medians, for the typed lines' "x run" column.
+read -r RUN_MS RUN_PIPE_MS < <(python3 -c '
+import json, sys
+median = {r["command"]: r["median"] * 1000 for r in json.load(open(sys.argv[1]))["results"]}
+print("%.3f %.3f" % (median["run"], median["run-pipe"]))' "$work/result.json")
+export RUN_MS RUN_PIPE_MS
 python3 "$root/benches/hooks_interactive.py" "$bin" "$work/repo" "$HOME" "$((runs / 5))"

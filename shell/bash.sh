@@ -67,14 +67,22 @@ elif [[ $- == *i* ]]; then
   __shellgate_backstop=''
   __shellgate_pipestatus=()
   __shellgate_done=''
+  # Whether the line the binding took is sent the state's names first, which dump, and the token
+  # shellgate answered "the whole state" for (__shellgate_run).
+  __shellgate_light=''
+  __shellgate_what=''
+  __shellgate_more=''
   # The word put in front of a line whose first word cannot be an alias (`./run.sh`, `FOO=1 x`,
   # `for …`): U+2060 WORD JOINER, zero-width, in a UTF-8 terminal.
   case ${LC_ALL:-${LC_CTYPE:-${LANG:-}}} in
     *[Uu][Tt][Ff]-8* | *[Uu][Tt][Ff]8*) __shellgate_prefix=$'\xe2\x81\xa0' ;;
     *) __shellgate_prefix='__shellgate_line' ;;
   esac
-  # Plain words only: the shape of such a line is known without asking the binary.
-  __shellgate_plain='^[[:space:]]*([A-Za-z0-9_][A-Za-z0-9_.+:@%,-]*)([[:space:]]+[A-Za-z0-9_.+:@%,/=~-]+)*[[:space:]]*$'
+  # Plain words only, one command or a pipeline of such: the shape of such a line is known
+  # without asking the binary (a pipeline's length is its `|` count plus one), unless a reserved
+  # word stands where a command begins.
+  __shellgate_plain='^[[:space:]]*([A-Za-z0-9_][A-Za-z0-9_.+:@%,-]*)([[:space:]]+[A-Za-z0-9_.+:@%,/=~-]+)*([[:space:]]*[|][[:space:]]*[A-Za-z0-9_][A-Za-z0-9_.+:@%,-]*([[:space:]]+[A-Za-z0-9_.+:@%,/=~-]+)*)*[[:space:]]*$'
+  __shellgate_reserved='(^|[|])[[:space:]]*(case|coproc|do|done|elif|else|esac|fi|for|function|if|in|select|then|time|until|while)([[:space:]]|[|]|$)'
 
 @SHELLGATE_BASH_DUMP@
 
@@ -106,16 +114,33 @@ elif [[ $- == *i* ]]; then
     if [[ -n $__shellgate_hist && ( $READLINE_LINE == *'!'* || $READLINE_LINE == '^'* ) ]]; then
       __shellgate_expand
     fi
-    local shape word
-    if [[ $READLINE_LINE =~ $__shellgate_plain ]]; then
-      word=${BASH_REMATCH[1]}
+    local shape word='' pipes
+    [[ $READLINE_LINE =~ $__shellgate_plain ]] && word=${BASH_REMATCH[1]}
+    if [[ -n $word && ( $READLINE_LINE != *'|'* || ! $READLINE_LINE =~ $__shellgate_reserved ) ]]; then
       case $word in
         case | coproc | do | done | elif | else | 'esac' | fi | for | function | if | in | select | then | time | until | while)
           word=- ;;
       esac
-      shape="fg 1 $word"
+      pipes=${READLINE_LINE//[^|]/}
+      shape="fg $((${#pipes} + 1)) $word"
     else
       shape=$("$__shellgate_bin" hook bash --shape ${__shellgate_hist:+--histexpand} -- "$READLINE_LINE" 2>/dev/null) || return 0
+    fi
+    # Whether __shellgate_run sends the state's names first: shellgate runs a line that needs
+    # none of the state without it (src/shell/stateless.rs decides, and asks for the whole state
+    # when the line needs it). A line that surely needs it (a character whose meaning depends on
+    # the state; a builtin, function or assignment first; an option set that changes how a line
+    # runs) gets the whole state at once.
+    __shellgate_light=''
+    word=${READLINE_LINE#"${READLINE_LINE%%[![:space:]]*}"}
+    word=${word%%[[:space:]]*}
+    if @SHELLGATE_BASH_STATELESS_SHELL@ &&
+      [[ $READLINE_LINE != *@SHELLGATE_BASH_STATEFUL_CHARACTERS@* && $word != *=* ]] &&
+      ! builtin declare -F -- "$word" >/dev/null; then
+      case $word in
+        @SHELLGATE_BASH_OTHER_BUILTINS@) ;;
+        *) __shellgate_light=1 ;;
+      esac
     fi
     __shellgate_take "$shape"
   }
@@ -245,16 +270,25 @@ elif [[ $- == *i* ]]; then
     if [[ $__shellgate_line == *history* ]]; then
       builtin history -w "$__shellgate_dir/$__shellgate_tok.history" 2>/dev/null || :
     fi
-    __shellgate_dump >|"$__shellgate_dir/$__shellgate_tok.snapshot"
-    "$__shellgate_bin" hook bash --pid "$$" --shell-dir "$__shellgate_dir" --token "$__shellgate_tok" ${__shellgate_bg:+--background} -- "$__shellgate_line"
-    __shellgate_status=$?
+    # The state's names first when the line may need none of it (see __shellgate_capture); the
+    # whole state when it does, or when shellgate asks for it (`__shellgate_more`: nothing ran).
+    __shellgate_what=''
+    [[ -n $__shellgate_light && -z $__shellgate_bg ]] && __shellgate_what=names
+    __shellgate_light=''
+    while :; do
+      __shellgate_dump ${__shellgate_what:+"$__shellgate_what"} >|"$__shellgate_dir/$__shellgate_tok.snapshot"
+      "$__shellgate_bin" hook bash --pid "$$" --shell-dir "$__shellgate_dir" --token "$__shellgate_tok" ${__shellgate_bg:+--background} -- "$__shellgate_line"
+      __shellgate_status=$?
+      __shellgate_done='' __shellgate_more=''
+      if [[ -f $__shellgate_dir/$__shellgate_tok.apply ]]; then
+        builtin source "$__shellgate_dir/$__shellgate_tok.apply"
+      fi
+      [[ -n $__shellgate_what && $__shellgate_more == "$__shellgate_tok" ]] || break
+      __shellgate_what=''
+    done
     # The line is done: the next Enter starts a new one, even if the prompt hook was removed.
     __shellgate_rl=''
     __shellgate_bg=''
-    __shellgate_done=''
-    if [[ -f $__shellgate_dir/$__shellgate_tok.apply ]]; then
-      builtin source "$__shellgate_dir/$__shellgate_tok.apply"
-    fi
     if [[ $__shellgate_done != "$__shellgate_tok" ]]; then
       case $__shellgate_status in
         145 | 148 | 149 | 150)
@@ -438,7 +472,7 @@ elif [[ $- == *i* ]]; then
     done
     unset __shellgate_map
   fi
-  readonly PS0 __shellgate_bin __shellgate_dir __shellgate_prefix __shellgate_plain
+  readonly PS0 __shellgate_bin __shellgate_dir __shellgate_prefix __shellgate_plain __shellgate_reserved
   readonly -f __shellgate_capture __shellgate_expand __shellgate_take __shellgate_restore __shellgate_fixhist \
     __shellgate_run __shellgate_pipe __shellgate_ret __shellgate_dump __shellgate_untake \
     __shellgate_heal __shellgate_precmd __shellgate_ps0 __shellgate_mark __shellgate_gone __shellgate_pin __shellgate_unpin __shellgate_outside_end

@@ -6,35 +6,50 @@
 # `print` per record was a write each, and a shell with compinit has about a thousand functions
 # (6.7 ms a dump that way, 4.3 ms this way). The caller sets __shellgate_st to
 # "$? ${pipestatus[*]}" first.
+#
+# `__shellgate_dump names` is the names of the state only (a different header): parameters with
+# their type (and CDPATH's value), function names, and the aliases, options, directory, umask and
+# status whole. It is
+# what a line that may need none of the state is sent first (src/shell/stateless.rs): a tenth of
+# the whole dump's cost, which is mostly reading every value and function body.
 __shellgate_dump() {
   local -a __shellgate_o
   __shellgate_o=("${(@kv)options[@]}")
   emulate -L zsh
   local __shellgate_n __shellgate_t
   local -a __shellgate_a __shellgate_r
-  __shellgate_r=("shellgate-zsh-state 1")
-  for __shellgate_n in ${(k)parameters}; do
-    [[ $__shellgate_n == __shellgate* ]] && continue
-    __shellgate_t=${parameters[$__shellgate_n]}
-    # Hidden specials are zsh's own tables; "undefined" ones are parameters of modules not loaded
-    # yet (terminfo, userdirs …), which reading would load (and `commands` would hash PATH).
-    [[ $__shellgate_t == *hide* || $__shellgate_t == *local* || $__shellgate_t == undefined ]] && continue
-    case $__shellgate_t in
-      array*)
-        __shellgate_a=("${(@P)__shellgate_n}")
-        __shellgate_r+=(A $__shellgate_n $__shellgate_t ${#__shellgate_a} "${(@)__shellgate_a//$'\0'}")
-        ;;
-      association*)
-        __shellgate_a=("${(@kvP)__shellgate_n}")
-        __shellgate_r+=(H $__shellgate_n $__shellgate_t ${#__shellgate_a} "${(@)__shellgate_a//$'\0'}")
-        ;;
-      *)
-        __shellgate_r+=(V $__shellgate_n $__shellgate_t "${${(P)__shellgate_n}//$'\0'}")
-        ;;
-    esac
-  done
-  __shellgate_a=("${(@kv)functions}")
-  __shellgate_r+=(FS ${#__shellgate_a} "${(@)__shellgate_a//$'\0'}")
+  if [[ ${1-} == names ]]; then
+    __shellgate_a=("${(@kv)parameters}")
+    __shellgate_r=("shellgate-zsh-names 1" NS ${#__shellgate_a} "${__shellgate_a[@]}")
+    # The one value the check reads (with autocd, a name may be found through CDPATH).
+    __shellgate_r+=(V CDPATH "${parameters[CDPATH]-scalar}" "${CDPATH-}")
+    __shellgate_a=("${(@k)functions}")
+    __shellgate_r+=(FN ${#__shellgate_a} "${__shellgate_a[@]}")
+  else
+    __shellgate_r=("shellgate-zsh-state 1")
+    for __shellgate_n in ${(k)parameters}; do
+      [[ $__shellgate_n == __shellgate* ]] && continue
+      __shellgate_t=${parameters[$__shellgate_n]}
+      # Hidden specials are zsh's own tables; "undefined" ones are parameters of modules not loaded
+      # yet (terminfo, userdirs …), which reading would load (and `commands` would hash PATH).
+      [[ $__shellgate_t == *hide* || $__shellgate_t == *local* || $__shellgate_t == undefined ]] && continue
+      case $__shellgate_t in
+        array*)
+          __shellgate_a=("${(@P)__shellgate_n}")
+          __shellgate_r+=(A $__shellgate_n $__shellgate_t ${#__shellgate_a} "${(@)__shellgate_a//$'\0'}")
+          ;;
+        association*)
+          __shellgate_a=("${(@kvP)__shellgate_n}")
+          __shellgate_r+=(H $__shellgate_n $__shellgate_t ${#__shellgate_a} "${(@)__shellgate_a//$'\0'}")
+          ;;
+        *)
+          __shellgate_r+=(V $__shellgate_n $__shellgate_t "${${(P)__shellgate_n}//$'\0'}")
+          ;;
+      esac
+    done
+    __shellgate_a=("${(@kv)functions}")
+    __shellgate_r+=(FS ${#__shellgate_a} "${(@)__shellgate_a//$'\0'}")
+  fi
   __shellgate_a=("${(@kv)aliases}")
   __shellgate_r+=(LS a ${#__shellgate_a} "${(@)__shellgate_a//$'\0'}")
   __shellgate_a=("${(@kv)galiases}")

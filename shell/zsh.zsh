@@ -36,6 +36,7 @@ elif [[ -o interactive ]]; then
   typeset -g __shellgate_token='' __shellgate_line='' __shellgate_word='' __shellgate_alias=''
   typeset -g __shellgate_saved='' __shellgate_had='' __shellgate_expect='' __shellgate_comments=''
   typeset -g __shellgate_histfix='' __shellgate_tok='' __shellgate_st='' __shellgate_done=''
+  typeset -g __shellgate_light='' __shellgate_more=''
   typeset -gi __shellgate_seq=0 __shellgate_status=0
   typeset -ga __shellgate_pipestatus __shellgate_shape
   # The word put in front of a line whose first word cannot be an alias (`FOO=1 cmd`, `(cd x)`,
@@ -54,7 +55,12 @@ elif [[ -o interactive ]]; then
   __shellgate_consider() {
     # The person's options, before emulate gives this function zsh's defaults.
     local aliases_on=${options[aliases]} banghist_on=${options[banghist]} posix_on=${options[posixaliases]}
+    # (The options and handler src/shell/stateless.rs requires at their defaults, for the hint
+    # below.)
+    local shell_free=''
+    @SHELLGATE_STATELESS_SHELL@ && shell_free=1
     emulate -L zsh
+    __shellgate_light=''
     [[ -x $__shellgate_bin ]] || return 0
     [[ -n $__shellgate_dir && -z $PREBUFFER && $BUFFER != *$'\n'* && $BUFFER == *[^[:space:]]* ]] || return 0
     [[ $aliases_on == on ]] || return 0
@@ -102,6 +108,15 @@ elif [[ -o interactive ]]; then
       fi
     fi
     __shellgate_shape=($kind $pipes $word)
+    # Whether __shellgate_run sends the state's names first: shellgate runs a line that needs
+    # none of the state without it (src/shell/stateless.rs decides, and asks for the whole state
+    # when the line needs it). A line that surely needs it (a character whose meaning depends on
+    # the state; a builtin, function or assignment first; an option set that changes how a line
+    # runs) gets the whole state at once.
+    if [[ -n $shell_free && $BUFFER != *@SHELLGATE_STATEFUL_CHARACTERS@* && $first != *=* ]] &&
+      { [[ $first == @SHELLGATE_PURE_BUILTINS@ ]] || (( ! ${+builtins[$first]} && ! ${+functions[$first]} )) }; then
+      __shellgate_light=1
+    fi
   }
 
   # Sets up the alias for the line (not under emulate: interactivecomments must stay on for the
@@ -166,19 +181,29 @@ elif [[ -o interactive ]]; then
     __shellgate_tok=$__shellgate_token
     __shellgate_token=''
     __shellgate_restore
-    local bg=''
-    (( ZSH_SUBSHELL )) && bg=1
+    # (Locals named __shellgate*: the apply script's `typeset -g NAME` would set a local of the
+    # person's name here instead of their variable.)
+    local __shellgate_bg='' __shellgate_what=''
+    (( ZSH_SUBSHELL )) && __shellgate_bg=1
     if [[ $__shellgate_line == *history* ]]; then
       # (fc -W writes at most SAVEHIST lines, often 0: all of them here.)
       SAVEHIST=$HISTSIZE builtin fc -W "$__shellgate_dir/$__shellgate_tok.history" 2>/dev/null
     fi
-    __shellgate_dump >| "$__shellgate_dir/$__shellgate_tok.snapshot"
-    "$__shellgate_bin" hook zsh --pid $$ --shell-dir "$__shellgate_dir" --token "$__shellgate_tok" ${bg:+--background} -- "$__shellgate_line"
-    __shellgate_status=$?
-    __shellgate_done=''
-    if [[ -f $__shellgate_dir/$__shellgate_tok.apply ]]; then
-      builtin source "$__shellgate_dir/$__shellgate_tok.apply"
-    fi
+    # The state's names first when the line may need none of it (see __shellgate_consider); the
+    # whole state when it does, or when shellgate asks for it (`__shellgate_more`: nothing ran).
+    [[ -n $__shellgate_light && -z $__shellgate_bg ]] && __shellgate_what=names
+    __shellgate_light=''
+    while :; do
+      __shellgate_dump $__shellgate_what >| "$__shellgate_dir/$__shellgate_tok.snapshot"
+      "$__shellgate_bin" hook zsh --pid $$ --shell-dir "$__shellgate_dir" --token "$__shellgate_tok" ${__shellgate_bg:+--background} -- "$__shellgate_line"
+      __shellgate_status=$?
+      __shellgate_done='' __shellgate_more=''
+      if [[ -f $__shellgate_dir/$__shellgate_tok.apply ]]; then
+        builtin source "$__shellgate_dir/$__shellgate_tok.apply"
+      fi
+      [[ -n $__shellgate_what && $__shellgate_more == $__shellgate_tok ]] || break
+      __shellgate_what=''
+    done
     if [[ $__shellgate_done != $__shellgate_tok ]]; then
       case $__shellgate_status in
         (145|148|149|150)

@@ -137,7 +137,12 @@ impl Request {
             },
         );
         match &self.execution {
-            Execution::ShellArgs(args) => {
+            // (A line under `wrap` takes its shell's state, never the direct start; were one
+            // sent, its shell arguments run it the same.)
+            Execution::ShellArgs(args)
+            | Execution::Program {
+                shell_args: args, ..
+            } => {
                 put(&mut out, b"args");
                 put_list(&mut out, args);
             }
@@ -193,7 +198,10 @@ impl Request {
     /// The arguments the caller's real shell would get (empty for `-c LINE` executions).
     pub fn shell_args(&self) -> &[OsString] {
         match &self.execution {
-            Execution::ShellArgs(args) => args,
+            Execution::ShellArgs(args)
+            | Execution::Program {
+                shell_args: args, ..
+            } => args,
             Execution::ShellC { .. } => &[],
         }
     }

@@ -351,6 +351,10 @@ pub struct ExecStarted {
     pub grant: Option<crate::policy::grant::Grant>,
     /// The shell that runs the line (`bash`, `zsh`, `pwsh`).
     pub shell: String,
+    /// The program started in the shell's place, for a typed line of one command of plain words
+    /// (the path found on the line's `PATH`; absent when the shell ran the line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
     /// The names of the credential variables withheld from the line (never their values).

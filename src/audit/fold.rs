@@ -722,6 +722,7 @@ mod tests {
                 sandbox: SandboxPolicy::WorkspaceWrite,
                 grant: None,
                 shell: "bash".into(),
+                program: None,
                 pid: Some(42),
                 withheld: Vec::new(),
             }),

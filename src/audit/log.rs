@@ -665,6 +665,7 @@ mod tests {
             sandbox: SandboxPolicy::ReadOnly,
             grant: None,
             shell: "bash".into(),
+            program: None,
             pid: None,
             withheld: Vec::new(),
         });

@@ -136,13 +136,6 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
         fail_fetches_at_once(&mut env);
     }
     let args = shell_args(req, line);
-    let started = EventBody::ExecStarted(ExecStarted {
-        sandbox: grant.sandbox,
-        grant: Some(grant.clone()),
-        shell: req.shell.as_str().to_owned(),
-        pid: None,
-        withheld,
-    });
     let taken: Vec<RawFd> = side.passed.iter().map(|(_, number)| *number).collect();
     let (args, harness_fd) = match &decision.harness_write {
         Some(write) => {
@@ -151,9 +144,37 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
         }
         None => (args, None),
     };
+    let direct = match &req.execution {
+        Execution::Program { argv, .. } if harness_fd.is_none() => direct_program(argv, &env),
+        _ => None,
+    };
+    let started = EventBody::ExecStarted(ExecStarted {
+        sandbox: grant.sandbox,
+        grant: Some(grant.clone()),
+        shell: req.shell.as_str().to_owned(),
+        program: direct
+            .as_ref()
+            .map(|d| d.program.to_string_lossy().into_owned()),
+        pid: None,
+        withheld,
+    });
     // The shell runs under its own name, as a person's `bash` and an agent's `bash -c` do: bash
     // then reports an error as `bash: x: command not found`, not `/usr/bin/bash: line 1: …`.
-    let name = shell.file_name().unwrap_or(shell.as_os_str()).to_owned();
+    // A program started directly gets the word that named it, as the shell gives it, and none
+    // of the descriptors the caller passes for the shell's own use.
+    let started_directly = direct.is_some();
+    let (shell, name, args) = match direct {
+        Some(direct) => {
+            // The shell sets `_` to the program it starts, in that program's environment.
+            env.retain(|(key, _)| key != "_");
+            env.push(("_".into(), direct.program.clone().into_os_string()));
+            (direct.program, direct.name, direct.args)
+        }
+        None => {
+            let name = shell.file_name().unwrap_or(shell.as_os_str()).to_owned();
+            (shell, name, args)
+        }
+    };
     if grant.sandbox == SandboxPolicy::FullAccess {
         let mut command = Command::new(&shell);
         std::os::unix::process::CommandExt::arg0(&mut command, &name);
@@ -194,8 +215,12 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
     spec.host_processes = req.origin == Origin::Hook && acts_on_processes(&decision.commands);
     spec.unix_sockets = granted_sockets(grant, &env);
     use_the_lines_caches(&mut env, spec.workspace.as_deref(), &decision.commands);
-    let mut passed = side
-        .passed
+    let for_the_shell = if started_directly {
+        &[][..]
+    } else {
+        side.passed
+    };
+    let mut passed = for_the_shell
         .iter()
         .map(|(fd, number)| {
             fd.try_clone_to_owned()
@@ -264,6 +289,39 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
     Ok(Ran {
         status,
         denials: finished.denials,
+    })
+}
+
+/// A program a line starts without its shell ([`Execution::Program`]).
+struct Direct {
+    program: PathBuf,
+    name: OsString,
+    args: Vec<OsString>,
+}
+
+/// The program `argv` names, found on the line's `PATH` as the shell finds it, when the kernel
+/// starts it by itself: an ELF binary, or a script with a `#!` line. (A file without either is
+/// one the shell would run with `sh`; a name not found, no `PATH`, or a relative entry in it are
+/// the shell's to report or search.) `None` runs the line's shell instead.
+fn direct_program(argv: &[OsString], env: &[(OsString, OsString)]) -> Option<Direct> {
+    let (name, args) = argv.split_first()?;
+    let path_var = env
+        .iter()
+        .find(|(key, _)| key == "PATH")
+        .map(|(_, value)| value.as_os_str())?;
+    if std::env::split_paths(path_var).any(|dir| !dir.is_absolute()) {
+        return None;
+    }
+    let program = crate::sandbox::resolve_program(name, Some(path_var)).ok()?;
+    let mut head = [0u8; 4];
+    let read = std::fs::File::open(&program)
+        .and_then(|mut file| std::io::Read::read(&mut file, &mut head))
+        .ok()?;
+    let starts = head[..read].starts_with(b"#!") || head[..read] == *b"\x7fELF";
+    starts.then(|| Direct {
+        program,
+        name: name.clone(),
+        args: args.to_vec(),
     })
 }
 
@@ -499,7 +557,10 @@ pub(super) fn wait_or_cancel(
 
 pub(super) fn shell_args(req: &LineRequest, line: &str) -> Vec<OsString> {
     match &req.execution {
-        Execution::ShellArgs(args) => args.clone(),
+        Execution::ShellArgs(args)
+        | Execution::Program {
+            shell_args: args, ..
+        } => args.clone(),
         Execution::ShellC { positional } => {
             let mut args: Vec<OsString> = match req.shell {
                 ShellKind::Pwsh => vec!["-NoProfile".into(), "-Command".into(), line.into()],

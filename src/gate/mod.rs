@@ -56,6 +56,15 @@ pub enum Execution {
     ShellC { positional: Vec<OsString> },
     /// The real shell with exactly these arguments (the shell entry point keeps its caller's).
     ShellArgs(Vec<OsString>),
+    /// A typed line that is one command of plain words
+    /// ([`crate::shell::stateless::direct_argv`]): the program `argv[0]` names, found on the
+    /// line's `PATH`, started with these words, as the shell's `-c` would exec it — without
+    /// starting a shell first. When it is not found there (or is no executable the kernel starts
+    /// by itself), the real shell runs with `shell_args`, and says so as it always does.
+    Program {
+        argv: Vec<OsString>,
+        shell_args: Vec<OsString>,
+    },
 }
 
 /// Where the line's standard streams go.

@@ -59,20 +59,28 @@ pub fn run(call: &Call) -> u8 {
         Ok(done) => done,
         Err(e) => (print_refusal(&e, Reader::Person), Apply::nothing()),
     };
+    let token = state::quote(call.token);
+    let calls_again = matches!(apply, Apply::NeedsState);
     // A line that runs in the shell sets its own status in the script; any other has it here.
     let script = match apply {
-        Apply::InShell(script) => script,
+        Apply::InShell(script) => format!("{script}__shellgate_done={token}\n"),
         Apply::After { script, pipestatus } => format!(
-            "{script}__shellgate_status={status}\n__shellgate_pipestatus=({})\n",
+            "{script}__shellgate_status={status}\n__shellgate_pipestatus=({})\n\
+             __shellgate_done={token}\n",
             pipestatus.unwrap_or_else(|| status.to_string())
         ),
+        // Nothing ran: the function calls again with the whole state, and the history it wrote
+        // for the line stays for that call.
+        Apply::NeedsState => format!("__shellgate_more={token}\n"),
     };
-    let script = format!("{script}__shellgate_done={}\n", state::quote(call.token));
     if let Err(e) = crate::audit::paths::write_private(&files.apply, script.as_bytes()) {
         print_refusal(&Error::internal(e.to_string()), Reader::Person);
     }
-    for stale in [&files.snapshot, &files.input, &files.history] {
-        let _ = std::fs::remove_file(stale);
+    let _ = std::fs::remove_file(&files.snapshot);
+    if !calls_again {
+        for stale in [&files.input, &files.history] {
+            let _ = std::fs::remove_file(stale);
+        }
     }
     status
 }
@@ -93,6 +101,9 @@ enum Apply {
         script: String,
         pipestatus: Option<String>,
     },
+    /// The shell sent the names of its state only, and the line needs the whole of it: nothing
+    /// was decided or run, and the function calls again with the whole state.
+    NeedsState,
 }
 
 impl Apply {
@@ -247,11 +258,21 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
     } else {
         line
     };
+    // A directory typed as a command with `autocd` on is the `cd` the person's shell makes of
+    // it: decided, recorded and run as that (the sandbox's shell, not interactive, would not).
+    let autocd = (!call.background)
+        .then(|| super::stateless::autocd_directory(dialect, text, &before))
+        .flatten()
+        .map(|dir| format!("cd -- {}", crate::parse::posix_quote(&dir)));
+    let (line, text) = match &autocd {
+        Some(cd) => (cd.as_str(), cd.as_str()),
+        None => (line, text),
+    };
     // Parsed once here for all that follows (`text` is the line but for a background line's
     // `&`, which changes none of its commands).
     let parsed = crate::parse::parse(text, call.shell);
     let mut shadowed = before.shadowing_names();
-    if dialect == Dialect::Zsh && global_alias_in(line, &before) {
+    if dialect == Dialect::Zsh && before.global_alias_in(line) {
         // A global alias expands anywhere on the line: no word is what it looks like.
         shadowed.extend(parsed.commands.iter().map(|c| c.program.clone()));
     }
@@ -265,6 +286,9 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
         .then(|| super::stateless::plan(dialect, text, &parsed, &before))
         .flatten();
     let stateless = plan.is_some();
+    if before.names_only && !stateless {
+        return Ok((0, Apply::NeedsState));
+    }
     // One command and no alias to define: its status is all there is to report, and the shell
     // runs it by `exec`, as `bash -c` does for `run` (the runner's status report would keep the
     // shell waiting).
@@ -292,14 +316,20 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
         let runner = write_input(dialect, files, &before, text, no_state)?;
         shell_args(dialect, &runner, None)
     };
+    // One command of plain words starts its program without a shell first, as the person's
+    // shell would (`stateless::direct_argv`); the arguments above run it when it cannot be.
+    let direct = plan
+        .as_ref()
+        .and_then(|plan| super::stateless::direct_argv(text, &parsed, plan));
+    let execution = match direct {
+        Some(argv) => Execution::Program {
+            argv: argv.into_iter().map(Into::into).collect(),
+            shell_args: args,
+        },
+        None => Execution::ShellArgs(args),
+    };
     let cwd = crate::session::working_dir(None);
-    let request = LineRequest::new(
-        call.line,
-        call.shell,
-        &cwd,
-        Origin::Hook,
-        Execution::ShellArgs(args),
-    );
+    let request = LineRequest::new(line.as_bytes(), call.shell, &cwd, Origin::Hook, execution);
     let limit = if stateless {
         STATUS_BYTES
     } else {
@@ -457,7 +487,7 @@ fn read_snapshot(dialect: Dialect, files: &Files, dir: &Path) -> (State, bool) {
         }
         Err(_) => return (State::default(), false),
     };
-    match State::parse(dialect, &bytes, Limits::DEFAULT) {
+    match State::parse_snapshot(dialect, &bytes, Limits::DEFAULT) {
         Ok(state) => {
             if state.functions_omitted {
                 note_once(
@@ -469,6 +499,15 @@ fn read_snapshot(dialect: Dialect, files: &Files, dir: &Path) -> (State, bool) {
             }
             (state, true)
         }
+        // A dump of names that cannot be read: the whole state is asked for (the line runs
+        // with it, or, if that cannot be read either, without it and with the note below).
+        Err(_) if bytes.starts_with(names_header(dialect).as_bytes()) => (
+            State {
+                names_only: true,
+                ..State::default()
+            },
+            false,
+        ),
         Err(e) => {
             note_once(
                 dir,
@@ -480,6 +519,13 @@ fn read_snapshot(dialect: Dialect, files: &Files, dir: &Path) -> (State, bool) {
             );
             (State::default(), false)
         }
+    }
+}
+
+fn names_header(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Bash => state::bash::NAMES_HEADER,
+        Dialect::Zsh => state::zsh::NAMES_HEADER,
     }
 }
 
@@ -495,17 +541,6 @@ fn note_once(dir: &Path, key: &str, text: &str) {
     {
         crate::approval::tell(text);
     }
-}
-
-fn global_alias_in(line: &str, state: &State) -> bool {
-    state
-        .aliases
-        .keys()
-        .filter(|(kind, _)| *kind == state::AliasKind::Global)
-        .any(|(_, name)| {
-            line.split(|c: char| c.is_whitespace() || ";|&<>()".contains(c))
-                .any(|w| w == name)
-        })
 }
 
 /// The end of the input script: the line, shellgate's helpers, and (foreground only) the state
@@ -982,6 +1017,28 @@ mod tests {
 
     /// The state file holds what the shell wrote before its offset, and cannot be made longer
     /// than the bound: a write past it stops at the bound, which reads as a state too long.
+    #[test]
+    fn a_names_dump_that_cannot_be_read_asks_for_the_whole_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = |name: &str| dir.path().join(name);
+        let files = Files {
+            snapshot: path("t.snapshot"),
+            input: path("t.in"),
+            history: path("t.history"),
+            apply: path("t.apply"),
+            held: path("held"),
+        };
+        std::fs::write(&files.snapshot, "shellgate-zsh-names 1\0Q\0E\0").unwrap();
+        let (state, known) = read_snapshot(Dialect::Zsh, &files, dir.path());
+        assert!(state.names_only && !known);
+        assert!(!path("snapshot-unreadable.noted").exists());
+        // A whole dump that cannot be read is noted, and the line runs without the state.
+        std::fs::write(&files.snapshot, "shellgate-zsh-state 1\0Q\0E\0").unwrap();
+        let (state, known) = read_snapshot(Dialect::Zsh, &files, dir.path());
+        assert!(!state.names_only && !known);
+        assert!(path("snapshot-unreadable.noted").exists());
+    }
+
     #[test]
     fn the_state_file_holds_at_most_its_bound() {
         use std::io::Write;

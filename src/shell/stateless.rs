@@ -49,7 +49,7 @@ const KEYWORDS: [&str; 12] = [
 /// bash's `set -o` options that change how a line of programs runs or what its status is, and
 /// their value in `bash --norc -c`. (`extglob`, which bash-completion turns on, is not among
 /// them: its patterns need `?`, `*`, `+(`, `@(` or `!`, none of which such a line has.)
-const DEFAULTS_BASH: [(OptionKind, &str, bool); 12] = [
+const DEFAULTS_BASH: [(OptionKind, &str, bool); 11] = [
     (OptionKind::Set, "errexit", false),
     (OptionKind::Set, "noclobber", false),
     (OptionKind::Set, "nounset", false),
@@ -61,11 +61,10 @@ const DEFAULTS_BASH: [(OptionKind, &str, bool); 12] = [
     (OptionKind::Set, "physical", false),
     (OptionKind::Set, "keyword", false),
     (OptionKind::Set, "onecmd", false),
-    (OptionKind::Shopt, "autocd", false),
 ];
 
 /// zsh's options of the same kind (as `$options` names them), and their value in `zsh -f -c`.
-const DEFAULTS_ZSH: [(OptionKind, &str, bool); 11] = [
+const DEFAULTS_ZSH: [(OptionKind, &str, bool); 10] = [
     (OptionKind::Set, "errexit", false),
     (OptionKind::Set, "clobber", true),
     (OptionKind::Set, "nounset", false),
@@ -76,11 +75,135 @@ const DEFAULTS_ZSH: [(OptionKind, &str, bool); 11] = [
     (OptionKind::Set, "multios", true),
     (OptionKind::Set, "rcquotes", false),
     (OptionKind::Set, "cshjunkiequotes", false),
-    (OptionKind::Set, "autocd", false),
 ];
 
 /// The functions a shell runs for a command it cannot find.
 const NOT_FOUND_HANDLERS: [&str; 2] = ["command_not_found_handle", "command_not_found_handler"];
+
+/// Text for zsh's hook (`shell/zsh.zsh`, filled in by `init`): the hook sends a line the names of
+/// its state first only when the line may pass [`plan`] — none of [`STATEFUL_CHARACTERS`], a first
+/// word that is no builtin but [`PURE_BUILTINS`], no function and no assignment, the options of
+/// [`DEFAULTS_ZSH`] at their defaults and no not-found handler. [`plan`] decides; the hint only
+/// spares a second call for lines that surely need the whole state.
+pub struct ZshHint {
+    /// A bracket expression of the characters.
+    pub characters: String,
+    /// An alternation of the pure builtins.
+    pub pure_builtins: String,
+    /// A condition on `$options` (read before `emulate`) and `$functions`.
+    pub shell: String,
+}
+
+/// The same hint for bash's hook (`shell/bash.sh`): the characters as for zsh, the builtins other
+/// than [`PURE_BUILTINS`] as a `case` pattern, and a condition on `set -o` and `shopt -q` for the
+/// options of [`DEFAULTS_BASH`] and on the not-found handler.
+pub struct BashHint {
+    pub characters: String,
+    pub other_builtins: String,
+    pub shell: String,
+}
+
+pub fn bash_hint() -> BashHint {
+    // Single-quoted: literal in a pattern, and `esac` among them is no keyword.
+    let other_builtins: Vec<String> = crate::shell::state::bash::BUILTINS
+        .iter()
+        .filter(|b| !PURE_BUILTINS.contains(b))
+        .map(|b| format!("'{b}'"))
+        .collect();
+    let mut set = Vec::new();
+    let mut shopt = Vec::new();
+    for (kind, name, on) in DEFAULTS_BASH {
+        let not = if on { "" } else { "! " };
+        match kind {
+            OptionKind::Set => set.push(format!("{not}-o {name}")),
+            OptionKind::Shopt => shopt.push(format!(" && {not}builtin shopt -q {name}")),
+        }
+    }
+    let handlers: String = NOT_FOUND_HANDLERS
+        .iter()
+        .map(|name| format!(" && ! builtin declare -F {name} >/dev/null"))
+        .collect();
+    BashHint {
+        characters: stateful_bracket(),
+        other_builtins: other_builtins.join("|"),
+        shell: format!("[[ {} ]]{}{handlers}", set.join(" && "), shopt.concat()),
+    }
+}
+
+/// [`STATEFUL_CHARACTERS`] as a bracket expression, each escaped (a pattern in bash and zsh).
+fn stateful_bracket() -> String {
+    let escaped: String = STATEFUL_CHARACTERS
+        .iter()
+        .flat_map(|c| ['\\', *c])
+        .collect();
+    format!("[{escaped}]")
+}
+
+pub fn zsh_hint() -> ZshHint {
+    let options: Vec<String> = DEFAULTS_ZSH
+        .iter()
+        .map(|(_, name, on)| format!("${{options[{name}]}} == {}", if *on { "on" } else { "off" }))
+        .collect();
+    let handlers: Vec<String> = NOT_FOUND_HANDLERS
+        .iter()
+        .map(|name| format!("! ${{+functions[{name}]}}"))
+        .collect();
+    ZshHint {
+        characters: stateful_bracket(),
+        pure_builtins: format!("({})", PURE_BUILTINS.join("|")),
+        shell: format!(
+            "[[ {} ]] && (( {} ))",
+            options.join(" && "),
+            handlers.join(" && ")
+        ),
+    }
+}
+
+/// The words of a stateless line (see [`plan`]) that is one command of plain words, for starting
+/// its program without a shell ([`crate::gate::Execution::Program`]): what the person's shell
+/// does with such a line is to exec the program with these words, and what the sandboxed
+/// shell's `-c` does with it too, after starting. Plain words are ASCII letters, digits and
+/// `_ . / : = , + @ % -` separated by blanks: no quoting, expansion, redirection or operator
+/// character, so splitting at the blanks is the shell's own word splitting of the line — and
+/// the parser must agree (one command, its program and arguments these words, no wrapper, no
+/// redirection). The person's plain aliases the plan follows are expanded as the shell expands
+/// them: the first word replaced by the alias's words, each alias once. The program's word is
+/// no builtin (the plan allows a few pure ones), no assignment, not a job (`%1`).
+pub fn direct_argv(line: &str, parsed: &Parsed, plan: &Plan) -> Option<Vec<String>> {
+    let [command] = parsed.commands.as_slice() else {
+        return None;
+    };
+    let typed: Vec<&str> = line.split([' ', '\t']).filter(|w| !w.is_empty()).collect();
+    let (first, rest) = typed.split_first()?;
+    let parser_agrees = command.via.is_empty()
+        && command.writes.is_empty()
+        && command.reads.is_empty()
+        && first.rsplit('/').next() == Some(command.program.as_str())
+        && command.argv == rest;
+    if !parser_agrees {
+        return None;
+    }
+    let mut words: Vec<String> = typed.iter().map(|w| (*w).to_owned()).collect();
+    let mut expanded: Vec<&str> = Vec::new();
+    while let Some((name, value)) = plan
+        .aliases
+        .iter()
+        .find(|(name, _)| *name == words[0] && !expanded.contains(&name.as_str()))
+    {
+        expanded.push(name);
+        let value: Vec<String> = value.split_whitespace().map(str::to_owned).collect();
+        if value.is_empty() {
+            return None;
+        }
+        words.splice(0..1, value);
+    }
+    let plain = words.iter().all(|w| plain_word(w));
+    let program = &words[0];
+    let a_program = !program.contains('=')
+        && !program.starts_with(['%', '-'])
+        && !PURE_BUILTINS.contains(&program.as_str());
+    (plain && a_program).then_some(words)
+}
 
 /// How a stateless line runs: the person's aliases it uses, defined first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -100,12 +223,89 @@ pub fn plan(dialect: Dialect, line: &str, parsed: &Parsed, before: &State) -> Op
         && !NOT_FOUND_HANDLERS
             .iter()
             .any(|h| before.functions.contains_key(*h))
-        && !before
-            .aliases
-            .keys()
-            .any(|(kind, _)| matches!(kind, AliasKind::Global | AliasKind::Suffix))
+        && !before.global_alias_in(line)
+        && !suffix_alias_applies(parsed, before)
+        && autocd_cannot_apply(dialect, parsed, before)
         && !sets_what_the_gate_sets(before);
     free.then_some(plan)
+}
+
+/// The directory a typed line changes to by `autocd`: with the option on, a line of one plain
+/// word (letters, digits, `_ . / : , + @ % -`) that names a directory from this process's
+/// directory (the shell's), and that is no alias, function, builtin or program on `PATH` — then
+/// bash and zsh both `cd` there (zsh only when no command has the name).
+pub fn autocd_directory(dialect: Dialect, line: &str, before: &State) -> Option<String> {
+    if !autocd_on(dialect, before) {
+        return None;
+    }
+    let word = line.trim_matches([' ', '\t']);
+    let plain = plain_word(word) && !word.contains('=');
+    let program_on_path = || {
+        let path = crate::env::get().var("PATH");
+        crate::sandbox::resolve_program(std::ffi::OsStr::new(word), path).is_ok()
+    };
+    let a_directory = plain
+        && !word.starts_with(['%', '-'])
+        && !before.shadows(word)
+        && !builtin(dialect, word)
+        && std::path::Path::new(word).is_dir()
+        && (word.contains('/') || !program_on_path());
+    a_directory.then(|| word.to_owned())
+}
+
+/// A word no shell quote-removes, expands or splits: ASCII letters, digits and `_ . / : = , + @ %
+/// -` (the hook's own check in `shell/bash.sh` takes the same characters).
+fn plain_word(word: &str) -> bool {
+    !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./:=,+@%-".contains(c))
+}
+
+fn autocd_on(dialect: Dialect, before: &State) -> bool {
+    let option = match dialect {
+        Dialect::Bash => (OptionKind::Shopt, "autocd".to_owned()),
+        Dialect::Zsh => (OptionKind::Set, "autocd".to_owned()),
+    };
+    before.options.get(&option) == Some(&true)
+}
+
+/// The words a command of the line was named by, as written (a path, or the name).
+fn command_words(parsed: &Parsed) -> impl Iterator<Item = &str> {
+    parsed
+        .commands
+        .iter()
+        .map(|c| c.path.as_deref().unwrap_or(c.program.as_str()))
+}
+
+/// Whether a zsh suffix alias applies to a command of the line (`alias -s txt=vim` runs
+/// `vim notes.txt` for a command word `notes.txt`).
+fn suffix_alias_applies(parsed: &Parsed, before: &State) -> bool {
+    before
+        .aliases
+        .keys()
+        .filter(|(kind, _)| *kind == AliasKind::Suffix)
+        .any(|(_, suffix)| {
+            command_words(parsed).any(|word| {
+                word.strip_suffix(suffix.as_str())
+                    .is_some_and(|text| text.len() > 1 && text.ends_with('.'))
+            })
+        })
+}
+
+/// With `autocd` on (oh-my-zsh sets it), a command word that names a directory changes to it
+/// instead: such a line needs the state (its directory comes back). With `CDPATH` set the name
+/// may be found elsewhere, so no line with `autocd` is taken then. A word is looked up from this
+/// process's directory, the shell's.
+fn autocd_cannot_apply(dialect: Dialect, parsed: &Parsed, before: &State) -> bool {
+    if !autocd_on(dialect, before) {
+        return true;
+    }
+    // Set to anything but the empty string (or of a value not known: a dump of names).
+    let cdpath = before.vars.get("CDPATH").is_some_and(
+        |v| !matches!(&v.value, crate::shell::state::Value::Scalar(text) if text.is_empty()),
+    );
+    !cdpath && !command_words(parsed).any(|word| std::path::Path::new(word).is_dir())
 }
 
 /// Whether the person's shell has a variable the gate sets for a line (a build's fetch settings,
@@ -280,6 +480,77 @@ mod tests {
         plan(dialect, line, &parse(line, shell), before).is_some()
     }
 
+    fn direct(dialect: Dialect, line: &str, before: &State) -> Option<Vec<String>> {
+        let shell = match dialect {
+            Dialect::Bash => ShellKind::Bash,
+            Dialect::Zsh => ShellKind::Zsh,
+        };
+        let parsed = parse(line, shell);
+        let plan = plan(dialect, line, &parsed, before)?;
+        direct_argv(line, &parsed, &plan)
+    }
+
+    #[test]
+    fn one_command_of_plain_words_starts_its_program() {
+        let empty = State::default();
+        for dialect in [Dialect::Bash, Dialect::Zsh] {
+            assert_eq!(
+                direct(dialect, "ls -a", &empty),
+                Some(vec!["ls".to_owned(), "-a".to_owned()])
+            );
+            assert_eq!(
+                direct(dialect, "  cargo\ttest --release -p=core  ", &empty),
+                Some(vec![
+                    "cargo".to_owned(),
+                    "test".to_owned(),
+                    "--release".to_owned(),
+                    "-p=core".to_owned()
+                ])
+            );
+            assert_eq!(
+                direct(dialect, "./tools/run.sh a,b x@y 50%", &empty).map(|w| w.len()),
+                Some(4)
+            );
+            for line in [
+                // Quoting, operators and redirections are the shell's.
+                "ls 'a b'",
+                "ls \\a",
+                "ls a\"b",
+                "ls -a | wc -l",
+                "ls; ls",
+                "ls > out",
+                "ls 2>&1",
+                // A wrapper, a builtin (also a pure one), an assignment, a job.
+                "nice ls",
+                "env ls",
+                "true",
+                "pwd",
+                "kill 1",
+                "FOO=1 ls",
+                "%1",
+            ] {
+                assert_eq!(direct(dialect, line, &empty), None, "{dialect:?}: {line}");
+            }
+        }
+        // The person's plain aliases are expanded as the shell expands them: an alias to
+        // itself once, one leading to another; one to something not plain is the shell's.
+        let aliased = state_with(|s| {
+            for (name, value) in [("ls", "ls --color=auto"), ("ll", "ls -l"), ("t", "true")] {
+                s.aliases
+                    .insert((AliasKind::Regular, name.into()), value.into());
+            }
+        });
+        assert_eq!(
+            direct(Dialect::Bash, "ll -a", &aliased),
+            Some(
+                ["ls", "--color=auto", "-l", "-a"]
+                    .map(str::to_owned)
+                    .to_vec()
+            )
+        );
+        assert_eq!(direct(Dialect::Zsh, "t", &aliased), None);
+    }
+
     #[test]
     fn programs_with_literal_words_need_no_state() {
         let empty = State::default();
@@ -398,6 +669,38 @@ mod tests {
                 .insert((AliasKind::Global, "G".into()), "| grep".into());
         });
         assert!(!free(Dialect::Zsh, "ls G x", &global));
+        // Only where one of its words is the alias (oh-my-zsh defines `...` for every shell).
+        assert!(free(Dialect::Zsh, "ls x", &global));
+        assert!(free(Dialect::Zsh, "ls 'G' xG", &global));
+        let suffix = state_with(|s| {
+            s.aliases
+                .insert((AliasKind::Suffix, "txt".into()), "vim".into());
+        });
+        assert!(!free(Dialect::Zsh, "notes.txt", &suffix));
+        assert!(!free(Dialect::Zsh, "ls; ./notes.txt", &suffix));
+        assert!(free(Dialect::Zsh, "cat notes.txt", &suffix));
+        // autocd (oh-my-zsh sets it) changes to a command word that names a directory (`src`
+        // here, the crate's, this test's directory); any word when CDPATH may find one.
+        for (dialect, kind) in [
+            (Dialect::Bash, OptionKind::Shopt),
+            (Dialect::Zsh, OptionKind::Set),
+        ] {
+            let autocd = state_with(|s| {
+                s.options.insert((kind, "autocd".into()), true);
+            });
+            assert!(free(dialect, "ls -a src", &autocd));
+            assert!(!free(dialect, "src", &autocd));
+            assert!(!free(dialect, "ls | ./src", &autocd));
+            let cdpath = state_with(|s| {
+                s.options.insert((kind, "autocd".into()), true);
+                let var = crate::shell::state::Var {
+                    attrs: Default::default(),
+                    value: crate::shell::state::Value::Scalar("/tmp".into()),
+                };
+                s.vars.insert("CDPATH".into(), var);
+            });
+            assert!(!free(dialect, "ls -a", &cdpath));
+        }
         let completion = state_with(|s| {
             s.options
                 .insert((OptionKind::Shopt, "extglob".into()), true);
@@ -408,7 +711,6 @@ mod tests {
             (OptionKind::Set, "pipefail", true),
             (OptionKind::Set, "errexit", true),
             (OptionKind::Set, "noclobber", true),
-            (OptionKind::Shopt, "autocd", true),
         ] {
             let set = state_with(|s| {
                 s.options.insert((kind, name.into()), on);
@@ -434,6 +736,35 @@ mod tests {
         });
         assert!(free(Dialect::Bash, "ls -a", &defaults));
         assert!(free(Dialect::Zsh, "ls -a", &defaults));
+    }
+
+    #[test]
+    fn a_directory_typed_with_autocd_is_a_cd() {
+        // (This test runs in the crate's directory, where `src` and `tests` are directories.)
+        for (dialect, kind) in [
+            (Dialect::Bash, OptionKind::Shopt),
+            (Dialect::Zsh, OptionKind::Set),
+        ] {
+            let off = State::default();
+            assert_eq!(autocd_directory(dialect, "src", &off), None);
+            let on = state_with(|s| {
+                s.options.insert((kind, "autocd".into()), true);
+            });
+            assert_eq!(autocd_directory(dialect, " src ", &on), Some("src".into()));
+            assert_eq!(
+                autocd_directory(dialect, "./tests", &on),
+                Some("./tests".into())
+            );
+            assert_eq!(autocd_directory(dialect, "..", &on), Some("..".into()));
+            for line in ["src x", "'src'", "src;", "no-such-dir", "Cargo.toml", ""] {
+                assert_eq!(autocd_directory(dialect, line, &on), None, "{line}");
+            }
+            let function = state_with(|s| {
+                s.options.insert((kind, "autocd".into()), true);
+                s.functions.insert("src".into(), String::new());
+            });
+            assert_eq!(autocd_directory(dialect, "src", &function), None);
+        }
     }
 
     #[test]

@@ -34,8 +34,19 @@ pub fn render(shell: HookShell, binary: &str) -> String {
         HookShell::Zsh => (ZSH, posix_quote),
         HookShell::Powershell => (POWERSHELL, pwsh_inner),
     };
+    let hint = crate::shell::stateless::zsh_hint();
+    let bash_hint = crate::shell::stateless::bash_hint();
     template
         .replace("@SHELLGATE_BIN@", &quote(binary))
+        .replace(
+            "@SHELLGATE_BASH_STATEFUL_CHARACTERS@",
+            &bash_hint.characters,
+        )
+        .replace("@SHELLGATE_BASH_OTHER_BUILTINS@", &bash_hint.other_builtins)
+        .replace("@SHELLGATE_BASH_STATELESS_SHELL@", &bash_hint.shell)
+        .replace("@SHELLGATE_STATEFUL_CHARACTERS@", &hint.characters)
+        .replace("@SHELLGATE_PURE_BUILTINS@", &hint.pure_builtins)
+        .replace("@SHELLGATE_STATELESS_SHELL@", &hint.shell)
         .replace(
             "@SHELLGATE_BASH_DUMP@",
             crate::shell::state::bash::DUMP_FUNCTION.trim_end(),

@@ -187,6 +187,7 @@ pub fn record(session: &Session, request: &RequestId, line: &Line<'_>) {
                 sockets: Vec::new(),
             }),
             shell: "bash".into(),
+            program: None,
             pid: Some(4242),
             withheld: Vec::new(),
         }));

@@ -1272,6 +1272,9 @@ fn a_persons_plain_aliases_go_with_a_stateless_line(shell: &str) {
     );
     let out = sh.line("ll | cat");
     assert!(out.contains("sub/"), "{out}");
+    // One command: its program started directly, with the aliases' words.
+    let programs: Vec<bool> = started_programs(&f).iter().map(Option::is_some).collect();
+    assert_eq!(programs, [true, true, false]);
 }
 
 #[test]
@@ -1283,6 +1286,195 @@ fn bash_a_persons_plain_aliases_go_with_a_stateless_line() {
 #[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
 fn zsh_a_persons_plain_aliases_go_with_a_stateless_line() {
     a_persons_plain_aliases_go_with_a_stateless_line("zsh");
+}
+
+/// A typed line of one command of plain words starts its program in the sandbox without a shell
+/// first, as the person's shell itself would (`stateless::direct_argv`; the session log names
+/// the program): the program's `_` is its path, as a shell sets it, and its status is the line's;
+/// a name not on `PATH` is still the shell's to report.
+fn plain_lines_start_their_program(shell: &str) {
+    let f = Fixture::new();
+    let mut sh = f.interactive(shell);
+    let out = sh.line("printenv _");
+    assert!(out.contains("/printenv\r\n"), "{out}");
+    let (out, status) = sh.run("ls -d no-such-file", &[]);
+    assert_eq!(status, 2, "{out}");
+    let (out, status) = sh.run("no-such-program-x", &[]);
+    assert_eq!(status, 127, "{out}");
+    assert!(out.contains("not found"), "{out}");
+    // Quoted: the shell runs it.
+    let out = sh.line("printenv '_'");
+    assert!(out.contains("/printenv\r\n"), "{out}");
+    let programs = started_programs(&f);
+    assert_eq!(programs.len(), 4, "{programs:?}");
+    assert!(
+        programs[0]
+            .as_deref()
+            .is_some_and(|p| p.ends_with("/printenv")),
+        "{programs:?}"
+    );
+    assert!(
+        programs[1].as_deref().is_some_and(|p| p.ends_with("/ls")),
+        "{programs:?}"
+    );
+    assert_eq!(programs[2..], [None, None], "{programs:?}");
+}
+
+/// Each line's `exec/started` in the fixture's session logs: the program it started directly, if
+/// it did (else its shell ran it).
+fn started_programs(f: &Fixture) -> Vec<Option<String>> {
+    session_events(f)
+        .iter()
+        .filter(|e| e["kind"] == "exec/started")
+        .map(|e| e["data"]["program"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Every event of the fixture's session logs, in order.
+fn session_events(f: &Fixture) -> Vec<serde_json::Value> {
+    let dir = f.user.state().join("shellgate/sessions");
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    logs.sort();
+    logs.iter()
+        .flat_map(|log| {
+            std::fs::read_to_string(log)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn bash_plain_lines_start_their_program() {
+    plain_lines_start_their_program("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_plain_lines_start_their_program() {
+    plain_lines_start_their_program("zsh");
+}
+
+/// oh-my-zsh's settings (`auto_cd`, the global aliases `...`, `ls='ls --color=tty'`) leave an
+/// ordinary line without the shell's state, its program started directly; a line with the global
+/// alias takes the state, and the alias expands.
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_oh_my_zsh_settings_leave_lines_stateless() {
+    let f = Fixture::with_rc("setopt auto_cd\nalias -g ...='../..'\nalias ls='ls --color=tty'\n");
+    std::fs::create_dir_all(f.ws.join("sub/deeper")).unwrap();
+    let mut sh = f.interactive("zsh");
+    let out = sh.line("ls");
+    assert!(out.contains("sub"), "{out}");
+    let out = sh.line("ls -d ...");
+    assert!(
+        out.contains("../.."),
+        "the global alias did not expand: {out}"
+    );
+    let programs: Vec<bool> = started_programs(&f).iter().map(Option::is_some).collect();
+    assert_eq!(programs.first(), Some(&true), "{programs:?}");
+    assert_eq!(programs.last(), Some(&false), "{programs:?}");
+}
+
+/// With `autocd` on (oh-my-zsh sets it), a directory typed as a command changes to it, as in the
+/// person's own shell: the line is the `cd` the shell makes of it (the sandbox's shell is not
+/// interactive, and autocd applies only in interactive shells).
+fn a_directory_typed_with_autocd_changes_to_it(shell: &str) {
+    let rc = if shell == "bash" {
+        "shopt -s autocd\n"
+    } else {
+        "setopt auto_cd\n"
+    };
+    let f = Fixture::with_rc(rc);
+    std::fs::create_dir_all(f.ws.join("sub/deeper")).unwrap();
+    let mut sh = f.interactive(shell);
+    sh.line("sub");
+    let out = sh.line("pwd");
+    assert!(out.contains("/ws/sub\r\n"), "{out}");
+    sh.line("deeper");
+    sh.line("..");
+    let out = sh.line("pwd");
+    assert!(out.contains("/ws/sub\r\n"), "{out}");
+}
+
+#[test]
+fn bash_a_directory_typed_with_autocd_changes_to_it() {
+    a_directory_typed_with_autocd_changes_to_it("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_a_directory_typed_with_autocd_changes_to_it() {
+    a_directory_typed_with_autocd_changes_to_it("zsh");
+}
+
+/// A line that may need none of the shell's state is sent the names of it first
+/// (`__shellgate_dump names`), and the whole state only when shellgate asks for it: function
+/// bodies are most of a dump (bash-completion's, compinit's). Seen through the note a body over
+/// 1 MiB gets, which only a whole dump reaches; and a later command of the line that is the
+/// person's function still reaches it.
+fn a_stateless_line_reads_no_function_bodies(shell: &str) {
+    let big = Fixture::with_rc(&format!("big() {{ : {}; }}\n", "a".repeat(1_100_000)));
+    let mut sh = big.interactive(shell);
+    let out = sh.line("ls");
+    assert!(!out.contains("over 1 MiB"), "a whole dump was read: {out}");
+    let out = sh.line("echo \"$HOME\"");
+    assert!(out.contains("over 1 MiB"), "{out}");
+    let f = Fixture::with_rc("greet() { echo \"hi-$1\"; }\n");
+    let mut sh = f.interactive(shell);
+    let out = sh.line("ls -d .; greet there");
+    assert!(out.contains("hi-there"), "{out}");
+}
+
+#[test]
+fn bash_a_stateless_line_reads_no_function_bodies() {
+    a_stateless_line_reads_no_function_bodies("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_a_stateless_line_reads_no_function_bodies() {
+    a_stateless_line_reads_no_function_bodies("zsh");
+}
+
+/// zsh sends a line that may need none of its state the names of it only (`__shellgate_dump
+/// names`), and the whole state when shellgate asks for it: reading every value and function body
+/// is most of what such a line costs (issue 27). Counted by wrapping the hook's dump function in
+/// the person's shell.
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_sends_the_names_first_and_the_state_when_asked() {
+    let f = Fixture::with_rc(
+        "greet() { echo \"hi-$1\"; }\nwhole_dumps=0\n\
+         functions[orig_dump]=$functions[__shellgate_dump]\n\
+         __shellgate_dump() { [[ ${1-} == names ]] || (( ++whole_dumps )); orig_dump \"$@\"; }\n",
+    );
+    std::fs::create_dir_all(f.ws.join("sub")).unwrap();
+    let mut sh = f.interactive("zsh");
+    let out = sh.line("ls");
+    assert!(out.contains("sub"), "{out}");
+    assert_eq!(sh.run("ls -d sub", &[]).1, 0);
+    // The first word is a program, a later one the person's function: shellgate asks for the
+    // state, and the line runs with it.
+    let out = sh.line("ls -d sub; greet there");
+    assert!(
+        out.contains("hi-there"),
+        "the function did not reach the line: {out}"
+    );
+    // A `$` on the line: the whole state at once (this line's dump is the second).
+    let out = sh.line("echo \"dumps-$whole_dumps\"");
+    assert!(out.contains("dumps-2"), "{out}");
+    // A variable named as the function's own locals were (`bg`) is the person's.
+    sh.line("bg=7");
+    let out = sh.line("echo \"bg-$bg\"");
+    assert!(out.contains("bg-7"), "{out}");
 }
 
 /// A function with an extended pattern (bash-completion's, which Debian's skeleton loads, are

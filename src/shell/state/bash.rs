@@ -18,6 +18,10 @@ use std::path::Path;
 /// The first section of a dump.
 pub const HEADER: &str = "shellgate-bash-state 1";
 
+/// The first section of a dump without the functions' bodies (`__shellgate_dump names`: see
+/// [`State::names_only`]).
+pub const NAMES_HEADER: &str = "shellgate-bash-names 1";
+
 /// The sections of one dump (see `shell/bash-state.sh`).
 const SECTIONS: usize = 11;
 
@@ -54,14 +58,29 @@ pub(super) fn parse(dump: &[u8], limits: Limits) -> Result<State, DumpError> {
             sections.len()
         )));
     };
-    if *header != HEADER.as_bytes() {
-        return Err(DumpError("the shell state has no shellgate header".into()));
-    }
+    let names_only = match *header {
+        h if h == HEADER.as_bytes() => false,
+        h if h == NAMES_HEADER.as_bytes() => true,
+        _ => return Err(DumpError("the shell state has no shellgate header".into())),
+    };
     let mut state = State {
         vars: parse_declare_p(super::utf8(declared)?, limits)?,
+        names_only,
         ..State::default()
     };
-    if functions.len() > limits.functions_bytes {
+    if names_only {
+        // Each function by its name only (`declare -F`), its body not known.
+        if !functions.is_empty() {
+            return Err(DumpError("a dump of names holds function bodies".into()));
+        }
+        state.functions = super::utf8(names)?
+            .lines()
+            .take(limits.entries)
+            .map(function_attribute_name)
+            .filter(|name| !name.is_empty())
+            .map(|name| (name.to_owned(), String::new()))
+            .collect();
+    } else if functions.len() > limits.functions_bytes {
         state.functions_omitted = true;
     } else {
         state.functions = split_functions(super::utf8(functions)?, super::utf8(names)?, limits)?;
@@ -922,6 +941,47 @@ declare -ax xa=([0]="1")
         .unwrap();
         assert_eq!(aliases[&(AliasKind::Regular, "ll".into())], "ls -l");
         assert_eq!(aliases[&(AliasKind::Regular, "x".into())], "echo \"q\" 's'");
+    }
+
+    #[test]
+    fn a_dump_of_names_is_read_from_the_shell_only() {
+        let names = dump([
+            NAMES_HEADER,
+            "declare -i n=\"3\"\n",
+            "",
+            "declare -f greet\ndeclare -fx big\n",
+            "alias ll='ls -l'\n",
+            "shopt -u autocd\n",
+            "set +o errexit\n",
+            "0022\n",
+            "/w",
+            "",
+            "0",
+        ]);
+        let state =
+            State::parse_snapshot(super::super::Dialect::Bash, &names, Limits::DEFAULT).unwrap();
+        assert!(state.names_only);
+        assert_eq!(state.functions.keys().collect::<Vec<_>>(), ["big", "greet"]);
+        assert!(state.functions.values().all(String::is_empty));
+        assert!(state.shadows("n"));
+        assert!(State::parse(super::super::Dialect::Bash, &names, Limits::DEFAULT).is_err());
+        let with_bodies = dump([
+            NAMES_HEADER,
+            "",
+            "greet () \n{ \n    echo hi\n}\n",
+            "declare -f greet\n",
+            "",
+            "",
+            "",
+            "0022\n",
+            "/w",
+            "",
+            "0",
+        ]);
+        assert!(
+            State::parse_snapshot(super::super::Dialect::Bash, &with_bodies, Limits::DEFAULT)
+                .is_err()
+        );
     }
 
     /// A line run again with a grant wrote two dumps: the last is the line's state; anything

@@ -105,6 +105,11 @@ pub struct State {
     pub disabled: Vec<String>,
     /// `$?` then each `PIPESTATUS`/`pipestatus` element, at the time of the dump.
     pub status: Vec<i32>,
+    /// The shell sent the names of its variables and functions, not their values and bodies
+    /// (zsh's `__shellgate_dump names`; aliases, options and the rest are whole): enough to plan
+    /// a line that needs none of the state ([`crate::shell::stateless`]), and nothing else. Only
+    /// the person's shell sends one ([`State::parse_snapshot`]); a line's dump never is one.
+    pub names_only: bool,
 }
 
 /// `$?` then each `PIPESTATUS` element, as a shell wrote them (`"1 0 1"`): at most 256, each a
@@ -156,8 +161,22 @@ impl State {
         }
     }
 
-    /// Parses a dump of `dialect`'s dump function.
+    /// Parses a whole dump of `dialect`'s dump function: the state a line leaves in the sandbox,
+    /// where a dump of names only ([`State::names_only`]) is refused.
     pub fn parse(dialect: Dialect, dump: &[u8], limits: Limits) -> Result<State, DumpError> {
+        let state = State::parse_snapshot(dialect, dump, limits)?;
+        if state.names_only {
+            return Err(DumpError("the shell state holds names only".into()));
+        }
+        Ok(state)
+    }
+
+    /// Parses what the person's shell sent before a line: a whole dump, or its names only.
+    pub fn parse_snapshot(
+        dialect: Dialect,
+        dump: &[u8],
+        limits: Limits,
+    ) -> Result<State, DumpError> {
         if dump.len() > limits.total_bytes {
             return Err(DumpError(format!(
                 "the shell state is larger than {} bytes",
@@ -168,6 +187,18 @@ impl State {
             Dialect::Bash => bash::parse(dump, limits),
             Dialect::Zsh => zsh::parse(dump, limits),
         }
+    }
+
+    /// Whether a word of `line` (a token between blanks and operators, quotes and all: a quoted
+    /// word is not expanded) is one of zsh's global aliases, which expand anywhere on a line.
+    pub fn global_alias_in(&self, line: &str) -> bool {
+        self.aliases
+            .keys()
+            .filter(|(kind, _)| *kind == AliasKind::Global)
+            .any(|(_, name)| {
+                line.split(|c: char| c.is_whitespace() || ";|&<>()".contains(c))
+                    .any(|w| w == name)
+            })
     }
 
     /// Whether `name` is one of [`State::shadowing_names`], looked up without listing them.

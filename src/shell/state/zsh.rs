@@ -6,6 +6,8 @@
 //! subshell: `V name type value`, `A name type count elements…`, `H name type count keys-and-values…`,
 //! `F name body`, `L a|g|s name value`, `O name on|off`, `U umask`, `D cwd`, `B builtin`,
 //! `S "$? pipestatus…"`, and `E` at the end. (A NUL inside a zsh value is dropped by the dump.)
+//! A dump of names only has its own header and `NS count name type…`, `FN count name…` instead of
+//! the variables and functions.
 //!
 //! A function comes back as its body; the apply script defines it as `functions[name]=body`,
 //! which zsh parses as a function body and never runs: no text of the line's can run in the
@@ -18,6 +20,9 @@ use super::{
 
 /// The first record of a dump.
 pub const HEADER: &str = "shellgate-zsh-state 1";
+
+/// The first record of a dump of names only (`__shellgate_dump names`: see [`State::names_only`]).
+pub const NAMES_HEADER: &str = "shellgate-zsh-names 1";
 
 /// The dump function, for the person's shell and the sandboxed one.
 pub const DUMP_FUNCTION: &str = include_str!("../../../shell/zsh-state.zsh");
@@ -145,10 +150,15 @@ fn parse_one<'a>(
                 .ok_or_else(|| DumpError("the shell state ends early".into()))?,
         )
     };
-    if next()? != HEADER {
-        return Err(DumpError("the shell state has no shellgate header".into()));
-    }
-    let mut state = State::default();
+    let names_only = match next()? {
+        HEADER => false,
+        NAMES_HEADER => true,
+        _ => return Err(DumpError("the shell state has no shellgate header".into())),
+    };
+    let mut state = State {
+        names_only,
+        ..State::default()
+    };
     let mut function_bytes = 0usize;
     loop {
         match next()? {
@@ -202,6 +212,24 @@ fn parse_one<'a>(
                 for _ in 0..pairs(next()?, limits)? {
                     let (name, body) = (next()?, next()?);
                     add_function(&mut state, &mut function_bytes, name, body, limits);
+                }
+            }
+            // A dump of names only: each parameter's name and type (its value not known), and
+            // each function's name (its body not known).
+            "NS" if names_only => {
+                for _ in 0..pairs(next()?, limits)? {
+                    let (name, kind) = (next()?, next()?);
+                    if !name.starts_with("__shellgate")
+                        && !kind.contains("hide")
+                        && kind != "undefined"
+                    {
+                        add_var(&mut state, name, kind, Value::Unset, limits)?;
+                    }
+                }
+            }
+            "FN" if names_only => {
+                for _ in 0..count(next()?, limits)? {
+                    add_function(&mut state, &mut function_bytes, next()?, "", limits);
                 }
             }
             "LS" => {
@@ -726,6 +754,49 @@ mod tests {
         // A list whose field count is odd is refused.
         let odd = dump(&[HEADER, "FS", "1", "greet", "E"]);
         assert!(State::parse(super::super::Dialect::Zsh, &odd, Limits::DEFAULT).is_err());
+    }
+
+    #[test]
+    fn a_dump_of_names_is_read_from_the_shell_only() {
+        let zsh = super::super::Dialect::Zsh;
+        let bytes = dump(&[
+            NAMES_HEADER,
+            "NS",
+            "8",
+            "count",
+            "integer",
+            "__shellgate_tok",
+            "scalar",
+            "_comps",
+            "association-hideval",
+            "terminfo",
+            "undefined",
+            "FN",
+            "1",
+            "greet",
+            "LS",
+            "a",
+            "2",
+            "ll",
+            "ls -l",
+            "E",
+        ]);
+        let state = State::parse_snapshot(zsh, &bytes, Limits::DEFAULT).unwrap();
+        assert!(state.names_only);
+        assert_eq!(state.vars.keys().collect::<Vec<_>>(), ["count"]);
+        assert_eq!(state.vars["count"].value, Value::Unset);
+        // The type still says what assigning it does.
+        assert!(state.shadows("count"));
+        assert!(state.functions.contains_key("greet"));
+        assert_eq!(
+            state.aliases.get(&(AliasKind::Regular, "ll".into())),
+            Some(&"ls -l".to_owned())
+        );
+        // Never as the state a line left: that is a whole dump.
+        assert!(State::parse(zsh, &bytes, Limits::DEFAULT).is_err());
+        // Its records belong to it alone.
+        let mixed = dump(&[HEADER, "FN", "1", "greet", "E"]);
+        assert!(State::parse_snapshot(zsh, &mixed, Limits::DEFAULT).is_err());
     }
 
     #[test]
