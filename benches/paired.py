@@ -7,8 +7,10 @@ take turns, 20 ms apart, and each is reported as the median of its per-round dif
 first command (the baseline) of the same round. The figure includes Python's own cost of starting
 a process, which is the same for every command and cancels in the differences.
 
-Usage: benches/paired.py ROUNDS NAME COMMAND [NAME COMMAND ...]
+Usage: benches/paired.py [--ratio A/B ...] ROUNDS NAME COMMAND [NAME COMMAND ...]
   COMMAND is split like a shell would (shlex), and runs with stdout and stderr to /dev/null.
+  --ratio A/B also prints A's time over B's: the ratio of the two medians, and the median of the
+  per-round ratios (each round's A over the same round's B).
   benches/paired.py 300 true /bin/true old "/tmp/old sandbox -- /bin/true" \
       new "target/release/shellgate sandbox -- /bin/true"
 """
@@ -25,7 +27,11 @@ PAUSE = 0.02
 
 
 def main(argv):
-    if len(argv) < 4 or len(argv) % 2 != 0:
+    ratios = []
+    while len(argv) > 2 and argv[1] == "--ratio":
+        ratios.append(tuple(argv[2].split("/", 1)))
+        argv = argv[:1] + argv[3:]
+    if len(argv) < 4 or len(argv) % 2 != 0 or any(len(r) != 2 for r in ratios):
         sys.exit(__doc__)
     rounds = int(argv[1])
     commands = {argv[i]: shlex.split(argv[i + 1]) for i in range(2, len(argv), 2)}
@@ -47,6 +53,10 @@ def main(argv):
             f"  {name:<14} {statistics.median(samples):6.3f} ms"
             f"  {statistics.median(diffs):+.3f} ms vs {base} (paired)"
         )
+    for a, b in ratios:
+        of_medians = statistics.median(times[a]) / statistics.median(times[b])
+        per_round = statistics.median(x / y for x, y in zip(times[a], times[b]))
+        print(f"  {a} / {b}: {of_medians:.2f}x (medians), {per_round:.2f}x (per round)")
 
 
 if __name__ == "__main__":
