@@ -15,6 +15,7 @@ After the phases (rows a stateless or directly started line has no events for sh
 event's median time from the hook process's start, in order.
 
 Usage: benches/hook_phases.py BINARY ROUNDS [bash|zsh]
+  LINE=... sends that line instead of `ls -a` (`LINE='echo $HOME'`: a line that takes the state).
 """
 
 import os
@@ -37,7 +38,7 @@ phases.FUNCTIONS.update({
 
 DRIVER = """
 import os, pty, select, sys, time
-home, ws, rounds, shell = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+home, ws, rounds, shell, line = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 env = {"HOME": home, "PATH": "/usr/bin:/bin", "TERM": "xterm",
        "XDG_STATE_HOME": home + "/.state", "XDG_CONFIG_HOME": home + "/.config"}
 pid, fd = pty.fork()
@@ -54,7 +55,7 @@ def drain(seconds):
                 return
 drain(1)
 for _ in range(rounds):
-    os.write(fd, b"ls -a\\r")
+    os.write(fd, line.encode() + b"\\r")
     drain(0.1)
 os.write(fd, b"exit\\r")
 drain(0.3)
@@ -83,6 +84,7 @@ def main(argv):
         sys.exit(__doc__)
     binary, rounds = os.path.realpath(argv[1]), int(argv[2])
     shell = argv[3] if len(argv) == 4 else "bash"
+    line = os.environ.get("LINE", "ls -a")
     phases.FUNCTIONS["stateparse"] = f"shellgate::shell::state::{shell}::parse"
     init = subprocess.run([binary, "init", shell], capture_output=True, text=True,
                           check=True).stdout
@@ -100,13 +102,14 @@ def main(argv):
         phases.clear_probes()
         phases.set_probes(binary)
         try:
-            events = phases.record_while(["python3", driver, home, ws, str(rounds), shell], data)
+            events = phases.record_while(["python3", driver, home, ws, str(rounds), shell, line],
+                                         data)
         finally:
             phases.clear_probes()
     lines = [launch for launch in phases.launches(events, binary)
              if any(label.startswith("main:hookrun#") for _, label in launch)
              and any(label.startswith("program:sched_process_exec#") for _, label in launch)]
-    print(f"shellgate hook, a typed `ls -a` in {shell} ({len(lines)} lines; medians)")
+    print(f"shellgate hook, a typed `{line}` in {shell} ({len(lines)} lines; medians)")
     for start, end, what in PHASES:
         spans = []
         for launch in lines:

@@ -70,6 +70,7 @@ elif [[ $- == *i* ]]; then
   # Whether the line the binding took is sent the state's names first, which dump, and the token
   # shellgate answered "the whole state" for (__shellgate_run).
   __shellgate_light=''
+  __shellgate_qs=''
   __shellgate_what=''
   __shellgate_more=''
   # The word put in front of a line whose first word cannot be an alias (`./run.sh`, `FOO=1 x`,
@@ -78,11 +79,7 @@ elif [[ $- == *i* ]]; then
     *[Uu][Tt][Ff]-8* | *[Uu][Tt][Ff]8*) __shellgate_prefix=$'\xe2\x81\xa0' ;;
     *) __shellgate_prefix='__shellgate_line' ;;
   esac
-  # Plain words only, one command or a pipeline of such: the shape of such a line is known
-  # without asking the binary (a pipeline's length is its `|` count plus one), unless a reserved
-  # word stands where a command begins.
-  __shellgate_plain='^[[:space:]]*([A-Za-z0-9_][A-Za-z0-9_.+:@%,-]*)([[:space:]]+[A-Za-z0-9_.+:@%,/=~-]+)*([[:space:]]*[|][[:space:]]*[A-Za-z0-9_][A-Za-z0-9_.+:@%,-]*([[:space:]]+[A-Za-z0-9_.+:@%,/=~-]+)*)*[[:space:]]*$'
-  __shellgate_reserved='(^|[|])[[:space:]]*(case|coproc|do|done|elif|else|esac|fi|for|function|if|in|select|then|time|until|while)([[:space:]]|[|]|$)'
+@SHELLGATE_BASH_SHAPE@
 
 @SHELLGATE_BASH_DUMP@
 
@@ -114,15 +111,10 @@ elif [[ $- == *i* ]]; then
     if [[ -n $__shellgate_hist && ( $READLINE_LINE == *'!'* || $READLINE_LINE == '^'* ) ]]; then
       __shellgate_expand
     fi
-    local shape word='' pipes
-    [[ $READLINE_LINE =~ $__shellgate_plain ]] && word=${BASH_REMATCH[1]}
-    if [[ -n $word && ( $READLINE_LINE != *'|'* || ! $READLINE_LINE =~ $__shellgate_reserved ) ]]; then
-      case $word in
-        case | coproc | do | done | elif | else | 'esac' | fi | for | function | if | in | select | then | time | until | while)
-          word=- ;;
-      esac
-      pipes=${READLINE_LINE//[^|]/}
-      shape="fg $((${#pipes} + 1)) $word"
+    local shape word
+    __shellgate_quickshape "$READLINE_LINE"
+    if [[ -n $__shellgate_qs ]]; then
+      shape=$__shellgate_qs
     else
       shape=$("$__shellgate_bin" hook bash --shape ${__shellgate_hist:+--histexpand} -- "$READLINE_LINE" 2>/dev/null) || return 0
     fi
@@ -475,7 +467,8 @@ elif [[ $- == *i* ]]; then
   readonly PS0 __shellgate_bin __shellgate_dir __shellgate_prefix __shellgate_plain __shellgate_reserved
   readonly -f __shellgate_capture __shellgate_expand __shellgate_take __shellgate_restore __shellgate_fixhist \
     __shellgate_run __shellgate_pipe __shellgate_ret __shellgate_dump __shellgate_untake \
-    __shellgate_heal __shellgate_precmd __shellgate_ps0 __shellgate_mark __shellgate_gone __shellgate_pin __shellgate_unpin __shellgate_outside_end
+    __shellgate_heal __shellgate_precmd __shellgate_ps0 __shellgate_mark __shellgate_gone __shellgate_pin __shellgate_unpin __shellgate_outside_end \
+    __shellgate_quickshape
 else
   # A script file or standard input: its text is not known here, so it is refused unless it runs
   # inside a line shellgate already approved (SHELLGATE_ACTIVE, checked above).

@@ -16,6 +16,10 @@
 //! what the person typed stays on the screen and in history as typed).
 
 use std::cell::RefCell;
+
+/// The hook's own answer for the plainest lines (`__shellgate_quickshape`), which it gives without
+/// asking this module; `tests/suite/hooks.rs` holds the two to the same answers.
+pub const BASH_QUICK_SHAPE: &str = include_str!("../../shell/bash-shape.sh");
 use tree_sitter::{Node, Tree};
 
 /// How the hook runs a line it takes.

@@ -3744,3 +3744,134 @@ fn bash_builtins_in_the_shell_evaluate_nothing_again() {
 fn zsh_builtins_in_the_shell_evaluate_nothing_again() {
     builtins_in_the_shell_evaluate_nothing_again("zsh");
 }
+
+/// The bash hook tells the shape of the plainest lines itself (`__shellgate_quickshape`,
+/// shell/bash-shape.sh) instead of forking `shellgate hook bash --shape` for each: wherever it
+/// answers, its answer must be the binary's (a wrong pipeline length gives the person a wrong
+/// `PIPESTATUS`; a wrong first word runs the line under the wrong alias). Lines that must be
+/// answered in the shell, then 600 put together at random from words, `$NAME`s, quotes,
+/// assignments, operators and reserved words, each asked of both (every line the hook answers).
+#[test]
+fn bash_quick_shape_is_the_binarys_shape() {
+    const PLAIN: [&str; 16] = [
+        "ls",
+        "echo",
+        "git",
+        "-a",
+        "x.txt",
+        "$HOME",
+        "${PATH}",
+        "\"a b\"",
+        "\"$USER/x\"",
+        "'a|b'",
+        "'a;b c'",
+        "FOO=1",
+        "A=$B",
+        "B=",
+        "|",
+        "|",
+    ];
+    const OTHER: [&str; 28] = [
+        "$1", "||", "&&", ";", "&", ">", "<", "(", ")", "{", "}", "if", "then", "fi", "for", "do",
+        "done", "time", "!", "#", "\\", "`date`", "$(pwd)", "*", "~", "2>&1", "\"", "'",
+    ];
+    let must_answer = [
+        "echo $HOME",
+        "git commit -m \"wip $USER\"",
+        "FOO=1 make",
+        "ls -a | cat",
+        "grep -r 'fn main' src | head -3",
+    ];
+    let must_agree = [
+        "if",
+        "for",
+        "echo x | if",
+        "ls | time cat",
+        "time ls",
+        "do x",
+        "FOO=1 for x",
+        "echo 'a|b' | cat",
+        "echo \"a|b\"",
+        "ls|cat|wc",
+        "echo 'x' 'y'|cat",
+    ];
+    let mut lines: Vec<String> = must_answer
+        .iter()
+        .chain(&must_agree)
+        .map(|l| (*l).to_owned())
+        .collect();
+    let mut seed: u64 = 0x5eed_2026_1205;
+    let mut next = |bound: usize| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        usize::try_from(seed >> 33).unwrap() % bound
+    };
+    for _ in 0..600 {
+        let count = 1 + next(6);
+        let mut line = String::new();
+        for i in 0..count {
+            if i > 0 && next(5) != 0 {
+                line.push(' ');
+            }
+            // Mostly what the hook may answer, so that most lines are close to its edge.
+            let token = if next(5) == 0 {
+                OTHER[next(OTHER.len())]
+            } else {
+                PLAIN[next(PLAIN.len())]
+            };
+            line.push_str(token);
+        }
+        lines.push(line);
+    }
+    let tmp = support::scratch_dir();
+    let input = tmp.path().join("lines");
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let script = format!(
+        "{}\nwhile IFS= read -r l; do __shellgate_quickshape \"$l\"; \
+         printf '%s\\n' \"${{__shellgate_qs:-ask}}\"; done",
+        include_str!("../../shell/bash-shape.sh")
+    );
+    let out = run({
+        let mut c = Command::new("bash");
+        c.args(["--noprofile", "--norc", "-u", "-c", &script])
+            .stdin(std::fs::File::open(&input).unwrap());
+        c
+    });
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let quick: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(quick.len(), lines.len());
+    let mut answered = 0;
+    for (line, quick) in lines.iter().zip(&quick) {
+        if quick == "ask" {
+            assert!(
+                !must_answer.contains(&line.as_str()),
+                "the hook asks the binary about `{line}`"
+            );
+            continue;
+        }
+        answered += 1;
+        let binary = Command::new(env!("CARGO_BIN_EXE_shellgate"))
+            .args(["hook", "bash", "--shape", "--", line])
+            .output()
+            .unwrap();
+        let binary = String::from_utf8_lossy(&binary.stdout).trim().to_owned();
+        assert_eq!(
+            quick, &binary,
+            "the hook's shape of `{line}` is not the binary's"
+        );
+    }
+    // Not vacuous: the random lines include plain ones the hook answers.
+    assert!(
+        answered > 50,
+        "only {answered} answered"
+    );
+}
