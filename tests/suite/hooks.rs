@@ -3870,8 +3870,5 @@ fn bash_quick_shape_is_the_binarys_shape() {
         );
     }
     // Not vacuous: the random lines include plain ones the hook answers.
-    assert!(
-        answered > 50,
-        "only {answered} answered"
-    );
+    assert!(answered > 50, "only {answered} answered");
 }
