@@ -136,7 +136,7 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
         fail_fetches_at_once(&mut env);
     }
     let args = shell_args(req, line);
-    let taken: Vec<RawFd> = side.passed.iter().map(|(_, number)| *number).collect();
+    let taken: Vec<RawFd> = side.passed.map(|p| p.numbers()).unwrap_or_default();
     let (args, harness_fd) = match &decision.harness_write {
         Some(write) => {
             let (args, fd) = hand_harness_file(write, &env, line, args, &taken)?;
@@ -215,19 +215,10 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
     spec.host_processes = req.origin == Origin::Hook && acts_on_processes(&decision.commands);
     spec.unix_sockets = granted_sockets(grant, &env);
     use_the_lines_caches(&mut env, spec.workspace.as_deref(), &decision.commands);
-    let for_the_shell = if started_directly {
-        &[][..]
-    } else {
-        side.passed
+    let mut passed = match side.passed {
+        Some(per_run) if !started_directly => per_run.for_run()?,
+        _ => Vec::new(),
     };
-    let mut passed = for_the_shell
-        .iter()
-        .map(|(fd, number)| {
-            fd.try_clone_to_owned()
-                .map(|owned| (owned, *number))
-                .map_err(|e| Error::internal(format!("cannot pass a descriptor on: {e}")))
-        })
-        .collect::<Result<Vec<_>>>()?;
     passed.extend(harness_fd);
     let command = crate::sandbox::Command {
         arg0: name,

@@ -214,9 +214,20 @@ pub struct ShellSide<'a> {
     /// For a line of a hooked shell (`Origin::Hook`): which allowed lines run in it. `None`:
     /// every line runs as a program.
     pub in_shell: Option<InShell>,
-    /// `(descriptor, number in the program)`, 3–9; passed only to a sandboxed line.
-    pub passed: &'a [(BorrowedFd<'a>, RawFd)],
+    /// Descriptors for the line's program besides its standard streams (a shell's report
+    /// channel), made afresh for each run; passed only to a sandboxed line.
+    pub passed: Option<&'a dyn PassedPerRun>,
     pub shadowed: &'a [String],
+}
+
+/// Descriptors a sandboxed line's program gets besides its standard streams, made afresh for
+/// each run of the line: a line run again after a yes gets new ones, so nothing of an earlier run
+/// reaches the next (`shell::channel`).
+pub trait PassedPerRun: std::fmt::Debug + Sync {
+    /// The numbers they take in the program (3–9).
+    fn numbers(&self) -> Vec<RawFd>;
+    /// This run's descriptors, as `(descriptor, number in the program)`.
+    fn for_run(&self) -> Result<Vec<(OwnedFd, RawFd)>>;
 }
 
 /// One allowed line on its way to running: what every step after the decision reads (the grant

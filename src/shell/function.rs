@@ -9,8 +9,8 @@
 //! 1. the snapshot is read ([`State`]) and written as the input script `TOKEN.in`;
 //! 2. the line goes through the gate like every other ([`crate::broker::route`]), run by the real
 //!    shell as `-c RUNNER`: the runner sources the input, sets `$?` and `PIPESTATUS` to the
-//!    previous line's, `eval`s the line, and dumps the state after it on descriptor 3, a sealed
-//!    memory file read here after the line ([`state_file`]);
+//!    previous line's, `eval`s the line, and dumps the state after it on descriptor 3, a socket
+//!    whose other end keeps only the shell's own bytes ([`crate::shell::channel`]);
 //! 3. the changes are sorted ([`crate::shell::state::treatment`]), the person is asked about
 //!    the ones that need a yes, and `TOKEN.apply` is written: the changes to make, the line's
 //!    status and `PIPESTATUS`, or — for a line that runs in the shell itself — the `eval` of that
@@ -24,9 +24,9 @@
 use crate::error::{Code, Error, Reader, Result, print_refusal};
 use crate::gate::{self, Execution, LineRequest, Origin, Outcome, ShellSide};
 use crate::parse::ShellKind;
+use crate::shell::channel::{Collected, StateChannel};
 use crate::shell::state::{self, Change, Dialect, Limits, State, Treatment};
 use std::io::Read;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -303,18 +303,26 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
              not applied\n",
         );
     }
+    // The shell reports on descriptor 3 (its state, or a stateless line's status) unless nothing
+    // comes back: its `-c` program then greets the channel first (`channel::hello`).
+    let reports = !(no_state || one_command);
+    let hello = if reports {
+        super::channel::hello(dialect)
+    } else {
+        ""
+    };
     let args = if one_command {
         shell_args(dialect, text, None)
     } else if let Some(plan) = &plan {
         let runner = format!(
-            "{}{}",
+            "{hello}{}{}",
             super::stateless::alias_definitions(dialect, plan),
             super::stateless::runner(dialect)
         );
         shell_args(dialect, &runner, Some(text))
     } else {
         let runner = write_input(dialect, files, &before, text, no_state)?;
-        shell_args(dialect, &runner, None)
+        shell_args(dialect, &format!("{hello}{runner}"), None)
     };
     // One command of plain words starts its program without a shell first, as the person's
     // shell would (`stateless::direct_argv`); the arguments above run it when it cannot be.
@@ -335,14 +343,11 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
     } else {
         Limits::DEFAULT.total_bytes
     };
-    let state_file = if no_state || one_command {
-        None
-    } else {
-        Some(state_file(limit)?)
-    };
-    let passed: Vec<(BorrowedFd, RawFd)> = state_file.iter().map(|f| (f.as_fd(), 3)).collect();
+    let channel = reports.then(|| StateChannel::new(limit));
     let side = ShellSide {
-        passed: &passed,
+        passed: channel
+            .as_ref()
+            .map(|c| c as &dyn crate::gate::PassedPerRun),
         shadowed: &shadowed,
         ..crate::shell::side(call.shell, Origin::Hook)
     };
@@ -363,14 +368,16 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
             let code = gate::exit_code(&status);
             if stateless {
                 held_values(&files.held, &before);
-                let reported = state_file.as_ref().map(|file| collected(file, limit));
+                let reported = channel.as_ref().and_then(report);
                 return Ok((code, status_only(code, reported)));
             }
             // Without the state the line started from there is nothing to compare with.
-            let Some(file) = state_file.as_ref().filter(|_| known) else {
+            let Some(dump) = channel.as_ref().and_then(report) else {
                 return Ok((code, Apply::nothing()));
             };
-            let dump = collected(file, limit);
+            if !known {
+                return Ok((code, Apply::nothing()));
+            }
             let held = held_values(&files.held, &before);
             let typed = state::Typed::of(&parsed);
             let cx = Seen {
@@ -547,8 +554,9 @@ fn note_once(dir: &Path, key: &str, text: &str) {
 /// after the line on descriptor 3, from an EXIT trap so that `exit` in the line still reports it.
 /// Descriptor 3 is moved to a number of 10 or more first, out of the way of the line's own
 /// redirections; the line's programs still inherit it (bash cannot mark it close-on-exec, and
-/// descriptor 3 stays open where the input is sourced), which gives them nothing the line's shell
-/// does not have: what comes back is untrusted and bounded (see [`state_file`]).
+/// descriptor 3 stays open where the input is sourced), but what they write there is dropped:
+/// only the shell's own bytes are its report ([`crate::shell::channel`]), which is still
+/// untrusted and bounded.
 pub fn runner_prelude(dialect: Dialect, line: &str, background: bool) -> String {
     let line = state::quote(line);
     match (dialect, background) {
@@ -925,61 +933,18 @@ fn treatment(dialect: Dialect, change: &Change, cx: &state::Context) -> Treatmen
     }
 }
 
-enum Collected {
-    Bytes(Vec<u8>),
-    TooLong,
-    /// The file could not be read back (the reason).
-    Unreadable(String),
-}
-
-/// The file the line's state is written to (descriptor 3 of the line's shell): a memory file of
-/// `limit` bytes that can neither grow nor shrink, so a line cannot make it larger than that.
-/// A file rather than a pipe: bash writes its dump a line at a time (stdout is line-buffered),
-/// and every write into a pipe woke the reader, about 180 times for a small shell.
-fn state_file(limit: usize) -> Result<OwnedFd> {
-    use nix::fcntl::{FcntlArg, SealFlag, fcntl};
-    use nix::sys::memfd::{MFdFlags, memfd_create};
-    let failed = |what: &str, e: nix::Error| {
-        Error::internal(format!(
-            "cannot make the file for the line's state ({what}): {e}"
-        ))
-    };
-    let file = memfd_create(
-        c"shellgate-state",
-        MFdFlags::MFD_CLOEXEC | MFdFlags::MFD_ALLOW_SEALING,
-    )
-    .map_err(|e| failed("memfd_create", e))?;
-    let size = i64::try_from(limit).map_err(|_| failed("size", nix::Error::EOVERFLOW))?;
-    nix::unistd::ftruncate(&file, size).map_err(|e| failed("ftruncate", e))?;
-    let seals = SealFlag::F_SEAL_GROW | SealFlag::F_SEAL_SHRINK | SealFlag::F_SEAL_SEAL;
-    fcntl(&file, FcntlArg::F_ADD_SEALS(seals)).map_err(|e| failed("seals", e))?;
-    Ok(file)
-}
-
-/// What the line's shell wrote to [`state_file`]: the bytes before the file's offset, which the
-/// shell's writes moved (it shares this descriptor's offset). A dump that reached the end of
-/// the file did not fit.
-fn collected(file: &OwnedFd, limit: usize) -> Collected {
-    let end = match nix::unistd::lseek(file, 0, nix::unistd::Whence::SeekCur) {
-        Ok(end) => usize::try_from(end).unwrap_or(usize::MAX),
-        Err(e) => return Collected::Unreadable(format!("its length: {e}")),
-    };
-    if end >= limit {
-        return Collected::TooLong;
+/// The shell's report on the line's channel. Bytes another process of the line wrote there are
+/// dropped, and the person is told: a program of the line tried to speak for the shell.
+fn report(channel: &StateChannel) -> Option<Collected> {
+    let report = channel.collect()?;
+    if report.foreign > 0 {
+        crate::approval::tell(&format!(
+            "shellgate: a program of this line wrote {} bytes to the report of this shell's state; \
+             they were ignored (only the shell itself reports its state)\n",
+            report.foreign
+        ));
     }
-    let mut bytes = vec![0u8; end];
-    let mut filled = 0;
-    while filled < end {
-        let offset = i64::try_from(filled).unwrap_or(i64::MAX);
-        match nix::sys::uio::pread(file, &mut bytes[filled..], offset) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(nix::Error::EINTR) => {}
-            Err(e) => return Collected::Unreadable(e.to_string()),
-        }
-    }
-    bytes.truncate(filled);
-    Collected::Bytes(bytes)
+    Some(report.collected)
 }
 
 /// Creates (0700) and returns this shell's private directory, `shells/SESSION-PID` in shellgate's
@@ -1015,8 +980,8 @@ pub fn prepare_dir(pid: i32) -> Result<PathBuf> {
 mod tests {
     use super::*;
 
-    /// The state file holds what the shell wrote before its offset, and cannot be made longer
-    /// than the bound: a write past it stops at the bound, which reads as a state too long.
+    /// A names dump that cannot be read asks for the whole state; a whole dump that cannot be
+    /// read is noted, and the line runs without the state.
     #[test]
     fn a_names_dump_that_cannot_be_read_asks_for_the_whole_state() {
         let dir = tempfile::tempdir().unwrap();
@@ -1037,27 +1002,6 @@ mod tests {
         let (state, known) = read_snapshot(Dialect::Zsh, &files, dir.path());
         assert!(!state.names_only && !known);
         assert!(path("snapshot-unreadable.noted").exists());
-    }
-
-    #[test]
-    fn the_state_file_holds_at_most_its_bound() {
-        use std::io::Write;
-        let file = state_file(4096).unwrap();
-        let mut writer = std::fs::File::from(file.try_clone().unwrap());
-        writer.write_all(b"shellgate-bash-state 1\0").unwrap();
-        assert!(
-            matches!(collected(&file, 4096), Collected::Bytes(b) if b == b"shellgate-bash-state 1\0")
-        );
-        let past = writer.write_all(&[b'a'; 8192]);
-        assert!(past.is_err(), "the file grew past its bound");
-        assert_eq!(
-            std::fs::File::from(file.try_clone().unwrap())
-                .metadata()
-                .unwrap()
-                .len(),
-            4096
-        );
-        assert!(matches!(collected(&file, 4096), Collected::TooLong));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Shell integration: the hook templates (`shell/` in the repository, embedded here), the parser of
 //! bash/zsh/pwsh command-line arguments used by the shell entry point, and locating the real shells.
 
+pub mod channel;
 pub mod function;
 pub mod in_shell;
 pub mod prompt_path;

@@ -3872,3 +3872,70 @@ fn bash_quick_shape_is_the_binarys_shape() {
     // Not vacuous: the random lines include plain ones the hook answers.
     assert!(answered > 50, "only {answered} answered");
 }
+
+/// A program of the line that writes where its shell reports its state (bash cannot close that
+/// descriptor on exec, so every program of the line inherits it). This one waits in the
+/// background for the shell's report and rewrites it, with the working directory replaced by one
+/// of its choice — where a repository it planted would have the prompt's `git` run its
+/// `core.fsmonitor` outside the sandbox — or, where it cannot read the report back, writes one of
+/// its own. The person's shell must stay where it was, and the person is told: only the shell's
+/// own bytes are its report (`shell::channel`).
+fn a_program_of_the_line_cannot_write_the_shells_state(shell: &str) {
+    const FORGER: &str = r#"
+import os, sys
+want, real, shell = sys.argv[1].encode(), sys.argv[2].encode(), sys.argv[3]
+fds = [n for n in range(10, 64) if os.path.exists(f"/proc/self/fd/{n}")]
+if not fds:
+    sys.exit("no inherited descriptor")
+fd = fds[0]
+if os.fork():
+    os._exit(0)
+if os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+    # Nothing can be read back: a report of its own, greeting as the shell does.
+    os.write(fd, b"shellgate-hello\0" + b"shellgate-" + shell.encode() + b"-state 1\0" * 4)
+    sys.exit(0)
+def pos():
+    with open(f"/proc/self/fdinfo/{fd}") as info:
+        return int(info.readline().split()[1])
+def whole(data):
+    return data.endswith(b"\0E\0") if shell == "zsh" else data.count(b"\0") >= 11
+while True:
+    data = os.pread(fd, pos(), 0)
+    if whole(data):
+        break
+os.pwrite(fd, data.replace(b"\0" + real + b"\0", b"\0" + want + b"\0"), 0)
+"#;
+    let f = Fixture::new();
+    // A directory whose path is as long as the workspace's, so the report keeps its length.
+    let forged = f.ws.with_file_name("fg");
+    std::fs::create_dir_all(&forged).unwrap();
+    std::fs::write(f.ws.join("forger.py"), FORGER).unwrap();
+    let mut sh = f.interactive(shell);
+    let line = format!(
+        "python3 forger.py {} {} {shell}; echo \"$HOME\" >/dev/null",
+        forged.display(),
+        f.ws.display()
+    );
+    let (out, _) = sh.run(&line, &["y"]);
+    let here = sh.line("pwd");
+    assert!(
+        !here.contains(&forged.display().to_string()),
+        "a program of the line moved the person's shell: {out}\n{here}"
+    );
+    assert!(here.contains(&f.ws.display().to_string()), "{here}");
+    assert!(
+        out.contains("they were ignored"),
+        "the person was not told that a program wrote the shell's report: {out}"
+    );
+}
+
+#[test]
+fn bash_a_program_of_the_line_cannot_write_the_shells_state() {
+    a_program_of_the_line_cannot_write_the_shells_state("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_a_program_of_the_line_cannot_write_the_shells_state() {
+    a_program_of_the_line_cannot_write_the_shells_state("zsh");
+}
