@@ -58,6 +58,8 @@ elif [[ $- == *i* ]]; then
   __shellgate_prompt_missing=()
   __shellgate_real_path=''
   __shellgate_path_set=''
+  __shellgate_prompt_git=''
+  __shellgate_git_set=''
   # A line run once outside: the names it made refuse, its PATH and the person's (`__shellgate_outside_end`).
   __shellgate_nowhere=()
   __shellgate_outside_ordered=''
@@ -291,6 +293,9 @@ elif [[ $- == *i* ]]; then
       esac
       __shellgate_pipestatus=("$__shellgate_status")
     fi
+    # The prompt's PATH and git now, not only from PROMPT_COMMAND: the person's own entries may
+    # run before the hook's (a git prompt).
+    __shellgate_pin
     return "$__shellgate_status"
   }
 
@@ -382,7 +387,8 @@ elif [[ $- == *i* ]]; then
       [[ -e $p ]] && stale=1
     done
     if [[ -n $stale ]]; then
-      __shellgate_prompt_path=''
+      # Until the answer says otherwise, the prompt's git reads no repository (fails closed).
+      __shellgate_prompt_path='' __shellgate_prompt_git=unknown
       builtin eval -- "$("$__shellgate_bin" hook bash --prompt-path)" || :
       # Without an answer, the system's directories alone: nothing of the person's runs unasked.
       [[ -n $__shellgate_prompt_path ]] || __shellgate_prompt_path=/usr/local/bin:/usr/bin:/bin
@@ -390,6 +396,11 @@ elif [[ $- == *i* ]]; then
     __shellgate_real_path=$PATH
     __shellgate_path_set=1
     [[ $PATH == "$__shellgate_prompt_path" ]] || PATH=$__shellgate_prompt_path
+    # A repository lines may have written (src/shell/prompt_path.rs): the prompt's git finds none.
+    if [[ -n $__shellgate_prompt_git && -z ${GIT_DIR+x} ]]; then
+      builtin export GIT_DIR=/dev/null
+      __shellgate_git_set=1
+    fi
   }
 
   # The end of a line run once outside the sandbox (its apply calls this last; so does the next
@@ -407,6 +418,10 @@ elif [[ $- == *i* ]]; then
 
   # The person's PATH again, unless the prompt's own code changed it (then that change stays).
   __shellgate_unpin() {
+    if [[ -n $__shellgate_git_set ]]; then
+      __shellgate_git_set=''
+      [[ ${GIT_DIR-} != /dev/null ]] || builtin unset GIT_DIR
+    fi
     [[ -n $__shellgate_path_set ]] || return 0
     __shellgate_path_set=''
     [[ $PATH != "$__shellgate_prompt_path" || $PATH == "$__shellgate_real_path" ]] || PATH=$__shellgate_real_path

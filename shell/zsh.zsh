@@ -214,6 +214,9 @@ elif [[ -o interactive ]]; then
       esac
       __shellgate_pipestatus=($__shellgate_status)
     fi
+    # The prompt's PATH and git now, not only from precmd_functions: zsh runs a `precmd`
+    # function of the person's (a git prompt) before those.
+    __shellgate_pin
     return $__shellgate_status
   }
 
@@ -290,7 +293,8 @@ elif [[ -o interactive ]]; then
       [[ -e $p ]] && stale=1
     done
     if [[ -n $stale ]]; then
-      __shellgate_prompt_path=''
+      # Until the answer says otherwise, the prompt's git reads no repository (fails closed).
+      __shellgate_prompt_path='' __shellgate_prompt_git=unknown
       builtin eval -- "$("$__shellgate_bin" hook zsh --prompt-path)" || :
       # Without an answer, the system's directories alone: nothing of the person's runs unasked.
       [[ -n $__shellgate_prompt_path ]] || __shellgate_prompt_path=/usr/local/bin:/usr/bin:/bin
@@ -298,6 +302,11 @@ elif [[ -o interactive ]]; then
     __shellgate_real_path=$PATH
     __shellgate_path_set=1
     [[ $PATH == "$__shellgate_prompt_path" ]] || PATH=$__shellgate_prompt_path
+    # A repository lines may have written (src/shell/prompt_path.rs): the prompt's git finds none.
+    if [[ -n $__shellgate_prompt_git && -z ${GIT_DIR+x} ]]; then
+      export GIT_DIR=/dev/null
+      __shellgate_git_set=1
+    fi
   }
 
   # The end of a line run once outside the sandbox (its apply calls this last; so does the next
@@ -315,6 +324,10 @@ elif [[ -o interactive ]]; then
 
   # The person's PATH again, unless the prompt's own code changed it (then that change stays).
   __shellgate_unpin() {
+    if [[ -n $__shellgate_git_set ]]; then
+      __shellgate_git_set=''
+      [[ ${GIT_DIR-} != /dev/null ]] || unset GIT_DIR
+    fi
     [[ -n $__shellgate_path_set ]] || return 0
     __shellgate_path_set=''
     [[ $PATH != "$__shellgate_prompt_path" || $PATH == "$__shellgate_real_path" ]] || PATH=$__shellgate_real_path
@@ -364,6 +377,8 @@ elif [[ -o interactive ]]; then
   __shellgate_prompt_missing=()
   __shellgate_real_path=''
   __shellgate_path_set=''
+  __shellgate_prompt_git=''
+  __shellgate_git_set=''
   __shellgate_nowhere=()
   __shellgate_outside_ordered=''
   __shellgate_outside_path=''

@@ -19,7 +19,19 @@
 //! every prompt (its precmd runs first) and puts the person's back when a line is entered, so
 //! what the person types finds its programs as their `PATH` says (and runs in the sandbox, or is
 //! checked by `gate::outside` before it runs outside). It is computed again when `PATH` changes,
-//! when a missing entry appears, and, with a relative entry, when the directory changes.
+//! when a missing entry appears, and when the directory changes.
+//!
+//! The prompt's `git` also reads the repository it finds from the directory, and runs what that
+//! repository's configuration names (`core.fsmonitor` on `git status`, a clean filter …). The
+//! sandbox guards the git files of a line's own workspace and checks every repository git
+//! reaches from it before and after each line (`surface`), but a repository in a temp dir, in a
+//! directory `[sandbox] writable` names, or nested in a workspace without being gitlinked is
+//! any line's to write (seen: a line ran `git init sub` with a `core.fsmonitor`, and a `git
+//! status` in `sub` outside ran it). So while the prompt is up in such a repository
+//! ([`untrusted_repository`]: its root lies where lines may write), the hook sets `GIT_DIR` to
+//! `/dev/null`: the prompt's `git` finds no repository and reads none of its files, and the
+//! person is told once per directory. Enter takes it away again, as it puts `PATH` back: a line
+//! the person types reads the repository as always, in the sandbox.
 //!
 //! Not covered: a directory that becomes writable by lines without a change the hook sees (a
 //! `git init` above `~/bin`), a program run by its full path, and what such a program runs later.
@@ -69,22 +81,45 @@ pub fn prompt_path(path: &OsStr, settings: &SandboxSettings) -> PromptPath {
     prompt
 }
 
-/// The shell code that records it for the hook: the prompt's `PATH`, the `PATH` and (with a
-/// relative entry) the directory it was computed for, and the missing entries to watch.
-pub fn render(prompt: &PromptPath, path: &OsStr, cwd: &Path) -> String {
+/// The repository git would read from `cwd` (the first directory from it upwards that holds a
+/// `.git`, or is a bare repository itself), when lines may write it: its root is beneath a temp
+/// dir or a directory `[sandbox] writable` names, or beneath a workspace a line above it would
+/// get (only that workspace's own `.git` is guarded: a repository nested in it is the lines' to
+/// write). `None`: no repository, or one whose root no line can write. Git's own search stops
+/// where this one does or earlier (`GIT_CEILING_DIRECTORIES`, a file system boundary), so it
+/// never finds a repository this one missed.
+pub fn untrusted_repository(cwd: &Path, settings: &SandboxSettings) -> Option<PathBuf> {
+    let root = cwd.ancestors().find(|dir| holds_repository(dir))?;
+    // The repository's own root is where it may have been written from: judged by its parent,
+    // where a line that made it would have stood (a root no line can write is trusted).
+    let parent = root.parent()?;
+    match crate::spec::writable_by_lines(parent, settings) {
+        Ok(None) => None,
+        Ok(Some(_)) | Err(_) => Some(root.to_path_buf()),
+    }
+}
+
+/// Whether git takes `dir` for a repository's root: a `.git` of any kind in it, or `dir` itself
+/// a git directory (`HEAD`, `objects`, `refs`: a bare repository).
+fn holds_repository(dir: &Path) -> bool {
+    dir.join(".git").symlink_metadata().is_ok()
+        || (dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir())
+}
+
+/// The shell code that records it for the hook: the prompt's `PATH`, the `PATH` and the
+/// directory it was computed for, the missing entries to watch, and the repository the prompt
+/// must not read from this directory (`''`: none).
+pub fn render(prompt: &PromptPath, path: &OsStr, cwd: &Path, untrusted: Option<&Path>) -> String {
     let text = |value: &OsStr| quote(&String::from_utf8_lossy(value.as_bytes()));
     let missing: Vec<String> = prompt.missing.iter().map(|d| text(d.as_os_str())).collect();
     format!(
         "__shellgate_prompt_path={}\n__shellgate_prompt_for={}\n__shellgate_prompt_pwd={}\n\
-         __shellgate_prompt_missing=({})\n",
+         __shellgate_prompt_missing=({})\n__shellgate_prompt_git={}\n",
         text(&prompt.path),
         text(path),
-        if prompt.relative {
-            text(cwd.as_os_str())
-        } else {
-            "''".to_owned()
-        },
-        missing.join(" ")
+        text(cwd.as_os_str()),
+        missing.join(" "),
+        untrusted.map_or_else(|| "''".to_owned(), |root| text(root.as_os_str()))
     )
 }
 
@@ -104,8 +139,9 @@ mod tests {
         );
         assert_eq!(prompt.missing, vec![PathBuf::from("/no/such/dir")]);
         assert!(prompt.relative);
-        let code = render(&prompt, OsStr::new(&path), Path::new("/w"));
+        let code = render(&prompt, OsStr::new(&path), Path::new("/w"), None);
         assert!(code.contains("__shellgate_prompt_pwd='/w'"), "{code}");
+        assert!(code.contains("__shellgate_prompt_git=''"), "{code}");
         assert!(
             code.contains("__shellgate_prompt_missing=('/no/such/dir')"),
             "{code}"
@@ -124,7 +160,46 @@ mod tests {
             &prompt,
             OsStr::new("/usr/local/bin:/usr/bin:/bin"),
             Path::new("/"),
+            Some(Path::new("/tmp/r")),
         );
-        assert!(code.contains("__shellgate_prompt_pwd=''"), "{code}");
+        assert!(code.contains("__shellgate_prompt_pwd='/'"), "{code}");
+        assert!(code.contains("__shellgate_prompt_git='/tmp/r'"), "{code}");
+    }
+
+    fn git_init(dir: &Path) {
+        let status = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// A repository in a temp dir is the lines' to write, from any directory in it, and a bare
+    /// one counts as one; no repository, nothing to leave unread. (A repository nested in a
+    /// workspace, and the workspace's own, are tried in a real shell: `hooks::*_sealed_planted_
+    /// repository`.)
+    #[test]
+    fn repositories_lines_may_write_are_not_read_by_the_prompt() {
+        let settings = SandboxSettings::default();
+        let tmp = tempfile::tempdir_in("/tmp").unwrap();
+        let repo = tmp.path().join("repo");
+        git_init(&repo);
+        std::fs::create_dir_all(repo.join("deep/er")).unwrap();
+        assert_eq!(
+            untrusted_repository(&repo.join("deep/er"), &settings),
+            Some(repo.clone())
+        );
+        let bare = tmp.path().join("bare.git");
+        let status = std::process::Command::new("git")
+            .args(["init", "-q", "--bare"])
+            .arg(&bare)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert_eq!(untrusted_repository(&bare, &settings), Some(bare.clone()));
+        let plain = tmp.path().join("plain");
+        std::fs::create_dir_all(&plain).unwrap();
+        assert_eq!(untrusted_repository(&plain, &settings), None);
     }
 }

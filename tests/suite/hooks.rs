@@ -3491,6 +3491,52 @@ fn zsh_sealed_exports() {
     sealed_exports("zsh");
 }
 
+/// A repository a line planted where lines write — nested in the workspace — with a
+/// `core.fsmonitor`, which git runs on `git status` and `git diff`: the person's prompt (bash's
+/// `__git_ps1` with GIT_PS1_SHOWDIRTYSTATE, zsh's precmd running `git status`) runs git there
+/// after the person changes into it. The prompt's git must not read that repository (the hook
+/// sets `GIT_DIR=/dev/null` while the prompt is up, and says so); git on a line the person types
+/// still reads it, in the sandbox.
+fn sealed_planted_repository(shell: &str) {
+    let plant = "git init -q sub && git -C sub config core.fsmonitor \"touch $HOME/M-fsmonitor; false\" \
+                 && echo x > sub/f && git -C sub add f \
+                 && git -C sub -c user.email=a@b -c user.name=a commit -qm x && echo planted\n";
+    let mut p = Person::new(shell, &[("plant.env", plant.as_bytes())]);
+    let out = day(
+        &mut p,
+        &["envfile plant.env", "cd sub", "true", "echo here"],
+    );
+    let config = std::fs::read_to_string(p.skel.ws.join("sub/.git/config")).unwrap_or_default();
+    assert!(
+        out.contains("planted") && config.contains("fsmonitor"),
+        "the line did not plant the repository: {out}"
+    );
+    p.assert_no_trace(&["M-fsmonitor"], &out);
+    assert!(
+        out.contains("your prompt's git does not read the repository"),
+        "the person was not told: {out}"
+    );
+    // A line the person types reads the repository as always (the prompt's GIT_DIR is gone).
+    let (out, _) = p.enter("git rev-parse --show-toplevel; echo \"D=${GIT_DIR-unset}\"");
+    assert!(out.contains("/ws/sub"), "{out}");
+    assert!(out.contains("D=unset"), "{out}");
+}
+
+#[test]
+#[cfg_attr(
+    not(has_skel),
+    ignore = "no /etc/skel/.profile and .bashrc (Debian's base-files, bash)"
+)]
+fn bash_sealed_planted_repository() {
+    sealed_planted_repository("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_sealed_planted_repository() {
+    sealed_planted_repository("zsh");
+}
+
 /// Variables the shell itself later runs as code: a mail check's message, the prompt command,
 /// zsh's prompt strings under prompt_subst (also by their lowercase name, `prompt`).
 fn sealed_shell_code_variables(shell: &str) {
