@@ -390,6 +390,8 @@ elif [[ $- == *i* ]]; then
       # Until the answer says otherwise, the prompt's git reads no repository (fails closed).
       __shellgate_prompt_path='' __shellgate_prompt_git=unknown
       builtin eval -- "$("$__shellgate_bin" hook bash --prompt-path)" || :
+      # The directory as this shell names it (through a symlink, the binary sees another name).
+      __shellgate_prompt_pwd=$PWD
       # Without an answer, the system's directories alone: nothing of the person's runs unasked.
       [[ -n $__shellgate_prompt_path ]] || __shellgate_prompt_path=/usr/local/bin:/usr/bin:/bin
     fi

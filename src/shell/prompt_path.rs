@@ -89,14 +89,50 @@ pub fn prompt_path(path: &OsStr, settings: &SandboxSettings) -> PromptPath {
 /// where this one does or earlier (`GIT_CEILING_DIRECTORIES`, a file system boundary), so it
 /// never finds a repository this one missed.
 pub fn untrusted_repository(cwd: &Path, settings: &SandboxSettings) -> Option<PathBuf> {
-    let root = cwd.ancestors().find(|dir| holds_repository(dir))?;
-    // The repository's own root is where it may have been written from: judged by its parent,
-    // where a line that made it would have stood (a root no line can write is trusted).
-    let parent = root.parent()?;
-    match crate::spec::writable_by_lines(parent, settings) {
-        Ok(None) => None,
-        Ok(Some(_)) | Err(_) => Some(root.to_path_buf()),
-    }
+    let found = cwd.ancestors().find(|dir| holds_repository(dir))?;
+    // Judged where it really is: a symlinked directory is the directory it names.
+    let Ok(root) = std::fs::canonicalize(found) else {
+        return Some(found.to_path_buf());
+    };
+    let writable =
+        |path: &Path| !matches!(crate::spec::writable_by_lines(path, settings), Ok(None));
+    // The root, judged by its parent, where a line that made it would have stood.
+    let nested = root.parent().is_some_and(writable);
+    // Its git directories (a `.git` symlink or `gitdir:` file, a worktree's common dir), which
+    // may lie elsewhere: lines may write one unless it is a workspace's own `.git`.
+    let elsewhere =
+        git_dirs(&root)
+            .iter()
+            .any(|dir| match crate::spec::writable_by_lines(dir, settings) {
+                Ok(None) => false,
+                Ok(Some(owner)) => !dir.starts_with(owner.join(".git")),
+                Err(_) => true,
+            });
+    (nested || elsewhere).then_some(root)
+}
+
+/// The git directory of the repository rooted at `root` (its `.git` followed, or a `gitdir:`
+/// file's target; `root` itself for a bare one) and, for a worktree, its common directory; each
+/// canonical. One that cannot be resolved is left out (git reads no files there either).
+fn git_dirs(root: &Path) -> Vec<PathBuf> {
+    let dot = root.join(".git");
+    let git_dir = if dot.is_file() {
+        std::fs::read_to_string(&dot).ok().and_then(|text| {
+            let target = text.strip_prefix("gitdir:")?.trim();
+            std::fs::canonicalize(root.join(target)).ok()
+        })
+    } else if dot.symlink_metadata().is_ok() {
+        std::fs::canonicalize(&dot).ok()
+    } else {
+        Some(root.to_path_buf())
+    };
+    let Some(git_dir) = git_dir else {
+        return Vec::new();
+    };
+    let common = std::fs::read_to_string(git_dir.join("commondir"))
+        .ok()
+        .and_then(|text| std::fs::canonicalize(git_dir.join(text.trim())).ok());
+    std::iter::once(git_dir).chain(common).collect()
 }
 
 /// Whether git takes `dir` for a repository's root: a `.git` of any kind in it, or `dir` itself
@@ -201,5 +237,34 @@ mod tests {
         let plain = tmp.path().join("plain");
         std::fs::create_dir_all(&plain).unwrap();
         assert_eq!(untrusted_repository(&plain, &settings), None);
+        // A directory reached through a symlink is judged, and named, where it really is.
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&repo, &link).unwrap();
+        assert_eq!(
+            untrusted_repository(&link.join("deep"), &settings),
+            Some(std::fs::canonicalize(&repo).unwrap())
+        );
+    }
+
+    /// A repository whose `.git` is a `gitdir:` file naming a git directory in a temp dir is read
+    /// from there: lines may write it, wherever the repository's root is.
+    #[test]
+    fn a_git_directory_elsewhere_is_found_where_it_is() {
+        let tmp = tempfile::tempdir_in("/tmp").unwrap();
+        let repo = tmp.path().join("repo");
+        git_init(&repo);
+        let dirs = git_dirs(&repo);
+        assert_eq!(
+            dirs,
+            vec![std::fs::canonicalize(repo.join(".git")).unwrap()]
+        );
+        let worktree = tmp.path().join("wt");
+        std::fs::create_dir_all(&worktree).unwrap();
+        std::fs::write(
+            worktree.join(".git"),
+            format!("gitdir: {}\n", repo.join(".git").display()),
+        )
+        .unwrap();
+        assert_eq!(git_dirs(&worktree), dirs);
     }
 }
