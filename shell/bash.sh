@@ -398,7 +398,12 @@ elif [[ $- == *i* ]]; then
     __shellgate_real_path=$PATH
     __shellgate_path_set=1
     [[ $PATH == "$__shellgate_prompt_path" ]] || PATH=$__shellgate_prompt_path
-    # A repository lines may have written (src/shell/prompt_path.rs): the prompt's git finds none.
+    __shellgate_pin_git
+  }
+
+  # A repository lines may have written (src/shell/prompt_path.rs): the prompt's git finds none.
+  # A GIT_DIR of the person's own is left alone.
+  __shellgate_pin_git() {
     if [[ -n $__shellgate_prompt_git && -z ${GIT_DIR+x} ]]; then
       builtin export GIT_DIR=/dev/null
       __shellgate_git_set=1
@@ -481,11 +486,18 @@ elif [[ $- == *i* ]]; then
     done
     unset __shellgate_map
   fi
+  # The first prompt's git too, before any prompt code of the person's runs (bash may run the person's PROMPT_COMMAND entries before the hook's): no
+  # repository lines may have written, from the start. (PATH is left as it is: the rest of the
+  # startup file may still change it.)
+  __shellgate_prompt_git=unknown
+  builtin eval -- "$("$__shellgate_bin" hook bash --prompt-path 2>/dev/null)" || :
+  __shellgate_prompt_pwd=$PWD
+  __shellgate_pin_git
   readonly PS0 __shellgate_bin __shellgate_dir __shellgate_prefix __shellgate_plain __shellgate_reserved
   readonly -f __shellgate_capture __shellgate_expand __shellgate_take __shellgate_restore __shellgate_fixhist \
     __shellgate_run __shellgate_pipe __shellgate_ret __shellgate_dump __shellgate_untake \
     __shellgate_heal __shellgate_precmd __shellgate_ps0 __shellgate_mark __shellgate_gone __shellgate_pin __shellgate_unpin __shellgate_outside_end \
-    __shellgate_quickshape
+    __shellgate_quickshape __shellgate_pin_git
 else
   # A script file or standard input: its text is not known here, so it is refused unless it runs
   # inside a line shellgate already approved (SHELLGATE_ACTIVE, checked above).

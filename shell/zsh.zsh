@@ -304,7 +304,12 @@ elif [[ -o interactive ]]; then
     __shellgate_real_path=$PATH
     __shellgate_path_set=1
     [[ $PATH == "$__shellgate_prompt_path" ]] || PATH=$__shellgate_prompt_path
-    # A repository lines may have written (src/shell/prompt_path.rs): the prompt's git finds none.
+    __shellgate_pin_git
+  }
+
+  # A repository lines may have written (src/shell/prompt_path.rs): the prompt's git finds none.
+  # A GIT_DIR of the person's own is left alone.
+  __shellgate_pin_git() {
     if [[ -n $__shellgate_prompt_git && -z ${GIT_DIR+x} ]]; then
       export GIT_DIR=/dev/null
       __shellgate_git_set=1
@@ -384,6 +389,13 @@ elif [[ -o interactive ]]; then
   __shellgate_nowhere=()
   __shellgate_outside_ordered=''
   __shellgate_outside_path=''
+  # The first prompt's git too, before any prompt code of the person's runs (zsh runs a `precmd` function of the person's before precmd_functions): no
+  # repository lines may have written, from the start. (PATH is left as it is: the rest of the
+  # startup file may still change it.)
+  __shellgate_prompt_git=unknown
+  builtin eval -- "$("$__shellgate_bin" hook zsh --prompt-path 2>/dev/null)" || :
+  __shellgate_prompt_pwd=$PWD
+  __shellgate_pin_git
   precmd_functions=(__shellgate_pin ${precmd_functions[@]:#__shellgate_pin})
   zshaddhistory_functions=(__shellgate_addhistory ${zshaddhistory_functions[@]:#__shellgate_addhistory})
 fi

@@ -2284,6 +2284,8 @@ struct Skeleton {
     ws: PathBuf,
     /// More of the person's environment, for their shells.
     env: Vec<(String, String)>,
+    /// Where the person's shells start (`None`: the workspace).
+    start: Option<PathBuf>,
 }
 
 impl Skeleton {
@@ -2313,6 +2315,7 @@ impl Skeleton {
             home,
             ws,
             env: Vec::new(),
+            start: None,
         };
         let install = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
         let out = skeleton
@@ -2330,7 +2333,7 @@ impl Skeleton {
     fn command(&self, program: &str) -> Command {
         let mut c = Command::new(program);
         support::isolate(&mut c, &self.user)
-            .current_dir(&self.ws)
+            .current_dir(self.start.as_ref().unwrap_or(&self.ws))
             .env("TERM", "xterm")
             .env("SHELL", format!("/bin/{program}"))
             .envs(self.env.iter().map(|(k, v)| (k, v)));
@@ -3357,6 +3360,16 @@ impl Person {
     /// `env`: the person's own environment besides the skeleton's (a locale of theirs); `{ws}`
     /// in a value is the workspace.
     fn with_env(shell: &str, files: &[(&str, &[u8])], env: &[(&str, String)]) -> Person {
+        Person::prepared(shell, files, env, |_| {})
+    }
+
+    /// As [`Person::with_env`], with `prepare` run on the skeleton before the shell starts.
+    fn prepared(
+        shell: &str,
+        files: &[(&str, &[u8])],
+        env: &[(&str, String)],
+        prepare: impl FnOnce(&mut Skeleton),
+    ) -> Person {
         let mut skel = Skeleton::installed();
         let ws = skel.ws.display().to_string();
         skel.env = env
@@ -3373,6 +3386,7 @@ impl Person {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, contents).unwrap();
         }
+        prepare(&mut skel);
         let uid = unprivileged(&skel);
         let rc_before = [".bashrc", ".zshrc", ".zshenv", ".profile"]
             .iter()
@@ -3520,6 +3534,51 @@ fn sealed_planted_repository(shell: &str) {
     let (out, _) = p.enter("git rev-parse --show-toplevel; echo \"D=${GIT_DIR-unset}\"");
     assert!(out.contains("/ws/sub"), "{out}");
     assert!(out.contains("D=unset"), "{out}");
+}
+
+/// The same repository, planted before the person's shell starts in it (a new terminal opened
+/// there): the person's prompt code may run before the hook's precmd (zsh runs a `precmd`
+/// function first), so the hook sets the prompt's git as it loads.
+fn sealed_planted_repository_at_start(shell: &str) {
+    let mut p = Person::prepared(shell, &[], &[], |skel| {
+        let sub = skel.ws.join("sub");
+        let marker = skel.home.join("M-fsmonitor");
+        let git = |args: &[&str]| {
+            let out = Command::new("git")
+                .arg("-C")
+                .arg(&sub)
+                .args(["-c", "user.email=a@b", "-c", "user.name=a"])
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "git {args:?}: {out:?}");
+        };
+        std::fs::create_dir_all(&sub).unwrap();
+        git(&["init", "-q"]);
+        std::fs::write(sub.join("f"), "x\n").unwrap();
+        git(&["add", "f"]);
+        git(&["commit", "-qm", "x"]);
+        let monitor = format!("touch {}; false", marker.display());
+        git(&["config", "core.fsmonitor", &monitor]);
+        skel.start = Some(sub);
+    });
+    let out = day(&mut p, &["true", "echo here"]);
+    p.assert_no_trace(&["M-fsmonitor"], &format!("{}{out}", p.shell.startup));
+}
+
+#[test]
+#[cfg_attr(
+    not(has_skel),
+    ignore = "no /etc/skel/.profile and .bashrc (Debian's base-files, bash)"
+)]
+fn bash_sealed_planted_repository_at_start() {
+    sealed_planted_repository_at_start("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_sealed_planted_repository_at_start() {
+    sealed_planted_repository_at_start("zsh");
 }
 
 #[test]
