@@ -3561,6 +3561,15 @@ fn sealed_planted_repository_at_start(shell: &str) {
         let monitor = format!("touch {}; false", marker.display());
         git(&["config", "core.fsmonitor", &monitor]);
         skel.start = Some(sub);
+        if shell == "bash" {
+            // A prompt command of the person's own that runs git, set after the README's line
+            // (as an array, bash 5.1's form): it runs at the first prompt before the hook puts its
+            // own back.
+            let rc = skel.home.join(".bashrc");
+            let mut text = std::fs::read_to_string(&rc).unwrap();
+            text.push_str("git_line() { git status --porcelain >/dev/null 2>&1; }\nPROMPT_COMMAND=(git_line)\n");
+            std::fs::write(&rc, text).unwrap();
+        }
     });
     let out = day(&mut p, &["true", "echo here"]);
     p.assert_no_trace(&["M-fsmonitor"], &format!("{}{out}", p.shell.startup));
