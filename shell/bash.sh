@@ -60,6 +60,7 @@ elif [[ $- == *i* ]]; then
   __shellgate_path_set=''
   __shellgate_prompt_git=''
   __shellgate_git_set=''
+  __shellgate_git_told=''
   # A line run once outside: the names it made refuse, its PATH and the person's (`__shellgate_outside_end`).
   __shellgate_nowhere=()
   __shellgate_outside_ordered=''
@@ -401,12 +402,16 @@ elif [[ $- == *i* ]]; then
     __shellgate_pin_git
   }
 
-  # A repository lines may have written (src/shell/prompt_path.rs): the prompt's git finds none.
-  # A GIT_DIR of the person's own is left alone.
+  # A repository lines may have written (src/shell/prompt_path.rs): the prompt's git finds none,
+  # and the person is told once per repository. A GIT_DIR of the person's own is left alone.
   __shellgate_pin_git() {
-    if [[ -n $__shellgate_prompt_git && -z ${GIT_DIR+x} ]]; then
-      builtin export GIT_DIR=/dev/null
-      __shellgate_git_set=1
+    [[ -n $__shellgate_prompt_git && -z ${GIT_DIR+x} ]] || return 0
+    builtin export GIT_DIR=/dev/null
+    __shellgate_git_set=1
+    if [[ $__shellgate_prompt_git != unknown && $__shellgate_prompt_git != "$__shellgate_git_told" ]]; then
+      __shellgate_git_told=$__shellgate_prompt_git
+      local m="your prompt's git does not read the repository at $__shellgate_prompt_git: lines may have written it (a temp dir, or nested in a workspace); git in a line you type still does, in the sandbox"
+      builtin printf 'shellgate: %s\n' "$m" >&2
     fi
   }
 

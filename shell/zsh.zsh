@@ -307,12 +307,16 @@ elif [[ -o interactive ]]; then
     __shellgate_pin_git
   }
 
-  # A repository lines may have written (src/shell/prompt_path.rs): the prompt's git finds none.
-  # A GIT_DIR of the person's own is left alone.
+  # A repository lines may have written (src/shell/prompt_path.rs): the prompt's git finds none,
+  # and the person is told once per repository. A GIT_DIR of the person's own is left alone.
   __shellgate_pin_git() {
-    if [[ -n $__shellgate_prompt_git && -z ${GIT_DIR+x} ]]; then
-      export GIT_DIR=/dev/null
-      __shellgate_git_set=1
+    [[ -n $__shellgate_prompt_git && -z ${GIT_DIR+x} ]] || return 0
+    export GIT_DIR=/dev/null
+    __shellgate_git_set=1
+    if [[ $__shellgate_prompt_git != unknown && $__shellgate_prompt_git != "$__shellgate_git_told" ]]; then
+      __shellgate_git_told=$__shellgate_prompt_git
+      local m="your prompt's git does not read the repository at $__shellgate_prompt_git: lines may have written it (a temp dir, or nested in a workspace); git in a line you type still does, in the sandbox"
+      print -ru2 -- "shellgate: $m"
     fi
   }
 
@@ -386,6 +390,7 @@ elif [[ -o interactive ]]; then
   __shellgate_path_set=''
   __shellgate_prompt_git=''
   __shellgate_git_set=''
+  __shellgate_git_told=''
   __shellgate_nowhere=()
   __shellgate_outside_ordered=''
   __shellgate_outside_path=''

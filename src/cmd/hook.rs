@@ -88,15 +88,8 @@ fn prompt_path() -> ExitCode {
     let cwd = crate::session::working_dir(None);
     let settings = crate::config::load_or_strictest(&cwd).sandbox;
     let prompt = crate::shell::prompt_path::prompt_path(path, &settings);
+    // The hook tells the person, once per repository (`__shellgate_pin_git`).
     let untrusted = crate::shell::prompt_path::untrusted_repository(&cwd, &settings);
-    if let Some(root) = &untrusted {
-        eprintln!(
-            "shellgate: your prompt's git does not read the repository at {}: lines may have \
-             written it (a temp dir, or nested in a workspace); git in a line you type still does, \
-             in the sandbox",
-            root.display()
-        );
-    }
     let code = crate::shell::prompt_path::render(&prompt, path, &cwd, untrusted.as_deref());
     print!("{code}");
     ExitCode::SUCCESS

@@ -30,7 +30,7 @@
 //! status` in `sub` outside ran it). So while the prompt is up in such a repository
 //! ([`untrusted_repository`]: its root lies where lines may write), the hook sets `GIT_DIR` to
 //! `/dev/null`: the prompt's `git` finds no repository and reads none of its files, and the
-//! person is told once per directory. Enter takes it away again, as it puts `PATH` back: a line
+//! person is told once per repository. Enter takes it away again, as it puts `PATH` back: a line
 //! the person types reads the repository as always, in the sandbox.
 //!
 //! Not covered: a directory that becomes writable by lines without a change the hook sees (a
