@@ -135,6 +135,19 @@ fn git_dirs(root: &Path) -> Vec<PathBuf> {
     std::iter::once(git_dir).chain(common).collect()
 }
 
+/// The shell code that says, after a line, which repository the prompt must not read from
+/// `cwd` (the shell's directory when the line started): a line may have made one there (`git
+/// init .`), which no change of directory or `PATH` would make the hook look for again.
+pub fn after_line(cwd: &Path) -> String {
+    let settings = crate::config::load_or_strictest(cwd).sandbox;
+    let untrusted = untrusted_repository(cwd, &settings);
+    let root = untrusted.map_or_else(
+        || "''".to_owned(),
+        |root| quote(&String::from_utf8_lossy(root.as_os_str().as_bytes())),
+    );
+    format!("__shellgate_prompt_git={root}\n")
+}
+
 /// Whether git takes `dir` for a repository's root: a `.git` of any kind in it, or `dir` itself
 /// a git directory (`HEAD`, `objects`, `refs`: a bare repository).
 fn holds_repository(dir: &Path) -> bool {

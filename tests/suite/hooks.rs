@@ -3515,7 +3515,21 @@ fn sealed_planted_repository(shell: &str) {
     let plant = "git init -q sub && git -C sub config core.fsmonitor \"touch $HOME/M-fsmonitor; false\" \
                  && echo x > sub/f && git -C sub add f \
                  && git -C sub -c user.email=a@b -c user.name=a commit -qm x && echo planted\n";
-    let mut p = Person::new(shell, &[("plant.env", plant.as_bytes())]);
+    // The same, made by a line in the directory the person is in (no change of directory
+    // follows for the hook to look again).
+    let here = "git init -q . && git config core.fsmonitor \"touch $HOME/M-fsmonitor-here; false\" \
+                && echo x > f && git add f \
+                && git -c user.email=a@b -c user.name=a commit -qm x && echo made-here\n";
+    let mut p = Person::new(
+        shell,
+        &[
+            ("plant.env", plant.as_bytes()),
+            ("d3/here.env", here.as_bytes()),
+        ],
+    );
+    let out = day(&mut p, &["cd d3", "envfile here.env", "true", "cd .."]);
+    assert!(out.contains("made-here"), "{out}");
+    p.assert_no_trace(&["M-fsmonitor-here"], &out);
     let out = day(
         &mut p,
         &["envfile plant.env", "cd sub", "true", "echo here"],
