@@ -61,6 +61,8 @@ elif [[ $- == *i* ]]; then
   __shellgate_prompt_git=''
   __shellgate_git_set=''
   __shellgate_git_told=''
+  __shellgate_root=''
+  __shellgate_prompt_root=''
   # A line run once outside: the names it made refuse, its PATH and the person's (`__shellgate_outside_end`).
   __shellgate_nowhere=()
   __shellgate_outside_ordered=''
@@ -381,7 +383,8 @@ elif [[ $- == *i* ]]; then
     local p stale=''
     __shellgate_outside_end
     __shellgate_unpin
-    if [[ $PATH != "$__shellgate_prompt_for" || ( -n $__shellgate_prompt_pwd && $PWD != "$__shellgate_prompt_pwd" ) ]]; then
+    __shellgate_repo_root
+    if [[ $PATH != "$__shellgate_prompt_for" || $PWD != "$__shellgate_prompt_pwd" || $__shellgate_root != "$__shellgate_prompt_root" ]]; then
       stale=1
     fi
     for p in "${__shellgate_prompt_missing[@]}"; do
@@ -392,7 +395,7 @@ elif [[ $- == *i* ]]; then
       __shellgate_prompt_path='' __shellgate_prompt_git=unknown
       builtin eval -- "$("$__shellgate_bin" hook bash --prompt-path)" || :
       # The directory as this shell names it (through a symlink, the binary sees another name).
-      __shellgate_prompt_pwd=$PWD
+      __shellgate_prompt_pwd=$PWD __shellgate_prompt_root=$__shellgate_root
       # Without an answer, the system's directories alone: nothing of the person's runs unasked.
       [[ -n $__shellgate_prompt_path ]] || __shellgate_prompt_path=/usr/local/bin:/usr/bin:/bin
     fi
@@ -400,6 +403,23 @@ elif [[ $- == *i* ]]; then
     __shellgate_path_set=1
     [[ $PATH == "$__shellgate_prompt_path" ]] || PATH=$__shellgate_prompt_path
     __shellgate_pin_git
+  }
+
+  # The root of the repository git would find from here (the first directory upwards with a
+  # `.git`, or that is a bare repository): when it is not the one the prompt was last judged for
+  # (a line, or a job still running, made one here), the binary judges it again.
+  __shellgate_repo_root() {
+    local d=$PWD
+    __shellgate_root=''
+    while :; do
+      if [[ -e $d/.git || -L $d/.git || ( -f $d/HEAD && -d $d/objects && -d $d/refs ) ]]; then
+        __shellgate_root=$d
+        return 0
+      fi
+      [[ $d == / || -z $d ]] && return 0
+      d=${d%/*}
+      [[ -n $d ]] || d=/
+    done
   }
 
   # A repository lines may have written (src/shell/prompt_path.rs): the prompt's git finds none,
@@ -496,13 +516,14 @@ elif [[ $- == *i* ]]; then
   # startup file may still change it.)
   __shellgate_prompt_git=unknown
   builtin eval -- "$("$__shellgate_bin" hook bash --prompt-path 2>/dev/null)" || :
-  __shellgate_prompt_pwd=$PWD
+  __shellgate_repo_root
+  __shellgate_prompt_pwd=$PWD __shellgate_prompt_root=$__shellgate_root
   __shellgate_pin_git
   readonly PS0 __shellgate_bin __shellgate_dir __shellgate_prefix __shellgate_plain __shellgate_reserved
   readonly -f __shellgate_capture __shellgate_expand __shellgate_take __shellgate_restore __shellgate_fixhist \
     __shellgate_run __shellgate_pipe __shellgate_ret __shellgate_dump __shellgate_untake \
     __shellgate_heal __shellgate_precmd __shellgate_ps0 __shellgate_mark __shellgate_gone __shellgate_pin __shellgate_unpin __shellgate_outside_end \
-    __shellgate_quickshape __shellgate_pin_git
+    __shellgate_quickshape __shellgate_pin_git __shellgate_repo_root
 else
   # A script file or standard input: its text is not known here, so it is refused unless it runs
   # inside a line shellgate already approved (SHELLGATE_ACTIVE, checked above).

@@ -286,7 +286,8 @@ elif [[ -o interactive ]]; then
     local p stale=''
     __shellgate_outside_end
     __shellgate_unpin
-    if [[ $PATH != "$__shellgate_prompt_for" || ( -n $__shellgate_prompt_pwd && $PWD != "$__shellgate_prompt_pwd" ) ]]; then
+    __shellgate_repo_root
+    if [[ $PATH != "$__shellgate_prompt_for" || $PWD != "$__shellgate_prompt_pwd" || $__shellgate_root != "$__shellgate_prompt_root" ]]; then
       stale=1
     fi
     for p in "${__shellgate_prompt_missing[@]}"; do
@@ -297,7 +298,7 @@ elif [[ -o interactive ]]; then
       __shellgate_prompt_path='' __shellgate_prompt_git=unknown
       builtin eval -- "$("$__shellgate_bin" hook zsh --prompt-path)" || :
       # The directory as this shell names it (through a symlink, the binary sees another name).
-      __shellgate_prompt_pwd=$PWD
+      __shellgate_prompt_pwd=$PWD __shellgate_prompt_root=$__shellgate_root
       # Without an answer, the system's directories alone: nothing of the person's runs unasked.
       [[ -n $__shellgate_prompt_path ]] || __shellgate_prompt_path=/usr/local/bin:/usr/bin:/bin
     fi
@@ -305,6 +306,23 @@ elif [[ -o interactive ]]; then
     __shellgate_path_set=1
     [[ $PATH == "$__shellgate_prompt_path" ]] || PATH=$__shellgate_prompt_path
     __shellgate_pin_git
+  }
+
+  # The root of the repository git would find from here (the first directory upwards with a
+  # `.git`, or that is a bare repository): when it is not the one the prompt was last judged for
+  # (a line, or a job still running, made one here), the binary judges it again.
+  __shellgate_repo_root() {
+    local d=$PWD
+    __shellgate_root=''
+    while :; do
+      if [[ -e $d/.git || -L $d/.git || ( -f $d/HEAD && -d $d/objects && -d $d/refs ) ]]; then
+        __shellgate_root=$d
+        return 0
+      fi
+      [[ $d == / || -z $d ]] && return 0
+      d=${d%/*}
+      [[ -n $d ]] || d=/
+    done
   }
 
   # A repository lines may have written (src/shell/prompt_path.rs): the prompt's git finds none,
@@ -391,6 +409,8 @@ elif [[ -o interactive ]]; then
   __shellgate_prompt_git=''
   __shellgate_git_set=''
   __shellgate_git_told=''
+  __shellgate_root=''
+  __shellgate_prompt_root=''
   __shellgate_nowhere=()
   __shellgate_outside_ordered=''
   __shellgate_outside_path=''
@@ -399,7 +419,8 @@ elif [[ -o interactive ]]; then
   # startup file may still change it.)
   __shellgate_prompt_git=unknown
   builtin eval -- "$("$__shellgate_bin" hook zsh --prompt-path 2>/dev/null)" || :
-  __shellgate_prompt_pwd=$PWD
+  __shellgate_repo_root
+  __shellgate_prompt_pwd=$PWD __shellgate_prompt_root=$__shellgate_root
   __shellgate_pin_git
   precmd_functions=(__shellgate_pin ${precmd_functions[@]:#__shellgate_pin})
   zshaddhistory_functions=(__shellgate_addhistory ${zshaddhistory_functions[@]:#__shellgate_addhistory})

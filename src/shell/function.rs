@@ -62,13 +62,10 @@ pub fn run(call: &Call) -> u8 {
     let token = state::quote(call.token);
     let calls_again = matches!(apply, Apply::NeedsState);
     // A line that runs in the shell sets its own status in the script; any other has it here.
-    // The repository the prompt must not read, as it is after the line (one the line made in
-    // this directory included); a line that changes the directory has the prompt look again.
-    let prompt_git = crate::shell::prompt_path::after_line(&crate::session::working_dir(None));
     let script = match apply {
-        Apply::InShell(script) => format!("{script}{prompt_git}__shellgate_done={token}\n"),
+        Apply::InShell(script) => format!("{script}__shellgate_done={token}\n"),
         Apply::After { script, pipestatus } => format!(
-            "{script}{prompt_git}__shellgate_status={status}\n__shellgate_pipestatus=({})\n\
+            "{script}__shellgate_status={status}\n__shellgate_pipestatus=({})\n\
              __shellgate_done={token}\n",
             pipestatus.unwrap_or_else(|| status.to_string())
         ),

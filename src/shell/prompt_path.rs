@@ -27,7 +27,9 @@
 //! reaches from it before and after each line (`surface`), but a repository in a temp dir, in a
 //! directory `[sandbox] writable` names, or nested in a workspace without being gitlinked is
 //! any line's to write (seen: a line ran `git init sub` with a `core.fsmonitor`, and a `git
-//! status` in `sub` outside ran it). So while the prompt is up in such a repository
+//! status` in `sub` outside ran it; so did one made by `git init .` where the person was,
+//! which the hooks now notice by the repository root they find before each prompt). So while
+//! the prompt is up in such a repository
 //! ([`untrusted_repository`]: its root lies where lines may write), the hook sets `GIT_DIR` to
 //! `/dev/null`: the prompt's `git` finds no repository and reads none of its files, and the
 //! person is told once per repository. Enter takes it away again, as it puts `PATH` back: a line
@@ -133,19 +135,6 @@ fn git_dirs(root: &Path) -> Vec<PathBuf> {
         .ok()
         .and_then(|text| std::fs::canonicalize(git_dir.join(text.trim())).ok());
     std::iter::once(git_dir).chain(common).collect()
-}
-
-/// The shell code that says, after a line, which repository the prompt must not read from
-/// `cwd` (the shell's directory when the line started): a line may have made one there (`git
-/// init .`), which no change of directory or `PATH` would make the hook look for again.
-pub fn after_line(cwd: &Path) -> String {
-    let settings = crate::config::load_or_strictest(cwd).sandbox;
-    let untrusted = untrusted_repository(cwd, &settings);
-    let root = untrusted.map_or_else(
-        || "''".to_owned(),
-        |root| quote(&String::from_utf8_lossy(root.as_os_str().as_bytes())),
-    );
-    format!("__shellgate_prompt_git={root}\n")
 }
 
 /// Whether git takes `dir` for a repository's root: a `.git` of any kind in it, or `dir` itself
