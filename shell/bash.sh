@@ -110,6 +110,12 @@ elif [[ $- == *i* ]]; then
       return 0
     fi
     __shellgate_rl=$READLINE_LINE
+    # An empty line runs nothing, and the person's own PROMPT_COMMAND entries may run before the
+    # hook's: the prompt's PATH and git are set here (a job may have made a repository here).
+    if [[ $READLINE_LINE != *[![:space:]]* ]]; then
+      __shellgate_pin
+      return 0
+    fi
     # Only one line typed at the prompt (a pasted block takes the backstop path, decided once).
     [[ -n $__shellgate_dir && $READLINE_LINE == *[![:space:]]* && $READLINE_LINE != *$'\n'* ]] || return 0
     builtin shopt -q expand_aliases && builtin shopt -q interactive_comments || return 0

@@ -246,6 +246,10 @@ elif [[ -o interactive ]]; then
     __shellgate_shape=()
     __shellgate_consider
     (( ${#__shellgate_shape[@]} == 3 )) && __shellgate_take "${__shellgate_shape[@]}"
+    # An empty line runs nothing, and the next prompt's `precmd` function of the person's runs
+    # before the hook's: the prompt's PATH and git are set here (a job may have made a
+    # repository here meanwhile).
+    [[ $BUFFER == *[![:space:]]* ]] || __shellgate_pin
     if (( ${+widgets[__shellgate_orig_accept_line]} )); then
       zle __shellgate_orig_accept_line -- "$@"
     else

@@ -3550,6 +3550,51 @@ fn sealed_planted_repository(shell: &str) {
     assert!(out.contains("D=unset"), "{out}");
 }
 
+/// A repository made where the person is by a job of theirs still running after its line (`sh
+/// job.sh &`), while the prompt is up: the next Enter, even on an empty line, must not let the
+/// prompt's git read it — bash with a git prompt command of the person's own set after the
+/// README's line (it runs before the hook's), zsh with its `precmd` function (run before
+/// `precmd_functions`).
+fn sealed_repository_made_by_a_job(shell: &str) {
+    let job = "sleep 1; git init -q . && git config core.fsmonitor \"touch $HOME/M-fsmonitor-job; false\" \
+               && echo x > f && git add f && git -c user.email=a@b -c user.name=a commit -qm x \
+               && touch made-by-job\n";
+    let mut p = Person::prepared(shell, &[("d5/job.sh", job.as_bytes())], &[], |skel| {
+        if shell == "bash" {
+            let rc = skel.home.join(".bashrc");
+            let mut text = std::fs::read_to_string(&rc).unwrap();
+            text.push_str(
+                "git_line() { git status --porcelain >/dev/null 2>&1; }\nPROMPT_COMMAND=(git_line)\n",
+            );
+            std::fs::write(&rc, text).unwrap();
+        }
+    });
+    let mut out = day(&mut p, &["cd d5", "sh job.sh &"]);
+    let made = p.skel.ws.join("d5/made-by-job");
+    let start = Instant::now();
+    while !made.exists() && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(made.exists(), "the job made no repository: {out}");
+    out.push_str(&day(&mut p, &["", ""]));
+    p.assert_no_trace(&["M-fsmonitor-job"], &out);
+}
+
+#[test]
+#[cfg_attr(
+    not(has_skel),
+    ignore = "no /etc/skel/.profile and .bashrc (Debian's base-files, bash)"
+)]
+fn bash_sealed_repository_made_by_a_job() {
+    sealed_repository_made_by_a_job("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_sealed_repository_made_by_a_job() {
+    sealed_repository_made_by_a_job("zsh");
+}
+
 /// The same repository, planted before the person's shell starts in it (a new terminal opened
 /// there): the person's prompt code may run before the hook's precmd (zsh runs a `precmd`
 /// function first), so the hook sets the prompt's git as it loads.
