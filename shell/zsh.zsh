@@ -312,22 +312,7 @@ elif [[ -o interactive ]]; then
     __shellgate_pin_git
   }
 
-  # The root of the repository git would find from here (the first directory upwards with a
-  # `.git`, or that is a bare repository): when it is not the one the prompt was last judged for
-  # (a line, or a job still running, made one here), the binary judges it again.
-  __shellgate_repo_root() {
-    local d=$PWD
-    __shellgate_root=''
-    while :; do
-      if [[ -e $d/.git || -L $d/.git || ( -f $d/HEAD && -d $d/objects && -d $d/refs ) ]]; then
-        __shellgate_root=$d
-        return 0
-      fi
-      [[ $d == / || -z $d ]] && return 0
-      d=${d%/*}
-      [[ -n $d ]] || d=/
-    done
-  }
+@SHELLGATE_REPO_ROOT@
 
   # A repository lines may have written (src/shell/prompt_path.rs): the prompt's git finds none,
   # and the person is told once per repository. A GIT_DIR of the person's own is left alone.

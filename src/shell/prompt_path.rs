@@ -137,6 +137,11 @@ fn git_dirs(root: &Path) -> Vec<PathBuf> {
     std::iter::once(git_dir).chain(common).collect()
 }
 
+/// The hooks' own search for that root before each prompt (`__shellgate_repo_root`, the same
+/// test as [`holds_repository`] on the directory as the shell names it): when the root changes,
+/// they ask this module again.
+pub const REPO_ROOT_FUNCTION: &str = include_str!("../../shell/repo-root.sh");
+
 /// Whether git takes `dir` for a repository's root: a `.git` of any kind in it, or `dir` itself
 /// a git directory (`HEAD`, `objects`, `refs`: a bare repository).
 fn holds_repository(dir: &Path) -> bool {

@@ -48,6 +48,10 @@ pub fn render(shell: HookShell, binary: &str) -> String {
         .replace("@SHELLGATE_PURE_BUILTINS@", &hint.pure_builtins)
         .replace("@SHELLGATE_STATELESS_SHELL@", &hint.shell)
         .replace(
+            "@SHELLGATE_REPO_ROOT@",
+            crate::shell::prompt_path::REPO_ROOT_FUNCTION.trim_end(),
+        )
+        .replace(
             "@SHELLGATE_BASH_SHAPE@",
             crate::shell::shape::BASH_QUICK_SHAPE.trim_end(),
         )
