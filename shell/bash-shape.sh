@@ -11,6 +11,9 @@ __shellgate_qs_arg="([A-Za-z0-9_.+:@%,/=~-]|$__shellgate_qs_var|\"([A-Za-z0-9_.+
 __shellgate_qs_asg="[A-Za-z_][A-Za-z0-9_]*=($__shellgate_qs_arg)?"
 __shellgate_qs_simple="(($__shellgate_qs_asg)[[:space:]]+)*[A-Za-z0-9_][A-Za-z0-9_.+:@%,-]*([[:space:]]+$__shellgate_qs_arg)*|($__shellgate_qs_asg)([[:space:]]+$__shellgate_qs_asg)*"
 __shellgate_plain="^[[:space:]]*($__shellgate_qs_simple)([[:space:]]*[|][[:space:]]*($__shellgate_qs_simple))*[[:space:]]*\$"
+# Plain words only: the same shape, and a pattern bash compiles seven times faster (it compiles
+# the pattern at every match: the longer one takes ≈ 0.5 ms, this one ≈ 0.07).
+__shellgate_plain_words='^[[:space:]]*[A-Za-z0-9_][A-Za-z0-9_.+:@%,-]*([[:space:]]+[A-Za-z0-9_.+:@%,/=~-]+)*([[:space:]]*[|][[:space:]]*[A-Za-z0-9_][A-Za-z0-9_.+:@%,-]*([[:space:]]+[A-Za-z0-9_.+:@%,/=~-]+)*)*[[:space:]]*$'
 __shellgate_reserved='(^|[|])[[:space:]]*(case|coproc|do|done|elif|else|esac|fi|for|function|if|in|select|then|time|until|while)([[:space:]]|[|]|$)'
 unset __shellgate_qs_var __shellgate_qs_arg __shellgate_qs_asg __shellgate_qs_simple
 
@@ -18,13 +21,15 @@ unset __shellgate_qs_var __shellgate_qs_arg __shellgate_qs_asg __shellgate_qs_si
 # binary must be asked.
 __shellgate_quickshape() {
   __shellgate_qs=''
-  [[ $1 =~ $__shellgate_plain ]] || return 0
-  [[ $1 =~ $__shellgate_reserved ]] && return 0
-  local word=${1#"${1%%[![:space:]]*}"} pipes=${1//[^|]/}
-  if [[ $word =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; then
+  if ! [[ $1 =~ $__shellgate_plain_words ]]; then
+    [[ $1 == *[\$\"\'=]* && $1 =~ $__shellgate_plain ]] || return 0
+  fi
+  local word=${1#"${1%%[![:space:]]*}"} pipes=${1//[^|]/} name
+  [[ -n $pipes && $1 =~ $__shellgate_reserved ]] && return 0
+  word=${word%%[[:space:]|]*}
+  name=${word%%=*}
+  if [[ $word == *=* && $name == [A-Za-z_]* && $name != *[!A-Za-z0-9_]* ]]; then
     word=-
-  else
-    word=${word%%[[:space:]|]*}
   fi
   case $word in
     case | coproc | do | done | elif | else | 'esac' | fi | for | function | if | in | select | then | time | until | while)

@@ -510,7 +510,8 @@ elif [[ $- == *i* ]]; then
   __shellgate_repo_root
   __shellgate_prompt_pwd=$PWD __shellgate_prompt_root=$__shellgate_root
   __shellgate_pin_git
-  readonly PS0 __shellgate_bin __shellgate_dir __shellgate_prefix __shellgate_plain __shellgate_reserved
+  readonly PS0 __shellgate_bin __shellgate_dir __shellgate_prefix __shellgate_plain __shellgate_plain_words \
+    __shellgate_reserved
   readonly -f __shellgate_capture __shellgate_expand __shellgate_take __shellgate_restore __shellgate_fixhist \
     __shellgate_run __shellgate_pipe __shellgate_ret __shellgate_dump __shellgate_untake \
     __shellgate_heal __shellgate_precmd __shellgate_ps0 __shellgate_mark __shellgate_gone __shellgate_pin __shellgate_unpin __shellgate_outside_end \
