@@ -387,6 +387,10 @@ elif [[ $- == *i* ]]; then
   # again when PATH changes or a missing entry appears; the Enter binding puts PATH back.
   __shellgate_pin() {
     local p stale=''
+    # Set already at the end of the line this prompt follows, and nothing changed since.
+    if [[ -n $__shellgate_path_set && $PATH == "$__shellgate_prompt_path" && $PWD == "$__shellgate_prompt_pwd" ]]; then
+      return 0
+    fi
     __shellgate_outside_end
     __shellgate_unpin
     __shellgate_repo_root
