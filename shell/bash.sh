@@ -401,11 +401,7 @@ elif [[ $- == *i* ]]; then
       [[ -e $p ]] && stale=1
     done
     if [[ -n $stale ]]; then
-      # Until the answer says otherwise, the prompt's git reads no repository (fails closed).
-      __shellgate_prompt_path='' __shellgate_prompt_git=unknown
-      builtin eval -- "$("$__shellgate_bin" hook bash --prompt-path)" || :
-      # The directory as this shell names it (through a symlink, the binary sees another name).
-      __shellgate_prompt_pwd=$PWD __shellgate_prompt_root=$__shellgate_root
+      __shellgate_judge
       # Without an answer, the system's directories alone: nothing of the person's runs unasked.
       [[ -n $__shellgate_prompt_path ]] || __shellgate_prompt_path=/usr/local/bin:/usr/bin:/bin
     fi
@@ -416,6 +412,16 @@ elif [[ $- == *i* ]]; then
   }
 
 @SHELLGATE_REPO_ROOT@
+
+  # Asks the binary for the prompt's PATH and the repository its git must not read, for this
+  # PATH and directory (__shellgate_root, found first), and records what it asked for. Until the
+  # answer says otherwise, the prompt's git reads no repository (fails closed).
+  __shellgate_judge() {
+    __shellgate_prompt_path='' __shellgate_prompt_git=unknown
+    builtin eval -- "$("$__shellgate_bin" hook bash --prompt-path)" || :
+    # The directory as this shell names it (through a symlink, the binary sees another name).
+    __shellgate_prompt_pwd=$PWD __shellgate_prompt_root=$__shellgate_root
+  }
 
   # A repository lines may have written (src/shell/prompt_path.rs): the prompt's git finds none,
   # and the person is told once per repository. A GIT_DIR of the person's own is left alone.
@@ -506,20 +512,19 @@ elif [[ $- == *i* ]]; then
     done
     unset __shellgate_map
   fi
-  # The first prompt's git too, before any prompt code of the person's runs (bash may run the person's PROMPT_COMMAND entries before the hook's): no
-  # repository lines may have written, from the start. (PATH is left as it is: the rest of the
-  # startup file may still change it.)
-  __shellgate_prompt_git=unknown
-  builtin eval -- "$("$__shellgate_bin" hook bash --prompt-path 2>/dev/null)" || :
+  # The first prompt's git too, before any prompt code of the person's runs (bash may run the person's
+  # PROMPT_COMMAND entries before the hook's):
+  # no repository lines may have written, from the start. (PATH is left as it is: the rest of
+  # the startup file may still change it.)
   __shellgate_repo_root
-  __shellgate_prompt_pwd=$PWD __shellgate_prompt_root=$__shellgate_root
+  __shellgate_judge 2>/dev/null
   __shellgate_pin_git
   readonly PS0 __shellgate_bin __shellgate_dir __shellgate_prefix __shellgate_plain __shellgate_plain_words \
     __shellgate_reserved
   readonly -f __shellgate_capture __shellgate_expand __shellgate_take __shellgate_restore __shellgate_fixhist \
     __shellgate_run __shellgate_pipe __shellgate_ret __shellgate_dump __shellgate_untake \
     __shellgate_heal __shellgate_precmd __shellgate_ps0 __shellgate_mark __shellgate_gone __shellgate_pin __shellgate_unpin __shellgate_outside_end \
-    __shellgate_quickshape __shellgate_pin_git __shellgate_repo_root
+    __shellgate_quickshape __shellgate_pin_git __shellgate_repo_root __shellgate_judge
 else
   # A script file or standard input: its text is not known here, so it is refused unless it runs
   # inside a line shellgate already approved (SHELLGATE_ACTIVE, checked above).

@@ -302,11 +302,7 @@ elif [[ -o interactive ]]; then
       [[ -e $p ]] && stale=1
     done
     if [[ -n $stale ]]; then
-      # Until the answer says otherwise, the prompt's git reads no repository (fails closed).
-      __shellgate_prompt_path='' __shellgate_prompt_git=unknown
-      builtin eval -- "$("$__shellgate_bin" hook zsh --prompt-path)" || :
-      # The directory as this shell names it (through a symlink, the binary sees another name).
-      __shellgate_prompt_pwd=$PWD __shellgate_prompt_root=$__shellgate_root
+      __shellgate_judge
       # Without an answer, the system's directories alone: nothing of the person's runs unasked.
       [[ -n $__shellgate_prompt_path ]] || __shellgate_prompt_path=/usr/local/bin:/usr/bin:/bin
     fi
@@ -317,6 +313,16 @@ elif [[ -o interactive ]]; then
   }
 
 @SHELLGATE_REPO_ROOT@
+
+  # Asks the binary for the prompt's PATH and the repository its git must not read, for this
+  # PATH and directory (__shellgate_root, found first), and records what it asked for. Until the
+  # answer says otherwise, the prompt's git reads no repository (fails closed).
+  __shellgate_judge() {
+    __shellgate_prompt_path='' __shellgate_prompt_git=unknown
+    builtin eval -- "$("$__shellgate_bin" hook zsh --prompt-path)" || :
+    # The directory as this shell names it (through a symlink, the binary sees another name).
+    __shellgate_prompt_pwd=$PWD __shellgate_prompt_root=$__shellgate_root
+  }
 
   # A repository lines may have written (src/shell/prompt_path.rs): the prompt's git finds none,
   # and the person is told once per repository. A GIT_DIR of the person's own is left alone.
@@ -407,13 +413,12 @@ elif [[ -o interactive ]]; then
   __shellgate_nowhere=()
   __shellgate_outside_ordered=''
   __shellgate_outside_path=''
-  # The first prompt's git too, before any prompt code of the person's runs (zsh runs a `precmd` function of the person's before precmd_functions): no
-  # repository lines may have written, from the start. (PATH is left as it is: the rest of the
-  # startup file may still change it.)
-  __shellgate_prompt_git=unknown
-  builtin eval -- "$("$__shellgate_bin" hook zsh --prompt-path 2>/dev/null)" || :
+  # The first prompt's git too, before any prompt code of the person's runs (zsh runs a `precmd`
+  # function of the person's before precmd_functions):
+  # no repository lines may have written, from the start. (PATH is left as it is: the rest of
+  # the startup file may still change it.)
   __shellgate_repo_root
-  __shellgate_prompt_pwd=$PWD __shellgate_prompt_root=$__shellgate_root
+  __shellgate_judge 2>/dev/null
   __shellgate_pin_git
   precmd_functions=(__shellgate_pin ${precmd_functions[@]:#__shellgate_pin})
   zshaddhistory_functions=(__shellgate_addhistory ${zshaddhistory_functions[@]:#__shellgate_addhistory})

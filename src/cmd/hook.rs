@@ -90,7 +90,7 @@ fn prompt_path() -> ExitCode {
     let prompt = crate::shell::prompt_path::prompt_path(path, &settings);
     // The hook tells the person, once per repository (`__shellgate_pin_git`).
     let untrusted = crate::shell::prompt_path::untrusted_repository(&cwd, &settings);
-    let code = crate::shell::prompt_path::render(&prompt, path, &cwd, untrusted.as_deref());
+    let code = crate::shell::prompt_path::render(&prompt, path, untrusted.as_deref());
     print!("{code}");
     ExitCode::SUCCESS
 }

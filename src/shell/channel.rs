@@ -38,11 +38,16 @@ pub const HELLO: &[u8] = b"shellgate-hello\0";
 pub const NUMBER: RawFd = 3;
 
 /// The first command of the sandboxed shell's `-c` program when it reports: [`HELLO`] on
-/// descriptor 3.
+/// descriptor 3. Silent where there is no descriptor 3 (a line run outside the sandbox gets no
+/// channel: nothing comes back from it).
 pub fn hello(dialect: crate::shell::state::Dialect) -> &'static str {
     match dialect {
-        crate::shell::state::Dialect::Bash => "builtin printf 'shellgate-hello\\0' >&3; ",
-        crate::shell::state::Dialect::Zsh => "builtin print -rn -- $'shellgate-hello\\0' >&3; ",
+        crate::shell::state::Dialect::Bash => {
+            "{ builtin printf 'shellgate-hello\\0' >&3; } 2>/dev/null; "
+        }
+        crate::shell::state::Dialect::Zsh => {
+            "{ builtin print -rn -- $'shellgate-hello\\0' >&3; } 2>/dev/null; "
+        }
     }
 }
 

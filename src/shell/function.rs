@@ -372,12 +372,10 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
                 return Ok((code, status_only(code, reported)));
             }
             // Without the state the line started from there is nothing to compare with.
-            let Some(dump) = channel.as_ref().and_then(report) else {
+            let dump = channel.as_ref().and_then(report);
+            let Some(dump) = dump.filter(|_| known) else {
                 return Ok((code, Apply::nothing()));
             };
-            if !known {
-                return Ok((code, Apply::nothing()));
-            }
             let held = held_values(&files.held, &before);
             let typed = state::Typed::of(&parsed);
             let cx = Seen {

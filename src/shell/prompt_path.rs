@@ -51,8 +51,6 @@ pub struct PromptPath {
     pub path: OsString,
     /// Entries that do not exist now (watched: one that appears makes the hook compute again).
     pub missing: Vec<PathBuf>,
-    /// Whether an entry is relative (it then depends on the directory).
-    pub relative: bool,
 }
 
 /// Orders `path` for the prompt (see the module's documentation).
@@ -65,9 +63,7 @@ pub fn prompt_path(path: &OsStr, settings: &SandboxSettings) -> PromptPath {
             safe.push(entry);
             continue;
         }
-        if !entry.is_absolute() {
-            prompt.relative = true;
-        } else if !entry.exists() {
+        if entry.is_absolute() && !entry.exists() {
             prompt.missing.push(entry.clone());
         }
         last.push(entry);
@@ -149,18 +145,17 @@ fn holds_repository(dir: &Path) -> bool {
         || (dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir())
 }
 
-/// The shell code that records it for the hook: the prompt's `PATH`, the `PATH` and the
-/// directory it was computed for, the missing entries to watch, and the repository the prompt
-/// must not read from this directory (`''`: none).
-pub fn render(prompt: &PromptPath, path: &OsStr, cwd: &Path, untrusted: Option<&Path>) -> String {
+/// The shell code that records it for the hook: the prompt's `PATH`, the `PATH` it was computed
+/// for, the missing entries to watch, and the repository the prompt must not read from the
+/// directory (`''`: none). The hook records the directory itself, as it names it.
+pub fn render(prompt: &PromptPath, path: &OsStr, untrusted: Option<&Path>) -> String {
     let text = |value: &OsStr| quote(&String::from_utf8_lossy(value.as_bytes()));
     let missing: Vec<String> = prompt.missing.iter().map(|d| text(d.as_os_str())).collect();
     format!(
-        "__shellgate_prompt_path={}\n__shellgate_prompt_for={}\n__shellgate_prompt_pwd={}\n\
+        "__shellgate_prompt_path={}\n__shellgate_prompt_for={}\n\
          __shellgate_prompt_missing=({})\n__shellgate_prompt_git={}\n",
         text(&prompt.path),
         text(path),
-        text(cwd.as_os_str()),
         missing.join(" "),
         untrusted.map_or_else(|| "''".to_owned(), |root| text(root.as_os_str()))
     )
@@ -181,9 +176,7 @@ mod tests {
             OsString::from(format!("/usr/bin:/bin:{dir}:bin:/no/such/dir"))
         );
         assert_eq!(prompt.missing, vec![PathBuf::from("/no/such/dir")]);
-        assert!(prompt.relative);
-        let code = render(&prompt, OsStr::new(&path), Path::new("/w"), None);
-        assert!(code.contains("__shellgate_prompt_pwd='/w'"), "{code}");
+        let code = render(&prompt, OsStr::new(&path), None);
         assert!(code.contains("__shellgate_prompt_git=''"), "{code}");
         assert!(
             code.contains("__shellgate_prompt_missing=('/no/such/dir')"),
@@ -198,14 +191,12 @@ mod tests {
             &SandboxSettings::default(),
         );
         assert_eq!(prompt.path, OsString::from("/usr/local/bin:/usr/bin:/bin"));
-        assert!(prompt.missing.is_empty() && !prompt.relative);
+        assert!(prompt.missing.is_empty());
         let code = render(
             &prompt,
             OsStr::new("/usr/local/bin:/usr/bin:/bin"),
-            Path::new("/"),
             Some(Path::new("/tmp/r")),
         );
-        assert!(code.contains("__shellgate_prompt_pwd='/'"), "{code}");
         assert!(code.contains("__shellgate_prompt_git='/tmp/r'"), "{code}");
     }
 
