@@ -327,7 +327,10 @@ pub fn route(req: &LineRequest, side: &crate::gate::ShellSide) -> Outcome {
 /// Hands `req` to the broker at `path` and waits for its end.
 pub fn forward(path: &Path, req: &LineRequest) -> Outcome {
     match forward_or_fail(path, req) {
-        Ok(Reply::Exited(code)) => Outcome::Ran(ExitStatus::from_raw(i32::from(code) << 8)),
+        Ok(Reply::Exited(code)) => Outcome::Ran {
+            status: ExitStatus::from_raw(i32::from(code) << 8),
+            pipeline: Vec::new(),
+        },
         // The broker's caller runs it itself (a wrapped shell's backstop): no hook apply.
         Ok(Reply::InShell) => Outcome::RunInShell {
             once_outside: false,

@@ -159,7 +159,7 @@ fn decide_and_run(args: &HookArgs, line: &[u8]) -> (u8, String) {
             Some(status) => (HANDLED, format!("ran {status}")),
             None => (RUN_IN_SHELL, "shell".to_owned()),
         },
-        Outcome::Ran(status) => (HANDLED, format!("ran {}", gate::exit_code(&status))),
+        Outcome::Ran { status, .. } => (HANDLED, format!("ran {}", gate::exit_code(&status))),
         Outcome::Refused(e) => (refused(&e), format!("refused {}", e.code.exit_status())),
     }
 }

@@ -51,7 +51,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         .with_mode(args.mode.as_deref())
         .with_progress(!json);
     match crate::broker::route(&request, &crate::shell::side(args.shell, Origin::Run)) {
-        Outcome::Ran(status) => ExitCode::from(gate::exit_code(&status)),
+        Outcome::Ran { status, .. } => ExitCode::from(gate::exit_code(&status)),
         Outcome::Refused(e) => refuse(&e, json),
         Outcome::RunInShell { .. } => ExitCode::SUCCESS,
     }

@@ -19,7 +19,10 @@ pub(super) fn execute(run: &Decided, grant: &Grant) -> Outcome {
                 forget_address_probes(&mut ran.denials);
             }
             if ran.status.success() || ran.denials.is_empty() {
-                Outcome::Ran(ran.status)
+                Outcome::Ran {
+                    status: ran.status,
+                    pipeline: ran.pipeline,
+                }
             } else {
                 escalate(run, grant, &ran)
             }
@@ -162,7 +165,10 @@ pub(super) fn escalate(run: &Decided, grant: &Grant, ran: &Ran) -> Outcome {
         return Outcome::Refused(e);
     }
     match spawn_and_wait(run, &granted) {
-        Ok(again) => Outcome::Ran(again.status),
+        Ok(again) => Outcome::Ran {
+            status: again.status,
+            pipeline: again.pipeline,
+        },
         Err(e) => Outcome::Refused(e),
     }
 }

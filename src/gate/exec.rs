@@ -110,6 +110,8 @@ pub(super) fn fail_fetches_at_once(env: &mut Vec<(std::ffi::OsString, std::ffi::
 /// How a line that ran ended, and what the sandbox refused it meanwhile.
 pub(super) struct Ran {
     pub(super) status: ExitStatus,
+    /// Each program's status, for a pipeline started without a shell (empty otherwise).
+    pub(super) pipeline: Vec<ExitStatus>,
     pub(super) denials: Vec<crate::sandbox::Denial>,
 }
 
@@ -144,17 +146,26 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
         }
         None => (args, None),
     };
+    // Without the sandbox a pipeline runs in its shell (only the sandbox starts one itself).
     let direct = match &req.execution {
-        Execution::Program { argv, .. } if harness_fd.is_none() => direct_program(argv, &env),
+        Execution::Program { pipeline, .. }
+            if harness_fd.is_none()
+                && (pipeline.len() == 1 || grant.sandbox != SandboxPolicy::FullAccess) =>
+        {
+            direct_pipeline(pipeline, &env)
+        }
         _ => None,
     };
     let started = EventBody::ExecStarted(ExecStarted {
         sandbox: grant.sandbox,
         grant: Some(grant.clone()),
         shell: req.shell.as_str().to_owned(),
-        program: direct
-            .as_ref()
-            .map(|d| d.program.to_string_lossy().into_owned()),
+        program: direct.as_ref().map(|d| {
+            d.iter()
+                .map(|p| p.program.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" | ")
+        }),
         pid: None,
         withheld,
     });
@@ -163,16 +174,24 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
     // A program started directly gets the word that named it, as the shell gives it, and none
     // of the descriptors the caller passes for the shell's own use.
     let started_directly = direct.is_some();
-    let (shell, name, args) = match direct {
-        Some(direct) => {
-            // The shell sets `_` to the program it starts, in that program's environment.
-            env.retain(|(key, _)| key != "_");
-            env.push(("_".into(), direct.program.clone().into_os_string()));
-            (direct.program, direct.name, direct.args)
+    let (shell, name, args, later) = match direct {
+        Some(mut direct) => {
+            let first = direct.remove(0);
+            let later: Vec<crate::sandbox::Stage> = direct
+                .into_iter()
+                .map(|d| crate::sandbox::Stage {
+                    env: with_underscore(&env, &d.program),
+                    program: d.program,
+                    arg0: d.name,
+                    args: d.args,
+                })
+                .collect();
+            env = with_underscore(&env, &first.program);
+            (first.program, first.name, first.args, later)
         }
         None => {
             let name = shell.file_name().unwrap_or(shell.as_os_str()).to_owned();
-            (shell, name, args)
+            (shell, name, args, Vec::new())
         }
     };
     if grant.sandbox == SandboxPolicy::FullAccess {
@@ -201,6 +220,7 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
         record_finished(ctx, request, grant, &status, timer);
         return Ok(Ran {
             status,
+            pipeline: Vec::new(),
             denials: Vec::new(),
         });
     }
@@ -229,6 +249,7 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
         stdio: stream_fds(req.streams)?,
         passed,
         process_group: req.process_group,
+        pipeline: later,
     };
     record(ctx, request, started)?;
     let timer = Instant::now();
@@ -277,10 +298,36 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
     if let Some(refusal) = crate::sandbox::limit_refusal(&status, &spec.limits) {
         return Err(refusal);
     }
+    let pipeline = if started_directly && finished.pipeline.len() > 1 {
+        finished.pipeline
+    } else {
+        Vec::new()
+    };
     Ok(Ran {
         status,
+        pipeline,
         denials: finished.denials,
     })
+}
+
+/// The environment with `_` set to the program started, as the shell sets it in that program's.
+fn with_underscore(env: &[(OsString, OsString)], program: &Path) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> =
+        env.iter().filter(|(key, _)| key != "_").cloned().collect();
+    env.push(("_".into(), program.as_os_str().to_owned()));
+    env
+}
+
+/// The programs a line starts without its shell ([`Execution::Program`]), each as
+/// [`direct_program`] finds it; `None` (the line's shell runs it) when one is not found.
+fn direct_pipeline(
+    pipeline: &[Vec<OsString>],
+    env: &[(OsString, OsString)],
+) -> Option<Vec<Direct>> {
+    pipeline
+        .iter()
+        .map(|argv| direct_program(argv, env))
+        .collect()
 }
 
 /// A program a line starts without its shell ([`Execution::Program`]).

@@ -56,13 +56,14 @@ pub enum Execution {
     ShellC { positional: Vec<OsString> },
     /// The real shell with exactly these arguments (the shell entry point keeps its caller's).
     ShellArgs(Vec<OsString>),
-    /// A typed line that is one command of plain words
-    /// ([`crate::shell::stateless::direct_argv`]): the program `argv[0]` names, found on the
-    /// line's `PATH`, started with these words, as the shell's `-c` would exec it — without
-    /// starting a shell first. When it is not found there (or is no executable the kernel starts
-    /// by itself), the real shell runs with `shell_args`, and says so as it always does.
+    /// A typed line that is one command of plain words, or a pipeline of such commands
+    /// ([`crate::shell::stateless::direct_pipeline`]): the programs each `argv[0]` names, found
+    /// on the line's `PATH`, started with these words and connected by pipes, as the shell's `-c`
+    /// would start them — without starting a shell first. When one is not found there (or is no
+    /// executable the kernel starts by itself), or the line runs without the sandbox and is a
+    /// pipeline, the real shell runs with `shell_args`, and says so as it always does.
     Program {
-        argv: Vec<OsString>,
+        pipeline: Vec<Vec<OsString>>,
         shell_args: Vec<OsString>,
     },
 }
@@ -190,8 +191,12 @@ pub enum Outcome {
     /// hook runs with the directories lines may write last on `PATH` (`shell::prompt_path`) and
     /// with every name that is not a safe file there found nowhere (see `gate::outside`).
     RunInShell { once_outside: bool },
-    /// It ran; this is its exit status.
-    Ran(ExitStatus),
+    /// It ran: its exit status, and each program's when it was started as a pipeline without a
+    /// shell ([`Execution::Program`]; empty otherwise).
+    Ran {
+        status: ExitStatus,
+        pipeline: Vec<ExitStatus>,
+    },
     /// It did not run, and this is why.
     Refused(Error),
 }

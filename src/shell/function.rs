@@ -324,14 +324,18 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
         let runner = write_input(dialect, files, &before, text, no_state)?;
         shell_args(dialect, &format!("{hello}{runner}"), None)
     };
-    // One command of plain words starts its program without a shell first, as the person's
-    // shell would (`stateless::direct_argv`); the arguments above run it when it cannot be.
+    // One command of plain words, or a pipeline of them, starts its programs without a shell
+    // first, as the person's shell would (`stateless::direct_pipeline`); the arguments above run
+    // it when that cannot be.
     let direct = plan
         .as_ref()
-        .and_then(|plan| super::stateless::direct_argv(text, &parsed, plan));
+        .and_then(|plan| super::stateless::direct_pipeline(text, &parsed, plan));
     let execution = match direct {
-        Some(argv) => Execution::Program {
-            argv: argv.into_iter().map(Into::into).collect(),
+        Some(pipeline) => Execution::Program {
+            pipeline: pipeline
+                .into_iter()
+                .map(|argv| argv.into_iter().map(Into::into).collect())
+                .collect(),
             shell_args: args,
         },
         None => Execution::ShellArgs(args),
@@ -364,8 +368,22 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
             };
             Ok((0, Apply::InShell(apply)))
         }
-        Outcome::Ran(status) => {
+        Outcome::Ran { status, pipeline } => {
             let code = gate::exit_code(&status);
+            if !pipeline.is_empty() {
+                // A pipeline started without a shell: each program's status, as the shell's
+                // PIPESTATUS has it after `$?`.
+                held_values(&files.held, &before);
+                let reported: Vec<i32> = std::iter::once(&status)
+                    .chain(&pipeline)
+                    .map(|s| i32::from(gate::exit_code(s)))
+                    .collect();
+                let apply = Apply::After {
+                    script: String::new(),
+                    pipestatus: pipestatus(code, &reported),
+                };
+                return Ok((code, apply));
+            }
             if stateless {
                 held_values(&files.held, &before);
                 let reported = channel.as_ref().and_then(report);

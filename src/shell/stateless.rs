@@ -31,7 +31,7 @@
 //! ([`super::function`]). The decision, the grant and the sandbox are the same on both paths:
 //! only what the sandboxed shell sources and reports differs.
 
-use crate::parse::Parsed;
+use crate::parse::{Command as ParsedCommand, Parsed};
 use crate::shell::state::{AliasKind, Dialect, OptionKind, State};
 
 /// Builtins that read no state of the shell's and change none, with literal arguments.
@@ -159,21 +159,37 @@ pub fn zsh_hint() -> ZshHint {
     }
 }
 
-/// The words of a stateless line (see [`plan`]) that is one command of plain words, for starting
-/// its program without a shell ([`crate::gate::Execution::Program`]): what the person's shell
-/// does with such a line is to exec the program with these words, and what the sandboxed
-/// shell's `-c` does with it too, after starting. Plain words are ASCII letters, digits and
-/// `_ . / : = , + @ % -` separated by blanks: no quoting, expansion, redirection or operator
-/// character, so splitting at the blanks is the shell's own word splitting of the line — and
-/// the parser must agree (one command, its program and arguments these words, no wrapper, no
-/// redirection). The person's plain aliases the plan follows are expanded as the shell expands
-/// them: the first word replaced by the alias's words, each alias once. The program's word is
-/// no builtin (the plan allows a few pure ones), no assignment, not a job (`%1`).
-pub fn direct_argv(line: &str, parsed: &Parsed, plan: &Plan) -> Option<Vec<String>> {
-    let [command] = parsed.commands.as_slice() else {
+/// The words of each command of a stateless line (see [`plan`]) that is one command of plain
+/// words, or a pipeline of such commands (`a | b`, at most [`crate::sandbox::MAX_STAGES`]), for
+/// starting its programs without a shell ([`crate::gate::Execution::Program`]): what the
+/// person's shell does with such a line is to exec each program with these words, connected by
+/// pipes, and what the sandboxed shell's `-c` does with it too, after starting. Plain words are
+/// ASCII letters, digits and `_ . / : = , + @ % -` separated by blanks, the commands separated by
+/// single `|`: no quoting, expansion, redirection or other operator character, so splitting at
+/// the `|` and the blanks is the shell's own parse of the line — and the parser must agree (as
+/// many commands, each's program and arguments these words, no wrapper, no redirection). The
+/// person's plain aliases the plan follows are expanded as the shell expands them: each
+/// command's first word replaced by the alias's words, each alias once. No program's word is a
+/// builtin (the plan allows a few pure ones), an assignment, or a job (`%1`).
+pub fn direct_pipeline(line: &str, parsed: &Parsed, plan: &Plan) -> Option<Vec<Vec<String>>> {
+    let segments: Vec<&str> = line.split('|').collect();
+    if segments.len() != parsed.commands.len() || segments.len() > crate::sandbox::MAX_STAGES {
         return None;
-    };
-    let typed: Vec<&str> = line.split([' ', '\t']).filter(|w| !w.is_empty()).collect();
+    }
+    segments
+        .iter()
+        .zip(&parsed.commands)
+        .map(|(segment, command)| direct_argv(segment, command, plan))
+        .collect()
+}
+
+/// One command of [`direct_pipeline`]: its words as typed in `segment`, the person's aliases
+/// expanded.
+fn direct_argv(segment: &str, command: &ParsedCommand, plan: &Plan) -> Option<Vec<String>> {
+    let typed: Vec<&str> = segment
+        .split([' ', '\t'])
+        .filter(|w| !w.is_empty())
+        .collect();
     let (first, rest) = typed.split_first()?;
     let parser_agrees = command.via.is_empty()
         && command.writes.is_empty()
@@ -480,14 +496,76 @@ mod tests {
         plan(dialect, line, &parse(line, shell), before).is_some()
     }
 
-    fn direct(dialect: Dialect, line: &str, before: &State) -> Option<Vec<String>> {
+    fn pipeline(dialect: Dialect, line: &str, before: &State) -> Option<Vec<Vec<String>>> {
         let shell = match dialect {
             Dialect::Bash => ShellKind::Bash,
             Dialect::Zsh => ShellKind::Zsh,
         };
         let parsed = parse(line, shell);
         let plan = plan(dialect, line, &parsed, before)?;
-        direct_argv(line, &parsed, &plan)
+        direct_pipeline(line, &parsed, &plan)
+    }
+
+    /// The words of a line that is one command started directly.
+    fn direct(dialect: Dialect, line: &str, before: &State) -> Option<Vec<String>> {
+        match pipeline(dialect, line, before) {
+            Some(mut programs) if programs.len() == 1 => programs.pop(),
+            Some(programs) => panic!("{line}: a pipeline of {}", programs.len()),
+            None => None,
+        }
+    }
+
+    #[test]
+    fn a_pipeline_of_plain_commands_starts_its_programs() {
+        let empty = State::default();
+        let words = |programs: &[&[&str]]| -> Option<Vec<Vec<String>>> {
+            Some(
+                programs
+                    .iter()
+                    .map(|p| p.iter().map(|w| (*w).to_owned()).collect())
+                    .collect(),
+            )
+        };
+        for dialect in [Dialect::Bash, Dialect::Zsh] {
+            assert_eq!(
+                pipeline(dialect, "ls -a | wc -l", &empty),
+                words(&[&["ls", "-a"], &["wc", "-l"]])
+            );
+            assert_eq!(
+                pipeline(dialect, "git log|grep fix|head -3", &empty),
+                words(&[&["git", "log"], &["grep", "fix"], &["head", "-3"]])
+            );
+            let eight = vec!["cat"; 8].join(" | ");
+            assert_eq!(pipeline(dialect, &eight, &empty).map(|p| p.len()), Some(8));
+            for line in [
+                // Nine programs, more than one launch starts.
+                vec!["cat"; 9].join(" | "),
+                // Other operators, and what is no pipeline of programs.
+                "ls || wc".to_owned(),
+                "ls |& wc".to_owned(),
+                "ls | wc > out".to_owned(),
+                "ls | true".to_owned(),
+                "ls | nice wc".to_owned(),
+                "ls | FOO=1 wc".to_owned(),
+                "ls | 'wc'".to_owned(),
+                "ls &".to_owned(),
+            ] {
+                assert_eq!(
+                    pipeline(dialect, &line, &empty),
+                    None,
+                    "{dialect:?}: {line}"
+                );
+            }
+        }
+        // Each command's alias is expanded, as the shell expands it.
+        let aliased = state_with(|s| {
+            s.aliases
+                .insert((AliasKind::Regular, "g".into()), "grep --color=auto".into());
+        });
+        assert_eq!(
+            pipeline(Dialect::Zsh, "ls | g x", &aliased),
+            words(&[&["ls"], &["grep", "--color=auto", "x"]])
+        );
     }
 
     #[test]
@@ -513,21 +591,9 @@ mod tests {
             );
             for line in [
                 // Quoting, operators and redirections are the shell's.
-                "ls 'a b'",
-                "ls \\a",
-                "ls a\"b",
-                "ls -a | wc -l",
-                "ls; ls",
-                "ls > out",
-                "ls 2>&1",
+                "ls 'a b'", "ls \\a", "ls a\"b", "ls; ls", "ls > out", "ls 2>&1",
                 // A wrapper, a builtin (also a pure one), an assignment, a job.
-                "nice ls",
-                "env ls",
-                "true",
-                "pwd",
-                "kill 1",
-                "FOO=1 ls",
-                "%1",
+                "nice ls", "env ls", "true", "pwd", "kill 1", "FOO=1 ls", "%1",
             ] {
                 assert_eq!(direct(dialect, line, &empty), None, "{dialect:?}: {line}");
             }

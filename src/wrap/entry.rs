@@ -85,7 +85,7 @@ fn judge_and_run(kind: ShellKind, line: Vec<u8>, args: Vec<OsString>) -> ExitCod
     // Inside `wrap` the broker judges it (`broker::route`).
     let request = LineRequest::new(&line, kind, &cwd, Origin::Run, Execution::ShellArgs(args));
     match crate::broker::route(&request, &shell::side(kind, Origin::Run)) {
-        Outcome::Ran(status) => ExitCode::from(gate::exit_code(&status)),
+        Outcome::Ran { status, .. } => ExitCode::from(gate::exit_code(&status)),
         Outcome::Refused(e) => refuse(&e),
         Outcome::RunInShell { .. } => ExitCode::SUCCESS,
     }

@@ -309,7 +309,7 @@ fn serve_one(conversation: Conversation, broker: &Broker) {
     .for_broker_caller(&request.env, socket.as_fd(), &broker.workspace, group);
     let side = crate::shell::side(request.shell, request.origin);
     let reply = match crate::approval::on_behalf_of(group, || gate::handle(&line, &side)) {
-        Outcome::Ran(status) => Reply::Exited(gate::exit_code(&status)),
+        Outcome::Ran { status, .. } => Reply::Exited(gate::exit_code(&status)),
         Outcome::RunInShell { .. } => Reply::InShell,
         Outcome::Refused(e) => Reply::Refused(e.code, e.reason),
     };

@@ -1272,9 +1272,9 @@ fn a_persons_plain_aliases_go_with_a_stateless_line(shell: &str) {
     );
     let out = sh.line("ll | cat");
     assert!(out.contains("sub/"), "{out}");
-    // One command: its program started directly, with the aliases' words.
+    // Each command's program started directly, with the aliases' words.
     let programs: Vec<bool> = started_programs(&f).iter().map(Option::is_some).collect();
-    assert_eq!(programs, [true, true, false]);
+    assert_eq!(programs, [true, true, true]);
 }
 
 #[test]
@@ -1318,6 +1318,77 @@ fn plain_lines_start_their_program(shell: &str) {
         "{programs:?}"
     );
     assert_eq!(programs[2..], [None, None], "{programs:?}");
+}
+
+/// A typed pipeline of plain commands starts its programs in the sandbox without a shell
+/// (`stateless::direct_pipeline`; the session log names them): each reads what the one before
+/// writes, PIPESTATUS is each one's status (a writer whose reader has gone ends by SIGPIPE, as
+/// under a shell), and every program of it, not only the first, is confined: a script that
+/// writes outside the workspace, first or last in the pipeline, writes nothing there — the same
+/// script run outside the sandbox does (the control).
+fn pipelines_start_their_programs(shell: &str) {
+    let f = Fixture::new();
+    let script = f.ws.join("markw");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho pwned > \"$1\"\necho \"wrote-$?\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let control = f.outside.join("control");
+    let ran = Command::new(&script).arg(&control).output().unwrap();
+    assert!(ran.status.success() && control.exists(), "{ran:?}");
+    let mut sh = f.interactive(shell);
+    let pipestatus = if shell == "bash" {
+        "${PIPESTATUS[*]}"
+    } else {
+        "${pipestatus[*]}"
+    };
+    let (out, status) = sh.run("yes | head -2", &[]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("y\r\ny\r\n"), "{out}");
+    let out = sh.line(&format!("echo \"ps-{pipestatus}\""));
+    assert!(out.contains("ps-141 0"), "{out}");
+    let (out, status) = sh.run("ls -d no-such-file | cat | wc -l", &[]);
+    assert_eq!(status, 0, "{out}");
+    let out = sh.line(&format!("echo \"ps-{pipestatus}\""));
+    assert!(out.contains("ps-2 0 0"), "{out}");
+    let first = f.outside.join("first");
+    let (out, _) = sh.run(&format!("./markw {} | cat", first.display()), &[]);
+    assert!(out.contains("wrote-") && !out.contains("wrote-0"), "{out}");
+    let last = f.outside.join("last");
+    let (out, _) = sh.run(&format!("ls | ./markw {}", last.display()), &[]);
+    assert!(out.contains("wrote-") && !out.contains("wrote-0"), "{out}");
+    assert!(
+        !first.exists() && !last.exists(),
+        "a program of the pipeline wrote outside"
+    );
+    // (The `echo` lines between ran in the shell: no program of theirs started directly.)
+    let programs: Vec<String> = started_programs(&f).into_iter().flatten().collect();
+    assert_eq!(programs.len(), 4, "{programs:?}");
+    for (program, names) in programs.iter().zip([
+        &["yes", "head"][..],
+        &["ls", "cat", "wc"],
+        &["markw", "cat"],
+        &["ls", "markw"],
+    ]) {
+        let started: Vec<&str> = program
+            .split(" | ")
+            .map(|p| p.rsplit('/').next().unwrap_or_default())
+            .collect();
+        assert_eq!(started, names, "{programs:?}");
+    }
+}
+
+#[test]
+fn bash_pipelines_start_their_programs() {
+    pipelines_start_their_programs("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_pipelines_start_their_programs() {
+    pipelines_start_their_programs("zsh");
 }
 
 /// Each line's `exec/started` in the fixture's session logs: the program it started directly, if

@@ -21,12 +21,16 @@
 use super::raw::{self, Errno};
 use std::ffi::{CStr, CString};
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 /// The most detached mount trees one launch keeps at a time (writable roots and the empty source).
 pub const MAX_SLOTS: usize = 32;
 
 /// The most descriptors a caller may pass besides the standard streams.
 pub const MAX_PASSED: usize = 2;
+
+/// The most programs one line starts as a pipeline ([`ChildPlan::stages`]).
+pub const MAX_STAGES: usize = 8;
 
 /// A file's identity: what the parent saw when it decided to trust the path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,6 +138,21 @@ pub struct ChildPlan {
     pub user_map: Option<UserMap>,
     pub steps: Vec<Step>,
     pub exec: Exec,
+    /// The later programs of a pipeline (at most [`MAX_STAGES`] − 1): each reads, as its
+    /// standard input, what the one before it writes to its standard output, through the pipe of
+    /// the same index in [`ChildPlan::stage_pipes`]. Empty: the program alone.
+    pub stages: Vec<Exec>,
+    /// `(read end, write end)` of the pipe after each program but the last (close-on-exec).
+    pub stage_pipes: Vec<(RawFd, RawFd)>,
+    /// The pids of the later programs, written by the program's process as it starts them (it
+    /// shares the init's memory until its exec) and read by the init after that exec.
+    pub stage_pids: [AtomicI32; MAX_STAGES],
+    /// The stack a later program's process starts on (one at a time: each is started with
+    /// `CLONE_VFORK`), when there are any.
+    pub stage_stack: Option<super::sys::Stack>,
+    /// Set by a later program's process that failed before its exec (and reported it): the
+    /// program's process then exits instead of starting its own program.
+    pub stage_failed: AtomicBool,
     pub cwd: Option<Target>,
     /// Descriptors to install as 0, 1, 2 (`-1`: keep the inherited one).
     pub stdio: [RawFd; 3],
@@ -259,46 +278,52 @@ impl Failure {
     }
 }
 
-/// The init's final record: `[magic u32][wait status i32][left u8][0; 3]`.
+/// The init's final record: `[magic u32][left u8][programs u8][0; 2]` and then the wait status
+/// of each program of the line, in order (`i32`, [`MAX_STAGES`] of them, unused ones 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Status {
-    /// The program's raw wait status.
-    pub wait_status: i32,
-    /// Processes were still running when the program ended (they were killed).
+    /// The raw wait status of each program (`wait_statuses[..programs]`); the last one is the
+    /// line's, as a shell's pipeline status is its last command's.
+    pub wait_statuses: [i32; MAX_STAGES],
+    /// How many programs the line started (1 but for a pipeline).
+    pub programs: u8,
+    /// Processes were still running when the programs ended (they were killed).
     pub left_running: bool,
 }
 
 impl Status {
-    pub const LEN: usize = 12;
+    pub const LEN: usize = 8 + 4 * MAX_STAGES;
     const MAGIC: u32 = 0x5347_5354; // "SGST"
 
     fn bytes(self) -> [u8; Self::LEN] {
-        let m = Self::MAGIC.to_le_bytes();
-        let w = self.wait_status.to_le_bytes();
-        [
-            m[0],
-            m[1],
-            m[2],
-            m[3],
-            w[0],
-            w[1],
-            w[2],
-            w[3],
-            u8::from(self.left_running),
-            0,
-            0,
-            0,
-        ]
+        let mut out = [0u8; Self::LEN];
+        out[..4].copy_from_slice(&Self::MAGIC.to_le_bytes());
+        out[4] = u8::from(self.left_running);
+        out[5] = self.programs;
+        for (slot, status) in out[8..].chunks_exact_mut(4).zip(self.wait_statuses) {
+            slot.copy_from_slice(&status.to_le_bytes());
+        }
+        out
     }
 
     pub fn parse(bytes: &[u8]) -> Option<Status> {
         let bytes: &[u8; Self::LEN] = bytes.get(..Self::LEN)?.try_into().ok()?;
-        if u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) != Self::MAGIC {
+        let (head, statuses) = bytes.split_at(8);
+        if u32::from_le_bytes([head[0], head[1], head[2], head[3]]) != Self::MAGIC {
             return None;
         }
+        let programs = head[5];
+        if programs == 0 || usize::from(programs) > MAX_STAGES {
+            return None;
+        }
+        let mut wait_statuses = [0; MAX_STAGES];
+        for (status, chunk) in wait_statuses.iter_mut().zip(statuses.chunks_exact(4)) {
+            *status = i32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+        }
         Some(Status {
-            wait_status: i32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]),
-            left_running: bytes[8] != 0,
+            wait_statuses,
+            programs,
+            left_running: head[4] != 0,
         })
     }
 }
@@ -682,7 +707,8 @@ fn init(plan: &ChildPlan) -> ! {
     raw::reset_caught_signals();
     // The parent's other descriptors (other lines' pipes and sockets, in the `wrap` broker) must
     // not stay open for as long as this line runs: a reader of one would wait for its EOF.
-    let keep = [
+    let mut keep = [-1; 10 + 2 * (MAX_STAGES - 1)];
+    let fixed = [
         plan.setup,
         plan.status,
         plan.lifeline,
@@ -694,6 +720,10 @@ fn init(plan: &ChildPlan) -> ! {
         plan.passed[1].0,
         plan.supervisor,
     ];
+    let pipes = plan.stage_pipes.iter().flat_map(|(r, w)| [*r, *w]);
+    for (slot, fd) in keep.iter_mut().zip(fixed.into_iter().chain(pipes)) {
+        *slot = fd;
+    }
     raw::close_all_except(3, keep);
     // The whole namespace dies with the thread that cloned it (`wrap`'s broker threads live as
     // long as their line). A parent that died before this line leaves the lifeline hung up.
@@ -747,17 +777,26 @@ fn init(plan: &ChildPlan) -> ! {
     raw::close(plan.ruleset);
     let passed = plan.passed.map(|(source, _)| source);
     let supervisor = [plan.supervisor];
+    let pipes = plan.stage_pipes.iter().flat_map(|(r, w)| [*r, *w]);
     for fd in [0, 1, 2]
         .into_iter()
         .chain(plan.stdio)
         .chain(passed)
         .chain(supervisor)
+        .chain(pipes)
     {
         if fd >= 0 {
             raw::close(fd);
         }
     }
-    reap(plan, program)
+    // The program's process started the later ones before its own exec, which ended the wait
+    // above: their pids are in the plan now (0: one failed to start, and reported it).
+    let mut programs = [0; MAX_STAGES];
+    programs[0] = program;
+    for (slot, pid) in programs[1..].iter_mut().zip(&plan.stage_pids) {
+        *slot = pid.load(Ordering::Acquire);
+    }
+    reap(plan, &programs[..=plan.stages.len()])
 }
 
 fn write_user_map(plan: &ChildPlan, map: &UserMap) {
@@ -781,15 +820,19 @@ const GRACE_MS: u64 = 300;
 /// How often the init looks whether they have.
 const GRACE_STEP_MS: u32 = 10;
 
-/// Reaps every process of the namespace. When the program ends, the rest get [`GRACE_MS`] to end
-/// by themselves — a deadline on the clock, which no stream of exiting children can stretch — and
-/// are then killed, again after every process reaped (one forked while `kill(-1)` ran would
-/// escape a single one): a line's processes end with the line, which ends only when they have.
-fn reap(plan: &ChildPlan, program: libc::pid_t) -> ! {
-    let mut wait_status = None;
+/// Reaps every process of the namespace. When the programs have ended (all of a pipeline's, as a
+/// shell waits for them all), the rest get [`GRACE_MS`] to end by themselves — a deadline on the
+/// clock, which no stream of exiting children can stretch — and are then killed, again after
+/// every process reaped (one forked while `kill(-1)` ran would escape a single one): a line's
+/// processes end with the line, which ends only when they have. `programs` are the pids of the
+/// line's programs, in order (0 for one that never started).
+fn reap(plan: &ChildPlan, programs: &[libc::pid_t]) -> ! {
+    let mut wait_statuses = [EXIT_SETUP_FAILED << 8; MAX_STAGES];
+    let mut running = programs.iter().filter(|pid| **pid > 0).count();
     let mut left_running = false;
     let mut deadline = None;
-    let wait_for = if plan.pid_namespace { -1 } else { program };
+    // Without a namespace of its own the init's children are the programs (and what a line
+    // started as their sibling with `CLONE_PARENT`): it waits until the programs have ended.
     // Until ECHILD: nobody is left in the namespace.
     loop {
         let past = deadline.is_some_and(|d| raw::monotonic_ms() >= d);
@@ -802,23 +845,39 @@ fn reap(plan: &ChildPlan, program: libc::pid_t) -> ! {
         } else {
             libc::__WALL
         };
-        match raw::waitpid(wait_for, flags) {
+        match raw::waitpid(-1, flags) {
             Err(_) => break,
             // Others still run, within the grace.
             Ok((0, _)) => raw::sleep_ms(GRACE_STEP_MS),
-            Ok((pid, status)) if pid == program => {
-                wait_status = Some(status);
+            Ok((pid, status)) => {
+                let Some(index) = programs.iter().position(|p| *p == pid) else {
+                    continue;
+                };
+                wait_statuses[index] = status;
+                running -= 1;
+                if running > 0 {
+                    continue;
+                }
                 if !plan.pid_namespace {
                     break;
                 }
                 deadline = Some(raw::monotonic_ms().saturating_add(GRACE_MS));
             }
-            Ok(_) => {}
         }
     }
+    report(plan, wait_statuses, programs.len(), left_running)
+}
+
+/// Writes the final record and exits.
+fn report(
+    plan: &ChildPlan,
+    wait_statuses: [i32; MAX_STAGES],
+    programs: usize,
+    left_running: bool,
+) -> ! {
     let status = Status {
-        // The program was reaped above unless waitpid failed for another reason (it cannot).
-        wait_status: wait_status.unwrap_or(EXIT_SETUP_FAILED << 8),
+        wait_statuses,
+        programs: programs as u8,
         left_running,
     };
     raw::write_all(plan.status, &status.bytes());
@@ -886,7 +945,74 @@ fn start_program(plan: &ChildPlan) -> ! {
             fail(plan, phase::DESCRIPTORS, How::Operate, e);
         }
     }
+    if let Some(&(_, first_pipe)) = plan.stage_pipes.first() {
+        start_later_programs(plan);
+        if plan.stage_failed.load(Ordering::Acquire) {
+            // The launch failed (the later program said why): nothing of the line starts.
+            raw::exit(EXIT_SETUP_FAILED);
+        }
+        if let Err(e) = raw::dup2(first_pipe, 1) {
+            fail(plan, phase::STDIO, How::Operate, e);
+        }
+    }
     let errno = raw::execve(&plan.exec.path, &plan.exec.argv, &plan.exec.envp);
+    fail(plan, phase::EXEC, How::Operate, errno)
+}
+
+/// A later program of a pipeline: which one, and the plan.
+struct StageArg<'a> {
+    plan: &'a ChildPlan,
+    index: usize,
+}
+
+/// Starts the later programs of a pipeline from the program's process, now that it is confined:
+/// each one is a copy of it (its Landlock domain, seccomp filter, dropped privileges, limits,
+/// directory, signal dispositions and descriptors) that takes its pipes as its standard streams
+/// and execs its own program. Each is the init's child (`CLONE_PARENT`), so that the init reaps
+/// it and reports its status, as the program's own; and this process waits for each one's exec
+/// (`CLONE_VFORK`: they run on one stack, in turn). Its pid goes into the plan for the init.
+fn start_later_programs(plan: &ChildPlan) {
+    let Some(stack) = &plan.stage_stack else {
+        fail(plan, phase::FORK, How::Operate, libc::ENOMEM);
+    };
+    let flags = (libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PARENT) as libc::c_ulong;
+    for index in 0..plan.stages.len() {
+        let stage = StageArg { plan, index };
+        let arg = &stage as *const StageArg as *mut libc::c_void;
+        // SAFETY: the stack is the plan's, used by one later program at a time (this process is
+        // suspended until that one's exec or exit); `stage_entry` runs only this module's
+        // async-signal-safe code on `stage` and the plan, both alive while this process waits.
+        match unsafe { raw::spawn_on_stack(flags, stage_entry, stack.top(), arg) } {
+            Ok(pid) => plan.stage_pids[index].store(pid, Ordering::Release),
+            Err(e) => fail(plan, phase::FORK, How::Operate, e),
+        }
+    }
+}
+
+extern "C" fn stage_entry(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the program's process's `StageArg`, alive (that process is suspended)
+    // until this one's exec.
+    let stage = unsafe { &*(arg as *const StageArg) };
+    start_stage(stage.plan, stage.index)
+}
+
+/// A later program's process: the pipe before it as its standard input, the one after it (but
+/// for the last) as its standard output, exec. Everything else it has from the program's
+/// process, every other descriptor close-on-exec.
+fn start_stage(plan: &ChildPlan, index: usize) -> ! {
+    let input = plan.stage_pipes.get(index).map(|(read, _)| *read);
+    let output = plan.stage_pipes.get(index + 1).map(|(_, write)| *write);
+    for (fd, target) in [(input, 0), (output, 1)] {
+        if let Some(fd) = fd
+            && let Err(e) = raw::dup2(fd, target)
+        {
+            plan.stage_failed.store(true, Ordering::Release);
+            fail(plan, phase::STDIO, How::Operate, e);
+        }
+    }
+    let exec = &plan.stages[index];
+    let errno = raw::execve(&exec.path, &exec.argv, &exec.envp);
+    plan.stage_failed.store(true, Ordering::Release);
     fail(plan, phase::EXEC, How::Operate, errno)
 }
 
@@ -980,11 +1106,21 @@ mod tests {
         };
         assert_eq!(Failure::parse(&f.bytes()), Some(f));
         let s = Status {
-            wait_status: 0x0100,
+            wait_statuses: [0x0100, 0, 0x0d, 0, 0, 0, 0, 0],
+            programs: 3,
             left_running: true,
         };
         assert_eq!(Status::parse(&s.bytes()), Some(s));
         assert_eq!(Status::parse(&[0; Status::LEN]), None);
+        let mut none = s.bytes();
+        none[5] = 0;
+        assert_eq!(Status::parse(&none), None, "a record of no program");
+        none[5] = MAX_STAGES as u8 + 1;
+        assert_eq!(
+            Status::parse(&none),
+            None,
+            "more programs than a record holds"
+        );
         assert_eq!(Failure::parse(&[1, 0, 9, 0, 0, 0, 0, 0]), None);
     }
 }

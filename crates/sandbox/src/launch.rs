@@ -58,6 +58,24 @@ pub struct Command {
     /// The process group the line runs in (the caller's, for a broker): a terminal's foreground
     /// job reads it and gets its Ctrl-C. `None`: this process's own.
     pub process_group: Option<libc::pid_t>,
+    /// The programs after this one in a pipeline (at most [`child::MAX_STAGES`] − 1), as a
+    /// shell's `a | b | c` starts them: each reads what the one before writes; the first reads
+    /// the standard input, the last writes the standard output, and all share the standard
+    /// error, the environment's other entries, the directory and the sandbox. None of them gets
+    /// [`Command::passed`].
+    pub pipeline: Vec<Stage>,
+}
+
+/// A later program of a pipeline ([`Command::pipeline`]).
+#[derive(Debug)]
+pub struct Stage {
+    /// The program, absolute (see [`resolve_program`]).
+    pub program: PathBuf,
+    /// `argv[0]`.
+    pub arg0: OsString,
+    pub args: Vec<OsString>,
+    /// Its environment, exactly (as [`Command::env`]).
+    pub env: Vec<(OsString, OsString)>,
 }
 
 impl Command {
@@ -78,6 +96,7 @@ impl Command {
             stdio: None,
             passed: Vec::new(),
             process_group: None,
+            pipeline: Vec::new(),
         }
     }
 }
@@ -205,7 +224,10 @@ struct ChildMemory {
 /// How the program ended.
 #[derive(Debug)]
 pub struct Finished {
+    /// The line's status: its last program's.
     pub status: ExitStatus,
+    /// Each program's status, in order (one for a program alone; see [`Command::pipeline`]).
+    pub pipeline: Vec<ExitStatus>,
     /// Processes of the line were still running when it ended, and were killed with it.
     pub left_running: bool,
     /// What the guard found and moved aside.
@@ -298,11 +320,42 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         }
         Namespaces::Nested | Namespaces::None => (Vec::new(), Vec::new()),
     };
+    let variables = proxy.as_ref().map(super::proxy::Proxy::variables);
     let exec = exec_plan(
         spec,
-        &command,
-        proxy.as_ref().map(super::proxy::Proxy::variables),
+        Program {
+            path: &command.program,
+            arg0: &command.arg0,
+            args: &command.args,
+            env: &command.env,
+        },
+        variables.clone(),
     )?;
+    if command.pipeline.len() >= child::MAX_STAGES {
+        return Err(Error::new(
+            Code::SandboxExecFailed,
+            format!(
+                "cannot start a pipeline of more than {} programs",
+                child::MAX_STAGES
+            ),
+        ));
+    }
+    let stages = command
+        .pipeline
+        .iter()
+        .map(|stage| {
+            let program = Program {
+                path: &stage.program,
+                arg0: &stage.arg0,
+                args: &stage.args,
+                env: &stage.env,
+            };
+            exec_plan(spec, program, variables.clone())
+        })
+        .collect::<Result<Vec<Exec>>>()?;
+    let stage_pipes = (0..stages.len())
+        .map(|_| Pipes::high_pipe())
+        .collect::<Result<Vec<(OwnedFd, OwnedFd)>>>()?;
     let cwd_path = std::fs::canonicalize(&command.cwd).unwrap_or_else(|_| command.cwd.clone());
     let cwd = open_target(&cwd_path).map_err(|e| {
         Error::new(
@@ -344,6 +397,18 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         user_map: (namespaces == Namespaces::OwnWithUser).then(user_map),
         steps,
         exec,
+        stage_pipes: stage_pipes
+            .iter()
+            .map(|(r, w)| (r.as_raw_fd(), w.as_raw_fd()))
+            .collect(),
+        stage_pids: Default::default(),
+        stage_stack: if stages.is_empty() {
+            None
+        } else {
+            Some(sys::Stack::new(child::PROGRAM_STACK).map_err(no_stack)?)
+        },
+        stage_failed: Default::default(),
+        stages,
         cwd: Some(cwd),
         stdio: match &command.stdio {
             Some(fds) => [fds[0].as_raw_fd(), fds[1].as_raw_fd(), fds[2].as_raw_fd()],
@@ -439,7 +504,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         lifeline_read,
         lifeline_write,
     } = pipes;
-    drop((setup_write, status_write, lifeline_read));
+    drop((setup_write, status_write, lifeline_read, stage_pipes));
     // The init has its own descriptors (no CLONE_FILES). The ruleset stays, for the opener.
     drop((layers, passed));
     let opener = super::opener::Opener::new(ruleset.fd);
@@ -738,16 +803,17 @@ struct Pipes {
 }
 
 impl Pipes {
+    /// A pipe, `(read end, write end)`, both numbered 10 and above (see `ChildPlan::passed`).
+    fn high_pipe() -> Result<(OwnedFd, OwnedFd)> {
+        let (r, w) = std::io::pipe().map_err(pipe_error)?;
+        let high = |fd: OwnedFd| sys::dup_high(fd.as_fd()).map_err(pipe_error);
+        Ok((high(OwnedFd::from(r))?, high(OwnedFd::from(w))?))
+    }
+
     fn new() -> Result<Pipes> {
-        // Numbered 10 and above (see `ChildPlan::passed`).
-        let pipe = || -> Result<(OwnedFd, OwnedFd)> {
-            let (r, w) = std::io::pipe().map_err(pipe_error)?;
-            let high = |fd: OwnedFd| sys::dup_high(fd.as_fd()).map_err(pipe_error);
-            Ok((high(OwnedFd::from(r))?, high(OwnedFd::from(w))?))
-        };
-        let (setup_read, setup_write) = pipe()?;
-        let (status_read, status_write) = pipe()?;
-        let (lifeline_read, lifeline_write) = pipe()?;
+        let (setup_read, setup_write) = Self::high_pipe()?;
+        let (status_read, status_write) = Self::high_pipe()?;
+        let (lifeline_read, lifeline_write) = Self::high_pipe()?;
         Ok(Pipes {
             setup_read,
             setup_write,
@@ -1195,9 +1261,17 @@ fn dev_nodes() -> Vec<child::DevNode> {
         .collect()
 }
 
+/// What [`exec_plan`] starts: a [`Command`]'s program, or a [`Stage`]'s.
+struct Program<'a> {
+    path: &'a Path,
+    arg0: &'a OsStr,
+    args: &'a [OsString],
+    env: &'a [(OsString, OsString)],
+}
+
 fn exec_plan(
     spec: &Spec,
-    command: &Command,
+    command: Program,
     proxy: Option<Vec<(&'static str, String)>>,
 ) -> Result<Exec> {
     let nul = |what: &str| {
@@ -1206,10 +1280,10 @@ fn exec_plan(
             format!("cannot start the program: its {what} contains a NUL byte"),
         )
     };
-    let path = CString::new(command.program.as_os_str().as_bytes()).map_err(|_| nul("path"))?;
+    let path = CString::new(command.path.as_os_str().as_bytes()).map_err(|_| nul("path"))?;
     let mut strings: Vec<CString> = Vec::new();
     strings.push(CString::new(command.arg0.as_bytes()).map_err(|_| nul("name"))?);
-    for arg in &command.args {
+    for arg in command.args {
         strings.push(CString::new(arg.as_bytes()).map_err(|_| nul("arguments"))?);
     }
     let argc = strings.len();
@@ -1221,7 +1295,7 @@ fn exec_plan(
             || (tcp_lookups && key == "RES_OPTIONS")
             || (proxy.is_some() && super::proxy::VARIABLES.iter().any(|v| key == *v))
     };
-    for (key, value) in &command.env {
+    for (key, value) in command.env {
         if key.is_empty() || key.as_bytes().contains(&b'=') || overridden(key) {
             continue;
         }
@@ -1400,9 +1474,14 @@ impl Running {
         {
             notify::record(&mut self.denials, denial);
         }
-        let (status, left_running) = status;
+        let (pipeline, left_running) = status;
+        let status = pipeline
+            .last()
+            .copied()
+            .unwrap_or(ExitStatus::from_raw(libc::SIGKILL));
         Ok(Finished {
             status,
+            pipeline,
             left_running,
             violations,
             denials: std::mem::take(&mut self.denials),
@@ -1482,17 +1561,21 @@ impl Running {
     /// ≈ 0.5 ms, to every line (docs/sandbox.md, "Where a line's time goes"). The record is
     /// written once, after every process of the line was reaped, and is shorter than `PIPE_BUF`,
     /// so it arrives whole or not at all.
-    fn read_status(&mut self) -> (ExitStatus, bool) {
+    /// Each program's status, in order, and whether processes were left running.
+    fn read_status(&mut self) -> (Vec<ExitStatus>, bool) {
         let mut record = Vec::new();
         let _ = (&self.status)
             .take(child::Status::LEN as u64)
             .read_to_end(&mut record);
         match child::Status::parse(&record) {
             Some(status) => (
-                ExitStatus::from_raw(status.wait_status),
+                status.wait_statuses[..usize::from(status.programs)]
+                    .iter()
+                    .map(|s| ExitStatus::from_raw(*s))
+                    .collect(),
                 status.left_running,
             ),
-            None => (ExitStatus::from_raw(libc::SIGKILL), false),
+            None => (vec![ExitStatus::from_raw(libc::SIGKILL)], false),
         }
     }
 
@@ -1656,7 +1739,13 @@ mod tests {
             ("TMPDIR".into(), "/elsewhere".into()),
             ("A".into(), "1".into()),
         ];
-        let exec = exec_plan(&spec, &command, None).unwrap();
+        let program = Program {
+            path: &command.program,
+            arg0: &command.arg0,
+            args: &command.args,
+            env: &command.env,
+        };
+        let exec = exec_plan(&spec, program, None).unwrap();
         let env: Vec<String> = exec._strings[2..]
             .iter()
             .map(|s| s.to_string_lossy().into_owned())

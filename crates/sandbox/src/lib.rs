@@ -63,10 +63,12 @@ mod unix_connect;
 pub mod workspace;
 
 pub use abi::{ABI_MAX_ENV, DetectedAbi, Feature};
+pub use child::MAX_STAGES;
 pub use git::{GitLayout, inspect as git_layout, is_git_dir};
 pub use guard::Violation;
 pub use launch::{
-    Command, Finished, Running, SANDBOXED_ENV, record_startup_signals, resolve_program, spawn,
+    Command, Finished, Running, SANDBOXED_ENV, Stage, record_startup_signals, resolve_program,
+    spawn,
 };
 pub use mounts::NO_NAMESPACES_ENV;
 pub use notify::{CREATING_A_DIRECTORY, Denial};
