@@ -535,11 +535,11 @@ mod tests {
                 pipeline(dialect, "git log|grep fix|head -3", &empty),
                 words(&[&["git", "log"], &["grep", "fix"], &["head", "-3"]])
             );
-            let eight = vec!["cat"; 8].join(" | ");
+            let eight = ["cat"; 8].join(" | ");
             assert_eq!(pipeline(dialect, &eight, &empty).map(|p| p.len()), Some(8));
             for line in [
                 // Nine programs, more than one launch starts.
-                vec!["cat"; 9].join(" | "),
+                ["cat"; 9].join(" | "),
                 // Other operators, and what is no pipeline of programs.
                 "ls || wc".to_owned(),
                 "ls |& wc".to_owned(),
