@@ -8,12 +8,13 @@
 #   - run:         shellgate run -- 'ls -a'               (the whole path a hook takes: session log,
 #                                                          decision, 4 audit events, sandbox, bash)
 #   - run-pipe:    shellgate run -- 'ls -a | cat'         (a line a shell must run)
+#   - run-expand, run-assign, run-literal: shellgate run of `echo $HOME`, `FOO=$HOME`, `FOO=1`
 # Prints medians, the time added over bare and the ratio to bare, all from that same run.
 #
 # Then, per line typed in an interactive shell (benches/hooks_interactive.py: bash -i and zsh -i
 # in a pseudo-terminal, Enter to the next prompt): the shell with the README's init line and the
 # same shell without it, taking turns line by line; medians, p95 and the ratio from that run, and
-# for `ls -a` and `ls -a | cat` the ratio to `run` of the same line above ("x run").
+# for every line but `true` the ratio to `run` of the same line above ("x run").
 #
 # Usage: benches/hooks.sh              (build first: ./install.sh, or cargo build --release)
 #   RUNS=500 benches/hooks.sh
@@ -53,6 +54,9 @@ hyperfine -N --warmup 20 --runs "$runs" --export-json "$work/result.json" --styl
     --command-name "sandbox" "$bin sandbox -- bash -c 'ls -a'" \
     --command-name "run" "$bin run -- 'ls -a'" \
     --command-name "run-pipe" "$bin run -- 'ls -a | cat'" \
+    --command-name "run-expand" "$bin run -- 'echo \$HOME'" \
+    --command-name "run-assign" "$bin run -- 'FOO=\$HOME'" \
+    --command-name "run-literal" "$bin run -- 'FOO=1'" \
     >"$work/hyperfine.log"
 events=$(wc -l <"$XDG_STATE_HOME/shellgate/sessions/bench-session.jsonl")
 
@@ -96,10 +100,12 @@ done
 printf '%s\n' "$init_bash" >>"$HOME/hooked/.bashrc"
 printf '%s\n' "$init_zsh" >>"$HOME/hooked/.zshrc"
 unset SHELLGATE_SESSION
-# The `run` rows' medians, for the typed lines' "x run" column.
-read -r RUN_MS RUN_PIPE_MS < <(python3 -c '
+# The `run` rows' medians by the line they ran, for the typed lines' "x run" column.
+RUN_LINES=$(python3 -c '
 import json, sys
 median = {r["command"]: r["median"] * 1000 for r in json.load(open(sys.argv[1]))["results"]}
-print("%.3f %.3f" % (median["run"], median["run-pipe"]))' "$work/result.json")
-export RUN_MS RUN_PIPE_MS
+rows = {"run": "ls -a", "run-pipe": "ls -a | cat", "run-expand": "echo $HOME",
+        "run-assign": "FOO=$HOME", "run-literal": "FOO=1"}
+print(json.dumps({line: median[row] for row, line in rows.items()}))' "$work/result.json")
+export RUN_LINES
 python3 "$root/benches/hooks_interactive.py" "$bin" "$work/repo" "$HOME" "$((runs / 5))"

@@ -352,7 +352,8 @@ pub struct ExecStarted {
     /// The shell that runs the line (`bash`, `zsh`, `pwsh`).
     pub shell: String,
     /// The program started in the shell's place, for a typed line of one command of plain words
-    /// (the path found on the line's `PATH`; absent when the shell ran the line).
+    /// (the path found on the line's `PATH`), or the programs of a pipeline of such commands
+    /// (their paths joined by ` | `); absent when the shell ran the line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -46,6 +46,16 @@ pub fn may_run_in_shell(
         return true;
     }
     let plain = decision.opaque.is_empty() && decision.hook_state.is_empty();
+    // An assignment to a variable with the integer attribute is arithmetic (`shadowed` names
+    // those too).
+    let arithmetic = decision.assigned.iter().any(|n| shadowed.contains(n));
+    // Assignments of literal values alone (`FOO=1`) set the shell's variables, as `export
+    // NAME=…` does: a variable the hooks depend on, or that makes what runs next load code, is
+    // no plain line (the parser says so); inside the hook's function a bare assignment sets the
+    // shell's global variable.
+    if plain && decision.only_literal_assignments && !arithmetic {
+        return true;
+    }
     if !plain || decision.commands.is_empty() {
         return false;
     }
@@ -56,9 +66,7 @@ pub fn may_run_in_shell(
     {
         return true;
     }
-    // An assignment to a variable with the integer attribute is arithmetic (`shadowed` names
-    // those too).
-    if decision.assigned.iter().any(|n| shadowed.contains(n)) {
+    if arithmetic {
         return false;
     }
     decision.commands.iter().all(|c| {
@@ -298,6 +306,45 @@ mod tests {
     }
 
     #[test]
+    fn literal_assignments_run_in_the_shell() {
+        for shell in [ShellKind::Bash, ShellKind::Zsh] {
+            // (A `~` is the home, as the shell expands it: no code runs.)
+            for line in [
+                "FOO=1",
+                "A=b C='d e'",
+                "FOO=1; BAR=x.y",
+                "PS1='$ '",
+                "FOO=~/x",
+            ] {
+                assert!(in_shell_as_decided(line, shell), "{shell:?}: {line}");
+            }
+            for line in [
+                // A value the shell expands, a subscript (arithmetic), a redirection.
+                "FOO=$x",
+                "FOO=$(id)",
+                "FOO=`id`",
+                "FOO=$((1+1))",
+                "a[1]=x",
+                "FOO=1 > out",
+                "FOO=1; ls",
+                // What the hooks depend on, or makes what runs next load code.
+                "PATH=/tmp",
+                "IFS=x",
+                "HISTFILE=/tmp/h",
+                "PROMPT_COMMAND=x",
+                "LD_PRELOAD=/tmp/x.so",
+                "BASH_ENV=/tmp/x",
+                "PS1='$(id)'",
+                "SHELLGATE_MODE=full",
+            ] {
+                assert!(!in_shell_as_decided(line, shell), "{shell:?}: {line}");
+            }
+        }
+        // A variable with the integer attribute here: assigning it is arithmetic.
+        assert!(!in_shell("n=x", ShellKind::Bash, &["n"]));
+    }
+
+    #[test]
     fn everything_else_runs_in_the_sandbox() {
         for line in [
             "ls",
@@ -326,7 +373,6 @@ mod tests {
             "shellgate status | cat",
             "shellgate run -- ls",
             "which ls",
-            "FOO=1",
             // Builtins that evaluate an argument again (a subscript, arithmetic, a name).
             "test -v 'a[x]'",
             "[ -d x ]",

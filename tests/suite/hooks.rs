@@ -1391,6 +1391,38 @@ fn zsh_pipelines_start_their_programs() {
     pipelines_start_their_programs("zsh");
 }
 
+/// A line of literal assignments (`FOO=bar`) runs in the person's shell, as `export NAME=…`
+/// does: no sandbox is started for it. One whose value the shell expands runs in the sandbox, and
+/// its value comes back as state.
+fn literal_assignments_run_in_the_shell(shell: &str) {
+    let f = Fixture::new();
+    let mut sh = f.interactive(shell);
+    sh.line("FOO=bar BAZ='a b'");
+    assert!(started_programs(&f).is_empty(), "a sandbox was started");
+    let out = sh.line("printf '%s\\n' \"F=$FOO/$BAZ\"");
+    assert!(out.contains("F=bar/a b"), "{out}");
+    let before = started_programs(&f).len();
+    sh.line("QUX=$(printf hi)");
+    assert_eq!(
+        started_programs(&f).len(),
+        before + 1,
+        "an expansion ran in the shell"
+    );
+    let out = sh.line("printf '%s\\n' \"Q=$QUX\"");
+    assert!(out.contains("Q=hi"), "{out}");
+}
+
+#[test]
+fn bash_literal_assignments_run_in_the_shell() {
+    literal_assignments_run_in_the_shell("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_literal_assignments_run_in_the_shell() {
+    literal_assignments_run_in_the_shell("zsh");
+}
+
 /// Each line's `exec/started` in the fixture's session logs: the program it started directly, if
 /// it did (else its shell ran it).
 fn started_programs(f: &Fixture) -> Vec<Option<String>> {

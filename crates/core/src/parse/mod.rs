@@ -195,6 +195,9 @@ pub struct Parsed {
     /// Variables the line assigns a literal value, by name (`X=1`, `export EDITOR=vim`): what
     /// the person reads on the line they typed. (Where the line assigns one several times, each.)
     pub literal_assignments: Vec<(String, String)>,
+    /// Some assignment on the line is not of a literal value to a plain name (`X=$y`,
+    /// `a[1]=x`, `X=$(cmd)`): see [`Parsed::only_literal_assignments`].
+    pub other_assignment: bool,
     /// A recognised agent harness whose inner line is what was parsed (e.g. `claude-code`).
     pub harness: Option<&'static str>,
     /// The file that harness writes itself (not in `writes`: not the inner line's).
@@ -204,6 +207,18 @@ pub struct Parsed {
 impl Parsed {
     pub fn is_opaque(&self) -> bool {
         !self.opaque.is_empty()
+    }
+
+    /// The line is nothing but assignments of literal values to plain names (`X=1`, `A=b C='d e'`):
+    /// no command, no redirection, no function, no expansion in any value.
+    pub fn only_literal_assignments(&self) -> bool {
+        self.commands.is_empty()
+            && !self.assigned.is_empty()
+            && !self.other_assignment
+            && self.writes.is_empty()
+            && self.reads.is_empty()
+            && self.functions.is_empty()
+            && self.harness.is_none()
     }
 
     fn add_opaque(&mut self, reason: impl Into<String>) {
@@ -233,6 +248,8 @@ impl Parsed {
         {
             self.literal_assignments
                 .push((name.to_owned(), value.text.clone()));
+        } else {
+            self.other_assignment = true;
         }
     }
 
