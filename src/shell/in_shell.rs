@@ -51,9 +51,15 @@ pub fn may_run_in_shell(
     let arithmetic = decision.assigned.iter().any(|n| shadowed.contains(n));
     // Assignments of literal values alone (`FOO=1`) set the shell's variables, as `export
     // NAME=…` does: a variable the hooks depend on, or that makes what runs next load code, is
-    // no plain line (the parser says so); inside the hook's function a bare assignment sets the
-    // shell's global variable.
-    if plain && decision.only_literal_assignments && !arithmetic {
+    // no plain line (the parser says so); one the shell reads itself (`NULLCMD`, `TMOUT`, the
+    // prompts: the `seal` role of `parse::shell_vars`) goes through the sandbox, whose change to
+    // it is asked about. Inside the hook's function a bare assignment sets the shell's global
+    // variable.
+    let shell_read = decision
+        .assigned
+        .iter()
+        .any(|n| crate::parse::shell_vars::roles(n).seal);
+    if plain && decision.only_literal_assignments && !arithmetic && !shell_read {
         return true;
     }
     if !plain || decision.commands.is_empty() {
@@ -309,13 +315,7 @@ mod tests {
     fn literal_assignments_run_in_the_shell() {
         for shell in [ShellKind::Bash, ShellKind::Zsh] {
             // (A `~` is the home, as the shell expands it: no code runs.)
-            for line in [
-                "FOO=1",
-                "A=b C='d e'",
-                "FOO=1; BAR=x.y",
-                "PS1='$ '",
-                "FOO=~/x",
-            ] {
+            for line in ["FOO=1", "A=b C='d e'", "FOO=1; BAR=x.y", "FOO=~/x"] {
                 assert!(in_shell_as_decided(line, shell), "{shell:?}: {line}");
             }
             for line in [
@@ -336,6 +336,10 @@ mod tests {
                 "BASH_ENV=/tmp/x",
                 "PS1='$(id)'",
                 "SHELLGATE_MODE=full",
+                // What the shell reads itself: its change is asked about.
+                "PS1='$ '",
+                "NULLCMD=x",
+                "TMOUT=1",
             ] {
                 assert!(!in_shell_as_decided(line, shell), "{shell:?}: {line}");
             }
