@@ -280,6 +280,9 @@ elif [[ $- == *i* ]]; then
     __shellgate_light=''
     while :; do
       __shellgate_dump ${__shellgate_what:+"$__shellgate_what"} >|"$__shellgate_dir/$__shellgate_tok.snapshot"
+      # A job stopped inside a loop (Ctrl-Z) makes bash leave the loop at once: the assignment
+      # after the call never runs, and the line's status is then the stop's (128 + SIGTSTP).
+      __shellgate_status=148
       "$__shellgate_bin" hook bash --pid "$$" --shell-dir "$__shellgate_dir" --token "$__shellgate_tok" ${__shellgate_bg:+--background} -- "$__shellgate_line"
       __shellgate_status=$?
       __shellgate_done='' __shellgate_more=''

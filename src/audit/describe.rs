@@ -62,9 +62,11 @@ pub fn describe_body(body: &EventBody) -> String {
             e.code,
             e.reason
         ),
+        // A program started without its shell (a typed line of plain commands) is named, not
+        // the shell that did not run.
         EventBody::ExecStarted(e) => format!(
             "{} in sandbox {}{}{}",
-            e.shell,
+            e.program.as_deref().unwrap_or(&e.shell),
             e.grant
                 .as_ref()
                 .map_or_else(|| e.sandbox.as_str().to_owned(), ToString::to_string),
@@ -138,5 +140,32 @@ pub fn describe_body(body: &EventBody) -> String {
                 .unwrap_or_else(|| " (nothing a line can be granted)".to_owned())
         ),
         EventBody::HarnessStep(e) => format!("{} {}: {} ({})", e.agent, e.step, e.path, e.note),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::event::ExecStarted;
+    use crate::mode::SandboxPolicy;
+
+    #[test]
+    fn a_line_started_without_its_shell_names_its_programs() {
+        let mut started = ExecStarted {
+            sandbox: SandboxPolicy::WorkspaceWrite,
+            grant: None,
+            shell: "bash".to_owned(),
+            program: None,
+            pid: None,
+            withheld: Vec::new(),
+        };
+        let text = describe_body(&EventBody::ExecStarted(started.clone()));
+        assert!(text.starts_with("bash in sandbox"), "{text}");
+        started.program = Some("/usr/bin/ls | /usr/bin/wc".to_owned());
+        let text = describe_body(&EventBody::ExecStarted(started));
+        assert!(
+            text.starts_with("/usr/bin/ls | /usr/bin/wc in sandbox"),
+            "{text}"
+        );
     }
 }

@@ -1695,6 +1695,39 @@ fn zsh_ctrl_c_stops_a_sandboxed_line() {
     ctrl_c_stops_a_sandboxed_line("zsh");
 }
 
+/// Ctrl-Z stops a sandboxed line as it stops any foreground job: the person is told it is stopped
+/// (bash: by the hook, which says `fg` continues it; zsh suspends the hook's function and says
+/// so itself), the status is the stop's (148), and the shell goes on.
+fn ctrl_z_stops_a_sandboxed_line(shell: &str) {
+    let f = Fixture::new();
+    let mut sh = f.interactive(shell);
+    sh.pty.send_line("sleep 30").unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    sh.pty.send_control('z').unwrap();
+    let (before, matched) = sh.pty.exp_regex(PROMPT_RE).unwrap();
+    let told = if shell == "bash" {
+        "the line is stopped"
+    } else {
+        "suspended"
+    };
+    assert!(before.contains(told), "{before}");
+    assert!(!before.contains("the gate failed"), "{before}");
+    assert!(matched.starts_with("[148]"), "{matched}");
+    let out = sh.line("echo still-$((1+1))");
+    assert!(out.contains("still-2"), "{out}");
+}
+
+#[test]
+fn bash_ctrl_z_stops_a_sandboxed_line() {
+    ctrl_z_stops_a_sandboxed_line("bash");
+}
+
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_ctrl_z_stops_a_sandboxed_line() {
+    ctrl_z_stops_a_sandboxed_line("zsh");
+}
+
 /// A line's state comes back within a bound (8 MiB): a line that leaves a larger variable has
 /// none of its changes applied, says so, and the shell goes on; a line within the bound has its
 /// changes applied.
