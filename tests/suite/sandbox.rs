@@ -1743,6 +1743,89 @@ fn the_sandbox_processes_keep_no_handler_of_the_caller() {
     assert_eq!(caught(&status), 0, "the init kept handlers: {status}");
 }
 
+/// A pipeline started without a shell (`Command::pipeline`: a typed line of plain commands):
+/// each later program is as confined as the first — seen from its own `/proc/self/status`
+/// (seccomp filter, `no_new_privs`, no capability) and by what it cannot do (write outside the
+/// workspace, which the same program does outside the sandbox: the control) — its statuses come
+/// back in order, and a writer whose reader is gone ends by SIGPIPE, as under a shell.
+#[test]
+fn a_pipelines_later_programs_are_confined_as_the_first() {
+    use std::os::unix::process::ExitStatusExt;
+    let s = me();
+    let target = s.outside.join("from-a-later-program");
+    let script = format!(
+        "read l; echo \"$l\" > {t}; echo wrote=$?; grep -E '^(Seccomp|NoNewPrivs|CapEff):' /proc/self/status",
+        t = target.display()
+    );
+    let control = std::process::Command::new("/bin/sh")
+        .args(["-c", &format!("echo hi | ( {script} )")])
+        .output()
+        .unwrap();
+    assert_eq!(
+        read(&target).as_deref(),
+        Some("hi\n"),
+        "control: {control:?}"
+    );
+    fs::remove_file(&target).unwrap();
+    let spec =
+        shellgate::sandbox::Spec::new(shellgate::mode::SandboxPolicy::WorkspaceWrite, Some(&s.ws))
+            .unwrap()
+            .with_home(shellgate::spec::home_env().unwrap());
+    let env: Vec<_> = std::env::vars_os().collect();
+    let run = |first: (&str, &[&str]), later: &[(&str, &[&str])]| {
+        let argv = |args: &[&str]| args.iter().map(|a| (*a).into()).collect::<Vec<_>>();
+        let mut command = shellgate::sandbox::Command::new(
+            first.0.into(),
+            argv(first.1),
+            s.ws.clone(),
+            env.clone(),
+        );
+        command.pipeline = later
+            .iter()
+            .map(|(program, args)| shellgate::sandbox::Stage {
+                program: (*program).into(),
+                arg0: (*program).into(),
+                args: argv(args),
+                env: env.clone(),
+            })
+            .collect();
+        let out = tempfile::NamedTempFile::new_in(&s.root).unwrap();
+        let stdout = std::os::fd::OwnedFd::from(out.reopen().unwrap());
+        let null = || std::os::fd::OwnedFd::from(fs::File::open("/dev/null").unwrap());
+        command.stdio = Some([null(), stdout, null()]);
+        let finished = shellgate::sandbox::spawn(&spec, command)
+            .unwrap()
+            .wait(None)
+            .unwrap();
+        (finished, fs::read_to_string(out.path()).unwrap())
+    };
+    let (finished, out) = run(
+        ("/bin/echo", &["hi"]),
+        &[("/bin/cat", &[]), ("/bin/sh", &["-c", &script])],
+    );
+    assert_eq!(finished.pipeline.len(), 3, "{finished:?}");
+    assert!(
+        finished.pipeline.iter().all(|s| s.success()),
+        "{finished:?}"
+    );
+    assert!(out.contains("wrote=") && !out.contains("wrote=0"), "{out}");
+    assert!(out.contains("Seccomp:\t2"), "{out}");
+    assert!(out.contains("NoNewPrivs:\t1"), "{out}");
+    assert!(out.contains("CapEff:\t0000000000000000"), "{out}");
+    assert!(
+        !target.exists(),
+        "a later program wrote outside the workspace"
+    );
+    let (finished, out) = run(("/usr/bin/yes", &[]), &[("/usr/bin/head", &["-1"])]);
+    assert_eq!(out, "y\n");
+    assert_eq!(
+        finished.pipeline[0].signal(),
+        Some(libc::SIGPIPE),
+        "{finished:?}"
+    );
+    assert!(finished.pipeline[1].success() && finished.status.success());
+}
+
 #[test]
 fn a_line_in_the_home_cannot_write_the_home() {
     // Even with a dotfiles repository at the home and the line started there.

@@ -938,13 +938,8 @@ fn start_program(plan: &ChildPlan) -> ! {
     if let Err(e) = raw::cloexec_from(3) {
         fail(plan, phase::DESCRIPTORS, How::Operate, e);
     }
-    for (source, target) in plan.passed {
-        if source >= 0
-            && let Err(e) = raw::dup2(source, target)
-        {
-            fail(plan, phase::DESCRIPTORS, How::Operate, e);
-        }
-    }
+    // A pipeline's later programs start here: confined, with every descriptor but 0, 1 and 2
+    // close-on-exec, and before the passed ones are installed (they are the first program's).
     if let Some(&(_, first_pipe)) = plan.stage_pipes.first() {
         start_later_programs(plan);
         if plan.stage_failed.load(Ordering::Acquire) {
@@ -953,6 +948,13 @@ fn start_program(plan: &ChildPlan) -> ! {
         }
         if let Err(e) = raw::dup2(first_pipe, 1) {
             fail(plan, phase::STDIO, How::Operate, e);
+        }
+    }
+    for (source, target) in plan.passed {
+        if source >= 0
+            && let Err(e) = raw::dup2(source, target)
+        {
+            fail(plan, phase::DESCRIPTORS, How::Operate, e);
         }
     }
     let errno = raw::execve(&plan.exec.path, &plan.exec.argv, &plan.exec.envp);
