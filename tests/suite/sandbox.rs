@@ -1730,17 +1730,27 @@ fn the_sandbox_processes_keep_no_handler_of_the_caller() {
         s.ws.clone(),
         std::env::vars_os().collect(),
     );
+    let (finished, status) = spawn_for_stdout(&s, &spec, command);
+    assert!(finished.status.success());
+    assert_eq!(caught(&status), 0, "the init kept handlers: {status}");
+}
+
+/// Runs `command` through the library with /dev/null as its input and error, and returns how it
+/// ended and what it wrote.
+fn spawn_for_stdout(
+    s: &Scene,
+    spec: &shellgate::sandbox::Spec,
+    mut command: shellgate::sandbox::Command,
+) -> (shellgate::sandbox::Finished, String) {
     let out = tempfile::NamedTempFile::new_in(&s.root).unwrap();
     let stdout = std::os::fd::OwnedFd::from(out.reopen().unwrap());
     let null = || std::os::fd::OwnedFd::from(fs::File::open("/dev/null").unwrap());
     command.stdio = Some([null(), stdout, null()]);
-    let finished = shellgate::sandbox::spawn(&spec, command)
+    let finished = shellgate::sandbox::spawn(spec, command)
         .unwrap()
         .wait(None)
         .unwrap();
-    assert!(finished.status.success());
-    let status = fs::read_to_string(out.path()).unwrap();
-    assert_eq!(caught(&status), 0, "the init kept handlers: {status}");
+    (finished, fs::read_to_string(out.path()).unwrap())
 }
 
 /// A pipeline started without a shell (`Command::pipeline`: a typed line of plain commands):
@@ -1789,15 +1799,7 @@ fn a_pipelines_later_programs_are_confined_as_the_first() {
                 env: env.clone(),
             })
             .collect();
-        let out = tempfile::NamedTempFile::new_in(&s.root).unwrap();
-        let stdout = std::os::fd::OwnedFd::from(out.reopen().unwrap());
-        let null = || std::os::fd::OwnedFd::from(fs::File::open("/dev/null").unwrap());
-        command.stdio = Some([null(), stdout, null()]);
-        let finished = shellgate::sandbox::spawn(&spec, command)
-            .unwrap()
-            .wait(None)
-            .unwrap();
-        (finished, fs::read_to_string(out.path()).unwrap())
+        spawn_for_stdout(&s, &spec, command)
     };
     let (finished, out) = run(
         ("/bin/echo", &["hi"]),
