@@ -1724,7 +1724,7 @@ fn the_sandbox_processes_keep_no_handler_of_the_caller() {
         shellgate::sandbox::Spec::new(shellgate::mode::SandboxPolicy::WorkspaceWrite, Some(&s.ws))
             .unwrap()
             .with_home(shellgate::spec::home_env().unwrap());
-    let mut command = shellgate::sandbox::Command::new(
+    let command = shellgate::sandbox::Command::new(
         "/bin/sh".into(),
         vec!["-c".into(), "grep SigCgt /proc/1/status".into()],
         s.ws.clone(),
