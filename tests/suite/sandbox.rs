@@ -1818,6 +1818,28 @@ fn a_pipelines_later_programs_are_confined_as_the_first() {
         !target.exists(),
         "a later program wrote outside the workspace"
     );
+    // A later program that cannot start fails the launch, named (not the first program).
+    let mut command = shellgate::sandbox::Command::new(
+        "/bin/echo".into(),
+        vec!["hi".into()],
+        s.ws.clone(),
+        env.clone(),
+    );
+    command.pipeline = vec![shellgate::sandbox::Stage {
+        program: "/nonexistent/shellgate-later".into(),
+        arg0: "later".into(),
+        args: Vec::new(),
+        env: env.clone(),
+    }];
+    let failed = shellgate::sandbox::spawn(&spec, command)
+        .unwrap()
+        .wait(None)
+        .unwrap_err();
+    assert!(
+        failed.reason.contains("/nonexistent/shellgate-later"),
+        "{}",
+        failed.reason
+    );
     let (finished, out) = run(("/usr/bin/yes", &[]), &[("/usr/bin/head", &["-1"])]);
     assert_eq!(out, "y\n");
     assert_eq!(

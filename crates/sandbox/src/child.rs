@@ -245,11 +245,15 @@ pub enum How {
     Operate = 3,
 }
 
-/// The fixed-size record of a failed step: `[step u16][how u8][0][errno i32]`, little endian.
+/// The fixed-size record of a failed step: `[step u16][how u8][program u8][errno i32]`, little
+/// endian.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Failure {
     pub step: u16,
     pub how: How,
+    /// Which program of the line the step was for: 0 the first (and every step before it), a
+    /// later one of a pipeline its place in it.
+    pub program: u8,
     pub errno: Errno,
 }
 
@@ -259,7 +263,16 @@ impl Failure {
     fn bytes(self) -> [u8; Self::LEN] {
         let s = self.step.to_le_bytes();
         let e = self.errno.to_le_bytes();
-        [s[0], s[1], self.how as u8, 0, e[0], e[1], e[2], e[3]]
+        [
+            s[0],
+            s[1],
+            self.how as u8,
+            self.program,
+            e[0],
+            e[1],
+            e[2],
+            e[3],
+        ]
     }
 
     pub fn parse(bytes: &[u8]) -> Option<Failure> {
@@ -273,6 +286,7 @@ impl Failure {
         Some(Failure {
             step: u16::from_le_bytes([bytes[0], bytes[1]]),
             how,
+            program: bytes[3],
             errno: i32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]),
         })
     }
@@ -334,7 +348,18 @@ const EXIT_SETUP_FAILED: libc::c_int = 211;
 const EXIT_EXEC_FAILED: libc::c_int = 212;
 
 fn fail(plan: &ChildPlan, step: u16, how: How, errno: Errno) -> ! {
-    raw::write_all(plan.setup, &Failure { step, how, errno }.bytes());
+    fail_program(plan, 0, step, how, errno)
+}
+
+/// As [`fail`], for the step of the line's `program`th program (a later one of a pipeline).
+fn fail_program(plan: &ChildPlan, program: u8, step: u16, how: How, errno: Errno) -> ! {
+    let failure = Failure {
+        step,
+        how,
+        program,
+        errno,
+    };
+    raw::write_all(plan.setup, &failure.bytes());
     let status = if step == phase::EXEC {
         EXIT_EXEC_FAILED
     } else {
@@ -1002,6 +1027,8 @@ extern "C" fn stage_entry(arg: *mut libc::c_void) -> libc::c_int {
 /// for the last) as its standard output, exec. Everything else it has from the program's
 /// process, every other descriptor close-on-exec.
 fn start_stage(plan: &ChildPlan, index: usize) -> ! {
+    // Its place in the line: the first program is 0 (at most MAX_STAGES, which fits).
+    let program = (index + 1) as u8;
     let input = plan.stage_pipes.get(index).map(|(read, _)| *read);
     let output = plan.stage_pipes.get(index + 1).map(|(_, write)| *write);
     for (fd, target) in [(input, 0), (output, 1)] {
@@ -1009,13 +1036,13 @@ fn start_stage(plan: &ChildPlan, index: usize) -> ! {
             && let Err(e) = raw::dup2(fd, target)
         {
             plan.stage_failed.store(true, Ordering::Release);
-            fail(plan, phase::STDIO, How::Operate, e);
+            fail_program(plan, program, phase::STDIO, How::Operate, e);
         }
     }
     let exec = &plan.stages[index];
     let errno = raw::execve(&exec.path, &exec.argv, &exec.envp);
     plan.stage_failed.store(true, Ordering::Release);
-    fail(plan, phase::EXEC, How::Operate, errno)
+    fail_program(plan, program, phase::EXEC, How::Operate, errno)
 }
 
 /// The filter, with a listener sent to the supervisor when there is one. Inside another sandbox
@@ -1104,6 +1131,7 @@ mod tests {
         let f = Failure {
             step: phase::CWD,
             how: How::Replaced,
+            program: 2,
             errno: libc::ESTALE,
         };
         assert_eq!(Failure::parse(&f.bytes()), Some(f));

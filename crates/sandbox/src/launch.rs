@@ -185,7 +185,8 @@ pub struct Running {
     /// Held open for the init: when this process dies, the init sees it hang up.
     _lifeline: OwnedFd,
     steps: Vec<String>,
-    program: PathBuf,
+    /// The line's programs, in order (one but for a pipeline), for the launch's error.
+    programs: Vec<PathBuf>,
     cwd: PathBuf,
     started: Option<Result<()>>,
     guard: Guard,
@@ -516,7 +517,9 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         status: std::fs::File::from(status_read),
         _lifeline: lifeline_write,
         steps: descriptions,
-        program: command.program,
+        programs: std::iter::once(command.program)
+            .chain(command.pipeline.into_iter().map(|stage| stage.program))
+            .collect(),
         cwd: command.cwd,
         started: None,
         guard,
@@ -1414,7 +1417,12 @@ impl Running {
                 "the sandbox failed to start and its report was unreadable",
             );
         };
-        describe_failure(&failure, &self.steps, &self.program, &self.cwd)
+        let program = self
+            .programs
+            .get(usize::from(failure.program))
+            .or(self.programs.first())
+            .map_or(Path::new(""), PathBuf::as_path);
+        describe_failure(&failure, &self.steps, program, &self.cwd)
     }
 
     /// This process ends soon after the line (a command's own line, not the `wrap` broker's): an
