@@ -319,6 +319,13 @@ mod tests {
                 assert!(in_shell_as_decided(line, shell), "{shell:?}: {line}");
             }
             for line in [
+                // A test, a loop, a group, a subshell besides the assignments.
+                "FOO=1 && [[ -n $x ]]",
+                "while [[ -n x ]]; do FOO=1; done",
+                "for i in a b; do FOO=1; done",
+                "FOO=1; case $x in a) B=1;; esac",
+                "FOO=1; { BAR=2; }",
+                "(FOO=1)",
                 // A value the shell expands, a subscript (arithmetic), a redirection.
                 "FOO=$x",
                 "FOO=$(id)",

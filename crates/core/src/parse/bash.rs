@@ -71,6 +71,9 @@ pub(super) fn parse_script(src: &str, depth: usize, via: &[String], out: &mut Pa
              what would run cannot be determined from its text",
         );
     }
+    if depth == 0 {
+        out.assignments_only = assignments_only(root);
+    }
     let mut walker = Walker {
         src,
         depth,
@@ -79,6 +82,18 @@ pub(super) fn parse_script(src: &str, depth: usize, via: &[String], out: &mut Pa
         line_functions: Vec::new(),
     };
     walker.walk(root, &Ctx::default());
+}
+
+/// Whether the syntax under `node` is assignments and the lists joining them, and nothing else
+/// (see [`Parsed::assignments_only`]).
+fn assignments_only(node: Node) -> bool {
+    match node.kind() {
+        "variable_assignment" | "comment" => true,
+        "program" | "list" | "variable_assignments" => {
+            node.named_children(&mut node.walk()).all(assignments_only)
+        }
+        _ => false,
+    }
 }
 
 /// Where a command's standard input comes from.

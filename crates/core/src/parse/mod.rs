@@ -198,6 +198,9 @@ pub struct Parsed {
     /// Some assignment on the line is not of a literal value to a plain name (`X=$y`,
     /// `a[1]=x`, `X=$(cmd)`): see [`Parsed::only_literal_assignments`].
     pub other_assignment: bool,
+    /// The line's syntax is nothing but assignments, in lists (`A=1; B=2 && C=3`, `A=1 B=2`): no
+    /// command, test, loop, group, subshell or redirection.
+    pub assignments_only: bool,
     /// A recognised agent harness whose inner line is what was parsed (e.g. `claude-code`).
     pub harness: Option<&'static str>,
     /// The file that harness writes itself (not in `writes`: not the inner line's).
@@ -210,14 +213,12 @@ impl Parsed {
     }
 
     /// The line is nothing but assignments of literal values to plain names (`X=1`, `A=b C='d e'`):
-    /// no command, no redirection, no function, no expansion in any value.
+    /// its syntax assignments alone ([`Parsed::assignments_only`]), no expansion in any value.
     pub fn only_literal_assignments(&self) -> bool {
-        self.commands.is_empty()
+        self.assignments_only
+            && self.commands.is_empty()
             && !self.assigned.is_empty()
             && !self.other_assignment
-            && self.writes.is_empty()
-            && self.reads.is_empty()
-            && self.functions.is_empty()
             && self.harness.is_none()
     }
 
