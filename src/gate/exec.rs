@@ -160,8 +160,9 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
         sandbox: grant.sandbox,
         grant: Some(grant.clone()),
         shell: req.shell.as_str().to_owned(),
-        program: direct.as_ref().map(|d| {
-            d.iter()
+        program: direct.as_ref().map(|(first, later)| {
+            std::iter::once(first)
+                .chain(later)
                 .map(|p| p.program.to_string_lossy())
                 .collect::<Vec<_>>()
                 .join(" | ")
@@ -175,9 +176,8 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
     // of the descriptors the caller passes for the shell's own use.
     let started_directly = direct.is_some();
     let (shell, name, args, later) = match direct {
-        Some(mut direct) => {
-            let first = direct.remove(0);
-            let later: Vec<crate::sandbox::Stage> = direct
+        Some((first, later)) => {
+            let later: Vec<crate::sandbox::Stage> = later
                 .into_iter()
                 .map(|d| crate::sandbox::Stage {
                     env: with_underscore(&env, &d.program),
@@ -319,15 +319,19 @@ fn with_underscore(env: &[(OsString, OsString)], program: &Path) -> Vec<(OsStrin
 }
 
 /// The programs a line starts without its shell ([`Execution::Program`]), each as
-/// [`direct_program`] finds it; `None` (the line's shell runs it) when one is not found.
+/// [`direct_program`] finds it: the first, and the later ones of a pipeline. `None` (the line's
+/// shell runs it) when one is not found, or there is none.
 fn direct_pipeline(
     pipeline: &[Vec<OsString>],
     env: &[(OsString, OsString)],
-) -> Option<Vec<Direct>> {
-    pipeline
+) -> Option<(Direct, Vec<Direct>)> {
+    let mut programs = pipeline
         .iter()
         .map(|argv| direct_program(argv, env))
-        .collect()
+        .collect::<Option<Vec<Direct>>>()?
+        .into_iter();
+    let first = programs.next()?;
+    Some((first, programs.collect()))
 }
 
 /// A program a line starts without its shell ([`Execution::Program`]).
@@ -342,6 +346,7 @@ struct Direct {
 /// one the shell would run with `sh`; a name not found, no `PATH`, or a relative entry in it are
 /// the shell's to report or search.) `None` runs the line's shell instead.
 fn direct_program(argv: &[OsString], env: &[(OsString, OsString)]) -> Option<Direct> {
+    use std::os::unix::fs::OpenOptionsExt;
     let (name, args) = argv.split_first()?;
     let path_var = env
         .iter()
@@ -351,10 +356,19 @@ fn direct_program(argv: &[OsString], env: &[(OsString, OsString)]) -> Option<Dir
         return None;
     }
     let program = crate::sandbox::resolve_program(name, Some(path_var)).ok()?;
-    let mut head = [0u8; 4];
-    let read = std::fs::File::open(&program)
-        .and_then(|mut file| std::io::Read::read(&mut file, &mut head))
+    // Opened without waiting (a FIFO put in the file's place since it was found would hold this
+    // process, and the person's shell, until a writer came), and read only if it is still a
+    // regular file.
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&program)
         .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut head = [0u8; 4];
+    let read = std::io::Read::read(&mut file, &mut head).ok()?;
     let starts = head[..read].starts_with(b"#!") || head[..read] == *b"\x7fELF";
     starts.then(|| Direct {
         program,

@@ -1423,6 +1423,26 @@ fn zsh_literal_assignments_run_in_the_shell() {
     literal_assignments_run_in_the_shell("zsh");
 }
 
+/// A FIFO typed as a program (a line can make one in the workspace, or put one in a program's
+/// place once it was found) does not hold the hook, and with it the person's shell, until a
+/// writer comes: the shell runs the line, and says it cannot execute it, as zsh does. (bash
+/// itself opens such a file to look at it after the exec fails, and waits there too, hooked or
+/// not: that wait is bash's own, in the sandbox, and Ctrl-C ends it.)
+#[test]
+#[cfg_attr(not(has_zsh), ignore = "zsh is not installed (apt-get install zsh)")]
+fn zsh_a_fifo_typed_as_a_program_does_not_hold_the_shell() {
+    let f = Fixture::new();
+    let fifo = f.ws.join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    std::fs::set_permissions(&fifo, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut sh = f.interactive("zsh");
+    let (out, status) = sh.run("./fifo", &[]);
+    assert_eq!(status, 126, "{out}");
+    let out = sh.line("echo still-$((1+1))");
+    assert!(out.contains("still-2"), "{out}");
+}
+
 /// Each line's `exec/started` in the fixture's session logs: the program it started directly, if
 /// it did (else its shell ran it).
 fn started_programs(f: &Fixture) -> Vec<Option<String>> {
