@@ -370,24 +370,23 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
         }
         Outcome::Ran { status, pipeline } => {
             let code = gate::exit_code(&status);
-            if !pipeline.is_empty() {
-                // A pipeline started without a shell: each program's status, as the shell's
-                // PIPESTATUS has it after `$?`.
+            if stateless {
                 held_values(&files.held, &before);
-                let reported: Vec<i32> = std::iter::once(&status)
-                    .chain(&pipeline)
-                    .map(|s| i32::from(gate::exit_code(s)))
-                    .collect();
+                // `$?` and each program's status: a pipeline started without a shell has them
+                // from the sandbox, a line run by the shell's runner reports them.
+                let reported = if pipeline.is_empty() {
+                    reported_statuses(channel.as_ref().and_then(report))
+                } else {
+                    std::iter::once(&status)
+                        .chain(&pipeline)
+                        .map(|s| i32::from(gate::exit_code(s)))
+                        .collect()
+                };
                 let apply = Apply::After {
                     script: String::new(),
                     pipestatus: pipestatus(code, &reported),
                 };
                 return Ok((code, apply));
-            }
-            if stateless {
-                held_values(&files.held, &before);
-                let reported = channel.as_ref().and_then(report);
-                return Ok((code, status_only(code, reported)));
             }
             // Without the state the line started from there is nothing to compare with.
             let dump = channel.as_ref().and_then(report);
@@ -408,16 +407,12 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
 /// The bound on what a stateless line's runner reports: its `$?` and `PIPESTATUS`.
 const STATUS_BYTES: usize = 4096;
 
-/// The apply of a stateless line: its `PIPESTATUS`, when the runner reported the line's status
-/// (a line of one command has no runner: its status is all of it).
-fn status_only(code: u8, dump: Option<Collected>) -> Apply {
-    let reported = match dump {
+/// `$?` and `PIPESTATUS` as a stateless line's runner reported them (none when it did not: a
+/// line of one command has no runner, its status is all of it).
+fn reported_statuses(dump: Option<Collected>) -> Vec<i32> {
+    match dump {
         Some(Collected::Bytes(bytes)) => state::statuses(&String::from_utf8_lossy(&bytes)),
         _ => Vec::new(),
-    };
-    Apply::After {
-        script: String::new(),
-        pipestatus: pipestatus(code, &reported),
     }
 }
 

@@ -322,16 +322,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
         Namespaces::Nested | Namespaces::None => (Vec::new(), Vec::new()),
     };
     let variables = proxy.as_ref().map(super::proxy::Proxy::variables);
-    let exec = exec_plan(
-        spec,
-        Program {
-            path: &command.program,
-            arg0: &command.arg0,
-            args: &command.args,
-            env: &command.env,
-        },
-        variables.clone(),
-    )?;
+    let exec = exec_plan(spec, command.started(), variables.clone())?;
     if command.pipeline.len() >= child::MAX_STAGES {
         return Err(Error::new(
             Code::SandboxExecFailed,
@@ -344,15 +335,7 @@ pub fn spawn(spec: &Spec, command: Command) -> Result<Running> {
     let stages = command
         .pipeline
         .iter()
-        .map(|stage| {
-            let program = Program {
-                path: &stage.program,
-                arg0: &stage.arg0,
-                args: &stage.args,
-                env: &stage.env,
-            };
-            exec_plan(spec, program, variables.clone())
-        })
+        .map(|stage| exec_plan(spec, stage.started(), variables.clone()))
         .collect::<Result<Vec<Exec>>>()?;
     let stage_pipes = (0..stages.len())
         .map(|_| Pipes::high_pipe())
@@ -1272,6 +1255,28 @@ struct Program<'a> {
     env: &'a [(OsString, OsString)],
 }
 
+impl Command {
+    fn started(&self) -> Program<'_> {
+        Program {
+            path: &self.program,
+            arg0: &self.arg0,
+            args: &self.args,
+            env: &self.env,
+        }
+    }
+}
+
+impl Stage {
+    fn started(&self) -> Program<'_> {
+        Program {
+            path: &self.program,
+            arg0: &self.arg0,
+            args: &self.args,
+            env: &self.env,
+        }
+    }
+}
+
 fn exec_plan(
     spec: &Spec,
     command: Program,
@@ -1559,8 +1564,9 @@ impl Running {
         }
     }
 
-    /// The init's record: the program's wait status. Without one (the init was killed), the
-    /// program died with it: reported as killed by SIGKILL.
+    /// The init's record: each program's wait status, in order, and whether processes were left
+    /// running. Without one (the init was killed), the program died with it: reported as killed
+    /// by SIGKILL.
     ///
     /// Exactly one record is read, not up to the end of the pipe: the init's write end is
     /// released only at the very end of its exit, after the kernel has torn down its mount, IPC
@@ -1569,7 +1575,6 @@ impl Running {
     /// ≈ 0.5 ms, to every line (docs/sandbox.md, "Where a line's time goes"). The record is
     /// written once, after every process of the line was reaped, and is shorter than `PIPE_BUF`,
     /// so it arrives whole or not at all.
-    /// Each program's status, in order, and whether processes were left running.
     fn read_status(&mut self) -> (Vec<ExitStatus>, bool) {
         let mut record = Vec::new();
         let _ = (&self.status)
@@ -1747,13 +1752,7 @@ mod tests {
             ("TMPDIR".into(), "/elsewhere".into()),
             ("A".into(), "1".into()),
         ];
-        let program = Program {
-            path: &command.program,
-            arg0: &command.arg0,
-            args: &command.args,
-            env: &command.env,
-        };
-        let exec = exec_plan(&spec, program, None).unwrap();
+        let exec = exec_plan(&spec, command.started(), None).unwrap();
         let env: Vec<String> = exec._strings[2..]
             .iter()
             .map(|s| s.to_string_lossy().into_owned())
