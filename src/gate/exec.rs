@@ -177,16 +177,18 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
     let started_directly = direct.is_some();
     let (shell, name, args, later) = match direct {
         Some((first, later)) => {
+            // The shell sets `_` to the program it starts, in that program's environment.
+            env.retain(|(key, _)| key != "_");
             let later: Vec<crate::sandbox::Stage> = later
                 .into_iter()
                 .map(|d| crate::sandbox::Stage {
-                    env: with_underscore(&env, &d.program),
+                    env: with_underscore(env.clone(), &d.program),
                     program: d.program,
                     arg0: d.name,
                     args: d.args,
                 })
                 .collect();
-            env = with_underscore(&env, &first.program);
+            env = with_underscore(env, &first.program);
             (first.program, first.name, first.args, later)
         }
         None => {
@@ -310,10 +312,11 @@ pub(super) fn spawn_and_wait(run: &Decided, grant: &Grant) -> Result<Ran> {
     })
 }
 
-/// The environment with `_` set to the program started, as the shell sets it in that program's.
-fn with_underscore(env: &[(OsString, OsString)], program: &Path) -> Vec<(OsString, OsString)> {
-    let mut env: Vec<(OsString, OsString)> =
-        env.iter().filter(|(key, _)| key != "_").cloned().collect();
+/// An environment without `_`, with `_` set to the program started.
+fn with_underscore(
+    mut env: Vec<(OsString, OsString)>,
+    program: &Path,
+) -> Vec<(OsString, OsString)> {
     env.push(("_".into(), program.as_os_str().to_owned()));
     env
 }

@@ -1378,6 +1378,9 @@ fn pipelines_start_their_programs(shell: &str) {
             .collect();
         assert_eq!(started, names, "{programs:?}");
     }
+    // Each program's `_` is its own path, as the shell sets it.
+    let out = sh.line("ls | printenv _");
+    assert!(out.contains("/printenv\r\n"), "{out}");
 }
 
 #[test]
