@@ -1764,7 +1764,8 @@ fn a_pipelines_later_programs_are_confined_as_the_first() {
     let s = me();
     let target = s.outside.join("from-a-later-program");
     let script = format!(
-        "read l; echo \"$l\" > {t}; echo wrote=$?; grep -E '^(Seccomp|NoNewPrivs|CapEff):' /proc/self/status",
+        "read l; echo \"$l\" > {t}; echo wrote=$?; grep -E '^(Seccomp|NoNewPrivs|CapEff):' /proc/self/status; \
+         for n in ipc mnt pid; do echo \"ns-$n=$(readlink /proc/self/ns/$n)\"; done",
         t = target.display()
     );
     let control = std::process::Command::new("/bin/sh")
@@ -1814,6 +1815,15 @@ fn a_pipelines_later_programs_are_confined_as_the_first() {
     assert!(out.contains("Seccomp:\t2"), "{out}");
     assert!(out.contains("NoNewPrivs:\t1"), "{out}");
     assert!(out.contains("CapEff:\t0000000000000000"), "{out}");
+    // The line's own IPC, mount and PID namespaces, not this process's.
+    for ns in ["ipc", "mnt", "pid"] {
+        let here = fs::read_link(format!("/proc/self/ns/{ns}")).unwrap();
+        let line = format!("ns-{ns}={}", here.display());
+        assert!(
+            out.contains(&format!("ns-{ns}=")) && !out.contains(&line),
+            "{out}"
+        );
+    }
     assert!(
         !target.exists(),
         "a later program wrote outside the workspace"
