@@ -8,6 +8,9 @@
 # `check --json` reports as "always" is appended to the scratch config, as the terminal's `a`
 # does): the questions of that first session, and of the next one, when every such rule is in.
 #
+# Last, the same lines as a person types them in their own hooked shell (`check --typed`): what
+# the sandbox holds by name (the hosts a line names, the public registries) is not asked there.
+#
 # Both in two workspaces: one with no remote, one whose origin is an https URL (as most are):
 # a git line is judged by where its remote points.
 #   eval/network-questions.sh [path/to/shellgate]   (default: target/debug/shellgate)
@@ -21,11 +24,12 @@ export XDG_CONFIG_HOME=$scratch/config
 config=$XDG_CONFIG_HOME/shellgate/config.toml
 
 # One pass over the lines: prints each question, then "asked network remembered".
+# $1: yes to write the rule an "always" offers; $2: a label; $3: --typed, or nothing.
 pass() {
-  local remember=$1 label=$2 asked=0 network=0 remembered=0 line verdict rule
+  local remember=$1 label=$2 typed=${3-} asked=0 network=0 remembered=0 line verdict rule
   while IFS= read -r line; do
     [[ -z $line || $line == \#* ]] && continue
-    verdict=$(cd "$ws" && { "$bin" check --mode ask --json "$line" 2>/dev/null || true; })
+    verdict=$(cd "$ws" && { "$bin" check --mode ask --json $typed "$line" 2>/dev/null || true; })
     [[ $verdict == *'"decision":"ask"'* ]] || continue
     asked=$((asked + 1))
     if [[ $verdict == *builtin.network* ]]; then
@@ -75,4 +79,7 @@ for origin in "" https://git.example.com/team/demo.git; do
   echo "answering always where offered: first session asked=$asked network=$network (always offered on $remembered)"
   read -r asked network _ < <(pass no next)
   echo "the next session: asked=$asked network=$network"
+  fresh "$origin"
+  read -r asked network _ < <(pass no typed --typed)
+  echo "typed by a person in their own shell: asked=$asked network=$network"
 done

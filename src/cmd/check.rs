@@ -38,6 +38,10 @@ pub struct CheckArgs {
     /// Print one JSON object instead of a readable line.
     #[arg(long)]
     pub json: bool,
+    /// Decide the line as one a person types at the terminal in their own hooked shell (what is
+    /// asked there, and what runs once outside the sandbox), not as an agent's.
+    #[arg(long)]
+    pub typed: bool,
     /// The line, as one argument; `-` reads it from standard input exactly as received.
     #[arg(value_name = "LINE", required = true, num_args = 1.., allow_hyphen_values = true)]
     pub line: Vec<OsString>,
@@ -96,8 +100,11 @@ fn check_line(bytes: &[u8], args: &CheckArgs, cwd: &Path) -> CheckReport {
         Ok(ctx) => ctx,
         Err(e) => return plain(context_refusal(e)),
     };
-    let mut decision =
-        crate::gate::decide_line(bytes, args.shell, cwd, ctx.config.policy(), &ctx.resolved);
+    let mut decision = if args.typed {
+        crate::gate::decide_typed(&ctx, bytes, args.shell, cwd)
+    } else {
+        crate::gate::decide_line(bytes, args.shell, cwd, ctx.config.policy(), &ctx.resolved)
+    };
     // Under an invalid config the decision is the strictest policy's; its note names the file.
     if let Some(invalid) = &ctx.config.invalid {
         decision.note = Some(crate::config::invalid_notice(invalid));

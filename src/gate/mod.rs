@@ -108,6 +108,9 @@ pub struct LineRequest<'a> {
     /// This process ends once the line is handled: every door but the `wrap` broker, which
     /// handles line after line (see `sandbox::Running::leave_init_at_exit`).
     pub process_exits_after: bool,
+    /// A wrapped agent's line, which the `wrap` broker handles: never one a person typed, even
+    /// from a hooked shell the agent runs on a terminal of its own.
+    pub wrapped_agent: bool,
 }
 
 impl<'a> LineRequest<'a> {
@@ -136,6 +139,7 @@ impl<'a> LineRequest<'a> {
             process_group: None,
             progress: true,
             process_exits_after: true,
+            wrapped_agent: false,
         }
     }
 
@@ -178,6 +182,7 @@ impl<'a> LineRequest<'a> {
             // The caller's terminal is not this process's to draw on.
             progress: false,
             process_exits_after: false,
+            wrapped_agent: true,
             ..self
         }
     }
@@ -324,20 +329,7 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
         return (Outcome::Refused(e), false);
     }
     let cwd = req.cwd.to_string_lossy();
-    let decision = decide_line(
-        req.bytes,
-        req.shell,
-        req.cwd,
-        policy::PolicyConfig {
-            typed_by_a_person: typed_by_a_person(ctx, req),
-            ..ctx.config.policy()
-        },
-        &ctx.resolved,
-    );
-    let decision = only_outside_works(decision, ctx, req);
-    let decision = pushes_outside(decision, ctx, req, side.shadowed);
-    let decision = outside::refuse_planted(decision, ctx, req);
-    let decision = refused_before_asking(decision, ctx);
+    let decision = decide_request(ctx, req, typed_by_a_person(ctx, req), side.shadowed);
     let request = RequestId::new_random();
     let line = String::from_utf8_lossy(req.bytes);
     if let Err(e) = record(ctx, &request, asked(&line, &cwd, &decision)) {
@@ -358,11 +350,44 @@ fn decide_and_run(ctx: &Context, req: &LineRequest, side: &ShellSide) -> (Outcom
     )
 }
 
+/// The line's decision: the policy's (`typed`: as a line a person typed in their own hooked
+/// shell), then what the gate knows of the machine — what only runs outside the sandbox, a push
+/// to a repository on this machine, a planted program, a question that could only be refused.
+fn decide_request(ctx: &Context, req: &LineRequest, typed: bool, shadowed: &[String]) -> Decision {
+    let decision = decide_line(
+        req.bytes,
+        req.shell,
+        req.cwd,
+        policy::PolicyConfig {
+            typed_by_a_person: typed,
+            ..ctx.config.policy()
+        },
+        &ctx.resolved,
+    );
+    let decision = only_outside_works(decision, ctx, req);
+    let decision = pushes_outside(decision, ctx, req, shadowed);
+    let decision = outside::refuse_planted(decision, ctx, req);
+    refused_before_asking(decision, ctx)
+}
+
+/// The decision of `bytes` as a line a person types at the terminal in their own hooked shell
+/// in `cwd` would get (`shellgate check --typed`), whether or not one is typing now: nothing runs.
+pub fn decide_typed(ctx: &Context, bytes: &[u8], shell: ShellKind, cwd: &Path) -> Decision {
+    let execution = Execution::ShellC {
+        positional: Vec::new(),
+    };
+    let req = LineRequest::new(bytes, shell, cwd, Origin::Hook, execution);
+    let typed = ctx.resolved.sandbox != SandboxPolicy::FullAccess;
+    decide_request(ctx, &req, typed, &[])
+}
+
 /// A line a person types in their own hooked shell, outside Full access (where lines run in the
 /// shell): what only the sandbox and the seal contain is not asked about
-/// ([`policy::Input::typed_by_a_person`]). Not an agent's shell (no terminal).
+/// ([`policy::Input::typed_by_a_person`]). Not an agent's shell (no terminal), nor a wrapped
+/// agent's (whose broker has the person's terminal).
 fn typed_by_a_person(ctx: &Context, req: &LineRequest) -> bool {
     req.origin == Origin::Hook
+        && !req.wrapped_agent
         && ctx.resolved.sandbox != SandboxPolicy::FullAccess
         && approval::person_present()
 }

@@ -552,6 +552,77 @@ fn a_wrapped_interactive_bash_with_the_readme_hook_is_gated() {
     }
 }
 
+/// A server on 127.0.0.1 that answers every request with `served`, for the test's lifetime; its
+/// port.
+fn serve_on_loopback() -> u16 {
+    use std::io::{Read, Write};
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in server.incoming().flatten() {
+            let mut buf = [0u8; 1024];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nserved",
+            );
+        }
+    });
+    port
+}
+
+/// A wrapped agent's shell on a terminal (`wrap -- bash -i`) is an agent's, not a person's own:
+/// its line to a host is asked at the terminal though a person would type the same line unasked.
+/// "Always" writes an allow rule for that line that declares that host; the same line again is
+/// not asked and reaches it, while the same server under another name is asked again (the rule
+/// holds the line and the name, not the address or port).
+#[test]
+fn a_wrapped_shells_line_to_a_host_is_asked_and_always_holds_that_host() {
+    let f = Fixture::new();
+    std::fs::write(
+        f.home.join(".bashrc"),
+        format!("eval \"$({SHELLGATE} init bash)\"\nPS1='wrapped$ '\n"),
+    )
+    .unwrap();
+    let port = serve_on_loopback();
+    let mut c = Command::new(SHELLGATE);
+    c.args(["wrap", "--", "bash", "-i"]);
+    support::isolate(&mut c, &f.user)
+        .current_dir(&f.ws)
+        .env("TERM", "dumb")
+        .env("PS1", "wrapped$ ");
+    let mut pty = rexpect::session::spawn_command(c, Some(30_000)).unwrap();
+    pty.process_mut().set_kill_timeout(Some(200));
+    let prompt = r"wrapped\$ $";
+    pty.exp_regex(prompt).unwrap();
+    let line = format!("curl -s http://localhost:{port}/health");
+    pty.send_line(&line).unwrap();
+    pty.exp_string(&format!(
+        "a = always allow this line with network tcp:localhost:{port}"
+    ))
+    .unwrap();
+    pty.send_line("a").unwrap();
+    pty.exp_string("served").unwrap();
+    pty.exp_regex(prompt).unwrap();
+    let config = std::fs::read_to_string(f.home.join(".config/shellgate/config.toml")).unwrap();
+    assert!(
+        config.contains(&format!("needs = {{ network = [\"localhost:{port}\"] }}"))
+            && config.contains("field = \"line\""),
+        "{config}"
+    );
+    pty.send_line(&line).unwrap();
+    let (_, first) = pty.exp_regex("Allow once|served").unwrap();
+    assert_eq!(first, "served", "asked again");
+    pty.exp_regex(prompt).unwrap();
+    pty.send_line(&format!("curl -s http://127.0.0.1:{port}/health"))
+        .unwrap();
+    let (_, first) = pty.exp_regex("Allow once|served").unwrap();
+    assert_eq!(first, "Allow once", "another name unasked");
+    pty.send_line("n").unwrap();
+    pty.exp_regex(prompt).unwrap();
+    pty.send_line("exit").unwrap();
+    pty.exp_eof().unwrap();
+}
+
 // ------------------------------------------------------------------------------------------------
 // Real agents (Claude Code, Codex CLI) against a scripted model in a loopback-only namespace:
 // tests/agents/run_agent.py installs each with npm into target/test-tools/agents when missing.

@@ -232,6 +232,11 @@ pub struct Input<'a> {
 /// it may do inside the workspace, any ordinary line may do too; a line that visibly destroys
 /// work there, needs the network, reads credentials or writes what the sandbox refuses is still
 /// asked by its own rule.
+///
+/// `builtin.network` is not asked about either when all the line needs the network for is named
+/// hosts the sandbox's proxy holds (its literal URLs, the public registries, a loopback port it
+/// listens on: [`needs::network_held_by_the_sandbox`]): the person typed the line, and the
+/// kernel gives it exactly those hosts — another is refused, named, and escalation asks.
 const CONTAINED_FOR_A_PERSON: [BuiltinCheck; 2] = [BuiltinCheck::HookState, BuiltinCheck::Opaque];
 
 /// What a line needs before it may run, from least to most. The strictest need on the line wins.
@@ -434,7 +439,13 @@ fn requirement(input: &Input, parsed: &Parsed) -> Requirement {
 fn strictest_flag<'r>(input: &Input<'r>, context: &LineContext) -> Option<Requirement> {
     let contained = |rule: &Rule| {
         input.typed_by_a_person
-            && matches!(rule.matcher, Matcher::Builtin(check) if CONTAINED_FOR_A_PERSON.contains(&check))
+            && match rule.matcher {
+                Matcher::Builtin(BuiltinCheck::NetworkAccess) => {
+                    needs::network_held_by_the_sandbox(context, input.registries.is_some())
+                }
+                Matcher::Builtin(check) => CONTAINED_FOR_A_PERSON.contains(&check),
+                _ => false,
+            }
     };
     // The network a user's own rules already grant is not asked about again. Judged only for a
     // line the network rule found (every line reaches this loop; few need the network).

@@ -76,6 +76,45 @@ pub fn network_declared_by_user(rules: &[Rule], context: &LineContext) -> bool {
             })
 }
 
+/// Whether the sandbox holds all the line needs the network for, so that a line a person types in
+/// their own hooked shell is not asked about it (see `CONTAINED_FOR_A_PERSON`): every command
+/// that needs the network reaches only named hosts on their ports — its own literal URLs, the
+/// public registries of its package tools, a repository's remote — which the sandbox's proxy
+/// holds by name (a name or address not granted is refused there, named, and escalation asks for
+/// it); or listens on a loopback port; and writes nothing outside the workspace but the lines'
+/// own caches ([`LINE_CACHES`]). Not held, and asked as before: the whole network or a port on
+/// any host (`nc`, `docker`, a git remote whose URL is unknown), a credential variable or a socket
+/// (the ssh agent: passed only on a person's yes to the line), the person's `~/.cargo/registry`,
+/// a `/dev/tcp` connection of the line's own, and any host read from a file (`configured`: a
+/// registry a project's `.npmrc` names is a host the project chose, and a project file may not
+/// grant a host).
+pub fn network_held_by_the_sandbox(context: &LineContext, configured: bool) -> bool {
+    let parsed = context.parsed;
+    let opens_a_connection = parsed
+        .reads
+        .iter()
+        .chain(parsed.writes.iter())
+        .any(|p| super::known_safe::is_network_path(p));
+    let held = |needed: &Needs| {
+        let named_hosts = match &needed.network {
+            Network::Off => true,
+            Network::Tcp(endpoints) => endpoints.iter().all(|e| e.host.is_some()),
+            Network::On => false,
+        };
+        named_hosts
+            && needed.env.is_empty()
+            && needed.sockets.is_empty()
+            && needed.writable.iter().all(|d| is_line_cache(d))
+    };
+    !configured
+        && !opens_a_connection
+        && parsed
+            .commands
+            .iter()
+            .filter(|c| needs_network(c).is_some())
+            .all(|c| held(&builtin(c)) && super::environment::credentials_named(c).is_empty())
+}
+
 /// The person's own `allow` rules for exactly the line of `context` (`field = "line"`, what an
 /// "always" answer writes).
 fn persons_line_rules<'r>(

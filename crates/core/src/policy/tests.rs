@@ -740,3 +740,99 @@ sockets = ["ssh-agent"]"#;
     assert_eq!(d.decision, Verdict::Ask, "{d:?}");
     assert!(!d.a_persons_standing_yes);
 }
+
+/// The network a line a person types needs is not asked about when the sandbox holds it by name
+/// (its literal URLs, the public registries, a loopback port it listens on); the same line of an
+/// agent is; and what the proxy cannot hold — the whole network, a port on any host, a
+/// credential variable, the ssh agent, a `/dev/tcp` connection, a host read from a file — is
+/// asked of the person too.
+#[test]
+fn a_persons_line_is_not_asked_about_hosts_the_sandbox_holds() {
+    let config = TestConfig::builtin();
+    let typed = |line: &str, registries: Option<&registries::Registries>| {
+        let resolved = resolve(
+            Some("ask"),
+            Modes::default(),
+            SessionFacts {
+                full_access_confirmed: true,
+                review_disabled: false,
+            },
+        );
+        decide_bytes(
+            line.as_bytes(),
+            ShellKind::Bash,
+            "/work/project",
+            PolicyConfig {
+                typed_by_a_person: true,
+                registries,
+                ..config.policy()
+            },
+            &resolved,
+        )
+    };
+    for (line, hosts) in [
+        ("curl -s http://localhost:3000/health", "localhost:3000"),
+        ("wget https://example.com/f.tgz", "example.com:443"),
+        ("npm install", "registry.npmjs.org:443"),
+        ("pip install requests", "pypi.org:443"),
+        ("cargo add serde", "index.crates.io:443"),
+        ("go mod tidy", "proxy.golang.org:443"),
+        (
+            "npm install --registry https://npm.corp.example/",
+            "npm.corp.example:443",
+        ),
+    ] {
+        let d = typed(line, None);
+        assert_eq!(d.decision, Verdict::Allow, "{line}: {}", d.reason);
+        assert!(
+            d.grant.network.to_string().contains(hosts),
+            "{line}: {}",
+            d.grant.network
+        );
+        assert!(
+            d.grant.writable.iter().all(|w| needs::is_line_cache(w)),
+            "{line}: {:?}",
+            d.grant.writable
+        );
+        let agents = decide_ask(line);
+        assert_eq!(
+            (agents.decision, agents.rule.as_deref()),
+            (Verdict::Ask, Some("builtin.network")),
+            "an agent's {line}"
+        );
+    }
+    let served = typed("python3 -m http.server 8000", None);
+    assert_eq!(served.decision, Verdict::Allow, "{}", served.reason);
+    assert!(served.grant.listen.contains(&8000) && served.grant.network.is_off());
+    for line in [
+        "nc example.com 80",
+        "docker build .",
+        "curl https://$HOST/",
+        "curl -H \"Authorization: Bearer $GH_TOKEN\" https://api.github.com/user",
+        "rsync -av src/ host:/srv/",
+        "cargo fetch",
+        "git fetch origin",
+        "exec 3<>/dev/tcp/example.com/80",
+        "curl -s http://localhost:3000/ && nc example.com 80",
+    ] {
+        let d = typed(line, None);
+        assert_eq!(
+            (d.decision, d.rule.as_deref()),
+            (Verdict::Ask, Some("builtin.network")),
+            "{line}: {}",
+            d.reason
+        );
+    }
+    // A registry read from a file (a project's `.npmrc`) is a host the file chose: asked.
+    let configured = registries::Registries {
+        npm: Some("https://npm.corp.example/".into()),
+        ..registries::Registries::default()
+    };
+    let d = typed("npm install", Some(&configured));
+    assert_eq!(
+        (d.decision, d.rule.as_deref()),
+        (Verdict::Ask, Some("builtin.network")),
+        "{}",
+        d.reason
+    );
+}
