@@ -132,13 +132,15 @@ elif [[ $- == *i* ]]; then
     # Whether __shellgate_run sends the state's names first: shellgate runs a line that needs
     # none of the state without it (src/shell/stateless.rs decides, and asks for the whole state
     # when the line needs it). A line that surely needs it (a character whose meaning depends on
-    # the state; a builtin, function or assignment first; an option set that changes how a line
-    # runs) gets the whole state at once.
+    # the state, a `$` but in `$NAME` and `${NAME}`; a builtin, function or assignment first; an
+    # option set that changes how a line runs) gets the whole state at once.
     __shellgate_light=''
     word=${READLINE_LINE#"${READLINE_LINE%%[![:space:]]*}"}
     word=${word%%[[:space:]]*}
     if @SHELLGATE_BASH_STATELESS_SHELL@ &&
       [[ $READLINE_LINE != *@SHELLGATE_BASH_STATEFUL_CHARACTERS@* && $word != *=* ]] &&
+      [[ $READLINE_LINE != *'$'[!A-Za-z_'{']* && $READLINE_LINE != *'$' &&
+        $READLINE_LINE != *[!\$]'{'* && $READLINE_LINE != '{'* ]] &&
       ! builtin declare -F -- "$word" >/dev/null; then
       case $word in
         @SHELLGATE_BASH_OTHER_BUILTINS@) ;;

@@ -7,9 +7,9 @@
 # (6.7 ms a dump that way, 4.3 ms this way). The caller sets __shellgate_st to
 # "$? ${pipestatus[*]}" first.
 #
-# `__shellgate_dump names` is the names of the state only (a different header): parameters with
-# their type (and CDPATH's value), function names, and the aliases, options, directory, umask and
-# status whole. It is
+# `__shellgate_dump names LINE` is the names of the state only (a different header): parameters
+# with their type (and the values of CDPATH, IFS and each scalar the line names as `$NAME` or
+# `${NAME}`), function names, and the aliases, options, directory, umask and status whole. It is
 # what a line that may need none of the state is sent first (src/shell/stateless.rs): a tenth of
 # the whole dump's cost, which is mostly reading every value and function body.
 __shellgate_dump() {
@@ -21,8 +21,14 @@ __shellgate_dump() {
   if [[ ${1-} == names ]]; then
     __shellgate_a=("${(@kv)parameters}")
     __shellgate_r=("shellgate-zsh-names 1" NS ${#__shellgate_a} "${__shellgate_a[@]}")
-    # The one value the check reads (with autocd, a name may be found through CDPATH).
+    # The values the check reads: CDPATH (with autocd, a name may be found through it), IFS, and
+    # each scalar the line may expand (the text after each `$`, to the end of a name).
     __shellgate_r+=(V CDPATH "${parameters[CDPATH]-scalar}" "${CDPATH-}")
+    for __shellgate_n in IFS ${(u)${${${(@s:$:)2}[2,-1]}#\{}%%[^A-Za-z0-9_]*}; do
+      __shellgate_t=${parameters[$__shellgate_n]-}
+      [[ $__shellgate_n != __shellgate* && $__shellgate_t == scalar* ]] || continue
+      __shellgate_r+=(V $__shellgate_n $__shellgate_t "${${(P)__shellgate_n}//$'\0'}")
+    done
     __shellgate_a=("${(@k)functions}")
     __shellgate_r+=(FN ${#__shellgate_a} "${__shellgate_a[@]}")
   else

@@ -111,9 +111,10 @@ elif [[ -o interactive ]]; then
     # Whether __shellgate_run sends the state's names first: shellgate runs a line that needs
     # none of the state without it (src/shell/stateless.rs decides, and asks for the whole state
     # when the line needs it). A line that surely needs it (a character whose meaning depends on
-    # the state; a builtin, function or assignment first; an option set that changes how a line
-    # runs) gets the whole state at once.
+    # the state, a `$` but in `$NAME` and `${NAME}`; a builtin, function or assignment first; an
+    # option set that changes how a line runs) gets the whole state at once.
     if [[ -n $shell_free && $BUFFER != *@SHELLGATE_STATEFUL_CHARACTERS@* && $first != *=* ]] &&
+      [[ $BUFFER != *'$'[^A-Za-z_{]* && $BUFFER != *'$' && $BUFFER != *[^\$]'{'* && $BUFFER != '{'* ]] &&
       { [[ $first == @SHELLGATE_PURE_BUILTINS@ ]] || (( ! ${+builtins[$first]} && ! ${+functions[$first]} )) }; then
       __shellgate_light=1
     fi
@@ -194,7 +195,11 @@ elif [[ -o interactive ]]; then
     [[ -n $__shellgate_light && -z $__shellgate_bg ]] && __shellgate_what=names
     __shellgate_light=''
     while :; do
-      __shellgate_dump $__shellgate_what >| "$__shellgate_dir/$__shellgate_tok.snapshot"
+      if [[ -n $__shellgate_what ]]; then
+        __shellgate_dump names "$__shellgate_line"
+      else
+        __shellgate_dump
+      fi >| "$__shellgate_dir/$__shellgate_tok.snapshot"
       "$__shellgate_bin" hook zsh --pid $$ --shell-dir "$__shellgate_dir" --token "$__shellgate_tok" ${__shellgate_bg:+--background} -- "$__shellgate_line"
       __shellgate_status=$?
       __shellgate_done='' __shellgate_more=''

@@ -289,12 +289,12 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
     if before.names_only && !stateless {
         return Ok((0, Apply::NeedsState));
     }
-    // One command and no alias to define: its status is all there is to report, and the shell
+    // One command and no alias or variable to define: its status is all there is to report, and the shell
     // runs it by `exec`, as `bash -c` does for `run` (the runner's status report would keep the
     // shell waiting).
-    let one_command = plan
-        .as_ref()
-        .is_some_and(|p| p.aliases.is_empty() && parsed.commands.len() == 1);
+    let one_command = plan.as_ref().is_some_and(|p| {
+        p.aliases.is_empty() && p.variables.is_empty() && parsed.commands.len() == 1
+    });
     if no_state && !call.background {
         note_once(
             call.dir,
@@ -316,7 +316,7 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
     } else if let Some(plan) = &plan {
         let runner = format!(
             "{hello}{}{}",
-            super::stateless::alias_definitions(dialect, plan),
+            super::stateless::definitions(dialect, plan),
             super::stateless::runner(dialect)
         );
         shell_args(dialect, &runner, Some(text))

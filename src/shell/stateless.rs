@@ -11,11 +11,14 @@
 //!   program or another such alias): it is defined for the line ([`Plan::aliases`]), the one part
 //!   of the state that goes along. `PATH` and every other exported variable are in the line's
 //!   environment either way.
-//! - **What its words become.** No expansion that reads the shell's state: no `$` (variables,
-//!   `$?`, command and arithmetic substitution), no backquote, no `~` (the home, zsh's named
-//!   directories), no glob or brace characters (whose meaning the shell's options change), no
-//!   `!`, `#` or `^` (history, comments, zsh's extended globs), no `((`, no zsh `=cmd`. Quotes and
-//!   backslashes mean the same with any options (zsh's `RC_QUOTES` aside, checked below).
+//! - **What its words become.** No expansion that reads the shell's state but `$NAME` and
+//!   `${NAME}` of variables with plain values, each defined for the line as the whole state's
+//!   input defines it ([`Plan::variables`]; the argument at [`expanded_as_with_the_state`]): no
+//!   other `$` (`$?`, positional and special parameters, `${x:-y}`, command and arithmetic
+//!   substitution), no backquote, no `~` (the home, zsh's named directories), no glob or brace
+//!   characters (whose meaning the shell's options change), no `!`, `#` or `^` (history,
+//!   comments, zsh's extended globs), no `((`, no zsh `=cmd`. Quotes and backslashes mean the
+//!   same with any options (zsh's `RC_QUOTES` aside, checked below).
 //! - **How it runs.** The `set -o` / `setopt` options that change how such a line runs or what
 //!   its status is (`errexit`, `pipefail`, `noclobber`, `xtrace`, `autocd` …) are at the
 //!   sandboxed shell's defaults ([`DEFAULTS_BASH`], [`DEFAULTS_ZSH`]), and there is no
@@ -32,10 +35,11 @@
 //! only what the sandboxed shell sources and reports differs.
 
 use crate::parse::{Command as ParsedCommand, Parsed};
-use crate::shell::state::{AliasKind, Dialect, OptionKind, State};
+use crate::shell::state::{AliasKind, Dialect, OptionKind, State, Value};
 
-/// Builtins that read no state of the shell's and change none, with literal arguments.
-const PURE_BUILTINS: [&str; 4] = ["true", "false", ":", "pwd"];
+/// Builtins that read no state of the shell's and change none, with literal arguments (`echo`
+/// reads `xpg_echo`, zsh's `BSD_ECHO`: at their defaults, see [`DEFAULTS_BASH`]).
+const PURE_BUILTINS: [&str; 5] = ["true", "false", ":", "pwd", "echo"];
 
 /// Characters whose meaning on the line depends on the shell's state or options.
 const STATEFUL_CHARACTERS: &[char] = &['$', '`', '~', '*', '?', '[', ']', '{', '}', '!', '#', '^'];
@@ -49,7 +53,7 @@ const KEYWORDS: [&str; 12] = [
 /// bash's `set -o` options that change how a line of programs runs or what its status is, and
 /// their value in `bash --norc -c`. (`extglob`, which bash-completion turns on, is not among
 /// them: its patterns need `?`, `*`, `+(`, `@(` or `!`, none of which such a line has.)
-const DEFAULTS_BASH: [(OptionKind, &str, bool); 11] = [
+const DEFAULTS_BASH: [(OptionKind, &str, bool); 12] = [
     (OptionKind::Set, "errexit", false),
     (OptionKind::Set, "noclobber", false),
     (OptionKind::Set, "nounset", false),
@@ -61,10 +65,11 @@ const DEFAULTS_BASH: [(OptionKind, &str, bool); 11] = [
     (OptionKind::Set, "physical", false),
     (OptionKind::Set, "keyword", false),
     (OptionKind::Set, "onecmd", false),
+    (OptionKind::Shopt, "xpg_echo", false),
 ];
 
 /// zsh's options of the same kind (as `$options` names them), and their value in `zsh -f -c`.
-const DEFAULTS_ZSH: [(OptionKind, &str, bool); 10] = [
+const DEFAULTS_ZSH: [(OptionKind, &str, bool); 11] = [
     (OptionKind::Set, "errexit", false),
     (OptionKind::Set, "clobber", true),
     (OptionKind::Set, "nounset", false),
@@ -75,6 +80,7 @@ const DEFAULTS_ZSH: [(OptionKind, &str, bool); 10] = [
     (OptionKind::Set, "multios", true),
     (OptionKind::Set, "rcquotes", false),
     (OptionKind::Set, "cshjunkiequotes", false),
+    (OptionKind::Set, "bsdecho", false),
 ];
 
 /// The functions a shell runs for a command it cannot find.
@@ -130,10 +136,13 @@ pub fn bash_hint() -> BashHint {
     }
 }
 
-/// [`STATEFUL_CHARACTERS`] as a bracket expression, each escaped (a pattern in bash and zsh).
+/// [`STATEFUL_CHARACTERS`] but `$`, `{` and `}` as a bracket expression, each escaped (a pattern
+/// in bash and zsh). The hooks check those three apart: a `$` followed by a name or `{`, a `{`
+/// only after a `$` (`$NAME`, `${NAME}`: see [`expansions`]).
 fn stateful_bracket() -> String {
     let escaped: String = STATEFUL_CHARACTERS
         .iter()
+        .filter(|c| !matches!(c, '$' | '{' | '}'))
         .flat_map(|c| ['\\', *c])
         .collect();
     format!("[{escaped}]")
@@ -221,18 +230,24 @@ fn direct_argv(segment: &str, command: &ParsedCommand, plan: &Plan) -> Option<Ve
     (plain && a_program).then_some(words)
 }
 
-/// How a stateless line runs: the person's aliases it uses, defined first.
+/// How a stateless line runs: the person's aliases it uses and the variables it expands, defined
+/// first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Plan {
     /// Name and value of each alias the line's commands expand, in the order to define them.
     pub aliases: Vec<(String, String)>,
+    /// The statement that defines each variable the line expands, as the whole state's input
+    /// script writes it ([`crate::shell::state::input_variable`]).
+    pub variables: Vec<String>,
 }
 
 /// How `line` (parsed as `parsed`), typed in a shell whose state is `before`, runs without that
 /// state; `None` when it needs it or changes it (see the module).
 pub fn plan(dialect: Dialect, line: &str, parsed: &Parsed, before: &State) -> Option<Plan> {
     let mut plan = Plan::default();
-    let free = words_need_no_state(dialect, line)
+    let (names, rest) = expansions(dialect, line)?;
+    let free = words_need_no_state(dialect, &rest)
+        && expanded_as_with_the_state(dialect, &names, before, &mut plan)
         && changes_nothing(parsed)
         && commands_are_programs(dialect, parsed, before, &mut plan)
         && options_are_defaults(dialect, before)
@@ -339,6 +354,107 @@ fn sets_what_the_gate_sets(before: &State) -> bool {
     gate.into_iter().any(|name| before.vars.contains_key(name))
 }
 
+/// The names of the parameters `line` expands as `$NAME` or `${NAME}`, and the line with each
+/// such expansion replaced by a plain `x` (for the checks on the rest of its characters); `None`
+/// when it uses `$` any other way (`$?`, `$1`, `${x:-y}`, `$(…)`, `$((…))`, a `$` alone) or, in
+/// zsh, puts a modifier after an unbraced name (`$HOME:h`, which `POSIX_IDENTIFIERS` turns off).
+/// A `$` in single quotes or after a backslash is taken as an expansion too: the variable is then
+/// only defined for nothing.
+fn expansions(dialect: Dialect, line: &str) -> Option<(Vec<&str>, String)> {
+    let mut names = Vec::new();
+    let mut rest = String::with_capacity(line.len());
+    let mut from = 0;
+    while let Some(offset) = line[from..].find('$') {
+        let at = from + offset;
+        rest.push_str(&line[from..at]);
+        let after = &line[at + 1..];
+        let (braced, body) = match after.strip_prefix('{') {
+            Some(body) => (true, body),
+            None => (false, after),
+        };
+        let name = identifier_prefix(body)?;
+        let tail = &body[name.len()..];
+        if braced && !tail.starts_with('}') {
+            return None;
+        }
+        if !braced && dialect == Dialect::Zsh && tail.starts_with(':') {
+            return None;
+        }
+        names.push(name);
+        rest.push('x');
+        from = at + 1 + name.len() + if braced { 2 } else { 0 };
+    }
+    rest.push_str(&line[from..]);
+    Some((names, rest))
+}
+
+/// The identifier `text` starts with (`[A-Za-z_][A-Za-z0-9_]*`), or `None`.
+fn identifier_prefix(text: &str) -> Option<&str> {
+    let end = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(text.len());
+    let name = &text[..end];
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        .then_some(name)
+}
+
+/// Whether each of `names` expands without the state as it would with it, each variable of the
+/// person's shell among them then defined in `plan` by the statement the whole state's input
+/// script uses for it. The argument: with the same definition a `$NAME` has the same value on
+/// both paths; a value of plain characters only ([`plain_word`]'s, or none) is not split (no
+/// `IFS` character in it while `IFS` is whitespace, as checked) nor globbed (no pattern
+/// character), so the options and `IFS` the state would restore change nothing about its word
+/// (zsh's `GLOB_SUBST` and `SH_WORD_SPLIT`, which would act on the value itself, must be off).
+/// A name the person's shell does not have is defined on neither path: its value, if any, is the
+/// line's environment's, the same on both (checked plain as well). Not taken: a variable whose
+/// value is not known (zsh sent only its name), an array, a name reference, one the input
+/// script leaves out (the shell's own: `PWD`, `RANDOM` …).
+fn expanded_as_with_the_state(
+    dialect: Dialect,
+    names: &[&str],
+    before: &State,
+    plan: &mut Plan,
+) -> bool {
+    if names.is_empty() {
+        return true;
+    }
+    let plain = |value: &str| value.is_empty() || plain_word(value);
+    let ifs_is_whitespace = match before.vars.get("IFS") {
+        None => true,
+        Some(var) => matches!(&var.value, Value::Scalar(v)
+            if v.chars().all(|c| matches!(c, ' ' | '\t' | '\n' | '\0'))),
+    };
+    let option_on =
+        |name: &str| before.options.get(&(OptionKind::Set, name.to_owned())) == Some(&true);
+    if !ifs_is_whitespace
+        || dialect == Dialect::Zsh && (option_on("globsubst") || option_on("shwordsplit"))
+    {
+        return false;
+    }
+    for name in names {
+        let Some(var) = before.vars.get(*name) else {
+            let environment = crate::env::get().var(name);
+            if environment.is_some_and(|v| !v.to_str().is_some_and(plain)) {
+                return false;
+            }
+            continue;
+        };
+        let Value::Scalar(value) = &var.value else {
+            return false;
+        };
+        let Some(statement) = crate::shell::state::input_variable(dialect, name, var) else {
+            return false;
+        };
+        if var.attrs.nameref || !plain(value) {
+            return false;
+        }
+        if !plan.variables.contains(&statement) {
+            plan.variables.push(statement);
+        }
+    }
+    true
+}
+
 fn words_need_no_state(dialect: Dialect, line: &str) -> bool {
     let words: Vec<&str> = line
         .split(|c: char| c.is_whitespace() || ";|&<>()".contains(c))
@@ -437,16 +553,21 @@ fn options_are_defaults(dialect: Dialect, before: &State) -> bool {
     })
 }
 
-/// What the sandboxed shell runs first for a line with aliases: alias expansion on (bash turns
-/// it off in `-c`), and each alias, on lines of their own before the line is parsed.
-pub fn alias_definitions(dialect: Dialect, plan: &Plan) -> String {
-    if plan.aliases.is_empty() {
-        return String::new();
+/// What the sandboxed shell runs first for a stateless line: the variables it expands, then for
+/// a line with aliases alias expansion on (bash turns it off in `-c`) and each alias, on lines of
+/// their own before the line is parsed.
+pub fn definitions(dialect: Dialect, plan: &Plan) -> String {
+    let mut out = String::new();
+    for statement in &plan.variables {
+        out.push_str(statement);
+        out.push('\n');
     }
-    let mut out = match dialect {
-        Dialect::Bash => "builtin shopt -s expand_aliases\n".to_owned(),
-        Dialect::Zsh => String::new(),
-    };
+    if plan.aliases.is_empty() {
+        return out;
+    }
+    if dialect == Dialect::Bash {
+        out.push_str("builtin shopt -s expand_aliases\n");
+    }
     for (name, value) in &plan.aliases {
         out.push_str(&format!(
             "builtin alias -- {}\n",
@@ -639,9 +760,9 @@ mod tests {
     fn what_reads_or_changes_the_shells_state_does_not() {
         let empty = State::default();
         for line in [
-            // Expansions and patterns.
-            "echo $HOME",
-            "echo \"$x\"",
+            // Expansions and patterns (`$NAME` aside: see plain_variables_expand_without_the_state).
+            "echo ${HOME:-x}",
+            "echo \"$?\"",
             "ls `pwd`",
             "ls ~/src",
             "ls *.rs",
@@ -651,7 +772,6 @@ mod tests {
             "ls @(a|b)",
             // Builtins that read or set state, keywords, assignments, functions.
             "cd src",
-            "echo hi",
             "printf '%s' x",
             "export A=1",
             "FOO=1",
@@ -712,7 +832,7 @@ mod tests {
         for line in ["up", "lsd", "pager x", "both", "greet"] {
             assert_eq!(planned(line), None, "{line}");
         }
-        let definitions = alias_definitions(
+        let definitions = definitions(
             Dialect::Bash,
             &plan(Dialect::Bash, "ls", &parse("ls", ShellKind::Bash), &alias).unwrap(),
         );
@@ -802,6 +922,127 @@ mod tests {
         });
         assert!(free(Dialect::Bash, "ls -a", &defaults));
         assert!(free(Dialect::Zsh, "ls -a", &defaults));
+    }
+
+    /// A variable of the person's shell as its dump gives it: `raw` its attribute letters.
+    fn var(value: Value, raw: &str) -> crate::shell::state::Var {
+        crate::shell::state::Var {
+            attrs: crate::shell::state::Attrs {
+                exported: raw.contains('x'),
+                nameref: raw.contains('n'),
+                raw: raw.to_owned(),
+                ..Default::default()
+            },
+            value,
+        }
+    }
+
+    fn planned_variables(dialect: Dialect, line: &str, before: &State) -> Option<Vec<String>> {
+        let shell = match dialect {
+            Dialect::Bash => ShellKind::Bash,
+            Dialect::Zsh => ShellKind::Zsh,
+        };
+        plan(dialect, line, &parse(line, shell), before).map(|p| p.variables)
+    }
+
+    #[test]
+    fn plain_variables_expand_without_the_state() {
+        let before = state_with(|s| {
+            s.vars
+                .insert("HOME".into(), var(Value::Scalar("/home/u".into()), "x"));
+            s.vars
+                .insert("dir".into(), var(Value::Scalar("src/app".into()), "-"));
+            s.vars
+                .insert("EMPTY".into(), var(Value::Scalar(String::new()), "-"));
+            s.vars
+                .insert("spaced".into(), var(Value::Scalar("a b".into()), "-"));
+            s.vars
+                .insert("star".into(), var(Value::Scalar("*.rs".into()), "-"));
+            s.vars
+                .insert("ref".into(), var(Value::Scalar("dir".into()), "n"));
+            s.vars.insert(
+                "list".into(),
+                var(Value::Indexed(vec![(0, "a".into())]), "a"),
+            );
+            s.vars
+                .insert("PWD".into(), var(Value::Scalar("/w".into()), "x"));
+            s.vars.insert("unknown".into(), var(Value::Unset, "scalar"));
+        });
+        // Each variable defined as the whole state's input defines it, once.
+        assert_eq!(
+            planned_variables(Dialect::Bash, "ls $dir \"${HOME}/x\" $dir", &before),
+            Some(vec![
+                "builtin declare -- dir='src/app'".to_owned(),
+                "builtin declare -x HOME='/home/u'".to_owned(),
+            ])
+        );
+        assert!(
+            planned_variables(Dialect::Zsh, "echo $dir", &before)
+                .is_some_and(|v| v.len() == 1 && v[0].ends_with(" dir='src/app'")),
+        );
+        assert_eq!(
+            planned_variables(Dialect::Bash, "echo $EMPTY", &before),
+            Some(vec!["builtin declare -- EMPTY=''".to_owned()])
+        );
+        // A name the shell does not have is defined on neither path.
+        assert_eq!(
+            planned_variables(Dialect::Bash, "echo $NOT_SET_IN_THIS_SHELL", &before),
+            Some(vec![])
+        );
+        for line in [
+            "echo $spaced",
+            "echo \"$spaced\"",
+            "ls $star",
+            "echo $ref",
+            "echo $list",
+            "echo $PWD",
+            "echo $unknown",
+            "echo $?",
+            "echo $1",
+            "echo ${dir:-x}",
+            "echo ${#dir}",
+            "echo ${dir",
+            "echo $(pwd)",
+            "echo $((1+1))",
+            "echo $",
+            "echo {a,b}",
+        ] {
+            for dialect in [Dialect::Bash, Dialect::Zsh] {
+                assert_eq!(planned_variables(dialect, line, &before), None, "{line}");
+            }
+        }
+        // zsh applies a modifier after an unbraced name (unless POSIX_IDENTIFIERS).
+        assert!(planned_variables(Dialect::Bash, "echo $dir:x", &before).is_some());
+        assert_eq!(
+            planned_variables(Dialect::Zsh, "echo $dir:h", &before),
+            None
+        );
+        assert!(planned_variables(Dialect::Zsh, "echo ${dir}:h", &before).is_some());
+        // A non-whitespace IFS splits a plain value; zsh's GLOB_SUBST and SH_WORD_SPLIT act on it.
+        let ifs = state_with(|s| {
+            s.vars
+                .insert("dir".into(), var(Value::Scalar("src/app".into()), "-"));
+            s.vars
+                .insert("IFS".into(), var(Value::Scalar("/".into()), "-"));
+        });
+        assert_eq!(planned_variables(Dialect::Bash, "echo $dir", &ifs), None);
+        assert!(planned_variables(Dialect::Bash, "echo dir", &ifs).is_some());
+        for option in ["globsubst", "shwordsplit"] {
+            let on = state_with(|s| {
+                s.vars
+                    .insert("dir".into(), var(Value::Scalar("src/app".into()), "-"));
+                s.options.insert((OptionKind::Set, option.into()), true);
+            });
+            assert_eq!(planned_variables(Dialect::Zsh, "echo $dir", &on), None);
+            assert!(planned_variables(Dialect::Bash, "echo $dir", &on).is_some());
+        }
+        // echo is pure while xpg_echo (zsh: BSD_ECHO) is at its default.
+        let xpg = state_with(|s| {
+            s.options
+                .insert((OptionKind::Shopt, "xpg_echo".into()), true);
+        });
+        assert!(free(Dialect::Bash, "echo hi", &State::default()));
+        assert!(!free(Dialect::Bash, "echo hi", &xpg));
     }
 
     #[test]

@@ -1553,15 +1553,33 @@ fn zsh_a_directory_typed_with_autocd_changes_to_it() {
 /// A line that may need none of the shell's state is sent the names of it first
 /// (`__shellgate_dump names`), and the whole state only when shellgate asks for it: function
 /// bodies are most of a dump (bash-completion's, compinit's). Seen through the note a body over
-/// 1 MiB gets, which only a whole dump reaches; and a later command of the line that is the
-/// person's function still reaches it.
+/// 1 MiB gets, which only a whole dump reaches (once a shell); and a later command of the line
+/// that is the person's function still reaches it. A line that expands variables of plain
+/// values (`$NAME`, `${NAME}`) is such a line too: each variable is defined for it as the whole
+/// state would define it, the person's own unexported ones included; one whose value the
+/// shell's options could split or glob takes the whole state.
 fn a_stateless_line_reads_no_function_bodies(shell: &str) {
-    let big = Fixture::with_rc(&format!("big() {{ : {}; }}\n", "a".repeat(1_100_000)));
+    let big = Fixture::with_rc(&format!(
+        "big() {{ : {}; }}\nproj=sub\nspaced='a  b'\n",
+        "a".repeat(1_100_000)
+    ));
+    std::fs::create_dir_all(big.ws.join("sub/inside")).unwrap();
     let mut sh = big.interactive(shell);
     let out = sh.line("ls");
     assert!(!out.contains("over 1 MiB"), "a whole dump was read: {out}");
-    let out = sh.line("echo \"$HOME\"");
+    let out = sh.line("ls $proj");
+    assert!(out.contains("inside"), "{out}");
+    assert!(!out.contains("over 1 MiB"), "a whole dump was read: {out}");
+    let out = sh.line("echo \"$HOME\" ${proj}/x $NOT_SET_HERE.");
+    assert!(
+        out.contains(&format!("{} sub/x .", big.home.display())),
+        "{out}"
+    );
+    assert!(!out.contains("over 1 MiB"), "a whole dump was read: {out}");
+    let out = sh.line("echo $spaced");
     assert!(out.contains("over 1 MiB"), "{out}");
+    let expected = if shell == "zsh" { "a  b" } else { "a b" };
+    assert!(out.contains(expected), "{out}");
     let f = Fixture::with_rc("greet() { echo \"hi-$1\"; }\n");
     let mut sh = f.interactive(shell);
     let out = sh.line("ls -d .; greet there");
@@ -1603,8 +1621,11 @@ fn zsh_sends_the_names_first_and_the_state_when_asked() {
         out.contains("hi-there"),
         "the function did not reach the line: {out}"
     );
-    // A `$` on the line: the whole state at once (this line's dump is the second).
+    // A `$NAME` alone: the names, with the values of the variables the line names.
     let out = sh.line("echo \"dumps-$whole_dumps\"");
+    assert!(out.contains("dumps-1"), "{out}");
+    // Any other `$` on the line: the whole state at once (this line's dump is the second).
+    let out = sh.line("echo \"dumps-$whole_dumps$(true)\"");
     assert!(out.contains("dumps-2"), "{out}");
     // A variable named as the function's own locals were (`bg`) is the person's.
     sh.line("bg=7");

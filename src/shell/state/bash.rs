@@ -559,11 +559,10 @@ pub(super) fn option_treatment(kind: OptionKind, name: &str, on: bool) -> Treatm
 pub(super) fn render_input(state: &State) -> String {
     let mut out = String::with_capacity(4096);
     for (name, var) in &state.vars {
-        if super::is_shell_own(super::Dialect::Bash, name) {
-            continue;
+        if let Some(line) = input_variable(name, var) {
+            out.push_str(&line);
+            out.push('\n');
         }
-        out.push_str(&declare(name, var, &var.attrs.raw, ""));
-        out.push('\n');
     }
     // bash parses an extended pattern only while `extglob` is on, and a function's text is parsed
     // when it is defined: bash-completion's functions (`--!(no-*)dir*)`) were a syntax error that
@@ -604,6 +603,13 @@ pub(super) fn render_input(state: &State) -> String {
         out.push_str(&format!("builtin umask {umask}\n"));
     }
     out
+}
+
+/// The input script's statement for one variable, or `None` for one it leaves out (the shell's
+/// own, see [`super::is_shell_own`]).
+pub(super) fn input_variable(name: &str, var: &Var) -> Option<String> {
+    (!super::is_shell_own(super::Dialect::Bash, name))
+        .then(|| declare(name, var, &var.attrs.raw, ""))
 }
 
 /// `declare` for one variable; `global` is `g` in the apply script (sourced inside a function).

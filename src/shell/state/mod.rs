@@ -824,6 +824,15 @@ pub fn render_apply(dialect: Dialect, changes: &[Change], before: &State) -> Str
     }
 }
 
+/// The statement by which the input script ([`render_input`]) defines one variable, or `None` for
+/// one it leaves out.
+pub fn input_variable(dialect: Dialect, name: &str, var: &Var) -> Option<String> {
+    match dialect {
+        Dialect::Bash => bash::input_variable(name, var),
+        Dialect::Zsh => zsh::input_variable(name, var),
+    }
+}
+
 /// The script the sandboxed shell sources before the line: the person's state.
 pub fn render_input(dialect: Dialect, state: &State) -> String {
     match dialect {

@@ -408,16 +408,21 @@ fn assign(name: &str, var: &Var, keep_readonly: bool) -> String {
     line
 }
 
+/// The input script's statement for one variable, or `None` for one it leaves out (the shell's
+/// own, see [`super::is_shell_own`] and [`skipped_on_input`], or one with nothing to assign).
+pub(super) fn input_variable(name: &str, var: &Var) -> Option<String> {
+    if super::is_shell_own(super::Dialect::Zsh, name) || skipped_on_input(name, var) {
+        return None;
+    }
+    Some(assign(name, var, true)).filter(|line| !line.is_empty())
+}
+
 pub(super) fn render_input(state: &State) -> String {
     // `zsh -f` starts with aliases of its own (`run-help`, `which-command`): only the person's.
     let mut out =
         String::from("builtin unalias -m '*' 2>/dev/null\nbuiltin unalias -s -m '*' 2>/dev/null\n");
     for (name, var) in &state.vars {
-        if super::is_shell_own(super::Dialect::Zsh, name) || skipped_on_input(name, var) {
-            continue;
-        }
-        let line = assign(name, var, true);
-        if !line.is_empty() {
+        if let Some(line) = input_variable(name, var) {
             out.push_str(&line);
             out.push('\n');
         }
