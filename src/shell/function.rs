@@ -289,12 +289,12 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
     if before.names_only && !stateless {
         return Ok((0, Apply::NeedsState));
     }
-    // One command and no alias or variable to define: its status is all there is to report, and the shell
-    // runs it by `exec`, as `bash -c` does for `run` (the runner's status report would keep the
-    // shell waiting).
-    let one_command = plan.as_ref().is_some_and(|p| {
-        p.aliases.is_empty() && p.variables.is_empty() && parsed.commands.len() == 1
-    });
+    // One command and no alias to define: its status is all there is to report, and the shell
+    // runs it after the variables it expands are defined (by `exec`, as `bash -c` does for `run`,
+    // when there are none); the runner's status report would keep the shell waiting.
+    let one_command = plan
+        .as_ref()
+        .is_some_and(|p| p.aliases.is_empty() && parsed.commands.len() == 1);
     if no_state && !call.background {
         note_once(
             call.dir,
@@ -311,8 +311,9 @@ fn run_line(call: &Call, dialect: Dialect, files: &Files) -> Result<(u8, Apply)>
     } else {
         ""
     };
-    let args = if one_command {
-        shell_args(dialect, text, None)
+    let args = if let Some(plan) = plan.as_ref().filter(|_| one_command) {
+        let script = format!("{}{text}", super::stateless::definitions(dialect, plan));
+        shell_args(dialect, &script, None)
     } else if let Some(plan) = &plan {
         let runner = format!(
             "{hello}{}{}",
