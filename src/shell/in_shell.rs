@@ -49,7 +49,8 @@ pub fn may_run_in_shell(
     // An assignment to a variable with the integer attribute is arithmetic (`shadowed` names
     // those too).
     let arithmetic = decision.assigned.iter().any(|n| shadowed.contains(n));
-    // Assignments of literal values alone (`FOO=1`) set the shell's variables, as `export
+    // Assignments of literal values and plain parameters alone (`FOO=1`, `D=$HOME/x`: reading a
+    // parameter runs nothing) set the shell's variables, as `export
     // NAME=…` does: a variable the hooks depend on, or that makes what runs next load code, is
     // no plain line (the parser says so); one the shell reads itself (`NULLCMD`, `TMOUT`, the
     // prompts: the `seal` role of `parse::shell_vars`) goes through the sandbox, whose change to
@@ -59,7 +60,7 @@ pub fn may_run_in_shell(
         .assigned
         .iter()
         .any(|n| crate::parse::shell_vars::roles(n).seal);
-    if plain && decision.only_literal_assignments && !arithmetic && !shell_read {
+    if plain && decision.only_plain_assignments && !arithmetic && !shell_read {
         return true;
     }
     if !plain || decision.commands.is_empty() {
@@ -314,8 +315,16 @@ mod tests {
     #[test]
     fn literal_assignments_run_in_the_shell() {
         for shell in [ShellKind::Bash, ShellKind::Zsh] {
-            // (A `~` is the home, as the shell expands it: no code runs.)
-            for line in ["FOO=1", "A=b C='d e'", "FOO=1; BAR=x.y", "FOO=~/x"] {
+            // (A `~` is the home, as the shell expands it: no code runs; nor does reading a
+            // parameter.)
+            for line in [
+                "FOO=1",
+                "A=b C='d e'",
+                "FOO=1; BAR=x.y",
+                "FOO=~/x",
+                "FOO=$x",
+                "D=$HOME/src E=\"${D}:$x\"",
+            ] {
                 assert!(in_shell_as_decided(line, shell), "{shell:?}: {line}");
             }
             for line in [
@@ -326,11 +335,21 @@ mod tests {
                 "FOO=1; case $x in a) B=1;; esac",
                 "FOO=1; { BAR=2; }",
                 "(FOO=1)",
-                // A value the shell expands, a subscript (arithmetic), a redirection.
-                "FOO=$x",
+                // A value that runs code or assigns, a special or positional parameter, a
+                // pattern, a subscript (arithmetic), a redirection.
                 "FOO=$(id)",
+                "FOO=\"$x$(id)\"",
                 "FOO=`id`",
                 "FOO=$((1+1))",
+                "FOO=${x:=y}",
+                "FOO=${x:-$(id)}",
+                "FOO=${#x}",
+                "FOO=${a[$(id)]}",
+                "FOO=$?",
+                "FOO=$1",
+                "FOO=$x*",
+                "FOO=$x\"$(id)\"",
+                "FOO='$(id)'$x",
                 "a[1]=x",
                 "FOO=1 > out",
                 "FOO=1; ls",

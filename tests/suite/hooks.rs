@@ -1403,9 +1403,9 @@ fn zsh_pipelines_start_their_programs() {
     pipelines_start_their_programs("zsh");
 }
 
-/// A line of literal assignments (`FOO=bar`) runs in the person's shell, as `export NAME=…`
-/// does: no sandbox is started for it. One whose value the shell expands runs in the sandbox, and
-/// its value comes back as state.
+/// A line of assignments of literal values and plain parameters (`FOO=bar`, `COPY=$FOO/x`)
+/// runs in the person's shell, as `export NAME=…` does: no sandbox is started for it. One whose
+/// value runs a substitution runs in the sandbox, and its value comes back as state.
 fn literal_assignments_run_in_the_shell(shell: &str) {
     let f = Fixture::new();
     let mut sh = f.interactive(shell);
@@ -1413,6 +1413,12 @@ fn literal_assignments_run_in_the_shell(shell: &str) {
     assert!(started_programs(&f).is_empty(), "a sandbox was started");
     let out = sh.line("printf '%s\\n' \"F=$FOO/$BAZ\"");
     assert!(out.contains("F=bar/a b"), "{out}");
+    // Plain parameters' values too: reading a variable runs nothing.
+    let before = started_programs(&f).len();
+    sh.line("COPY=$FOO/x BOTH=\"${COPY}:$BAZ\"");
+    assert_eq!(started_programs(&f).len(), before, "a sandbox was started");
+    let out = sh.line("printf '%s\\n' \"B=$BOTH\"");
+    assert!(out.contains("B=bar/x:a b"), "{out}");
     let before = started_programs(&f).len();
     sh.line("QUX=$(printf hi)");
     assert_eq!(

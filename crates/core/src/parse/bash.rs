@@ -786,10 +786,15 @@ impl Walker<'_> {
                     self.check_arithmetic(node);
                 }
                 self.walk_children(node, ctx);
+                let expansion = if plain_parameter(node, &text) {
+                    Word::parameter(text)
+                } else {
+                    Word::dynamic(text)
+                };
                 // Unquoted: split into words (inside `"…"` this is undone below).
                 Word {
                     splits: true,
-                    ..Word::dynamic(text)
+                    ..expansion
                 }
             }
             "command_substitution" => {
@@ -1223,6 +1228,28 @@ fn redirect_writes(operator: &str, target: &str) -> bool {
         ">&" | "&>|" => {
             !(target.chars().all(|c| c.is_ascii_digit()) || HARMLESS_TARGETS.contains(&target))
         }
+        _ => false,
+    }
+}
+
+/// Whether an expansion node (whose text is `text`) is a plain parameter's: `$NAME` or
+/// `${NAME}`, a variable's name and nothing else (not `$?`, `$1`, `${x:-y}`, `${#x}`, `${a[0]}`).
+fn plain_parameter(node: Node, text: &str) -> bool {
+    let name = text
+        .strip_prefix("${")
+        .and_then(|t| t.strip_suffix('}'))
+        .or_else(|| text.strip_prefix('$'))
+        .unwrap_or_default();
+    let identifier = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let only_a_name = identifier
+        && node.named_child_count() == 1
+        && node
+            .named_child(0)
+            .is_some_and(|child| child.kind() == "variable_name");
+    match node.kind() {
+        "simple_expansion" => only_a_name && node.child_count() == 2,
+        "expansion" => only_a_name && node.child_count() == 3,
         _ => false,
     }
 }

@@ -195,8 +195,8 @@ pub struct Parsed {
     /// Variables the line assigns a literal value, by name (`X=1`, `export EDITOR=vim`): what
     /// the person reads on the line they typed. (Where the line assigns one several times, each.)
     pub literal_assignments: Vec<(String, String)>,
-    /// Some assignment on the line is not of a literal value to a plain name (`X=$y`,
-    /// `a[1]=x`, `X=$(cmd)`): see [`Parsed::only_literal_assignments`].
+    /// Some assignment on the line is neither of a literal value nor of plain parameters to a
+    /// plain name (`a[1]=x`, `X=$(cmd)`, `X=${y:-z}`): see [`Parsed::only_plain_assignments`].
     pub other_assignment: bool,
     /// The line's syntax is nothing but assignments, in lists (`A=1; B=2 && C=3`, `A=1 B=2`): no
     /// command, test, loop, group, subshell or redirection.
@@ -212,9 +212,11 @@ impl Parsed {
         !self.opaque.is_empty()
     }
 
-    /// The line is nothing but assignments of literal values to plain names (`X=1`, `A=b C='d e'`):
-    /// its syntax assignments alone ([`Parsed::assignments_only`]), no expansion in any value.
-    pub fn only_literal_assignments(&self) -> bool {
+    /// The line is nothing but assignments to plain names of literal values and plain
+    /// parameters' expansions (`X=1`, `A=b C='d e'`, `D=$HOME/x`): its syntax assignments alone
+    /// ([`Parsed::assignments_only`]), no other expansion in any value (reading a parameter runs
+    /// nothing; a substitution runs code, `${x:=y}` assigns).
+    pub fn only_plain_assignments(&self) -> bool {
         self.assignments_only
             && self.commands.is_empty()
             && !self.assigned.is_empty()
@@ -249,7 +251,7 @@ impl Parsed {
         {
             self.literal_assignments
                 .push((name.to_owned(), value.text.clone()));
-        } else {
+        } else if !(plain && value.is_plain_parameters()) {
             self.other_assignment = true;
         }
     }

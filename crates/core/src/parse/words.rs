@@ -24,6 +24,10 @@ pub struct Word {
     /// The word holds an unquoted expansion (`$x`, `$(…)`, `${x:-…}`): the shell splits its value
     /// into words and expands patterns in them, so it may become several words, or none.
     pub splits: bool,
+    /// The word holds an expansion other than a plain parameter's (`$NAME`, `${NAME}`): a
+    /// command, process or arithmetic substitution, a special or positional parameter, `${x:-…}`
+    /// and every other form. Every dynamic word is, unless the parser says otherwise.
+    pub computed: bool,
     /// Byte offsets in `text` of the unquoted `{`, `,` and `}` that brace expansion reads (quoted
     /// or escaped ones are not listed: `"{a,b}"` and `\{a,b}` stay one word).
     pub braces: Vec<usize>,
@@ -52,6 +56,17 @@ impl Word {
         Word {
             text: text.into(),
             dynamic: true,
+            computed: true,
+            ..Word::default()
+        }
+    }
+
+    /// A plain parameter's expansion, `$NAME` or `${NAME}`, kept as written: its value is only
+    /// known at run time, and reading it runs nothing.
+    pub fn parameter(text: impl Into<String>) -> Self {
+        Word {
+            text: text.into(),
+            dynamic: true,
             ..Word::default()
         }
     }
@@ -69,6 +84,12 @@ impl Word {
     /// A word whose value is fully known from the text.
     pub fn is_literal(&self) -> bool {
         !self.dynamic && !self.glob && !self.has_braces()
+    }
+
+    /// A word that is literal text and plain parameters' expansions at most (`x`, `$HOME/bin`,
+    /// `"${a}:$b"`), none of them a pattern or a brace expansion, no code hidden in quotes.
+    pub fn is_plain_parameters(&self) -> bool {
+        !self.computed && !self.glob && !self.has_braces() && !self.hidden_code
     }
 
     /// Does the word hold an unquoted `{` that brace expansion may expand?
@@ -103,6 +124,7 @@ impl Word {
         self.braces.extend(other.braces.iter().map(|b| b + offset));
         self.text.push_str(&other.text);
         self.dynamic |= other.dynamic;
+        self.computed |= other.computed;
         self.glob |= other.glob;
         self.splits |= other.splits;
     }

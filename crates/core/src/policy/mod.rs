@@ -133,9 +133,10 @@ pub struct Decision {
     /// person's shell must not assign one whose assignment is arithmetic there.
     #[serde(skip)]
     pub assigned: Vec<String>,
-    /// The line only assigns literal values (`parse::Parsed::only_literal_assignments`).
+    /// The line only assigns literal values and plain parameters
+    /// (`parse::Parsed::only_plain_assignments`).
     #[serde(skip)]
-    pub only_literal_assignments: bool,
+    pub only_plain_assignments: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub harness: Option<&'static str>,
     /// The file that harness writes itself (Claude Code's working-directory file): the line is
@@ -169,7 +170,7 @@ impl Decision {
             opaque: Vec::new(),
             hook_state: Vec::new(),
             assigned: Vec::new(),
-            only_literal_assignments: false,
+            only_plain_assignments: false,
             harness: None,
             harness_write: None,
             note: mode.note.clone(),
@@ -384,7 +385,7 @@ pub fn decide(input: &Input) -> Decision {
             &context,
             &grant,
         );
-    let only_literal_assignments = parsed.only_literal_assignments();
+    let only_plain_assignments = parsed.only_plain_assignments();
     Decision {
         decision,
         code,
@@ -398,7 +399,7 @@ pub fn decide(input: &Input) -> Decision {
         opaque: parsed.opaque,
         hook_state: parsed.hook_state,
         assigned: parsed.assigned,
-        only_literal_assignments,
+        only_plain_assignments,
         harness: parsed.harness,
         harness_write: parsed.harness_write,
         note: input.mode.note.clone(),
