@@ -439,31 +439,13 @@ fn zsh_asked_line_runs_only_when_approved() {
     asked_line_runs_only_when_approved("zsh");
 }
 
-/// A server on 127.0.0.1 that answers every request with `served`, for the test's lifetime; its
-/// port.
-fn serve_on_loopback() -> u16 {
-    use std::io::{Read, Write};
-    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = server.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for mut stream in server.incoming().flatten() {
-            let mut buf = [0u8; 1024];
-            let _ = stream.read(&mut buf);
-            let _ = stream.write_all(
-                b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nserved",
-            );
-        }
-    });
-    port
-}
-
 /// A line granted a host by name runs with its own proxy in the proxy variables; that proxy is
 /// gone with the line, so the variables never come back into the person's shell (nor are they
 /// offered: applied, they would send every program the shell starts to a closed port). Typed by
 /// the person, a line that needs only the hosts it names is not asked about.
 fn a_granted_hosts_proxy_stays_in_its_line(shell: &str) {
     let f = Fixture::new();
-    let port = serve_on_loopback();
+    let port = support::serve_on_loopback(support::SERVED);
     let mut sh = f.interactive(shell);
     let (out, status) = sh.run(&format!("curl -s http://localhost:{port}/"), &["n"]);
     assert_eq!(status, 0, "{out}");
@@ -488,33 +470,17 @@ fn zsh_a_granted_hosts_proxy_stays_in_its_line() {
     a_granted_hosts_proxy_stays_in_its_line("zsh");
 }
 
-/// A server on 127.0.0.1 that redirects every request to `location`; its port.
-fn redirect_on_loopback(location: String) -> u16 {
-    use std::io::{Read, Write};
-    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = server.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for mut stream in server.incoming().flatten() {
-            let mut buf = [0u8; 1024];
-            let _ = stream.read(&mut buf);
-            let reply = format!(
-                "HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\n\
-                 Connection: close\r\n\r\n"
-            );
-            let _ = stream.write_all(reply.as_bytes());
-        }
-    });
-    port
-}
-
 /// What a person's typed line is not asked about, the kernel still holds: the line gets the
 /// hosts it names and nothing else. A redirect to another name for the same machine
 /// (`127.0.0.1`) is refused by the line's proxy, named, and only then asked about — answered
 /// no, the other server is never reached.
 fn a_typed_lines_hosts_are_held_by_the_sandbox(shell: &str) {
     let f = Fixture::new();
-    let target = serve_on_loopback();
-    let redirect = redirect_on_loopback(format!("http://127.0.0.1:{target}/"));
+    let target = support::serve_on_loopback(support::SERVED);
+    let redirect = support::serve_on_loopback(format!(
+        "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:{target}/\r\nContent-Length: 0\r\n\
+         Connection: close\r\n\r\n"
+    ));
     let mut sh = f.interactive(shell);
     let mut questions: Vec<String> = Vec::new();
     let (out, status) = sh.answering(&format!("curl -fsSL http://localhost:{redirect}/"), |q| {

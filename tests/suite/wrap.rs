@@ -486,6 +486,29 @@ fn wrap_inside_a_wrapped_agent_keeps_the_gate() {
     assert!(f.log().contains("NEVER_POLICY"), "{all}");
 }
 
+/// `wrap -- bash -i` (`--norc` unless `rc`) in a pseudo-terminal, the README's hook and the prompt
+/// `wrapped$ ` in the fixture's `~/.bashrc`.
+fn wrapped_interactive_bash(f: &Fixture, rc: bool) -> rexpect::session::PtySession {
+    std::fs::write(
+        f.home.join(".bashrc"),
+        format!("eval \"$({SHELLGATE} init bash)\"\nPS1='wrapped$ '\n"),
+    )
+    .unwrap();
+    let mut c = Command::new(SHELLGATE);
+    c.args(["wrap", "--", "bash"]);
+    if !rc {
+        c.arg("--norc");
+    }
+    c.arg("-i");
+    support::isolate(&mut c, &f.user)
+        .current_dir(&f.ws)
+        .env("TERM", "dumb")
+        .env("PS1", "wrapped$ ");
+    let mut pty = rexpect::session::spawn_command(c, Some(30_000)).unwrap();
+    pty.process_mut().set_kill_timeout(Some(200));
+    pty
+}
+
 /// `wrap -- bash -i` with the README's hook in `~/.bashrc`, in a real terminal: lines are gated
 /// by the broker (not AUDIT_UNAVAILABLE), a foreground line reads the terminal, a question is
 /// answered at the terminal without stopping `wrap`, and `--norc` does not turn the hook off.
@@ -497,24 +520,8 @@ fn wrap_inside_a_wrapped_agent_keeps_the_gate() {
 fn a_wrapped_interactive_bash_with_the_readme_hook_is_gated() {
     for rc in [true, false] {
         let f = Fixture::new();
-        std::fs::write(
-            f.home.join(".bashrc"),
-            format!("eval \"$({SHELLGATE} init bash)\"\nPS1='wrapped$ '\n"),
-        )
-        .unwrap();
         std::fs::create_dir_all(f.ws.join("doomed")).unwrap();
-        let mut c = Command::new(SHELLGATE);
-        c.args(["wrap", "--", "bash"]);
-        if !rc {
-            c.arg("--norc");
-        }
-        c.arg("-i");
-        support::isolate(&mut c, &f.user)
-            .current_dir(&f.ws)
-            .env("TERM", "dumb")
-            .env("PS1", "wrapped$ ");
-        let mut pty = rexpect::session::spawn_command(c, Some(30_000)).unwrap();
-        pty.process_mut().set_kill_timeout(Some(200));
+        let mut pty = wrapped_interactive_bash(&f, rc);
         // Without the user's rc file, the system's sets the prompt.
         let prompt = if rc { r"wrapped\$ $" } else { r"[#$] $" };
         pty.exp_regex(prompt).unwrap();
@@ -552,46 +559,17 @@ fn a_wrapped_interactive_bash_with_the_readme_hook_is_gated() {
     }
 }
 
-/// A server on 127.0.0.1 that answers every request with `served`, for the test's lifetime; its
-/// port.
-fn serve_on_loopback() -> u16 {
-    use std::io::{Read, Write};
-    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = server.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for mut stream in server.incoming().flatten() {
-            let mut buf = [0u8; 1024];
-            let _ = stream.read(&mut buf);
-            let _ = stream.write_all(
-                b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nserved",
-            );
-        }
-    });
-    port
-}
-
 /// A wrapped agent's shell on a terminal (`wrap -- bash -i`) is an agent's, not a person's own:
 /// its line to a host is asked at the terminal though a person would type the same line unasked.
 /// "Always" writes an allow rule for that line that declares that host; the same line again is
 /// not asked and reaches it, while the same server under another name is asked again (the rule
 /// holds the line and the name, not the address or port).
 #[test]
+#[cfg_attr(not(has_git), ignore = "needs /usr/bin/git (apt-get install git)")]
 fn a_wrapped_shells_line_to_a_host_is_asked_and_always_holds_that_host() {
     let f = Fixture::new();
-    std::fs::write(
-        f.home.join(".bashrc"),
-        format!("eval \"$({SHELLGATE} init bash)\"\nPS1='wrapped$ '\n"),
-    )
-    .unwrap();
-    let port = serve_on_loopback();
-    let mut c = Command::new(SHELLGATE);
-    c.args(["wrap", "--", "bash", "-i"]);
-    support::isolate(&mut c, &f.user)
-        .current_dir(&f.ws)
-        .env("TERM", "dumb")
-        .env("PS1", "wrapped$ ");
-    let mut pty = rexpect::session::spawn_command(c, Some(30_000)).unwrap();
-    pty.process_mut().set_kill_timeout(Some(200));
+    let port = support::serve_on_loopback(support::SERVED);
+    let mut pty = wrapped_interactive_bash(&f, true);
     let prompt = r"wrapped\$ $";
     pty.exp_regex(prompt).unwrap();
     let line = format!("curl -s http://localhost:{port}/health");

@@ -315,3 +315,24 @@ pub fn workspace(dir: &Path) {
         .is_ok_and(|s| s.success());
     assert!(ok, "git init {}", dir.display());
 }
+
+/// A server on 127.0.0.1 that answers every request with `reply` (a whole HTTP response), for
+/// the test's lifetime; its port.
+pub fn serve_on_loopback(reply: impl Into<Vec<u8>>) -> u16 {
+    use std::io::{Read, Write};
+    let reply = reply.into();
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in server.incoming().flatten() {
+            let mut buf = [0u8; 1024];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(&reply);
+        }
+    });
+    port
+}
+
+/// The reply of a server that says `served`.
+pub const SERVED: &[u8] =
+    b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nserved";

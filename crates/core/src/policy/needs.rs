@@ -46,17 +46,12 @@ pub fn of_line(rules: &[Rule], context: &LineContext, parsed: &Parsed) -> Needs 
 /// itself), is not covered, and the line is asked as before.
 pub fn network_declared_by_user(rules: &[Rule], context: &LineContext) -> bool {
     let parsed = context.parsed;
-    let opens_a_connection = parsed
-        .reads
-        .iter()
-        .chain(parsed.writes.iter())
-        .any(|p| super::known_safe::is_network_path(p));
     let standing =
         |rule: &&Rule| declares_needs(rule) && rule.policy == super::rules::RulePolicy::Allow;
     let line_rules: Vec<&Needs> = persons_line_rules(rules, context)
         .filter_map(|r| r.needs.as_ref())
         .collect();
-    !opens_a_connection
+    !opens_a_connection(parsed)
         && parsed
             .commands
             .iter()
@@ -90,11 +85,6 @@ pub fn network_declared_by_user(rules: &[Rule], context: &LineContext) -> bool {
 /// grant a host).
 pub fn network_held_by_the_sandbox(context: &LineContext, configured: bool) -> bool {
     let parsed = context.parsed;
-    let opens_a_connection = parsed
-        .reads
-        .iter()
-        .chain(parsed.writes.iter())
-        .any(|p| super::known_safe::is_network_path(p));
     let held = |needed: &Needs| {
         let named_hosts = match &needed.network {
             Network::Off => true,
@@ -107,12 +97,21 @@ pub fn network_held_by_the_sandbox(context: &LineContext, configured: bool) -> b
             && needed.writable.iter().all(|d| is_line_cache(d))
     };
     !configured
-        && !opens_a_connection
+        && !opens_a_connection(parsed)
         && parsed
             .commands
             .iter()
             .filter(|c| needs_network(c).is_some())
             .all(|c| held(&builtin(c)) && super::environment::credentials_named(c).is_empty())
+}
+
+/// Whether the line opens a connection of its own (bash's `/dev/tcp` and `/dev/udp`).
+fn opens_a_connection(parsed: &Parsed) -> bool {
+    parsed
+        .reads
+        .iter()
+        .chain(parsed.writes.iter())
+        .any(|p| super::known_safe::is_network_path(p))
 }
 
 /// The person's own `allow` rules for exactly the line of `context` (`field = "line"`, what an

@@ -48,6 +48,11 @@ fn regex_rule(id: &str, field: Field, pattern: &str, policy: RulePolicy) -> Rule
 }
 
 fn decide_in(line: &str, mode: &str, config: &TestConfig) -> Decision {
+    decide_with(line, mode, config.policy())
+}
+
+/// `line` decided in `mode` (Full access confirmed) with exactly `policy`.
+fn decide_with(line: &str, mode: &str, policy: PolicyConfig) -> Decision {
     let resolved = resolve(
         Some(mode),
         Modes::default(),
@@ -60,7 +65,7 @@ fn decide_in(line: &str, mode: &str, config: &TestConfig) -> Decision {
         line.as_bytes(),
         ShellKind::Bash,
         "/work/project",
-        config.policy(),
+        policy,
         &resolved,
     )
 }
@@ -750,25 +755,12 @@ sockets = ["ssh-agent"]"#;
 fn a_persons_line_is_not_asked_about_hosts_the_sandbox_holds() {
     let config = TestConfig::builtin();
     let typed = |line: &str, registries: Option<&registries::Registries>| {
-        let resolved = resolve(
-            Some("ask"),
-            Modes::default(),
-            SessionFacts {
-                full_access_confirmed: true,
-                review_disabled: false,
-            },
-        );
-        decide_bytes(
-            line.as_bytes(),
-            ShellKind::Bash,
-            "/work/project",
-            PolicyConfig {
-                typed_by_a_person: true,
-                registries,
-                ..config.policy()
-            },
-            &resolved,
-        )
+        let policy = PolicyConfig {
+            typed_by_a_person: true,
+            registries,
+            ..config.policy()
+        };
+        decide_with(line, "ask", policy)
     };
     for (line, hosts) in [
         ("curl -s http://localhost:3000/health", "localhost:3000"),
