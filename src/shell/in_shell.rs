@@ -34,6 +34,12 @@ const STATE_BUILTINS: [&str; 13] = [
     "type", "pwd",
 ];
 
+/// Builtins that may run in the shell with plain parameters among their arguments (`cd $proj`,
+/// `echo "$HOME"`): reading a parameter runs nothing, and these take their arguments as a
+/// directory or as text, never as code or a name to define (`alias a=$x`, `hash -p $x ls` would
+/// turn a variable, which the seal applies as inert, into what the shell runs).
+const PLAIN_PARAMETERS: [&str; 3] = ["cd", "pushd", "echo"];
+
 /// May an allowed line run in the interactive shell itself? `shadowed`: the names the shell has
 /// as aliases, functions or disabled builtins.
 pub fn may_run_in_shell(
@@ -45,7 +51,19 @@ pub fn may_run_in_shell(
     if mode.sandbox == SandboxPolicy::FullAccess {
         return true;
     }
-    let plain = decision.opaque.is_empty() && decision.hook_state.is_empty();
+    // A line that runs in the shell runs inside the hook's function (`eval`): a parameter that
+    // function changes (`$status`, `$pipestatus`, `$FUNCNAME`, `$LINENO`, `$_` — the shell's own
+    // but `PWD`, which is the shell's there) would read the function's, not the line's.
+    let dialect = match shell {
+        ShellKind::Zsh => Dialect::Zsh,
+        _ => Dialect::Bash,
+    };
+    let plain = decision.opaque.is_empty()
+        && decision.hook_state.is_empty()
+        && !decision
+            .parameters
+            .iter()
+            .any(|name| name != "PWD" && crate::shell::state::is_shell_own(dialect, name));
     // An assignment to a variable with the integer attribute is arithmetic (`shadowed` names
     // those too).
     let arithmetic = decision.assigned.iter().any(|n| shadowed.contains(n));
@@ -78,7 +96,7 @@ pub fn may_run_in_shell(
     }
     decision.commands.iter().all(|c| {
         c.writes.is_empty()
-            && !c.args_dynamic
+            && (!c.args_dynamic || c.args_plain && PLAIN_PARAMETERS.contains(&c.program.as_str()))
             && c.path.is_none()
             && !c.calls_line_function
             && c.via.iter().all(|v| v == "builtin" || v == "command")
@@ -375,6 +393,24 @@ mod tests {
     }
 
     #[test]
+    fn plain_parameters_of_a_directory_or_text_run_in_the_shell() {
+        for line in ["echo \"$status\"", "echo $pipestatus", "FOO=$argv"] {
+            assert!(!in_shell(line, ShellKind::Zsh, &[]), "{line}");
+        }
+        for shell in [ShellKind::Bash, ShellKind::Zsh] {
+            for line in [
+                "cd $HOME/src",
+                "pushd \"${d}\"",
+                "echo $HOME \"${x}:y\"",
+                "cd $d; echo $d",
+                "echo \"$PWD $SG_TEST_VAR\"",
+            ] {
+                assert!(in_shell(line, shell, &[]), "{shell:?}: {line}");
+            }
+        }
+    }
+
+    #[test]
     fn everything_else_runs_in_the_sandbox() {
         for line in [
             "ls",
@@ -396,7 +432,20 @@ mod tests {
             "printf x > /tmp/x",
             "history -w /tmp/h",
             "history -r ~/.bashrc",
-            "echo $HOME",
+            // Parameters other than plain ones, or where a value would become code or a name.
+            "echo $(id)",
+            "echo ${x:-y}",
+            "echo $1",
+            "cd $x*",
+            "echo \"$x$(id)\"",
+            "alias a=$x",
+            "hash -p $x ls",
+            "umask $x",
+            "type $x",
+            // What the hook's function changes.
+            "echo $FUNCNAME",
+            "echo \"$LINENO\"",
+            "FOO=$BASH_COMMAND",
             "sudo cd /",
             "/usr/bin/cd x",
             "shellgate status; cd /tmp",

@@ -813,6 +813,7 @@ fn zsh_a_push_that_could_run_a_planted_file_is_asked() {
 
 fn state_changing_builtins_run_in_the_shell(shell: &str) {
     let f = Fixture::new();
+    std::fs::create_dir_all(f.ws.join("sub")).unwrap();
     let mut sh = f.interactive(shell);
     sh.line("cd /tmp");
     sh.line("export SG_TEST_VAR=kept");
@@ -820,6 +821,16 @@ fn state_changing_builtins_run_in_the_shell(shell: &str) {
     assert!(
         out.contains("/tmp kept"),
         "cd/export did not take effect in the shell: {out}"
+    );
+    // With plain parameters too (`cd $dir`, `echo $x`): no sandbox is started for them.
+    sh.line(&format!("dir={}/sub", f.ws.display()));
+    sh.line("cd $dir");
+    let out = sh.line("echo \"[$PWD]\" ${SG_TEST_VAR}");
+    assert!(out.contains("/ws/sub] kept"), "{out}");
+    assert!(
+        started_programs(&f).is_empty(),
+        "a sandbox was started: {:#?}",
+        session_events(&f)
     );
 }
 
@@ -1192,6 +1203,12 @@ fn status_is_the_lines(shell: &str) {
     assert_eq!(sh.run("false", &[]).1, 1);
     let out = sh.line("echo \"was-$?\"");
     assert!(out.contains("was-1"), "{out}");
+    if shell == "zsh" {
+        // A plain parameter, but one the hook's function would change were the line run there.
+        assert_eq!(sh.run("false", &[]).1, 1);
+        let out = sh.line("echo \"st-$status\"");
+        assert!(out.contains("st-1"), "{out}");
+    }
     assert_eq!(sh.run("(exit 7)", &[]).1, 7);
     assert_eq!(
         sh.run("sh -c 'exit 9'", &[]).1,

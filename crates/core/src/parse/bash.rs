@@ -786,10 +786,12 @@ impl Walker<'_> {
                     self.check_arithmetic(node);
                 }
                 self.walk_children(node, ctx);
-                let expansion = if plain_parameter(node, &text) {
-                    Word::parameter(text)
-                } else {
-                    Word::dynamic(text)
+                let expansion = match plain_parameter(node, &text) {
+                    Some(name) => {
+                        self.out.add_parameter(name);
+                        Word::parameter(text)
+                    }
+                    None => Word::dynamic(text),
                 };
                 // Unquoted: split into words (inside `"…"` this is undone below).
                 Word {
@@ -1232,9 +1234,11 @@ fn redirect_writes(operator: &str, target: &str) -> bool {
     }
 }
 
-/// Whether an expansion node (whose text is `text`) is a plain parameter's: `$NAME` or
+/// The name, when an expansion node (whose text is `text`) is a plain parameter's: `$NAME` or
 /// `${NAME}`, a variable's name and nothing else (not `$?`, `$1`, `${x:-y}`, `${#x}`, `${a[0]}`).
-fn plain_parameter(node: Node, text: &str) -> bool {
+fn plain_parameter<'t>(node: Node, text: &'t str) -> Option<&'t str> {
+    // (Inside `"…"`, tree-sitter-bash's node for an expansion after a blank starts at the blank.)
+    let text = text.trim_start_matches([' ', '\t']);
     let name = text
         .strip_prefix("${")
         .and_then(|t| t.strip_suffix('}'))
@@ -1247,11 +1251,12 @@ fn plain_parameter(node: Node, text: &str) -> bool {
         && node
             .named_child(0)
             .is_some_and(|child| child.kind() == "variable_name");
-    match node.kind() {
+    let plain = match node.kind() {
         "simple_expansion" => only_a_name && node.child_count() == 2,
         "expansion" => only_a_name && node.child_count() == 3,
         _ => false,
-    }
+    };
+    plain.then_some(name)
 }
 
 fn strip_quotes(text: &str, open: usize, close: usize) -> &str {

@@ -94,6 +94,10 @@ pub struct Command {
     /// Some arguments are unquoted patterns (`*`, `{a,b}`).
     #[serde(skip)]
     pub args_glob: bool,
+    /// Every argument is literal text and plain parameters' expansions at most (`src`, `$HOME`,
+    /// `"${d}/x"`; see [`words::Word::is_plain_parameters`]): reading them runs nothing.
+    #[serde(skip)]
+    pub args_plain: bool,
     /// The program's name is also a function defined on the line. The call is judged as the
     /// program too: the definition may not have run (`false && rm() { :; }; rm -rf src`).
     #[serde(skip)]
@@ -192,6 +196,9 @@ pub struct Parsed {
     /// The values the line assigns to variables (`k=~/.ssh/id_rsa; cat "$k"`): paths in them are
     /// looked at like arguments.
     pub values: Vec<String>,
+    /// The parameters the line expands plainly (`$NAME`, `${NAME}`), by name, each once: what a
+    /// line that runs in the shell reads there.
+    pub parameters: Vec<String>,
     /// Variables the line assigns a literal value, by name (`X=1`, `export EDITOR=vim`): what
     /// the person reads on the line they typed. (Where the line assigns one several times, each.)
     pub literal_assignments: Vec<(String, String)>,
@@ -234,6 +241,12 @@ impl Parsed {
     fn add_value(&mut self, value: &str) {
         if !value.is_empty() && self.values.len() < 256 && !self.values.iter().any(|v| v == value) {
             self.values.push(value.to_owned());
+        }
+    }
+
+    fn add_parameter(&mut self, name: &str) {
+        if !self.parameters.iter().any(|p| p == name) {
+            self.parameters.push(name.to_owned());
         }
     }
 

@@ -1191,3 +1191,47 @@ fn every_shell_is_named_once() {
     assert_eq!(ShellKind::from_name("fish"), None);
     assert!(!ShellKind::Sh.has_hook() && ShellKind::Zsh.has_hook());
 }
+
+/// Arguments of literal text and plain parameters' expansions (`$NAME`, `${NAME}`, quoted or
+/// not) are told from every other expansion, which may run code, assign, or be special.
+#[test]
+fn plain_parameters_are_told_from_other_expansions() {
+    for line in [
+        "echo x",
+        "echo $a",
+        "echo \"$a\"",
+        "echo \"$a $b\" ${c}/d",
+        "echo \"x $a\" 'y'",
+        "cd $HOME/src",
+    ] {
+        assert!(args_plain(line), "{line}");
+    }
+    for line in [
+        "echo $(id)",
+        "echo \"$(id)\"",
+        "echo `id`",
+        "echo $((1+1))",
+        "echo $1",
+        "echo $?",
+        "echo $@",
+        "echo ${a:-b}",
+        "echo ${a:=b}",
+        "echo ${#a}",
+        "echo ${a[0]}",
+        "echo ${!a}",
+        "echo $a*",
+        "echo '$(id)'",
+        "echo <(id)",
+    ] {
+        assert!(!args_plain(line), "{line}");
+    }
+}
+
+/// Whether the line's `echo` or `cd` has plain arguments only.
+fn args_plain(line: &str) -> bool {
+    bash(line)
+        .commands
+        .iter()
+        .find(|c| c.program == "echo" || c.program == "cd")
+        .is_some_and(|c| c.args_plain)
+}

@@ -518,6 +518,7 @@ fn make_command(
         reads: raw.reads.clone(),
         args_dynamic: args.iter().any(|a| a.dynamic),
         args_glob: args.iter().any(|a| a.glob || a.has_braces()),
+        args_plain: args.iter().all(Word::is_plain_parameters),
         calls_line_function: false,
         shapes: args
             .iter()

@@ -133,6 +133,11 @@ pub struct Decision {
     /// person's shell must not assign one whose assignment is arithmetic there.
     #[serde(skip)]
     pub assigned: Vec<String>,
+    /// The parameters the line expands plainly (see `parse::Parsed::parameters`): a line that
+    /// runs in the person's shell, inside the hook's function, must not read one the function
+    /// changes (`$status`, `$FUNCNAME`).
+    #[serde(skip)]
+    pub parameters: Vec<String>,
     /// The line only assigns literal values and plain parameters
     /// (`parse::Parsed::only_plain_assignments`).
     #[serde(skip)]
@@ -170,6 +175,7 @@ impl Decision {
             opaque: Vec::new(),
             hook_state: Vec::new(),
             assigned: Vec::new(),
+            parameters: Vec::new(),
             only_plain_assignments: false,
             harness: None,
             harness_write: None,
@@ -399,6 +405,7 @@ pub fn decide(input: &Input) -> Decision {
         opaque: parsed.opaque,
         hook_state: parsed.hook_state,
         assigned: parsed.assigned,
+        parameters: parsed.parameters,
         only_plain_assignments,
         harness: parsed.harness,
         harness_write: parsed.harness_write,
