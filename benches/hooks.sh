@@ -8,7 +8,8 @@
 #   - run:         shellgate run -- 'ls -a'               (the whole path a hook takes: session log,
 #                                                          decision, 4 audit events, sandbox, bash)
 #   - run-pipe:    shellgate run -- 'ls -a | cat'         (a line a shell must run)
-#   - run-expand, run-assign, run-literal: shellgate run of `echo $HOME`, `FOO=$HOME`, `FOO=1`
+#   - run-expand, run-param, run-subst, run-assign, run-literal: shellgate run of `echo $HOME`,
+#                  `ls $HOME`, `ls $(pwd)`, `FOO=$HOME`, `FOO=1`
 # Prints medians, the time added over bare and the ratio to bare, all from that same run.
 #
 # Then, per line typed in an interactive shell (benches/hooks_interactive.py: bash -i and zsh -i
@@ -55,6 +56,8 @@ hyperfine -N --warmup 20 --runs "$runs" --export-json "$work/result.json" --styl
     --command-name "run" "$bin run -- 'ls -a'" \
     --command-name "run-pipe" "$bin run -- 'ls -a | cat'" \
     --command-name "run-expand" "$bin run -- 'echo \$HOME'" \
+    --command-name "run-param" "$bin run -- 'ls \$HOME'" \
+    --command-name "run-subst" "$bin run -- 'ls \$(pwd)'" \
     --command-name "run-assign" "$bin run -- 'FOO=\$HOME'" \
     --command-name "run-literal" "$bin run -- 'FOO=1'" \
     >"$work/hyperfine.log"
@@ -105,7 +108,8 @@ RUN_LINES=$(python3 -c '
 import json, sys
 median = {r["command"]: r["median"] * 1000 for r in json.load(open(sys.argv[1]))["results"]}
 rows = {"run": "ls -a", "run-pipe": "ls -a | cat", "run-expand": "echo $HOME",
-        "run-assign": "FOO=$HOME", "run-literal": "FOO=1"}
+        "run-param": "ls $HOME", "run-subst": "ls $(pwd)", "run-assign": "FOO=$HOME",
+        "run-literal": "FOO=1"}
 print(json.dumps({line: median[row] for row, line in rows.items()}))' "$work/result.json")
 export RUN_LINES
 python3 "$root/benches/hooks_interactive.py" "$bin" "$work/repo" "$HOME" "$((runs / 5))"

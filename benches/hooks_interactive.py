@@ -27,8 +27,10 @@ LINES = [
     ("true", "a builtin that runs in the shell"),
     ("ls -a", "a known-safe program (sandboxed)"),
     ("ls -a | cat", "a pipeline of programs (sandboxed, started directly)"),
-    ("echo $HOME", "an expansion (sandboxed, takes the state)"),
-    ("FOO=$HOME", "an assignment of an expansion (sandboxed, state comes back)"),
+    ("echo $HOME", "echo of a plain parameter (runs in the shell)"),
+    ("ls $HOME", "a program given a plain parameter (sandboxed, its variable defined for it)"),
+    ("ls $(pwd)", "a substitution (sandboxed, takes the state)"),
+    ("FOO=$HOME", "an assignment of a plain parameter (runs in the shell)"),
     ("FOO=1", "an assignment of a literal (runs in the shell)"),
 ]
 
