@@ -176,7 +176,9 @@ pub fn zsh_hint() -> ZshHint {
 /// ASCII letters, digits and `_ . / : = , + @ % -` separated by blanks, the commands separated by
 /// single `|`: no quoting, expansion, redirection or other operator character, so splitting at
 /// the `|` and the blanks is the shell's own parse of the line — and the parser must agree (as
-/// many commands, each's program and arguments these words, no wrapper, no redirection). The
+/// many commands, each's program and arguments these words, no wrapper, no redirection). An
+/// argument may also hold `$NAME` / `${NAME}` of a variable the person's shell has with a plain
+/// value ([`Plan::values`]): expanded here as the shell would ([`expand_plain`]). The
 /// person's plain aliases the plan follows are expanded as the shell expands them: each
 /// command's first word replaced by the alias's words, each alias once. No program's word is a
 /// builtin (the plan allows a few pure ones), an assignment, or a job (`%1`).
@@ -222,7 +224,22 @@ fn direct_argv(segment: &str, command: &ParsedCommand, plan: &Plan) -> Option<Ve
         }
         words.splice(0..1, value);
     }
-    let plain = words.iter().all(|w| plain_word(w));
+    // Each word's plain parameters replaced by their values, as the shell expands a word of plain
+    // characters whose parameters hold plain values (no splitting, no pattern, no quote to
+    // remove); a word of expansions alone that expands to nothing is no word, as unquoted.
+    let mut expanded_words = Vec::with_capacity(words.len());
+    for (i, word) in words.into_iter().enumerate() {
+        if !word.contains('$') {
+            expanded_words.push(word);
+            continue;
+        }
+        let value = expand_plain(&word, &plan.values).filter(|_| i > 0)?;
+        if !value.is_empty() {
+            expanded_words.push(value);
+        }
+    }
+    let words = expanded_words;
+    let plain = !words.is_empty() && words.iter().all(|w| plain_word(w));
     let program = &words[0];
     let a_program = !program.contains('=')
         && !program.starts_with(['%', '-'])
@@ -239,6 +256,28 @@ pub struct Plan {
     /// The statement that defines each variable the line expands, as the whole state's input
     /// script writes it ([`crate::shell::state::input_variable`]).
     pub variables: Vec<String>,
+    /// The name and (plain) value of each of those variables: for a program started directly,
+    /// whose words are then expanded here as the shell would ([`expand_plain`]).
+    pub values: Vec<(String, String)>,
+}
+
+/// `word` (plain characters and `$NAME` / `${NAME}`) with each parameter replaced by its value
+/// in `values`; `None` when one has none there (a name the person's shell does not have: its
+/// value would be the line's environment's, which the gate makes) or the word holds another `$`.
+fn expand_plain(word: &str, values: &[(String, String)]) -> Option<String> {
+    let (names, _) = expansions(Dialect::Zsh, word)?;
+    let mut out = String::with_capacity(word.len());
+    let mut rest = word;
+    for name in names {
+        let at = rest.find('$')?;
+        out.push_str(&rest[..at]);
+        let braced = rest[at + 1..].starts_with('{');
+        let value = values.iter().find(|(n, _)| n == name)?;
+        out.push_str(&value.1);
+        rest = &rest[at + 1 + name.len() + if braced { 2 } else { 0 }..];
+    }
+    out.push_str(rest);
+    Some(out)
 }
 
 /// How `line` (parsed as `parsed`), typed in a shell whose state is `before`, runs without that
@@ -450,6 +489,7 @@ fn expanded_as_with_the_state(
         }
         if !plan.variables.contains(&statement) {
             plan.variables.push(statement);
+            plan.values.push(((*name).to_owned(), value.clone()));
         }
     }
     true
@@ -1035,6 +1075,23 @@ mod tests {
             });
             assert_eq!(planned_variables(Dialect::Zsh, "echo $dir", &on), None);
             assert!(planned_variables(Dialect::Bash, "echo $dir", &on).is_some());
+        }
+        // Started directly, the words expanded here as the shell would: a word of expansions
+        // alone that is empty is no word; a name the shell does not have, or a program named by
+        // a parameter, leaves it to the shell.
+        for dialect in [Dialect::Bash, Dialect::Zsh] {
+            assert_eq!(
+                direct(dialect, "ls $dir ${HOME}/x $EMPTY -a", &before),
+                Some(vec![
+                    "ls".to_owned(),
+                    "src/app".to_owned(),
+                    "/home/u/x".to_owned(),
+                    "-a".to_owned()
+                ])
+            );
+            assert_eq!(direct(dialect, "ls $NOT_SET_IN_THIS_SHELL", &before), None);
+            assert!(free(dialect, "ls $NOT_SET_IN_THIS_SHELL", &before));
+            assert_eq!(direct(dialect, "$dir -a", &before), None);
         }
         // echo is pure while xpg_echo (zsh: BSD_ECHO) is at its default.
         let xpg = state_with(|s| {

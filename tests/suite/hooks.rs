@@ -1559,6 +1559,15 @@ fn a_stateless_line_reads_no_function_bodies(shell: &str) {
     let out = sh.line("ls $proj");
     assert!(out.contains("inside"), "{out}");
     assert!(!out.contains("over 1 MiB"), "a whole dump was read: {out}");
+    // Its program started directly, the variable expanded as the shell would.
+    let started = started_programs(&big);
+    assert!(
+        started
+            .last()
+            .and_then(Option::as_deref)
+            .is_some_and(|p| p.ends_with("/ls")),
+        "{started:?}"
+    );
     let out = sh.line("echo \"$HOME\" ${proj}/x $NOT_SET_HERE.");
     assert!(
         out.contains(&format!("{} sub/x .", big.home.display())),
