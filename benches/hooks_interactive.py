@@ -28,7 +28,7 @@ LINES = [
     ("ls -a", "a known-safe program (sandboxed)"),
     ("ls -a | cat", "a pipeline of programs (sandboxed, started directly)"),
     ("echo $HOME", "echo of a plain parameter (runs in the shell)"),
-    ("ls $HOME", "a program given a plain parameter (sandboxed, its variable defined for it)"),
+    ("ls $HOME", "a program given a plain parameter (sandboxed, started directly)"),
     ("ls $(pwd)", "a substitution (sandboxed, takes the state)"),
     ("FOO=$HOME", "an assignment of a plain parameter (runs in the shell)"),
     ("FOO=1", "an assignment of a literal (runs in the shell)"),
