@@ -447,20 +447,17 @@ fn requirement(input: &Input, parsed: &Parsed) -> Requirement {
 fn strictest_flag<'r>(input: &Input<'r>, context: &LineContext) -> Option<Requirement> {
     let contained = |rule: &Rule| {
         input.typed_by_a_person
-            && match rule.matcher {
-                Matcher::Builtin(BuiltinCheck::NetworkAccess) => {
-                    needs::network_held_by_the_sandbox(context, input.registries.is_some())
-                }
-                Matcher::Builtin(check) => CONTAINED_FOR_A_PERSON.contains(&check),
-                _ => false,
-            }
+            && matches!(rule.matcher, Matcher::Builtin(check) if CONTAINED_FOR_A_PERSON.contains(&check))
     };
-    // The network a user's own rules already grant is not asked about again. Judged only for a
-    // line the network rule found (every line reaches this loop; few need the network).
+    // The network a user's own rules already grant is not asked about again, nor, on a line a
+    // person types, what the sandbox holds by name. Judged only for a line the network rule found
+    // (every line reaches this loop; few need the network).
     // Nor is ssh's remote command, on a line the person's own rule allows exactly.
     let declared = |rule: &Rule| match rule.matcher {
         Matcher::Builtin(BuiltinCheck::NetworkAccess) => {
             needs::network_declared_by_user(input.rules, context)
+                || input.typed_by_a_person
+                    && needs::network_held_by_the_sandbox(context, input.registries.is_some())
         }
         Matcher::Builtin(BuiltinCheck::Opaque) => {
             needs::remote_command_allowed_by_user(input.rules, context)
