@@ -1222,6 +1222,8 @@ fn plain_parameters_are_told_from_other_expansions() {
         "echo $a*",
         "echo '$(id)'",
         "echo <(id)",
+        // xargs appends arguments only known at run time.
+        "xargs echo $a",
     ] {
         assert!(!args_plain(line), "{line}");
     }

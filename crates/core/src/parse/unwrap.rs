@@ -136,6 +136,7 @@ impl Walker<'_> {
                     }
                     let mut command = make_command(program, path, &args, &via, &raw);
                     command.args_dynamic |= extra_args;
+                    command.args_plain &= !extra_args;
                     command.extra_args = extra_args;
                     command.calls_line_function = calls_function;
                     self.out.commands.push(command);
